@@ -1,0 +1,45 @@
+# Every dependency comes from a Debian 12 package (tools/setup.sh installs them).
+# See ../shared/docs/deps-notes.md for why each block looks the way it does.
+find_package(Threads REQUIRED)
+find_package(OpenSSL REQUIRED)
+
+# CAF 0.17.6 ships no CMake config and no pkg-config file: import it by hand.
+find_path(CAF_INCLUDE_DIR caf/all.hpp REQUIRED)
+find_library(CAF_CORE_LIBRARY caf_core REQUIRED)
+find_library(CAF_IO_LIBRARY caf_io REQUIRED)
+find_library(CAF_OPENSSL_LIBRARY caf_openssl REQUIRED)
+add_library(CAF::core UNKNOWN IMPORTED)
+set_target_properties(CAF::core PROPERTIES IMPORTED_LOCATION "${CAF_CORE_LIBRARY}"
+  INTERFACE_INCLUDE_DIRECTORIES "${CAF_INCLUDE_DIR}" INTERFACE_LINK_LIBRARIES Threads::Threads)
+add_library(CAF::io UNKNOWN IMPORTED)
+set_target_properties(CAF::io PROPERTIES IMPORTED_LOCATION "${CAF_IO_LIBRARY}"
+  INTERFACE_LINK_LIBRARIES CAF::core)
+add_library(CAF::openssl UNKNOWN IMPORTED)
+set_target_properties(CAF::openssl PROPERTIES IMPORTED_LOCATION "${CAF_OPENSSL_LIBRARY}"
+  INTERFACE_LINK_LIBRARIES "CAF::io;OpenSSL::SSL;OpenSSL::Crypto")
+
+# Asio is header-only (standalone, not Boost.Asio).
+find_path(ASIO_INCLUDE_DIR asio.hpp REQUIRED)
+add_library(gtmesh_asio INTERFACE)
+target_include_directories(gtmesh_asio SYSTEM INTERFACE "${ASIO_INCLUDE_DIR}")
+target_compile_definitions(gtmesh_asio INTERFACE ASIO_STANDALONE ASIO_NO_DEPRECATED)
+target_link_libraries(gtmesh_asio INTERFACE Threads::Threads)
+
+# msgpack-c: the package is called msgpack, the target msgpackc-cxx.
+find_package(msgpack REQUIRED)
+add_library(gtmesh_msgpack INTERFACE)
+target_link_libraries(gtmesh_msgpack INTERFACE msgpackc-cxx)
+target_compile_definitions(gtmesh_msgpack INTERFACE MSGPACK_NO_BOOST)
+
+find_package(RocksDB REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(MAXMINDDB REQUIRED IMPORTED_TARGET libmaxminddb)
+
+if(GTMESH_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+  include(GoogleTest)
+endif()
+if(GTMESH_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()

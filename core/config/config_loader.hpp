@@ -1,0 +1,33 @@
+#pragma once
+
+#include "core/config/config_error.hpp"
+#include "core/config/config_model.hpp"
+#include "core/config/profile_rules.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace gtmesh {
+
+/// The outcome of loading a config: either a validated model (and possibly
+/// warnings) or a non-empty list of errors. Never both a model and errors.
+struct load_result {
+  config_ptr cfg;
+  config_errors errors;
+  config_errors warnings;
+
+  bool ok() const noexcept { return cfg != nullptr; }
+  /// Errors then warnings, one per line, each "file:line:col: field: message".
+  std::string report() const;
+};
+
+/// Reads and validates a YAML config file. `methods` is the routing method
+/// catalog (normally `routing_methods()` from core/routing/all_methods.hpp). Relative paths inside it
+/// (geo.database, latency_table) are resolved against the file's directory.
+load_result load_config_file(const std::string& path, const method_catalog& methods);
+
+/// Validates YAML text; `file` is the name errors carry and the base for
+/// relative paths. The same rules as load_config_file.
+load_result load_config_text(std::string_view yaml, const std::string& file, const method_catalog& methods);
+
+} // namespace gtmesh

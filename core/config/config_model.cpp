@@ -1,0 +1,142 @@
+#include "core/config/config_model.hpp"
+
+#include <cstdio>
+
+namespace gtmesh {
+
+namespace {
+
+template <class T>
+const T* find_named(const std::vector<T>& list, std::string_view name) {
+  for (const auto& x : list)
+    if (x.name == name)
+      return &x;
+  return nullptr;
+}
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
+} // namespace
+
+const datacenter* config::find_dc(std::string_view name) const {
+  return find_named(datacenters, name);
+}
+const service* config::find_service(std::string_view name) const {
+  return find_named(services, name);
+}
+const profile* config::find_profile(std::string_view name) const {
+  return find_named(profiles, name);
+}
+const probe_settings* config::find_probe(std::string_view name) const {
+  return find_named(probes, name);
+}
+
+std::string answer_value::text() const {
+  switch (type) {
+    case dns::rr_type::a:
+    case dns::rr_type::aaaa:
+      return address.to_string();
+    case dns::rr_type::cname:
+      return target;
+    case dns::rr_type::mx:
+      return std::to_string(preference) + " " + target;
+    case dns::rr_type::srv:
+      return std::to_string(priority) + " " + std::to_string(srv_weight) + " " + std::to_string(port) + " " + target;
+    case dns::rr_type::txt: {
+      std::string out;
+      for (const auto& t : txt)
+        out += (out.empty() ? "\"" : " \"") + t + "\"";
+      return out;
+    }
+    default:
+      return "?";
+  }
+}
+
+std::string criterion::text() const {
+  switch (kind) {
+    case criterion_kind::lowest:
+      return "lowest";
+    case criterion_kind::highest:
+      return "highest";
+    case criterion_kind::equals:
+      return "equals " + number_text(target);
+    case criterion_kind::within:
+      return "within " + number_text(margin) + (margin_is_percent ? "%" : "") + " of " +
+             (target_is_best ? std::string("best") : number_text(target));
+  }
+  return "?";
+}
+
+std::string metric_ref::text() const {
+  std::string out(to_string(src));
+  if (src == source::service)
+    out += " " + service;
+  return out + " " + std::string(info(metric).name);
+}
+
+std::string_view to_string(balance_kind b) noexcept {
+  switch (b) {
+    case balance_kind::all:
+      return "all";
+    case balance_kind::top1:
+      return "top1";
+    case balance_kind::top2:
+      return "top2";
+    case balance_kind::top3:
+      return "top3";
+    case balance_kind::round_robin:
+      return "round_robin";
+    case balance_kind::weighted_round_robin:
+      return "weighted_round_robin";
+    case balance_kind::random:
+      return "random";
+    case balance_kind::weighted_random:
+      return "weighted_random";
+    case balance_kind::closest:
+      return "closest";
+  }
+  return "?";
+}
+
+std::string_view to_string(all_down_action a) noexcept {
+  switch (a) {
+    case all_down_action::fail_safe:
+      return "fail_safe";
+    case all_down_action::fail_open:
+      return "fail_open";
+    case all_down_action::nodata:
+      return "nodata";
+  }
+  return "?";
+}
+
+std::string_view to_string(endpoint_kind k) noexcept {
+  switch (k) {
+    case endpoint_kind::external:
+      return "external";
+    case endpoint_kind::dc:
+      return "dc";
+    case endpoint_kind::nested:
+      return "nested";
+  }
+  return "?";
+}
+
+std::string_view to_string(endpoint_status s) noexcept {
+  switch (s) {
+    case endpoint_status::enabled:
+      return "enabled";
+    case endpoint_status::disabled:
+      return "disabled";
+    case endpoint_status::stopped:
+      return "stopped";
+  }
+  return "?";
+}
+
+} // namespace gtmesh

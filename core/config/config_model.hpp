@@ -1,0 +1,290 @@
+#pragma once
+
+// The validated, immutable configuration model. Produced only by
+// `load_config` (config_loader.hpp), which has already checked every rule
+// listed in docs/config.md: code that receives a `config` may assume names
+// resolve, numbers are in range and no two entries conflict.
+
+#include "core/dns/wire/rr_type.hpp"
+#include "core/metrics/metric.hpp"
+#include "core/net/ip_address.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gtmesh {
+
+/// Where an element was written: file and 1-based line/column.
+struct config_location {
+  std::string file;
+  int line = 0;
+  int column = 0;
+};
+
+struct geo_point {
+  double lat = 0;
+  double lon = 0;
+};
+
+struct datacenter {
+  std::string name;
+  std::string region;
+  std::optional<geo_point> location;
+  std::vector<std::string> wan_access_points; ///< "host:port"
+  std::vector<std::string> lan_access_points;
+  config_location where;
+};
+
+enum class probe_protocol : uint8_t { http, https, tcp };
+
+/// An inclusive range of HTTP status codes.
+struct status_range {
+  int first = 200;
+  int last = 399;
+};
+
+/// Health probe settings (SPEC section 4, application-gateway semantics).
+struct probe_settings {
+  std::string name;
+  probe_protocol protocol = probe_protocol::http;
+  std::string host;    ///< Host header and SNI; empty = the backend's address
+  std::string path = "/";
+  uint16_t port = 0;   ///< 0 = the backend's port
+  int64_t interval_ms = 30'000;
+  int64_t timeout_ms = 30'000;
+  int unhealthy_threshold = 3;
+  int healthy_threshold = 1; ///< extension: successes needed to turn healthy
+  int min_servers = 0;
+  std::vector<status_range> match_status{{200, 399}};
+  std::string match_body; ///< substring; empty = any body
+};
+
+struct service {
+  std::string name;
+  probe_settings probe;
+  /// Backends per DC, "host:port", in config order.
+  std::map<std::string, std::vector<std::string>> backends;
+  /// Optional load-balancer stats per DC, e.g. "haproxy:/run/haproxy.sock",
+  /// "haproxy-csv:http://127.0.0.1:8404/stats;csv", "nginx:http://127.0.0.1/status".
+  std::map<std::string, std::string> lb_stats;
+  /// Optional process names per DC whose cpu/mem the service agent reads.
+  std::map<std::string, std::vector<std::string>> processes;
+  int64_t interval_ms = 0; ///< 0 = measurement.service_interval
+  config_location where;
+};
+
+/// One answer as the operator wrote it, typed by the record type.
+struct answer_value {
+  dns::rr_type type = dns::rr_type::a;
+  ip_address address;          ///< A, AAAA
+  std::string target;          ///< CNAME, MX exchange, SRV target: absolute, lowercase
+  std::vector<std::string> txt; ///< TXT character-strings
+  uint16_t preference = 0;     ///< MX
+  uint16_t priority = 0;       ///< SRV
+  uint16_t srv_weight = 0;     ///< SRV
+  uint16_t port = 0;           ///< SRV
+  std::string text() const;    ///< presentation form, for traces
+};
+
+struct answer_item {
+  answer_value value;
+  uint32_t weight = 1;                ///< balance weight, 1..1000
+  std::optional<geo_point> location;  ///< for `closest`; default: the DC's
+};
+
+enum class criterion_kind : uint8_t { lowest, highest, equals, within };
+
+struct criterion {
+  criterion_kind kind = criterion_kind::highest;
+  double target = 0;
+  bool target_is_best = false; ///< within: {target: best}
+  double margin = 0;
+  bool margin_is_percent = false;
+  std::string text() const;
+};
+
+/// A metric reference: source, the service for service metrics, and metric.
+struct metric_ref {
+  source src = source::host;
+  std::string service; ///< only for source::service
+  metric_id metric = metric_id::host_status;
+  std::string text() const; ///< "service web healthyBackends"
+};
+
+struct gate {
+  metric_ref ref;
+  criterion test;
+};
+
+enum class balance_kind : uint8_t {
+  all,
+  top1,
+  top2,
+  top3,
+  round_robin,
+  weighted_round_robin,
+  random,
+  weighted_random,
+  closest,
+};
+std::string_view to_string(balance_kind b) noexcept;
+
+/// What a record or profile answers when nothing qualifies.
+enum class all_down_action : uint8_t { fail_safe, fail_open, nodata };
+std::string_view to_string(all_down_action a) noexcept;
+
+struct dc_answers {
+  std::string dc;
+  std::vector<answer_item> answers;
+};
+
+/// DC mode (SPEC section 2).
+struct dc_policy {
+  metric_ref select;
+  criterion rank;
+  std::vector<gate> gates;
+  int pick_dc_count = 1;
+  balance_kind balance = balance_kind::all;
+  std::vector<dc_answers> answers; ///< candidate DCs in config order (= tie-break)
+  std::vector<answer_item> fail_safe;
+  all_down_action on_all_down = all_down_action::nodata;
+};
+
+/// Static mode: first matching rule wins; no health involved.
+struct static_rule {
+  std::vector<ip_range> subnets; ///< empty and no regions = match everything
+  std::vector<std::string> regions;
+  std::string dc;
+};
+
+struct static_policy {
+  std::vector<static_rule> rules;
+  std::vector<dc_answers> answers;
+  balance_kind balance = balance_kind::all;
+};
+
+enum class record_mode : uint8_t { plain, dc, static_rules, profile };
+
+struct record {
+  std::string name; ///< absolute, lowercase, trailing dot
+  dns::rr_type type = dns::rr_type::a;
+  uint32_t ttl = 30;
+  record_mode mode = record_mode::plain;
+  std::vector<answer_item> plain;
+  dc_policy dc;
+  static_policy static_rules;
+  std::string profile;
+  config_location where;
+};
+
+struct soa_settings {
+  std::string primary; ///< absolute
+  std::string admin;   ///< absolute, in name form (hostmaster.example.com.)
+  uint32_t serial = 0; ///< 0 = derived from the config version
+  uint32_t refresh = 3600;
+  uint32_t retry = 600;
+  uint32_t expire = 604800;
+  uint32_t minimum = 60; ///< negative-caching TTL (RFC 2308)
+  uint32_t ttl = 3600;
+};
+
+struct zone {
+  std::string name; ///< absolute, lowercase
+  soa_settings soa;
+  std::vector<std::string> ns;
+  uint32_t ns_ttl = 3600;
+  std::vector<record> records;
+  config_location where;
+};
+
+enum class endpoint_kind : uint8_t { external, dc, nested };
+enum class endpoint_status : uint8_t { enabled, disabled, stopped };
+std::string_view to_string(endpoint_kind k) noexcept;
+std::string_view to_string(endpoint_status s) noexcept;
+
+struct endpoint {
+  std::string name;
+  endpoint_kind kind = endpoint_kind::external;
+  endpoint_status status = endpoint_status::enabled;
+  std::string target;         ///< external: IPv4/IPv6 address or host name (CNAME)
+  std::string dc;             ///< dc: the DC; also the default location
+  std::string service;        ///< dc: optional service whose backends gate health
+  std::vector<answer_value> answers; ///< dc: the addresses/targets it answers
+  std::string profile;        ///< nested: the child profile
+  int min_child_endpoints = 1;
+  int priority = 0;           ///< priority method, 1..1000 (0 only before defaults)
+  uint32_t weight = 1;        ///< weighted method, 1..1000
+  std::string location;       ///< performance: a DC name
+  std::vector<std::string> regions; ///< geographic
+  std::vector<ip_range> subnets;    ///< subnet; empty = fallback endpoint
+  std::string monitor;        ///< external: a probe name in `probes`
+  config_location where;
+};
+
+struct profile {
+  std::string name;
+  std::string method; ///< a routing method's config name (core/routing/all_methods.cpp)
+  bool enabled = true;
+  all_down_action on_all_down = all_down_action::nodata;
+  std::vector<answer_value> fail_safe;
+  int max_return = 8; ///< multivalue
+  std::vector<endpoint> endpoints;
+  config_location where;
+};
+
+struct measurement_settings {
+  int64_t host_interval_ms = 30'000;
+  int64_t service_interval_ms = 30'000;
+  int64_t client_interval_ms = 60'000;
+  int stale_after = 3; ///< intervals after which a value is stale
+};
+
+struct tls_settings {
+  std::string ca;
+  std::string cert;
+  std::string key;
+};
+
+struct cluster_settings {
+  std::string name = "gtmesh";
+  tls_settings tls;
+};
+
+/// One row of the latency table seed (SPEC section 8, `latency_table`).
+struct latency_seed_row {
+  ip_prefix prefix;
+  std::string dc;
+  double rtt_ms = 0;
+};
+
+/// Upper bound of answer records one routing decision returns; the config
+/// loader rejects policies that could exceed it, so the query path can use
+/// fixed-size buffers.
+inline constexpr int max_answers = 64;
+
+struct config {
+  std::string file; ///< the top-level file it was loaded from
+  cluster_settings cluster;
+  measurement_settings measurement;
+  std::vector<datacenter> datacenters;
+  std::vector<probe_settings> probes; ///< named monitors for endpoints
+  std::vector<service> services;
+  std::vector<zone> zones;
+  std::vector<profile> profiles;
+  std::string geo_database;  ///< path to a .mmdb; empty = no geography
+  std::string latency_table; ///< path to a CSV seed: prefix,dc,rtt_ms
+  std::vector<latency_seed_row> latency_seed; ///< its parsed rows
+
+  const datacenter* find_dc(std::string_view name) const;
+  const service* find_service(std::string_view name) const;
+  const profile* find_profile(std::string_view name) const;
+  const probe_settings* find_probe(std::string_view name) const;
+};
+
+using config_ptr = std::shared_ptr<const config>;
+
+} // namespace gtmesh

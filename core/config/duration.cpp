@@ -1,0 +1,29 @@
+#include "core/config/duration.hpp"
+
+#include <charconv>
+
+namespace gtmesh {
+
+std::optional<int64_t> parse_duration_ms(std::string_view text) {
+  if (text.empty())
+    return std::nullopt;
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || value < 0)
+    return std::nullopt;
+  std::string_view unit(ptr, static_cast<size_t>(text.data() + text.size() - ptr));
+  double factor = 0;
+  if (unit.empty() || unit == "s")
+    factor = 1000;
+  else if (unit == "ms")
+    factor = 1;
+  else if (unit == "m")
+    factor = 60'000;
+  else if (unit == "h")
+    factor = 3'600'000;
+  else
+    return std::nullopt;
+  return static_cast<int64_t>(value * factor + 0.5);
+}
+
+} // namespace gtmesh

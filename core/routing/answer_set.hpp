@@ -1,0 +1,58 @@
+#pragma once
+
+#include "core/config/config_model.hpp"
+
+#include <array>
+#include <cstdint>
+
+namespace gtmesh {
+
+enum class answer_status : uint8_t {
+  answer,   ///< NOERROR with `count` answer records
+  nodata,   ///< NOERROR, empty answer, SOA in authority
+  nxdomain, ///< the name does not exist in the zone
+  refused,  ///< not a zone we are authoritative for
+};
+
+/// The outcome of one routing decision: fixed-size, allocation-free, reused
+/// by the responder for every query. Records are ids into the plan's rdata
+/// pool (routing_plan::rdata), in answer order.
+struct answer_set {
+  static constexpr uint32_t no_index = UINT32_MAX;
+
+  answer_status status = answer_status::refused;
+  uint32_t zone = no_index;   ///< zone index; set unless refused
+  uint32_t record = no_index; ///< record plan that answered, if any
+  uint32_t ttl = 0;
+  /// EDNS Client Subnet scope (RFC 7871): how many leading bits of the
+  /// client address the answer depends on; 0 = the same for every client.
+  uint8_t scope = 0;
+  /// No client measurement covered the client: the responder queues its
+  /// prefix for the client agents (SPEC section 1).
+  bool client_unmeasured = false;
+  uint16_t count = 0;
+  std::array<uint32_t, max_answers> rdata;
+
+  void reset() noexcept {
+    status = answer_status::refused;
+    zone = record = no_index;
+    ttl = 0;
+    scope = 0;
+    client_unmeasured = false;
+    count = 0;
+  }
+  /// Appends unless full or already present (answers never repeat an RR).
+  void add(uint32_t id) noexcept {
+    for (uint16_t i = 0; i < count; ++i)
+      if (rdata[i] == id)
+        return;
+    if (count < rdata.size())
+      rdata[count++] = id;
+  }
+  void widen_scope(int s) noexcept {
+    if (s > scope)
+      scope = static_cast<uint8_t>(s);
+  }
+};
+
+} // namespace gtmesh

@@ -1,0 +1,131 @@
+#include "core/routing/common/geo_database.hpp"
+
+#include <maxminddb.h>
+
+#include <cmath>
+#include <cstring>
+#include <netinet/in.h>
+
+namespace gtmesh {
+
+int geo_info::regions(region_code out[4]) const noexcept {
+  int n = 0;
+  if (found && country[0]) {
+    std::string_view c(country);
+    if (subdivision[0] && (c == "US" || c == "CA" || c == "AU")) {
+      char buf[8] = {};
+      size_t len = std::strlen(subdivision);
+      buf[0] = country[0];
+      buf[1] = country[1];
+      buf[2] = '-';
+      std::memcpy(buf + 3, subdivision, std::min<size_t>(len, 3));
+      out[n++] = pack_region(std::string_view(buf, 3 + std::min<size_t>(len, 3)));
+    }
+    out[n++] = pack_region(c);
+    if (region_code g = grouping_of(c, continent))
+      out[n++] = g;
+  }
+  out[n++] = world_region;
+  return n;
+}
+
+std::shared_ptr<geo_database> geo_database::open(const std::string& path, std::string& error) {
+  std::shared_ptr<geo_database> db(new geo_database());
+  db->db_ = std::make_unique<MMDB_s>();
+  int status = MMDB_open(path.c_str(), MMDB_MODE_MMAP, db->db_.get());
+  if (status != MMDB_SUCCESS) {
+    error = path + ": " + MMDB_strerror(status);
+    db->db_.reset();
+    return nullptr;
+  }
+  db->path_ = path;
+  return db;
+}
+
+geo_database::~geo_database() {
+  if (db_)
+    MMDB_close(db_.get());
+}
+
+namespace {
+
+void copy_string(const MMDB_entry_data_s& d, char* out, size_t cap) {
+  if (!d.has_data || d.type != MMDB_DATA_TYPE_UTF8_STRING)
+    return;
+  size_t n = std::min<size_t>(d.data_size, cap - 1);
+  for (size_t i = 0; i < n; ++i)
+    out[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(d.utf8_string[i])));
+  out[n] = 0;
+}
+
+double to_double(const MMDB_entry_data_s& d) {
+  if (!d.has_data)
+    return NAN;
+  if (d.type == MMDB_DATA_TYPE_DOUBLE)
+    return d.double_value;
+  if (d.type == MMDB_DATA_TYPE_FLOAT)
+    return d.float_value;
+  return NAN;
+}
+
+} // namespace
+
+geo_info geo_database::lookup(const ip_address& address) const noexcept {
+  geo_info g;
+  if (!db_)
+    return g;
+  int mmdb_error = 0;
+  MMDB_lookup_result_s r;
+  if (address.v4()) {
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(address.v4_host_order());
+    r = MMDB_lookup_sockaddr(db_.get(), reinterpret_cast<const sockaddr*>(&sa), &mmdb_error);
+  } else {
+    sockaddr_in6 sa{};
+    sa.sin6_family = AF_INET6;
+    address.to_bytes(sa.sin6_addr.s6_addr);
+    r = MMDB_lookup_sockaddr(db_.get(), reinterpret_cast<const sockaddr*>(&sa), &mmdb_error);
+  }
+  if (mmdb_error != MMDB_SUCCESS)
+    return g;
+  // netmask counts bits of the database's tree (128 for an IPv6 tree even
+  // for IPv4 lookups).
+  int netmask = r.netmask;
+  if (address.v4() && db_->metadata.ip_version == 6)
+    netmask = std::max(0, netmask - 96);
+  g.scope = netmask;
+  if (!r.found_entry)
+    return g;
+  MMDB_entry_data_s d;
+  if (MMDB_get_value(&r.entry, &d, "country", "iso_code", nullptr) == MMDB_SUCCESS)
+    copy_string(d, g.country, sizeof(g.country));
+  if (!g.country[0] && MMDB_get_value(&r.entry, &d, "registered_country", "iso_code", nullptr) == MMDB_SUCCESS)
+    copy_string(d, g.country, sizeof(g.country));
+  if (MMDB_get_value(&r.entry, &d, "continent", "code", nullptr) == MMDB_SUCCESS)
+    copy_string(d, g.continent, sizeof(g.continent));
+  if (MMDB_get_value(&r.entry, &d, "subdivisions", "0", "iso_code", nullptr) == MMDB_SUCCESS)
+    copy_string(d, g.subdivision, sizeof(g.subdivision));
+  MMDB_entry_data_s lat, lon;
+  if (MMDB_get_value(&r.entry, &lat, "location", "latitude", nullptr) == MMDB_SUCCESS &&
+      MMDB_get_value(&r.entry, &lon, "location", "longitude", nullptr) == MMDB_SUCCESS) {
+    double a = to_double(lat), b = to_double(lon);
+    if (!std::isnan(a) && !std::isnan(b)) {
+      g.has_location = true;
+      g.location = geo_point{a, b};
+    }
+  }
+  g.found = g.country[0] != 0 || g.has_location;
+  return g;
+}
+
+double distance_km(const geo_point& a, const geo_point& b) noexcept {
+  constexpr double rad = M_PI / 180.0;
+  double dlat = (b.lat - a.lat) * rad;
+  double dlon = (b.lon - a.lon) * rad;
+  double h = std::sin(dlat / 2) * std::sin(dlat / 2) +
+             std::cos(a.lat * rad) * std::cos(b.lat * rad) * std::sin(dlon / 2) * std::sin(dlon / 2);
+  return 2 * 6371.0 * std::asin(std::min(1.0, std::sqrt(h)));
+}
+
+} // namespace gtmesh

@@ -1,0 +1,51 @@
+#pragma once
+
+#include "core/config/config_model.hpp"
+#include "core/geo/region.hpp"
+#include "core/net/ip_address.hpp"
+
+#include <memory>
+#include <string>
+
+struct MMDB_s;
+
+namespace gtmesh {
+
+/// What the geo database says about one address.
+struct geo_info {
+  bool found = false;
+  char continent[3] = {};   ///< "EU"
+  char country[3] = {};     ///< ISO 3166-1, "DE"
+  char subdivision[4] = {}; ///< ISO 3166-2 suffix, "CA" of US-CA
+  bool has_location = false;
+  geo_point location;
+  int scope = 0; ///< prefix length (address family) of the database network
+
+  /// Region codes from most to least specific (subdivision only for AU, CA
+  /// and US); returns how many were written (at most 4, WORLD always last).
+  int regions(region_code out[4]) const noexcept;
+};
+
+/// A MaxMind DB (GeoLite2 / GeoIP2 / DB-IP, country or city edition) opened
+/// read-only with mmap. Lookups allocate nothing and are thread-safe.
+class geo_database {
+public:
+  /// Opens `path`; on failure returns nullptr and sets `error`.
+  static std::shared_ptr<geo_database> open(const std::string& path, std::string& error);
+  ~geo_database();
+  geo_database(const geo_database&) = delete;
+  geo_database& operator=(const geo_database&) = delete;
+
+  geo_info lookup(const ip_address& address) const noexcept;
+  const std::string& path() const noexcept { return path_; }
+
+private:
+  geo_database() = default;
+  std::unique_ptr<MMDB_s> db_;
+  std::string path_;
+};
+
+/// Great-circle distance in km.
+double distance_km(const geo_point& a, const geo_point& b) noexcept;
+
+} // namespace gtmesh

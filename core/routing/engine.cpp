@@ -1,0 +1,118 @@
+#include "core/routing/engine.hpp"
+
+#include "core/dns/wire/name.hpp"
+#include "core/routing/common/balance.hpp"
+#include "core/routing/dc_mode/dc_selector.hpp"
+#include "core/routing/profile/profile_evaluator.hpp"
+#include "core/routing/route_context.hpp"
+
+namespace gtmesh {
+
+namespace {
+
+std::string describe(const routing_query& q) {
+  std::string out = dns::wire_to_text(q.name) + " " +
+                    std::string(dns::to_string(static_cast<dns::rr_type>(q.type))) + " from " +
+                    q.client.address.to_string();
+  if (q.client.has_ecs)
+    out += " (ECS source /" + std::to_string(q.client.ecs_source_length) + ")";
+  return out;
+}
+
+uint32_t find_zone(const routing_plan& plan, std::span<const uint8_t> name) noexcept {
+  // Longest matching apex wins (a zone may sit below another).
+  uint32_t best = answer_set::no_index;
+  size_t best_len = 0;
+  for (uint32_t z = 0; z < plan.zones.size(); ++z) {
+    const auto& apex = plan.zones[z].wire;
+    if (apex.size() > best_len || best == answer_set::no_index)
+      if (dns::is_at_or_below(name, apex)) {
+        best = z;
+        best_len = apex.size();
+      }
+  }
+  return best;
+}
+
+} // namespace
+
+void resolve(const routing_snapshot& snapshot, const routing_query& query, query_context& ctx, answer_set& out,
+             decision_trace* trace) {
+  out.reset();
+  ctx.begin_query();
+  const routing_plan& plan = *snapshot.plan;
+  if (trace)
+    trace->question = describe(query);
+
+  const name_table::node* node = plan.names.find(query.name);
+  if (!node) {
+    out.zone = find_zone(plan, query.name);
+    out.status = out.zone == answer_set::no_index ? answer_status::refused : answer_status::nxdomain;
+    if (trace)
+      trace->outcome = out.status == answer_status::refused ? "REFUSED: not in any zone served here"
+                                                            : "NXDOMAIN: no such name in zone " +
+                                                                plan.zones[out.zone].source->name;
+    return;
+  }
+  out.zone = node->zone;
+
+  uint32_t rec = name_table::none;
+  if (query.type == static_cast<uint16_t>(dns::rr_type::any)) {
+    for (uint32_t r : node->records)
+      if (r != name_table::none) {
+        rec = r;
+        break;
+      }
+  } else if (auto slot = dns::slot_of(query.type)) {
+    rec = node->records[static_cast<int>(*slot)];
+  }
+  if (rec == name_table::none && query.type != static_cast<uint16_t>(dns::rr_type::cname))
+    rec = node->records[static_cast<int>(dns::rr_slot::cname)];
+  if (rec == name_table::none) {
+    out.status = answer_status::nodata;
+    if (trace)
+      trace->outcome = "NODATA: the name exists but has no record of this type";
+    return;
+  }
+
+  const record_plan& r = plan.records[rec];
+  out.record = rec;
+  out.ttl = r.ttl;
+  route_context rc{plan, *snapshot.view, query, ctx, out, trace, r.id, 0};
+  if (trace)
+    trace->note(0, "record " + r.name + " " + std::string(dns::to_string(r.type)) + " ttl " + std::to_string(r.ttl));
+  switch (r.mode) {
+    case record_mode::plain:
+      balance_answers(r.plain, balance_kind::all, rc);
+      if (trace)
+        trace->note(0, "plain record: every configured answer");
+      break;
+    case record_mode::dc:
+      select_dcs(plan.dc_plans[r.policy], rc);
+      break;
+    case record_mode::static_rules:
+      select_static(plan.static_plans[r.policy], rc);
+      break;
+    case record_mode::profile:
+      evaluate_profile(r.policy, rc);
+      break;
+  }
+  out.status = out.count > 0 ? answer_status::answer : answer_status::nodata;
+  if (query.client.has_ecs && out.scope > query.client.ecs_source_length)
+    out.scope = query.client.ecs_source_length;
+  if (trace) {
+    if (out.status == answer_status::nodata) {
+      trace->outcome = "NODATA";
+    } else {
+      trace->outcome = "NOERROR";
+      for (uint16_t i = 0; i < out.count; ++i)
+        trace->outcome += " " + std::string(dns::to_string(plan.rdata[out.rdata[i]].type)) + " " +
+                          plan.answer_text(out.rdata[i]);
+    }
+    trace->outcome += ", ttl " + std::to_string(out.ttl);
+    if (query.client.has_ecs)
+      trace->outcome += ", ECS scope /" + std::to_string(out.scope);
+  }
+}
+
+} // namespace gtmesh

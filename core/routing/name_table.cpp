@@ -1,0 +1,61 @@
+#include "core/routing/name_table.hpp"
+
+#include <cstring>
+
+namespace gtmesh {
+
+uint64_t name_table::hash(std::span<const uint8_t> name) noexcept {
+  // FNV-1a, 64 bit: names are short and already lowercase.
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (uint8_t c : name) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+name_table::node& name_table::insert(std::span<const uint8_t> name) {
+  auto [it, fresh] = building_.emplace(std::string(name.begin(), name.end()), static_cast<uint32_t>(nodes_.size()));
+  if (!fresh)
+    return nodes_[it->second];
+  name_offset_.push_back(static_cast<uint32_t>(names_.size()));
+  name_len_.push_back(static_cast<uint8_t>(name.size()));
+  names_.insert(names_.end(), name.begin(), name.end());
+  nodes_.emplace_back();
+  return nodes_.back();
+}
+
+void name_table::build() {
+  building_.clear();
+  size_t cap = 16;
+  while (cap < nodes_.size() * 2)
+    cap <<= 1;
+  slots_.assign(cap, slot{});
+  mask_ = cap - 1;
+  for (uint32_t i = 0; i < nodes_.size(); ++i) {
+    std::span<const uint8_t> name(&names_[name_offset_[i]], name_len_[i]);
+    uint64_t h = hash(name);
+    uint64_t pos = h & mask_;
+    while (slots_[pos].node != none)
+      pos = (pos + 1) & mask_;
+    slots_[pos] = slot{h, i};
+  }
+}
+
+const name_table::node* name_table::find(std::span<const uint8_t> name) const noexcept {
+  if (slots_.empty())
+    return nullptr;
+  uint64_t h = hash(name);
+  uint64_t pos = h & mask_;
+  while (true) {
+    const slot& s = slots_[pos];
+    if (s.node == none)
+      return nullptr;
+    if (s.hash == h && name_len_[s.node] == name.size() &&
+        std::memcmp(&names_[name_offset_[s.node]], name.data(), name.size()) == 0)
+      return &nodes_[s.node];
+    pos = (pos + 1) & mask_;
+  }
+}
+
+} // namespace gtmesh

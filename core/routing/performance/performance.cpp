@@ -1,0 +1,147 @@
+#include "core/routing/performance/performance.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gtmesh {
+
+namespace {
+
+struct location_table final : method_data {
+  std::vector<uint32_t> locations; ///< distinct DC indices, in first-use order
+};
+
+uint64_t mix(uint64_t x) noexcept {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  return x ^ (x >> 33);
+}
+
+} // namespace
+
+void performance_method::validate(const profile& p, const config& cfg, profile_report& report) const {
+  for (const auto& e : p.endpoints)
+    if (e.location.empty())
+      report.error(e, "location", "performance routing needs a location (a DC name) for external and nested endpoints");
+}
+
+std::unique_ptr<method_data> performance_method::compile(const profile_plan& p, const routing_plan& plan,
+                                                         std::string& error) const {
+  auto data = std::make_unique<location_table>();
+  for (const auto& e : p.endpoints)
+    if (e.location != no_index &&
+        std::find(data->locations.begin(), data->locations.end(), e.location) == data->locations.end())
+      data->locations.push_back(e.location);
+  return data;
+}
+
+selection performance_method::select(const profile_plan& p, std::span<const uint8_t> available, route_context& rc,
+                                     endpoint_choice& choice) const {
+  const auto& locations = static_cast<const location_table&>(*p.data).locations;
+  const routing_plan& plan = rc.plan;
+  const ip_address& client = rc.query.client.address;
+  const size_t n = locations.size();
+  // Distance per location: latency in ms, or km when only geography is known.
+  std::array<double, max_endpoints_per_profile> cost;
+  std::array<uint16_t, max_endpoints_per_profile> order;
+  for (size_t i = 0; i < n; ++i)
+    cost[i] = NAN;
+
+  // The client network: the latency row's prefix when there is one, else
+  // the /24 (IPv4) or /48 (IPv6) around the client. Its hash spreads clients
+  // evenly over the endpoints of one location.
+  uint64_t network_hash = 0;
+  const char* basis = "list order";
+  auto live = rc.view.client_row(client);
+  if (live.value != prefix_map::no_value) {
+    for (size_t i = 0; i < n; ++i) {
+      const auto& cell = rc.view.client(live.value, locations[i], metric_id::client_rtt);
+      if (cell.fresh(rc.ctx.now_ms, plan.client_stale_ms))
+        cost[i] = cell.value;
+    }
+  }
+  bool any = false;
+  for (size_t i = 0; i < n; ++i)
+    any = any || !std::isnan(cost[i]);
+  if (any) {
+    rc.out.widen_scope(live.scope);
+    const ip_prefix& row = rc.view.client_prefix(live.value);
+    network_hash = mix(static_cast<uint64_t>(row.first() >> 64) ^ static_cast<uint64_t>(row.first()) ^ row.length);
+    basis = "measured rtt";
+  } else if (!plan.latency_seed_rows.empty()) {
+    auto seed = plan.latency_seed_rows.lookup(client);
+    if (seed.value != prefix_map::no_value) {
+      rc.out.widen_scope(seed.scope);
+      for (size_t i = 0; i < n; ++i) {
+        float v = plan.latency_seed_rtt[seed.value * plan.dc_count() + locations[i]];
+        if (!std::isnan(v)) {
+          cost[i] = v;
+          any = true;
+        }
+      }
+      network_hash = mix(seed.value + 1);
+      basis = "latency_table seed";
+    }
+  }
+  if (!any) {
+    const geo_info& g = rc.geo();
+    if (g.has_location) {
+      for (size_t i = 0; i < n; ++i) {
+        const geo_point& dc = plan.dc_locations[locations[i]];
+        if (!std::isnan(dc.lat)) {
+          cost[i] = distance_km(g.location, dc);
+          any = true;
+        }
+      }
+      basis = "geographic distance";
+    }
+  }
+  if (network_hash == 0) {
+    int len = client.v4() ? 24 : 48;
+    ip_key net = client.key() & prefix_mask(unified_length(client.v4(), len));
+    network_hash = mix(static_cast<uint64_t>(net >> 64) ^ static_cast<uint64_t>(net));
+    rc.out.widen_scope(len);
+  }
+  // Unknown costs sort last, ties keep list order (insertion sort: n is small).
+  for (size_t i = 0; i < n; ++i) {
+    size_t j = i;
+    auto worse = [&](size_t a, size_t b) {
+      double ca = std::isnan(cost[a]) ? INFINITY : cost[a];
+      double cb = std::isnan(cost[b]) ? INFINITY : cost[b];
+      return ca > cb;
+    };
+    order[j] = static_cast<uint16_t>(i);
+    while (j > 0 && worse(order[j - 1], order[j])) {
+      std::swap(order[j - 1], order[j]);
+      --j;
+    }
+  }
+  for (size_t k = 0; k < n; ++k) {
+    uint32_t loc = locations[order[k]];
+    uint32_t count = 0;
+    for (size_t i = 0; i < p.endpoints.size(); ++i)
+      if (available[i] && p.endpoints[i].location == loc)
+        ++count;
+    if (rc.trace) {
+      std::string c = std::isnan(cost[order[k]]) ? std::string("unknown") : std::to_string(cost[order[k]]);
+      rc.trace->note(rc.depth, "performance: location " + plan.dc_names[loc] + " cost " + c + " (" + basis + "), " +
+                                 std::to_string(count) + " available endpoint(s)");
+    }
+    if (count == 0)
+      continue;
+    uint32_t pick = static_cast<uint32_t>(network_hash % count);
+    for (size_t i = 0; i < p.endpoints.size(); ++i) {
+      if (available[i] && p.endpoints[i].location == loc) {
+        if (pick-- == 0) {
+          choice.add(i);
+          return selection::chosen;
+        }
+      }
+    }
+  }
+  return selection::none_available;
+}
+
+} // namespace gtmesh

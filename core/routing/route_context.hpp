@@ -1,0 +1,38 @@
+#pragma once
+
+#include "core/routing/answer_set.hpp"
+#include "core/routing/decision_trace.hpp"
+#include "core/routing/measurement_view.hpp"
+#include "core/routing/query.hpp"
+#include "core/routing/routing_plan.hpp"
+
+namespace gtmesh {
+
+/// Everything one decision reads and writes, passed down from the engine to
+/// DC mode, static rules, profiles and routing methods.
+struct route_context {
+  const routing_plan& plan;
+  const measurement_view& view;
+  const routing_query& query;
+  query_context& ctx;
+  answer_set& out;
+  decision_trace* trace; ///< null on the query path
+  uint32_t record_id = 0;
+  int depth = 0; ///< nesting depth, for trace indentation
+
+  /// The geo database's view of the client, looked up once per query. Using
+  /// it makes the answer depend on the client, so it widens the ECS scope.
+  const geo_info& geo() noexcept {
+    if (!ctx.geo_done) {
+      ctx.geo = plan.geo ? plan.geo->lookup(query.client.address) : geo_info{};
+      ctx.geo_done = true;
+    }
+    out.widen_scope(ctx.geo.scope);
+    return ctx.geo;
+  }
+
+  /// The rdata of one answer_ref.
+  void emit(const answer_ref& a) noexcept { out.add(a.rdata); }
+};
+
+} // namespace gtmesh

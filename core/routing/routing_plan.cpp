@@ -1,0 +1,450 @@
+#include "core/routing/routing_plan.hpp"
+
+#include "core/dns/wire/name.hpp"
+#include "core/routing/all_methods.hpp"
+#include "core/routing/common/balance.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace gtmesh {
+
+uint32_t routing_plan::find_dc(std::string_view name) const noexcept {
+  for (uint32_t i = 0; i < dc_names.size(); ++i)
+    if (dc_names[i] == name)
+      return i;
+  return no_index;
+}
+
+uint32_t routing_plan::find_service(std::string_view name) const noexcept {
+  for (uint32_t i = 0; i < service_names.size(); ++i)
+    if (service_names[i] == name)
+      return i;
+  return no_index;
+}
+
+uint32_t routing_plan::find_monitor(std::string_view key) const noexcept {
+  for (uint32_t i = 0; i < monitors.size(); ++i)
+    if (monitors[i].key == key)
+      return i;
+  return no_index;
+}
+
+namespace {
+
+void put16(std::vector<uint8_t>& out, uint16_t v) {
+  out.push_back(static_cast<uint8_t>(v >> 8));
+  out.push_back(static_cast<uint8_t>(v));
+}
+
+void put32(std::vector<uint8_t>& out, uint32_t v) {
+  put16(out, static_cast<uint16_t>(v >> 16));
+  put16(out, static_cast<uint16_t>(v));
+}
+
+void put_name(std::vector<uint8_t>& out, const std::string& text) {
+  auto wire = dns::text_to_wire(text);
+  // The loader validated every name; an empty root is the only fallback.
+  if (wire)
+    out.insert(out.end(), wire->begin(), wire->end());
+  else
+    out.push_back(0);
+}
+
+// Builds one plan. Holds the rdata dedup table and the profile plan cache
+// while compiling; neither is needed afterwards.
+class plan_builder {
+public:
+  plan_builder(routing_plan& plan) : plan_(plan), cfg_(*plan.cfg) {}
+
+  std::string run();
+
+private:
+  routing_plan& plan_;
+  const config& cfg_;
+  std::map<std::pair<dns::rr_type, std::vector<uint8_t>>, uint32_t> rdata_ids_;
+  std::map<std::pair<std::string, dns::rr_type>, uint32_t> profile_ids_;
+  std::string error_;
+
+  uint32_t add_rdata(dns::rr_type type, std::vector<uint8_t> bytes, uint16_t name_at, std::string text) {
+    auto key = std::pair{type, bytes};
+    if (auto it = rdata_ids_.find(key); it != rdata_ids_.end())
+      return it->second;
+    rdata_entry e;
+    e.type = type;
+    e.offset = static_cast<uint32_t>(plan_.rdata_bytes.size());
+    e.length = static_cast<uint16_t>(bytes.size());
+    e.name_at = name_at;
+    plan_.rdata_bytes.insert(plan_.rdata_bytes.end(), bytes.begin(), bytes.end());
+    uint32_t id = static_cast<uint32_t>(plan_.rdata.size());
+    plan_.rdata.push_back(e);
+    plan_.rdata_text.push_back(std::move(text));
+    rdata_ids_.emplace(std::move(key), id);
+    return id;
+  }
+
+  uint32_t encode(const answer_value& v) {
+    std::vector<uint8_t> b;
+    uint16_t name_at = rdata_entry::no_name;
+    switch (v.type) {
+      case dns::rr_type::a:
+      case dns::rr_type::aaaa: {
+        uint8_t bytes[16];
+        v.address.to_bytes(bytes);
+        b.assign(bytes, bytes + (v.type == dns::rr_type::a ? 4 : 16));
+        break;
+      }
+      case dns::rr_type::cname:
+      case dns::rr_type::ns:
+        name_at = 0;
+        put_name(b, v.target);
+        break;
+      case dns::rr_type::mx:
+        put16(b, v.preference);
+        name_at = 2;
+        put_name(b, v.target);
+        break;
+      case dns::rr_type::srv:
+        put16(b, v.priority);
+        put16(b, v.srv_weight);
+        put16(b, v.port);
+        put_name(b, v.target); // never compressed (RFC 2782)
+        break;
+      case dns::rr_type::txt:
+        for (const auto& t : v.txt) {
+          // One character-string holds at most 255 octets: split longer text.
+          size_t pos = 0;
+          do {
+            size_t len = std::min<size_t>(255, t.size() - pos);
+            b.push_back(static_cast<uint8_t>(len));
+            b.insert(b.end(), t.begin() + static_cast<long>(pos), t.begin() + static_cast<long>(pos + len));
+            pos += len;
+          } while (pos < t.size());
+        }
+        break;
+      default:
+        break;
+    }
+    return add_rdata(v.type, std::move(b), name_at, v.text());
+  }
+
+  uint32_t encode_soa(const zone& z, uint32_t serial) {
+    std::vector<uint8_t> b;
+    put_name(b, z.soa.primary);
+    put_name(b, z.soa.admin);
+    put32(b, serial);
+    put32(b, z.soa.refresh);
+    put32(b, z.soa.retry);
+    put32(b, z.soa.expire);
+    put32(b, z.soa.minimum);
+    std::string text = z.soa.primary + " " + z.soa.admin + " " + std::to_string(serial) + " " +
+                       std::to_string(z.soa.refresh) + " " + std::to_string(z.soa.retry) + " " +
+                       std::to_string(z.soa.expire) + " " + std::to_string(z.soa.minimum);
+    return add_rdata(dns::rr_type::soa, std::move(b), 0, std::move(text));
+  }
+
+  answer_group make_group(const std::vector<answer_item>& items, const std::optional<geo_point>& dc_location) {
+    answer_group g;
+    g.first = static_cast<uint32_t>(plan_.answers.size());
+    for (const auto& item : items) {
+      answer_ref a;
+      a.rdata = encode(item.value);
+      a.weight = item.weight;
+      if (item.location) {
+        a.has_location = true;
+        a.location = *item.location;
+      } else if (dc_location) {
+        a.has_location = true;
+        a.location = *dc_location;
+      }
+      plan_.answers.push_back(a);
+      g.total_weight += a.weight;
+      ++g.count;
+    }
+    build_wrr_schedule(plan_, g);
+    return g;
+  }
+
+  /// The answers of a profile endpoint (or fail_safe list) for a record type:
+  /// values of exactly that type, else its first host name as a CNAME.
+  answer_group make_typed_group(const std::vector<answer_value>& values, dns::rr_type type) {
+    std::vector<answer_item> items;
+    for (const auto& v : values)
+      if (v.type == type)
+        items.push_back(answer_item{v, 1, std::nullopt});
+    if (items.empty())
+      for (const auto& v : values)
+        if (v.type == dns::rr_type::cname) {
+          items.push_back(answer_item{v, 1, std::nullopt});
+          break;
+        }
+    return make_group(items, std::nullopt);
+  }
+
+  std::optional<geo_point> dc_location(const std::string& dc) const {
+    const datacenter* d = cfg_.find_dc(dc);
+    return d ? d->location : std::nullopt;
+  }
+
+  metric_column column_of(const metric_ref& ref) const {
+    metric_column c;
+    c.src = ref.src;
+    c.metric = ref.metric;
+    if (ref.src == source::service)
+      c.service = plan_.find_service(ref.service);
+    return c;
+  }
+
+  std::vector<dc_candidate> make_candidates(const std::vector<dc_answers>& list) {
+    std::vector<dc_candidate> out;
+    for (const auto& d : list)
+      out.push_back(dc_candidate{plan_.find_dc(d.dc), make_group(d.answers, dc_location(d.dc))});
+    return out;
+  }
+
+  uint32_t compile_profile(const std::string& name, dns::rr_type type);
+  void compile_record(const record& r, uint32_t zone_index, record_plan& rp);
+  void add_name(std::span<const uint8_t> name, uint32_t zone_index, std::span<const uint8_t> apex,
+                dns::rr_type type, uint32_t record);
+};
+
+uint32_t plan_builder::compile_profile(const std::string& name, dns::rr_type type) {
+  if (auto it = profile_ids_.find({name, type}); it != profile_ids_.end())
+    return it->second;
+  const profile* p = cfg_.find_profile(name);
+  profile_plan pp;
+  pp.source = p;
+  pp.method = find_routing_method(p->method);
+  pp.type = type;
+  pp.fail_safe = make_typed_group(p->fail_safe, type);
+  for (const auto& e : p->endpoints) {
+    endpoint_plan ep;
+    ep.source = &e;
+    ep.kind = e.kind;
+    ep.status = e.status;
+    ep.min_child = e.min_child_endpoints;
+    if (!e.location.empty())
+      ep.location = plan_.find_dc(e.location);
+    switch (e.kind) {
+      case endpoint_kind::external:
+        ep.answers = make_typed_group(e.answers, type);
+        if (!e.monitor.empty())
+          ep.monitor = plan_.find_monitor(p->name + "/" + e.name);
+        break;
+      case endpoint_kind::dc:
+        ep.dc = plan_.find_dc(e.dc);
+        if (!e.service.empty())
+          ep.service = plan_.find_service(e.service);
+        ep.answers = make_typed_group(e.answers, type);
+        break;
+      case endpoint_kind::nested:
+        ep.child = compile_profile(e.profile, type);
+        break;
+    }
+    pp.endpoints.push_back(ep);
+  }
+  std::string err;
+  pp.data = pp.method->compile(pp, plan_, err);
+  if (!err.empty() && error_.empty())
+    error_ = err;
+  uint32_t id = static_cast<uint32_t>(plan_.profile_plans.size());
+  plan_.profile_plans.push_back(std::move(pp));
+  profile_ids_[{name, type}] = id;
+  return id;
+}
+
+void plan_builder::compile_record(const record& r, uint32_t zone_index, record_plan& rp) {
+  rp.source = &r;
+  rp.name = r.name;
+  rp.zone = zone_index;
+  rp.type = r.type;
+  rp.ttl = r.ttl;
+  rp.mode = r.mode;
+  switch (r.mode) {
+    case record_mode::plain:
+      rp.plain = make_group(r.plain, std::nullopt);
+      break;
+    case record_mode::dc: {
+      dc_plan d;
+      d.select = column_of(r.dc.select);
+      d.rank = r.dc.rank;
+      for (const auto& g : r.dc.gates)
+        d.gates.push_back(compiled_gate{column_of(g.ref), g.test});
+      d.pick = r.dc.pick_dc_count;
+      d.balance = r.dc.balance;
+      d.candidates = make_candidates(r.dc.answers);
+      d.fail_safe = make_group(r.dc.fail_safe, std::nullopt);
+      d.on_all_down = r.dc.on_all_down;
+      rp.policy = static_cast<uint32_t>(plan_.dc_plans.size());
+      plan_.dc_plans.push_back(std::move(d));
+      break;
+    }
+    case record_mode::static_rules: {
+      static_plan s;
+      s.balance = r.static_rules.balance;
+      s.answers = make_candidates(r.static_rules.answers);
+      for (const auto& rule : r.static_rules.rules) {
+        static_rule_plan rp2;
+        rp2.any_subnet = rule.subnets.empty();
+        // First-match rules may list overlapping ranges: merge them so the
+        // rule's prefix_map sees disjoint ones.
+        std::vector<ip_range> ranges = rule.subnets;
+        std::sort(ranges.begin(), ranges.end(), [](auto& a, auto& b) { return a.first < b.first; });
+        std::vector<ip_range> merged;
+        for (const auto& x : ranges) {
+          if (!merged.empty() && x.first <= merged.back().last + 1 && merged.back().last != ~ip_key{0}) {
+            merged.back().last = std::max(merged.back().last, x.last);
+          } else if (!merged.empty() && merged.back().last == ~ip_key{0}) {
+            continue;
+          } else {
+            merged.push_back(x);
+          }
+        }
+        for (const auto& x : merged)
+          rp2.subnets.add(x, 0);
+        rp2.subnets.build();
+        for (const auto& code : rule.regions)
+          if (auto c = parse_region(code))
+            rp2.regions.push_back(*c);
+        for (uint32_t i = 0; i < r.static_rules.answers.size(); ++i)
+          if (r.static_rules.answers[i].dc == rule.dc)
+            rp2.candidate = i;
+        s.rules.push_back(std::move(rp2));
+      }
+      rp.policy = static_cast<uint32_t>(plan_.static_plans.size());
+      plan_.static_plans.push_back(std::move(s));
+      break;
+    }
+    case record_mode::profile:
+      rp.policy = compile_profile(r.profile, r.type);
+      break;
+  }
+}
+
+void plan_builder::add_name(std::span<const uint8_t> name, uint32_t zone_index, std::span<const uint8_t> apex,
+                            dns::rr_type type, uint32_t record) {
+  auto& node = plan_.names.insert(name);
+  node.zone = zone_index;
+  if (auto slot = dns::slot_of(static_cast<uint16_t>(type)))
+    node.records[static_cast<int>(*slot)] = record;
+  // Empty non-terminals between the name and the apex (RFC 8020).
+  size_t i = 0;
+  while (i < name.size() && name.size() - i > apex.size()) {
+    i += 1 + name[i];
+    auto& parent = plan_.names.insert(name.subspan(i));
+    if (parent.zone == name_table::none)
+      parent.zone = zone_index;
+  }
+}
+
+std::string plan_builder::run() {
+  const auto& m = cfg_.measurement;
+  for (const auto& dc : cfg_.datacenters) {
+    plan_.dc_names.push_back(dc.name);
+    plan_.dc_locations.push_back(dc.location ? *dc.location : geo_point{NAN, NAN});
+  }
+  plan_.host_stale_ms = m.host_interval_ms * m.stale_after;
+  plan_.client_stale_ms = m.client_interval_ms * m.stale_after;
+  for (const auto& s : cfg_.services) {
+    plan_.service_names.push_back(s.name);
+    // healthyBackends follows the probe interval; other metrics the service's.
+    int64_t interval = std::max(s.interval_ms ? s.interval_ms : m.service_interval_ms, s.probe.interval_ms);
+    plan_.service_stale_ms.push_back(interval * m.stale_after);
+  }
+  for (const auto& p : cfg_.profiles)
+    for (const auto& e : p.endpoints)
+      if (e.kind == endpoint_kind::external && !e.monitor.empty())
+        if (const probe_settings* probe = cfg_.find_probe(e.monitor))
+          plan_.monitors.push_back(monitor_plan{p.name + "/" + e.name, probe->interval_ms * m.stale_after});
+
+  if (!cfg_.geo_database.empty()) {
+    std::string err;
+    plan_.geo = geo_database::open(cfg_.geo_database, err);
+    if (!plan_.geo)
+      return "geo.database: " + err;
+  }
+
+  // Latency seed: one row per distinct prefix.
+  std::map<std::pair<ip_key, int>, uint32_t> rows;
+  for (const auto& row : cfg_.latency_seed) {
+    auto key = std::pair{row.prefix.first(), row.prefix.length};
+    auto [it, fresh] = rows.emplace(key, static_cast<uint32_t>(rows.size()));
+    if (fresh) {
+      plan_.latency_seed_rows.add(row.prefix, it->second);
+      plan_.latency_seed_rtt.resize(rows.size() * plan_.dc_count(), NAN);
+    }
+    plan_.latency_seed_rtt[it->second * plan_.dc_count() + plan_.find_dc(row.dc)] = static_cast<float>(row.rtt_ms);
+  }
+  plan_.latency_seed_rows.build();
+
+  for (uint32_t zi = 0; zi < cfg_.zones.size(); ++zi) {
+    const zone& z = cfg_.zones[zi];
+    zone_plan zp;
+    zp.source = &z;
+    zp.wire = *dns::text_to_wire(z.name);
+    uint32_t serial = z.soa.serial ? z.soa.serial : std::max<uint32_t>(1, plan_.version);
+    zp.soa_rdata = encode_soa(z, serial);
+    zp.soa_ttl = z.soa.ttl;
+    zp.negative_ttl = std::min(z.soa.ttl, z.soa.minimum);
+    std::vector<answer_item> ns;
+    for (const auto& n : z.ns) {
+      answer_value v;
+      v.type = dns::rr_type::ns;
+      v.target = n;
+      ns.push_back(answer_item{v, 1, std::nullopt});
+    }
+    zp.ns = make_group(ns, std::nullopt);
+    zp.ns_ttl = z.ns_ttl;
+
+    // The apex SOA and NS as plain records.
+    record_plan soa;
+    soa.name = z.name;
+    soa.id = static_cast<uint32_t>(plan_.records.size());
+    soa.zone = zi;
+    soa.type = dns::rr_type::soa;
+    soa.ttl = z.soa.ttl;
+    soa.plain.first = static_cast<uint32_t>(plan_.answers.size());
+    plan_.answers.push_back(answer_ref{zp.soa_rdata, 1, false, {}});
+    soa.plain.count = 1;
+    soa.plain.total_weight = 1;
+    plan_.records.push_back(soa);
+    add_name(zp.wire, zi, zp.wire, dns::rr_type::soa, soa.id);
+
+    record_plan nsr;
+    nsr.name = z.name;
+    nsr.id = static_cast<uint32_t>(plan_.records.size());
+    nsr.zone = zi;
+    nsr.type = dns::rr_type::ns;
+    nsr.ttl = z.ns_ttl;
+    nsr.plain = zp.ns;
+    plan_.records.push_back(nsr);
+    add_name(zp.wire, zi, zp.wire, dns::rr_type::ns, nsr.id);
+
+    for (const auto& r : z.records) {
+      record_plan rp;
+      rp.id = static_cast<uint32_t>(plan_.records.size());
+      compile_record(r, zi, rp);
+      plan_.records.push_back(std::move(rp));
+      add_name(*dns::text_to_wire(r.name), zi, zp.wire, r.type, plan_.records.back().id);
+    }
+    plan_.zones.push_back(std::move(zp));
+  }
+  plan_.names.build();
+  return error_;
+}
+
+} // namespace
+
+compile_result compile_plan(config_ptr cfg, uint32_t version) {
+  auto plan = std::make_shared<routing_plan>();
+  plan->cfg = std::move(cfg);
+  plan->version = version;
+  plan_builder builder(*plan);
+  std::string error = builder.run();
+  if (!error.empty())
+    return compile_result{nullptr, error};
+  return compile_result{std::move(plan), {}};
+}
+
+} // namespace gtmesh

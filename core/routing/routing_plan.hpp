@@ -1,0 +1,209 @@
+#pragma once
+
+// The compiled, immutable form of a validated config: everything the query
+// path needs, flattened into vectors indexed by integers assigned here (DC,
+// service, monitor, rdata, answer, record and profile indices). Built once per
+// config version by compile_plan(), off the hot path; shared read-only by all
+// responder threads through routing_snapshot.
+
+#include "core/config/config_model.hpp"
+#include "core/dns/wire/rr_type.hpp"
+#include "core/routing/common/geo_database.hpp"
+#include "core/routing/common/prefix_map.hpp"
+#include "core/routing/name_table.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gtmesh {
+
+class routing_method;
+
+inline constexpr uint32_t no_index = UINT32_MAX;
+
+/// One resource record's RDATA, pre-encoded in wire form.
+struct rdata_entry {
+  dns::rr_type type = dns::rr_type::a;
+  uint32_t offset = 0; ///< into routing_plan::rdata_bytes
+  uint16_t length = 0;
+  /// Offset inside the RDATA where a name starts that may be compressed on
+  /// output (CNAME, NS, MX exchange, SOA mname), or no_name. SRV targets are
+  /// never compressed (RFC 2782).
+  uint16_t name_at = no_name;
+  static constexpr uint16_t no_name = UINT16_MAX;
+};
+
+/// An answer a balance algorithm can pick: rdata plus weight and location.
+struct answer_ref {
+  uint32_t rdata = 0;
+  uint32_t weight = 1;
+  bool has_location = false;
+  geo_point location;
+};
+
+/// A contiguous run of answer_refs with what balance algorithms precompute.
+struct answer_group {
+  uint32_t first = 0; ///< into routing_plan::answers
+  uint16_t count = 0;
+  uint32_t total_weight = 0;
+  /// Smooth weighted round-robin order (nginx's algorithm) of positions
+  /// 0..count-1, one entry per unit of reduced weight.
+  uint32_t wrr_first = 0; ///< into routing_plan::wrr_schedule
+  uint32_t wrr_count = 0;
+};
+
+/// A metric reference resolved to indices.
+struct metric_column {
+  source src = source::host;
+  uint32_t service = no_index;
+  metric_id metric = metric_id::host_status;
+};
+
+struct compiled_gate {
+  metric_column column;
+  criterion test;
+};
+
+struct dc_candidate {
+  uint32_t dc = no_index;
+  answer_group answers;
+};
+
+struct dc_plan {
+  metric_column select;
+  criterion rank;
+  std::vector<compiled_gate> gates;
+  int pick = 1;
+  balance_kind balance = balance_kind::all;
+  std::vector<dc_candidate> candidates; ///< config order = tie-break order
+  answer_group fail_safe;
+  all_down_action on_all_down = all_down_action::fail_open;
+};
+
+struct static_rule_plan {
+  bool any_subnet = true;  ///< no subnets given: matches every address
+  prefix_map subnets;      ///< value 0 where the rule's subnets cover
+  std::vector<region_code> regions; ///< empty = any region
+  uint32_t candidate = 0;  ///< index into static_plan::answers
+};
+
+struct static_plan {
+  std::vector<static_rule_plan> rules;
+  std::vector<dc_candidate> answers;
+  balance_kind balance = balance_kind::all;
+};
+
+/// Method-specific compiled data of a profile (e.g. the geographic region
+/// table, the subnet prefix map).
+struct method_data {
+  virtual ~method_data() = default;
+};
+
+struct endpoint_plan {
+  const endpoint* source = nullptr; ///< the config element (names, status)
+  endpoint_kind kind = endpoint_kind::external;
+  endpoint_status status = endpoint_status::enabled;
+  uint32_t dc = no_index;      ///< dc endpoints
+  uint32_t service = no_index; ///< dc endpoints with a service
+  uint32_t monitor = no_index; ///< external endpoints with a monitor
+  uint32_t child = no_index;   ///< nested: profile plan index
+  int min_child = 1;
+  uint32_t location = no_index; ///< DC index, performance method
+  /// Answers for this plan's record type; empty = the endpoint cannot answer
+  /// this type (it then never counts as available).
+  answer_group answers;
+};
+
+struct profile_plan {
+  const profile* source = nullptr;
+  const routing_method* method = nullptr;
+  dns::rr_type type = dns::rr_type::a;
+  std::vector<endpoint_plan> endpoints;
+  answer_group fail_safe;
+  std::unique_ptr<method_data> data;
+};
+
+struct record_plan {
+  const record* source = nullptr; ///< null for the synthesized apex SOA and NS
+  std::string name;               ///< owner, presentation form
+  uint32_t id = 0;
+  uint32_t zone = 0;
+  dns::rr_type type = dns::rr_type::a;
+  uint32_t ttl = 0;
+  record_mode mode = record_mode::plain;
+  answer_group plain;
+  uint32_t policy = no_index; ///< index into dc_plans / static_plans / profile_plans
+};
+
+struct zone_plan {
+  const zone* source = nullptr;
+  std::vector<uint8_t> wire; ///< apex name, wire form
+  uint32_t soa_rdata = 0;
+  uint32_t soa_ttl = 0;
+  uint32_t negative_ttl = 0; ///< min(SOA TTL, SOA minimum), RFC 2308
+  answer_group ns;
+  uint32_t ns_ttl = 0;
+};
+
+/// A monitored external endpoint: its measurement key and staleness limit.
+struct monitor_plan {
+  std::string key; ///< "profile/endpoint"
+  int64_t stale_ms = 0;
+};
+
+class routing_plan {
+public:
+  config_ptr cfg;
+  uint32_t version = 0; ///< config version this plan was compiled from
+
+  // Index spaces (config order).
+  std::vector<std::string> dc_names;
+  std::vector<std::string> service_names;
+  std::vector<monitor_plan> monitors;
+  int64_t host_stale_ms = 0;
+  std::vector<int64_t> service_stale_ms; ///< per service
+  int64_t client_stale_ms = 0;
+
+  // Answer data.
+  std::vector<uint8_t> rdata_bytes;
+  std::vector<rdata_entry> rdata;
+  std::vector<std::string> rdata_text; ///< presentation form, for traces
+  std::vector<answer_ref> answers;
+  std::vector<uint32_t> wrr_schedule;
+
+  // Names and policies.
+  std::vector<zone_plan> zones;
+  std::vector<record_plan> records;
+  std::vector<dc_plan> dc_plans;
+  std::vector<static_plan> static_plans;
+  std::vector<profile_plan> profile_plans;
+  name_table names;
+
+  // Geography and the latency table seed.
+  std::shared_ptr<geo_database> geo;
+  std::vector<geo_point> dc_locations; ///< per DC; NaN when unknown
+  prefix_map latency_seed_rows;       ///< client prefix -> seed row
+  std::vector<float> latency_seed_rtt; ///< [row * dc_count + dc], NaN = unknown
+
+  uint32_t dc_count() const noexcept { return static_cast<uint32_t>(dc_names.size()); }
+  uint32_t find_dc(std::string_view name) const noexcept;
+  uint32_t find_service(std::string_view name) const noexcept;
+  uint32_t find_monitor(std::string_view key) const noexcept;
+  /// Text of one answer, for traces.
+  const std::string& answer_text(uint32_t rdata_id) const { return rdata_text[rdata_id]; }
+};
+
+using plan_ptr = std::shared_ptr<const routing_plan>;
+
+/// Result of compiling: a plan, or the reason it could not be built (e.g.
+/// the geo database cannot be opened). Config rules were checked by the
+/// loader already; these are environment problems.
+struct compile_result {
+  plan_ptr plan;
+  std::string error;
+};
+
+compile_result compile_plan(config_ptr cfg, uint32_t version = 0);
+
+} // namespace gtmesh

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gtmesh::cli {
+
+/// Each `gtmesh SUBCOMMAND` is one function taking the arguments after the
+/// subcommand name and returning the process exit code.
+using args = std::vector<std::string>;
+
+int check_config(const args& a);
+int explain(const args& a);
+
+/// Small argument helper: `--name value` or `--name=value`.
+class arg_reader {
+public:
+  explicit arg_reader(const args& a) : args_(a) {}
+  /// Takes a flag's value; returns false if absent.
+  bool option(const std::string& name, std::string& out);
+  std::vector<std::string> options(const std::string& name);
+  bool flag(const std::string& name);
+  /// What remains: positional arguments. Unknown --options are reported.
+  std::vector<std::string> positional(std::string& unknown);
+
+private:
+  args args_;
+};
+
+} // namespace gtmesh::cli

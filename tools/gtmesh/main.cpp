@@ -1,0 +1,47 @@
+// gtmesh: one binary for every node role (SPEC section 6). Subcommands:
+//   check-config FILE          validate a config (exit 1 with file:line:field errors)
+//   explain ...                show why an answer is given, for a hand-written state
+// Further roles (serve, agent, decider, demo) register here as they land.
+
+#include "tools/gtmesh/commands.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace {
+
+struct command {
+  const char* name;
+  int (*run)(const gtmesh::cli::args&);
+  const char* help;
+};
+
+const command commands[] = {
+  {"check-config", gtmesh::cli::check_config, "check-config FILE         validate a config file"},
+  {"explain", gtmesh::cli::explain,
+   "explain --config FILE [--state STATE.yaml] NAME TYPE [--client IP] [--ecs PREFIX] [--json]\n"
+   "                            show the decision trace of one query"},
+};
+
+void usage() {
+  std::fprintf(stderr, "usage: gtmesh COMMAND [ARGS]\n\ncommands:\n");
+  for (const auto& c : commands)
+    std::fprintf(stderr, "  %s\n", c.help);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    usage();
+    return argc < 2 ? 2 : 0;
+  }
+  gtmesh::cli::args rest(argv + 2, argv + argc);
+  for (const auto& c : commands)
+    if (std::strcmp(argv[1], c.name) == 0)
+      return c.run(rest);
+  std::fprintf(stderr, "gtmesh: unknown command '%s'\n\n", argv[1]);
+  usage();
+  return 2;
+}
