@@ -11,6 +11,8 @@ using args = std::vector<std::string>;
 
 int check_config(const args& a);
 int explain(const args& a);
+int serve(const args& a); // tools/gtmesh/serve.cpp (issue 3)
+int agent(const args& a); // tools/gtmesh/agent.cpp (issue 4)
 
 /// Small argument helper: `--name value` or `--name=value`.
 class arg_reader {

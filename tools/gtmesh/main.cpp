@@ -22,6 +22,12 @@ const command commands[] = {
   {"explain", gtmesh::cli::explain,
    "explain --config FILE [--state STATE.yaml] NAME TYPE [--client IP] [--ecs PREFIX] [--json]\n"
    "                            show the decision trace of one query"},
+  {"serve", gtmesh::cli::serve,
+   "serve --config FILE --listen ADDR:PORT [--listen ...] [--state STATE.yaml]\n"
+   "                            run a standalone authoritative DNS responder"},
+  {"agent", gtmesh::cli::agent,
+   "agent --config FILE --dc DC [--once --print]\n"
+   "                            run the host, service and client agents of one DC"},
 };
 
 void usage() {

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# gtmesh set-up and entry point for the README's two commands.
+#
+#   sudo tools/setup.sh demo   install what is missing, build, start the demo cluster
+#   sudo tools/setup.sh test   install what is missing, build, run every test
+#   tools/setup.sh build       build only (packages already installed)
+#
+# Installs Debian 12 packages with apt-get when run as root and something is
+# missing; builds with CMake + Ninja (+ ccache) into build/.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+build_dir=${GTMESH_BUILD_DIR:-$here/build}
+jobs=${GTMESH_JOBS:-$(nproc)}
+
+# Build and library dependencies, then the real components tests run against.
+packages_build=(build-essential cmake ninja-build pkg-config ccache git
+  libcaf-dev libasio-dev libmsgpack-cxx-dev librocksdb-dev libgtest-dev libgmock-dev
+  libbenchmark-dev libyaml-cpp-dev libmaxminddb-dev libssl-dev openssl)
+packages_test=(dnsutils knot-dnsutils dnsperf unbound haproxy nginx-light iproute2 procps
+  python3 clang libclang-rt-14-dev mmdb-bin)
+
+install_packages() {
+  local missing=()
+  for p in "${packages_build[@]}" "${packages_test[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: missing Debian packages: ${missing[*]}" >&2
+    echo "setup: run as root (sudo $0 $*) to install them" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  # Keep the packages' own services (unbound, haproxy, nginx) from starting:
+  # tests start their own instances on loopback ports.
+  local policy=/usr/sbin/policy-rc.d created_policy=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' > "$policy"
+    chmod +x "$policy"
+    created_policy=1
+  fi
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  [ "$created_policy" = 1 ] && rm -f "$policy"
+  # The Debian units may still have started; the tests need the ports free.
+  for svc in unbound haproxy nginx; do
+    command -v systemctl >/dev/null 2>&1 && systemctl stop "$svc" >/dev/null 2>&1 || true
+    pkill -x "$svc" >/dev/null 2>&1 || true
+  done
+}
+
+build() {
+  cmake -S "$here" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$build_dir" -j "$jobs"
+}
+
+cmd=${1:-test}
+case "$cmd" in
+  demo)
+    install_packages
+    build
+    shift || true
+    exec "$build_dir/tools/gtmesh" demo "$@"
+    ;;
+  test)
+    install_packages
+    build
+    cd "$build_dir"
+    exec ctest --output-on-failure -j "$jobs" --timeout 600
+    ;;
+  build)
+    build
+    ;;
+  install-deps)
+    install_packages
+    ;;
+  *)
+    echo "usage: $0 demo|test|build|install-deps" >&2
+    exit 2
+    ;;
+esac
