@@ -1067,7 +1067,7 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
   if (worst > max_answers)
     error(n, field, "this policy can return " + std::to_string(worst) + " answers; the limit is " +
                       std::to_string(max_answers));
-  if (r.type == dns::rr_type::cname && (p.pick_dc_count > 1 || per_dc_max(p.balance, 2) > 1))
+  if (r.type == dns::rr_type::cname && worst > 1)
     error(n, field, "a CNAME record has exactly one answer: use pick_dc_count: 1 and a balance returning one answer");
 }
 

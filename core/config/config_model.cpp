@@ -41,6 +41,7 @@ std::string answer_value::text() const {
     case dns::rr_type::aaaa:
       return address.to_string();
     case dns::rr_type::cname:
+    case dns::rr_type::ns:
       return target;
     case dns::rr_type::mx:
       return std::to_string(preference) + " " + target;

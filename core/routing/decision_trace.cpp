@@ -77,6 +77,7 @@ std::vector<const trace_candidate*> decision_trace::candidates() const {
 
 std::string decision_trace::to_text() const {
   std::string out = question + "\n";
+  out += "  (* picked, o eligible but not chosen, - excluded)\n";
   for (const auto& e : entries_) {
     std::string indent(2 + 2 * static_cast<size_t>(e.depth), ' ');
     if (!e.candidate) {
@@ -85,17 +86,20 @@ std::string decision_trace::to_text() const {
     }
     const trace_candidate& c = *e.candidate;
     char head[96];
-    std::snprintf(head, sizeof(head), "%s %-12s", c.picked ? "*" : "-", c.name.c_str());
+    std::snprintf(head, sizeof(head), "%s %-10s", c.picked ? "*" : c.eligible ? "o" : "-", c.name.c_str());
     out += indent + head;
     if (!c.metric.empty()) {
       out += " " + c.metric + "=" + (c.value ? number(*c.value) : std::string("none"));
-      out += " age=" + format_age(c.age_ms) + (c.stale ? " (STALE)" : "");
+      if (c.age_ms >= 0)
+        out += " (age " + format_age(c.age_ms) + (c.stale ? ", STALE" : "") + ")";
     }
     if (!c.gate.empty())
-      out += " gate=" + c.gate;
+      out += " gate " + c.gate;
     if (c.rank > 0)
-      out += " rank=" + std::to_string(c.rank);
-    out += "  " + std::string(c.picked ? "PICKED" : "dropped") + (c.reason.empty() ? "" : ": " + c.reason);
+      out += " rank " + std::to_string(c.rank);
+    out += std::string(" => ") + (c.picked ? "PICKED" : c.eligible ? "not chosen" : "excluded");
+    if (!c.reason.empty())
+      out += ": " + c.reason;
     if (!c.answers.empty()) {
       out += " ->";
       for (const auto& a : c.answers)
@@ -127,7 +131,8 @@ std::string decision_trace::to_json() const {
     out += ",\"age_ms\":" + std::to_string(c.age_ms) + ",\"stale\":" + (c.stale ? "true" : "false");
     if (!c.gate.empty())
       out += ",\"gate\":" + json_string(c.gate);
-    out += ",\"rank\":" + std::to_string(c.rank) + ",\"picked\":" + (c.picked ? "true" : "false");
+    out += ",\"rank\":" + std::to_string(c.rank) + ",\"eligible\":" + (c.eligible ? "true" : "false") +
+           ",\"picked\":" + (c.picked ? "true" : "false");
     out += ",\"reason\":" + json_string(c.reason) + ",\"answers\":[";
     for (size_t i = 0; i < c.answers.size(); ++i)
       out += (i ? "," : "") + json_string(c.answers[i]);

@@ -17,6 +17,7 @@ struct trace_candidate {
   bool stale = false;
   std::string gate;     ///< "" (no gate), "pass" or why it failed
   int rank = 0;         ///< 1-based position after ranking; 0 = not ranked
+  bool eligible = false; ///< qualified / available, whether or not picked
   bool picked = false;
   std::string reason;   ///< why picked or dropped
   std::vector<std::string> answers; ///< answers it contributed

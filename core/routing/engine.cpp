@@ -78,7 +78,7 @@ void resolve(const routing_snapshot& snapshot, const routing_query& query, query
   const record_plan& r = plan.records[rec];
   out.record = rec;
   out.ttl = r.ttl;
-  route_context rc{plan, *snapshot.view, query, ctx, out, trace, r.id, 0};
+  route_context rc{plan, *snapshot.view, query, ctx, out, trace, r.id, 0, ctx.rotation[r.id & 0xff]++};
   if (trace)
     trace->note(0, "record " + r.name + " " + std::string(dns::to_string(r.type)) + " ttl " + std::to_string(r.ttl));
   switch (r.mode) {

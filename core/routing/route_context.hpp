@@ -19,6 +19,9 @@ struct route_context {
   decision_trace* trace; ///< null on the query path
   uint32_t record_id = 0;
   int depth = 0; ///< nesting depth, for trace indentation
+  /// This query's round-robin turn for the record: taken once per query, so
+  /// every picked DC advances by one answer per query.
+  uint32_t turn = 0;
 
   /// The geo database's view of the client, looked up once per query. Using
   /// it makes the answer depend on the client, so it widens the ECS scope.

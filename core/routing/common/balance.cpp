@@ -30,17 +30,12 @@ int balance_answers(const answer_group& group, balance_kind balance, route_conte
       return take_first(2);
     case balance_kind::top3:
       return take_first(3);
-    case balance_kind::round_robin: {
-      uint32_t& pos = rc.ctx.rotation[rc.record_id & 0xff];
-      put(answers[pos++ % group.count]);
+    case balance_kind::round_robin:
+      put(answers[rc.turn % group.count]);
       return 1;
-    }
-    case balance_kind::weighted_round_robin: {
-      uint32_t& pos = rc.ctx.rotation[rc.record_id & 0xff];
-      uint32_t slot = rc.plan.wrr_schedule[group.wrr_first + pos++ % group.wrr_count];
-      put(answers[slot]);
+    case balance_kind::weighted_round_robin:
+      put(answers[rc.plan.wrr_schedule[group.wrr_first + rc.turn % group.wrr_count]]);
       return 1;
-    }
     case balance_kind::random:
       put(answers[rc.ctx.random.below(group.count)]);
       return 1;

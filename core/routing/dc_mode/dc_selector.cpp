@@ -174,6 +174,7 @@ void select_dcs(const dc_plan& p, route_context& rc) {
     top_count = std::min(top_count + 1, pick);
   }
 
+  size_t all_qualified = 0;
   if (rc.trace) {
     // Rank every qualifying DC for the trace (not only the picked ones).
     std::vector<std::pair<rank_key, uint32_t>> all;
@@ -181,8 +182,10 @@ void select_dcs(const dc_plan& p, route_context& rc) {
       if (ok[i])
         all.emplace_back(rank_of(p.rank, selected_metric.direction, values[i], best), static_cast<uint32_t>(i));
     std::stable_sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    all_qualified = all.size();
     for (size_t r = 0; r < all.size(); ++r) {
       rows[all[r].second].rank = static_cast<int>(r + 1);
+      rows[all[r].second].eligible = true;
       if (static_cast<int>(r) >= top_count)
         rows[all[r].second].reason = "qualified, but pick_dc_count " + std::to_string(p.pick) + " already reached";
     }
@@ -194,7 +197,7 @@ void select_dcs(const dc_plan& p, route_context& rc) {
       std::vector<std::string>* picked = nullptr;
       if (rc.trace) {
         rows[i].picked = true;
-        rows[i].reason = "rank " + std::to_string(k + 1) + " of the qualifying DCs";
+        rows[i].reason = "rank " + std::to_string(k + 1) + " of " + std::to_string(all_qualified) + " qualifying DC(s)";
         picked = &rows[i].answers;
       }
       balance_answers(p.candidates[i].answers, p.balance, rc, picked);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace gtmesh {
 
@@ -125,8 +126,10 @@ selection performance_method::select(const profile_plan& p, std::span<const uint
       if (available[i] && p.endpoints[i].location == loc)
         ++count;
     if (rc.trace) {
-      std::string c = std::isnan(cost[order[k]]) ? std::string("unknown") : std::to_string(cost[order[k]]);
-      rc.trace->note(rc.depth, "performance: location " + plan.dc_names[loc] + " cost " + c + " (" + basis + "), " +
+      char c[32] = "unknown";
+      if (!std::isnan(cost[order[k]]))
+        std::snprintf(c, sizeof(c), "%.1f %s", cost[order[k]], basis[0] == 'g' ? "km" : "ms");
+      rc.trace->note(rc.depth, "performance: location " + plan.dc_names[loc] + " " + c + " (" + basis + "), " +
                                  std::to_string(count) + " available endpoint(s)");
     }
     if (count == 0)

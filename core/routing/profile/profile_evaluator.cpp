@@ -9,16 +9,17 @@ namespace {
 
 /// Health of one endpoint; `why` (trace only) says what decided it.
 bool endpoint_available(const endpoint_plan& e, route_context& rc, trace_candidate* row) {
-  auto say = [&](std::string text) {
+  // Reasons are built only when tracing: the query path must not allocate.
+  auto say = [&](auto&& text) {
     if (row)
-      row->reason = std::move(text);
+      row->reason = text();
   };
   if (e.status != endpoint_status::enabled) {
-    say(std::string(to_string(e.status)));
+    say([&] { return std::string(to_string(e.status)); });
     return false;
   }
   if (e.kind != endpoint_kind::nested && e.answers.count == 0) {
-    say("has no answer for this record type");
+    say([&] { return std::string("has no answer for this record type"); });
     return false;
   }
   const int64_t now = rc.ctx.now_ms;
@@ -32,15 +33,15 @@ bool endpoint_available(const endpoint_plan& e, route_context& rc, trace_candida
       }
     }
     if (!cell.present()) {
-      say(std::string(what) + ": no measurement");
+      say([&] { return std::string(what) + ": no measurement"; });
       return false;
     }
     if (!cell.fresh(now, limit)) {
-      say(std::string(what) + ": stale, not counted as evidence");
+      say([&] { return std::string(what) + ": stale, not counted as evidence"; });
       return false;
     }
     if (cell.value <= 0) {
-      say(std::string(what) + ": down");
+      say([&] { return std::string(what) + ": down"; });
       return false;
     }
     return true;
@@ -48,16 +49,16 @@ bool endpoint_available(const endpoint_plan& e, route_context& rc, trace_candida
   switch (e.kind) {
     case endpoint_kind::external:
       if (e.monitor == no_index) {
-        say("not monitored: always available");
+        say([&] { return std::string("available (not monitored)"); });
         return true;
       }
       if (!evidence(rc.view.endpoint(e.monitor), rc.plan.monitors[e.monitor].stale_ms, "monitor status"))
         return false;
-      say("monitor: up");
+      say([&] { return std::string("available (monitor up)"); });
       return true;
     case endpoint_kind::dc:
       if (rc.view.drained(e.dc)) {
-        say("DC drained by operator");
+        say([&] { return std::string("DC drained by operator"); });
         return false;
       }
       if (!evidence(rc.view.host(e.dc, metric_id::host_status), rc.plan.host_stale_ms, "host status"))
@@ -66,12 +67,12 @@ bool endpoint_available(const endpoint_plan& e, route_context& rc, trace_candida
           !evidence(rc.view.service(e.service, e.dc, metric_id::service_healthy_backends),
                     rc.plan.service_stale_ms[e.service], "healthyBackends"))
         return false;
-      say("DC healthy");
+      say([&] { return std::string("available (DC up)"); });
       return true;
     case endpoint_kind::nested: {
       const profile_plan& child = rc.plan.profile_plans[e.child];
       if (!child.source->enabled) {
-        say("child profile disabled");
+        say([&] { return std::string("child profile disabled"); });
         return false;
       }
       int available = count_available(e.child, rc);
@@ -80,11 +81,11 @@ bool endpoint_available(const endpoint_plan& e, route_context& rc, trace_candida
         row->value = available;
       }
       if (available < e.min_child) {
-        say("child profile has " + std::to_string(available) + " available endpoint(s), needs " +
-            std::to_string(e.min_child));
+        say([&] { return std::string("child profile has " + std::to_string(available) + " available endpoint(s), needs " +
+            std::to_string(e.min_child)); });
         return false;
       }
-      say("child profile has " + std::to_string(available) + " available endpoint(s)");
+      say([&] { return std::string("available (child profile has " + std::to_string(available) + " available endpoint(s))"); });
       return true;
     }
   }
@@ -146,6 +147,7 @@ void evaluate_profile(uint32_t profile_index, route_context& rc) {
     row.name = p.endpoints[i].source->name;
     row.kind = std::string(to_string(p.endpoints[i].kind));
     available[i] = endpoint_available(p.endpoints[i], rc, &row) ? 1 : 0;
+    row.eligible = available[i] != 0;
     rc.trace->add(rc.depth, std::move(row));
   }
   endpoint_choice choice;

@@ -1,0 +1,71 @@
+#pragma once
+
+// Merging the verdicts that several agent instances report for the same
+// backend (SPEC section 4: "every agent instance probes independently; the
+// decider merges their verdicts").
+//
+// Rule: a backend is healthy if at least one *fresh* verdict from any
+// instance says healthy. A verdict is fresh while its age is at most
+// `fresh_for_ms` (normally stale_after x the probe interval). No fresh
+// verdict at all means unhealthy (no evidence).
+//
+// Why "any fresh healthy" and not a majority or "all":
+// - Probes fail far more often because of the prober (an agent host with a
+//   broken route, a full conntrack table, a paused VM) than because a backend
+//   is reachable from one instance and not from another. With "all" or a
+//   majority, one sick agent could drain a whole DC.
+// - It matches the application-gateway model the SPEC follows: every
+//   instance forwards to a backend its own probes find healthy, so the
+//   backend receives traffic as long as one instance finds it healthy.
+// - Staleness bounds the risk: an instance that stops reporting stops
+//   counting after fresh_for_ms, so a dead agent's last "healthy" cannot
+//   keep a backend alive forever.
+// The cost: a backend that one instance can reach and another cannot counts
+// as healthy. deciders that need the stricter view can read
+// `merged_verdict::unhealthy_instances`.
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+
+namespace gtmesh::health {
+
+/// One agent instance's latest verdict for one backend.
+struct instance_verdict {
+  std::string origin; ///< agent instance id ("fra/agent-1")
+  bool healthy = false;
+  int64_t at_ms = 0;  ///< when the verdict was measured (Unix ms)
+  uint64_t seq = 0;   ///< the origin's sequence number of that measurement
+};
+
+struct merged_verdict {
+  bool healthy = false;
+  int fresh_instances = 0;     ///< verdicts no older than the limit
+  int healthy_instances = 0;   ///< fresh verdicts saying healthy
+  int unhealthy_instances = 0; ///< fresh verdicts saying unhealthy
+};
+
+/// A verdict is fresh when `now_ms - at_ms <= fresh_for_ms`; timestamps from
+/// the future (clock skew between machines) count as age 0.
+bool is_fresh(int64_t at_ms, int64_t now_ms, int64_t fresh_for_ms) noexcept;
+
+/// Applies the merge rule above to any number of instance verdicts.
+merged_verdict merge_verdicts(std::span<const instance_verdict> verdicts, int64_t now_ms,
+                              int64_t fresh_for_ms) noexcept;
+
+/// The latest verdict of every instance for one backend. `update` keeps the
+/// verdict with the highest sequence number per origin, so re-delivered or
+/// reordered gossip cannot roll a verdict back.
+class backend_verdicts {
+public:
+  /// Returns false (and changes nothing) if `v` is older than what is held.
+  bool update(const instance_verdict& v);
+  merged_verdict merged(int64_t now_ms, int64_t fresh_for_ms) const noexcept;
+  size_t instances() const noexcept { return by_origin_.size(); }
+
+private:
+  std::map<std::string, instance_verdict> by_origin_;
+};
+
+} // namespace gtmesh::health

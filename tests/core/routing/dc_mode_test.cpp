@@ -1,0 +1,270 @@
+// DC mode (SPEC section 2): one test per rule.
+
+#include "tests/core/routing/routing_fixture.hpp"
+
+namespace gtmesh::test {
+namespace {
+
+class dc_mode : public routing_fixture {
+protected:
+  void SetUp() override {
+    load(R"(
+      - name: www
+        type: A
+        dc:
+          source: service
+          service: web
+          metric: healthyBackends
+          criterion: highest
+          answers: {a: [192.0.2.1], b: [192.0.2.2], c: [192.0.2.3]}
+          fail_safe: [192.0.2.250]
+      - name: cool
+        type: A
+        dc:
+          source: host
+          metric: cpu
+          criterion: lowest
+          pick_dc_count: 2
+          answers: {a: [192.0.2.1], b: [192.0.2.2], c: [192.0.2.3]}
+          on_all_down: nodata
+      - name: eq
+        type: A
+        dc:
+          source: host
+          metric: status
+          criterion: {equals: up}
+          pick_dc_count: 3
+          answers: {a: [192.0.2.1], b: [192.0.2.2], c: [192.0.2.3]}
+          on_all_down: nodata
+      - name: near
+        type: A
+        dc:
+          source: host
+          metric: cpu
+          criterion: {within: {target: 50, margin: 10}}
+          pick_dc_count: 3
+          answers: {a: [192.0.2.1], b: [192.0.2.2], c: [192.0.2.3]}
+          on_all_down: nodata
+      - name: best
+        type: A
+        dc:
+          source: host
+          metric: cpu
+          criterion: {within: {target: best, margin: 20%}}
+          pick_dc_count: 3
+          answers: {a: [192.0.2.1], b: [192.0.2.2], c: [192.0.2.3]}
+          on_all_down: nodata
+      - name: gated
+        type: A
+        dc:
+          source: service
+          service: web
+          metric: healthyBackends
+          gate: {source: host, metric: status, criterion: {equals: up}}
+          pick_dc_count: 3
+          answers: {a: [192.0.2.1], b: [192.0.2.2], c: [192.0.2.3]}
+          on_all_down: nodata
+      - name: open
+        type: A
+        dc:
+          source: host
+          metric: status
+          pick_dc_count: 2
+          answers: {a: [192.0.2.1], b: [192.0.2.2], c: [192.0.2.3]}
+          on_all_down: fail_open
+      - name: byapi
+        type: A
+        dc:
+          source: service
+          service: api
+          metric: healthyBackends
+          answers: {a: [192.0.2.1], b: [192.0.2.2], c: [192.0.2.3]}
+          fail_safe: [192.0.2.250]
+      - name: www
+        type: MX
+        dc:
+          source: host
+          metric: status
+          answers: {a: ["10 mx-a.example.com."], b: ["10 mx-b.example.com."]}
+          fail_safe: ["99 backup.example.net."]
+      - name: www
+        type: AAAA
+        dc:
+          source: client
+          metric: packetLoss
+          criterion: lowest
+          answers: {a: ["2001:db8::a"], b: ["2001:db8::b"]}
+          fail_safe: ["2001:db8::ff"]
+      - name: alias
+        type: CNAME
+        dc:
+          source: client
+          metric: packetLoss
+          answers: {a: [a.example.net.], b: [b.example.net.]}
+          fail_safe: [safe.example.net.]
+      - name: txt
+        type: TXT
+        dc: {source: host, metric: cpu, answers: {a: ["from a"], b: ["from b"]}, fail_safe: ["fallback"]}
+      - name: _x._tcp
+        type: SRV
+        dc: {source: host, metric: cpu, answers: {a: ["10 5 443 a.example.com."], b: ["10 5 443 b.example.com."]}}
+)");
+  }
+};
+
+TEST_F(dc_mode, highest_picks_the_dc_with_the_most_healthy_backends) {
+  state("services: {web: {a: {healthyBackends: 2}, b: {healthyBackends: 5}, c: {healthyBackends: 3}}}");
+  EXPECT_EQ(answers("www.example.com"), strings{"192.0.2.2"});
+  state("services: {web: {a: {healthyBackends: 7}, b: {healthyBackends: 5}, c: {healthyBackends: 3}}}");
+  EXPECT_EQ(answers("www.example.com"), strings{"192.0.2.1"});
+}
+
+TEST_F(dc_mode, lowest_ranks_ascending_and_pick_dc_count_takes_that_many) {
+  state("hosts: {a: {cpu: 70}, b: {cpu: 20}, c: {cpu: 45}}");
+  EXPECT_EQ(answers("cool.example.com"), (strings{"192.0.2.2", "192.0.2.3"}));
+}
+
+TEST_F(dc_mode, fewer_qualifying_dcs_than_pick_count_returns_only_those) {
+  // c has no measurement at all: it is never invented to fill the count.
+  state("hosts: {b: {cpu: 20}}");
+  EXPECT_EQ(answers("cool.example.com"), strings{"192.0.2.2"});
+}
+
+TEST_F(dc_mode, equals_keeps_only_matching_dcs_in_config_order) {
+  state("hosts: {a: {status: up}, b: {status: down}, c: {status: up}}");
+  EXPECT_EQ(answers("eq.example.com"), (strings{"192.0.2.1", "192.0.2.3"}));
+}
+
+TEST_F(dc_mode, within_an_absolute_margin_of_a_target) {
+  state("hosts: {a: {cpu: 38}, b: {cpu: 55}, c: {cpu: 45}}");
+  // |55-50| = 5 and |45-50| = 5 qualify (ties: lower cpu first), 38 is 12 away.
+  EXPECT_EQ(answers("near.example.com"), (strings{"192.0.2.3", "192.0.2.2"}));
+}
+
+TEST_F(dc_mode, within_a_percentage_of_the_best_value) {
+  // best (lowest cpu) = 40; 20% of 40 = 8: 40 and 47 qualify, 49 does not.
+  state("hosts: {a: {cpu: 49}, b: {cpu: 40}, c: {cpu: 47}}");
+  EXPECT_EQ(answers("best.example.com"), (strings{"192.0.2.2", "192.0.2.3"}));
+}
+
+TEST_F(dc_mode, gate_excludes_dcs_failing_the_other_source) {
+  state(R"(
+hosts: {a: {status: up}, b: {status: down}, c: {status: up}}
+services: {web: {a: {healthyBackends: 1}, b: {healthyBackends: 9}, c: {healthyBackends: 3}}})");
+  EXPECT_EQ(answers("gated.example.com"), (strings{"192.0.2.3", "192.0.2.1"}));
+}
+
+TEST_F(dc_mode, gate_on_stale_data_fails) {
+  state(R"(
+hosts: {a: {status: up}, b: {status: {value: up, age: 31s}}, c: {status: up}}
+services: {web: {a: {healthyBackends: 1}, b: {healthyBackends: 9}, c: {healthyBackends: 3}}})");
+  // host_interval 10s x stale_after 3 = 30s: b's gate evidence is stale.
+  EXPECT_EQ(answers("gated.example.com"), (strings{"192.0.2.3", "192.0.2.1"}));
+  EXPECT_NE(explain("gated.example.com").find("stale"), std::string::npos);
+}
+
+TEST_F(dc_mode, stale_selection_metric_never_counts_as_healthy_evidence) {
+  state("services: {web: {a: {healthyBackends: {value: 9, age: 31s}}, b: {healthyBackends: 1}}}");
+  EXPECT_EQ(answers("www.example.com"), strings{"192.0.2.2"});
+  state("services: {web: {a: {healthyBackends: {value: 9, age: 29s}}, b: {healthyBackends: 1}}}");
+  EXPECT_EQ(answers("www.example.com"), strings{"192.0.2.1"});
+}
+
+TEST_F(dc_mode, a_dc_with_zero_healthy_backends_never_qualifies) {
+  state("services: {web: {a: {healthyBackends: 0}, b: {healthyBackends: 0}, c: {healthyBackends: 0}}}");
+  EXPECT_EQ(answers("www.example.com"), strings{"192.0.2.250"});
+}
+
+TEST_F(dc_mode, fail_safe_when_no_dc_qualifies_and_never_nxdomain) {
+  // No measurements at all.
+  auto a = ask("www.example.com");
+  EXPECT_EQ(a.status, answer_status::answer);
+  EXPECT_EQ(answers(a), strings{"192.0.2.250"});
+}
+
+TEST_F(dc_mode, nodata_when_configured_and_nothing_qualifies) {
+  EXPECT_EQ(ask("cool.example.com").status, answer_status::nodata);
+}
+
+TEST_F(dc_mode, fail_open_answers_the_first_dcs_as_if_healthy) {
+  state("hosts: {a: {status: down}, b: {status: down}, c: {status: down}}");
+  EXPECT_EQ(answers("open.example.com"), (strings{"192.0.2.1", "192.0.2.2"}));
+}
+
+TEST_F(dc_mode, drained_dc_is_excluded_even_when_best) {
+  state(R"(
+services: {web: {a: {healthyBackends: 9}, b: {healthyBackends: 1}}}
+drained: [a])");
+  EXPECT_EQ(answers("www.example.com"), strings{"192.0.2.2"});
+}
+
+TEST_F(dc_mode, services_on_the_same_dcs_route_independently) {
+  state(R"(
+services:
+  web: {a: {healthyBackends: 9}, b: {healthyBackends: 1}}
+  api: {a: {healthyBackends: 1}, b: {healthyBackends: 9}})");
+  EXPECT_EQ(answers("www.example.com"), strings{"192.0.2.1"});
+  EXPECT_EQ(answers("byapi.example.com"), strings{"192.0.2.2"});
+}
+
+TEST_F(dc_mode, each_record_type_of_one_name_has_its_own_policy) {
+  state(R"(
+hosts: {a: {status: down, cpu: 10}, b: {status: up, cpu: 20}}
+services: {web: {a: {healthyBackends: 9}, b: {healthyBackends: 1}}}
+clients: {"198.51.100.0/24": {a: {packetLoss: 5}, b: {packetLoss: 1}}})");
+  EXPECT_EQ(answers("www.example.com", "A"), strings{"192.0.2.1"});                   // healthyBackends: a
+  EXPECT_EQ(answers("www.example.com", "MX"), strings{"10 mx-b.example.com."});       // host status: b
+  EXPECT_EQ(answers("www.example.com", "AAAA", "198.51.100.9"), strings{"2001:db8::b"}); // client loss: b
+  EXPECT_EQ(answers("txt.example.com", "TXT"), strings{"\"from a\""});                // lowest cpu: a
+  EXPECT_EQ(answers("_x._tcp.example.com", "SRV"), strings{"10 5 443 a.example.com."});
+}
+
+TEST_F(dc_mode, client_source_follows_the_ecs_prefix_and_reports_its_scope) {
+  state(R"(
+clients:
+  "198.51.100.0/24": {a: {packetLoss: 5}, b: {packetLoss: 1}}
+  "203.0.113.0/24": {a: {packetLoss: 0}, b: {packetLoss: 3}})");
+  auto one = ask("alias.example.com", "CNAME", "10.9.9.9", "198.51.100.0/24");
+  EXPECT_EQ(answers(one), strings{"b.example.net."});
+  EXPECT_EQ(one.scope, 24);
+  auto two = ask("alias.example.com", "CNAME", "10.9.9.9", "203.0.113.0/24");
+  EXPECT_EQ(answers(two), strings{"a.example.net."});
+  // Without ECS the resolver's source address decides.
+  EXPECT_EQ(answers("alias.example.com", "CNAME", "203.0.113.77"), strings{"a.example.net."});
+}
+
+TEST_F(dc_mode, an_unmeasured_client_gets_fail_safe_and_is_flagged_for_measurement) {
+  state(R"(clients: {"198.51.100.0/24": {a: {packetLoss: 5}, b: {packetLoss: 1}}})");
+  auto r = ask("alias.example.com", "CNAME", "192.0.2.77");
+  EXPECT_EQ(answers(r), strings{"safe.example.net."});
+  EXPECT_TRUE(r.client_unmeasured);
+  EXPECT_FALSE(ask("alias.example.com", "CNAME", "198.51.100.3").client_unmeasured);
+}
+
+TEST_F(dc_mode, host_and_service_decisions_do_not_depend_on_the_client) {
+  state("services: {web: {a: {healthyBackends: 2}}}");
+  EXPECT_EQ(ask("www.example.com", "A", "", "198.51.100.0/24").scope, 0);
+}
+
+TEST_F(dc_mode, trace_lists_every_candidate_with_value_age_gate_rank_and_reason) {
+  state(R"(
+hosts: {a: {status: up}, b: {status: down}, c: {status: up}}
+services: {web: {a: {healthyBackends: 1}, b: {healthyBackends: 9}, c: {healthyBackends: {value: 3, age: 12s}}}})");
+  decision_trace t;
+  ask("gated.example.com", "A", "192.0.2.1", "", &t);
+  auto c = t.candidates();
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(c[0]->name, "a");
+  EXPECT_EQ(c[0]->rank, 2);
+  EXPECT_TRUE(c[0]->picked);
+  EXPECT_EQ(c[1]->name, "b");
+  EXPECT_FALSE(c[1]->picked);
+  EXPECT_NE(c[1]->gate.find("host status = 0"), std::string::npos) << c[1]->gate;
+  EXPECT_EQ(c[2]->age_ms, 12000);
+  EXPECT_EQ(*c[2]->value, 3);
+  EXPECT_EQ(c[2]->rank, 1);
+  EXPECT_NE(t.outcome.find("192.0.2.3"), std::string::npos);
+}
+
+} // namespace
+} // namespace gtmesh::test

@@ -1,0 +1,115 @@
+// Nested profiles, endpoint statuses and the per-profile all-down behaviour
+// (core/routing/profile).
+
+#include "tests/core/routing/routing_fixture.hpp"
+
+namespace gtmesh::test {
+namespace {
+
+class nested : public routing_fixture {
+protected:
+  void SetUp() override {
+    load(R"(      - {name: n, type: A, profile: top}
+      - {name: fs, type: A, profile: safe}
+      - {name: fo, type: A, profile: open}
+      - {name: nd, type: A, profile: nodata}
+      - {name: st, type: A, profile: statuses}
+      - {name: cn, type: A, profile: host}
+)",
+         R"(
+profiles:
+  - name: top
+    method: priority
+    on_all_down: nodata
+    endpoints:
+      - {name: eu, kind: nested, profile: eu, min_child_endpoints: 2}
+      - {name: us, kind: dc, dc: b, answers: [198.51.100.1], service: web}
+  - name: eu
+    method: weighted
+    endpoints:
+      - {name: eu1, kind: external, target: 192.0.2.1, monitor: mon}
+      - {name: eu2, kind: external, target: 192.0.2.2, monitor: mon}
+      - {name: eu3, kind: external, target: 192.0.2.3, monitor: mon}
+  - name: safe
+    method: priority
+    fail_safe: [192.0.2.250]
+    endpoints: [{name: x, kind: external, target: 192.0.2.1, monitor: mon}]
+  - name: open
+    method: priority
+    on_all_down: fail_open
+    endpoints:
+      - {name: x, kind: external, target: 192.0.2.1, monitor: mon}
+      - {name: y, kind: external, target: 192.0.2.2, monitor: mon}
+  - name: nodata
+    method: priority
+    on_all_down: nodata
+    endpoints: [{name: x, kind: external, target: 192.0.2.1, monitor: mon}]
+  - name: statuses
+    method: priority
+    on_all_down: nodata
+    endpoints:
+      - {name: dis, kind: external, target: 192.0.2.1, status: disabled}
+      - {name: stop, kind: external, target: 192.0.2.2, status: stopped}
+      - {name: on, kind: external, target: 192.0.2.3}
+  - name: host
+    method: priority
+    endpoints: [{name: h, kind: external, target: app.example.net}]
+)");
+  }
+};
+
+TEST_F(nested, a_nested_endpoint_is_resolved_through_its_child) {
+  state(R"(endpoints: {eu/eu1: up, eu/eu2: up, eu/eu3: down})");
+  auto a = answers("n.example.com");
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_TRUE(a[0] == "192.0.2.1" || a[0] == "192.0.2.2") << a[0];
+}
+
+TEST_F(nested, min_child_endpoints_makes_the_parent_fail_over) {
+  state(R"(hosts: {b: {status: up}}
+services: {web: {b: {healthyBackends: 2}}}
+endpoints: {eu/eu1: up, eu/eu2: down, eu/eu3: down})");
+  EXPECT_EQ(answers("n.example.com"), strings{"198.51.100.1"});
+}
+
+TEST_F(nested, a_dc_endpoint_needs_its_service_backends) {
+  state(R"(hosts: {b: {status: up}}
+services: {web: {b: {healthyBackends: 0}}})");
+  EXPECT_EQ(ask("n.example.com").status, answer_status::nodata);
+}
+
+TEST_F(nested, all_down_fail_safe) {
+  state("endpoints: {safe/x: down}");
+  EXPECT_EQ(answers("fs.example.com"), strings{"192.0.2.250"});
+}
+
+TEST_F(nested, all_down_fail_open_answers_as_if_healthy) {
+  state("endpoints: {open/x: down, open/y: down}");
+  EXPECT_EQ(answers("fo.example.com"), strings{"192.0.2.1"});
+}
+
+TEST_F(nested, all_down_nodata) {
+  state("endpoints: {nodata/x: down}");
+  EXPECT_EQ(ask("nd.example.com").status, answer_status::nodata);
+}
+
+TEST_F(nested, disabled_and_stopped_endpoints_take_no_traffic) {
+  EXPECT_EQ(answers("st.example.com"), strings{"192.0.2.3"});
+}
+
+TEST_F(nested, a_host_name_target_is_answered_as_a_cname) {
+  auto r = ask("cn.example.com");
+  ASSERT_EQ(r.count, 1);
+  EXPECT_EQ(plan->rdata[r.rdata[0]].type, dns::rr_type::cname);
+  EXPECT_EQ(answers(r), strings{"app.example.net."});
+}
+
+TEST_F(nested, trace_shows_the_nested_decision) {
+  state(R"(endpoints: {eu/eu1: up, eu/eu2: up, eu/eu3: down})");
+  std::string t = explain("n.example.com");
+  EXPECT_NE(t.find("nested profile 'eu'"), std::string::npos) << t;
+  EXPECT_NE(t.find("monitor status: down"), std::string::npos) << t;
+}
+
+} // namespace
+} // namespace gtmesh::test
