@@ -453,6 +453,8 @@ std::optional<probe_settings> loader::parse_probe(const node& n, const std::stri
     p.interval_ms = *v;
   if (auto v = duration(n, "timeout", field, 1, 86'400'000))
     p.timeout_ms = *v;
+  else if (!n["timeout"])
+    p.timeout_ms = std::min(p.timeout_ms, p.interval_ms); // default 30 s, never beyond the interval
   if (auto v = integer(n, "unhealthy_threshold", field, 1, 20))
     p.unhealthy_threshold = static_cast<int>(*v);
   if (auto v = integer(n, "healthy_threshold", field, 1, 20))

@@ -33,6 +33,9 @@ enum class wire_error : uint8_t {
 ///  - The cursor does not own the buffer; the buffer must outlive it.
 class wire_cursor {
 public:
+  /// An empty cursor (no room): every access latches an error.
+  wire_cursor() noexcept : data_(nullptr), size_(0), limit_(0) {}
+
   /// A cursor that may read and write `buffer`.
   explicit wire_cursor(std::span<uint8_t> buffer) noexcept
     : data_(buffer.data()), size_(buffer.size()), limit_(buffer.size()) {}

@@ -1,0 +1,31 @@
+#include "core/dns/lookup/dns_counters.hpp"
+
+namespace gtmesh::dns {
+
+std::string_view to_string(dns_counter c) noexcept {
+  static constexpr std::string_view names[] = {
+    "udp_queries",       "tcp_queries",     "responses",       "noerror",          "nodata",
+    "nxdomain",          "refused",         "formerr",         "notimp",           "servfail",
+    "badvers",           "dropped_runt",    "dropped_response", "truncated",       "edns",
+    "ecs",               "any_minimal",     "cname_chased",    "rrl_dropped",      "rrl_slipped",
+    "unmeasured_queued", "unmeasured_dropped", "tcp_accepted", "tcp_rejected",     "tcp_idle_closed",
+    "tcp_bad_length",    "recv_errors",     "send_errors",
+  };
+  static_assert(std::size(names) == dns_counter_count, "one name per counter");
+  size_t i = static_cast<size_t>(c);
+  return i < dns_counter_count ? names[i] : "?";
+}
+
+std::string dns_counters::to_text() const {
+  std::string out;
+  for (size_t i = 0; i < dns_counter_count; ++i) {
+    if (i > 0)
+      out += ' ';
+    out += to_string(static_cast<dns_counter>(i));
+    out += '=';
+    out += std::to_string(values[i]);
+  }
+  return out;
+}
+
+} // namespace gtmesh::dns

@@ -1,0 +1,94 @@
+#pragma once
+
+// What a responder counts (gdnsd's dnspacket_stats_t): every query by
+// transport, every response by RCODE, and every way a packet can be refused,
+// dropped, limited or truncated. Each thread counts into its own
+// worker_counters (single writer, no atomic read-modify-write on the query
+// path); the owner sums them into a dns_counters value on demand.
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gtmesh::dns {
+
+enum class dns_counter : uint8_t {
+  udp_queries,        ///< datagrams received (including ones then dropped)
+  tcp_queries,        ///< messages received over TCP
+  responses,          ///< responses sent or queued for sending
+  noerror,            ///< NOERROR responses with answers
+  nodata,             ///< NOERROR responses without answers (SOA in authority)
+  nxdomain,
+  refused,            ///< out-of-zone names, other classes, zone transfers
+  formerr,            ///< malformed queries answered with FORMERR
+  notimp,             ///< opcodes other than QUERY, MAILA/MAILB
+  servfail,           ///< no snapshot published yet
+  badvers,            ///< EDNS version above 0
+  dropped_runt,       ///< shorter than a DNS header: silently dropped
+  dropped_response,   ///< QR bit set: never answered
+  truncated,          ///< answered with TC=1 because the answer did not fit
+  edns,               ///< queries with an OPT record
+  ecs,                ///< queries with a valid Client Subnet option
+  any_minimal,        ///< ANY answered minimally (RFC 8482)
+  cname_chased,       ///< in-zone CNAME targets followed
+  rrl_dropped,        ///< responses suppressed by response rate limiting
+  rrl_slipped,        ///< rate-limited responses sent truncated instead (slip)
+  unmeasured_queued,  ///< client prefixes queued for the client agents
+  unmeasured_dropped, ///< ... dropped because the queue was full
+  tcp_accepted,
+  tcp_rejected,       ///< connections closed at once: connection limit reached
+  tcp_idle_closed,    ///< connections closed by the idle timeout
+  tcp_bad_length,     ///< TCP messages shorter than a header (connection closed)
+  recv_errors,
+  send_errors,
+  count_              ///< number of counters (not a counter)
+};
+
+inline constexpr size_t dns_counter_count = static_cast<size_t>(dns_counter::count_);
+
+/// Stable names (used in logs, the stats dump and tests).
+std::string_view to_string(dns_counter c) noexcept;
+
+/// A plain snapshot of counter values (a sum over threads).
+struct dns_counters {
+  std::array<uint64_t, dns_counter_count> values{};
+
+  uint64_t operator[](dns_counter c) const noexcept { return values[static_cast<size_t>(c)]; }
+  uint64_t& operator[](dns_counter c) noexcept { return values[static_cast<size_t>(c)]; }
+  dns_counters& operator+=(const dns_counters& other) noexcept {
+    for (size_t i = 0; i < dns_counter_count; ++i)
+      values[i] += other.values[i];
+    return *this;
+  }
+  /// "udp_queries=12 tcp_queries=0 ..." on one line, every counter.
+  std::string to_text() const;
+};
+
+/// One thread's counters. Only the owning thread calls bump(); any thread may
+/// call read(). The increment is a relaxed load plus a relaxed store (a plain
+/// add, no lock prefix), which is exact with a single writer.
+class alignas(64) worker_counters {
+public:
+  worker_counters() noexcept {
+    for (auto& v : values_)
+      v.store(0, std::memory_order_relaxed);
+  }
+  void bump(dns_counter c, uint64_t n = 1) noexcept {
+    auto& v = values_[static_cast<size_t>(c)];
+    v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  uint64_t get(dns_counter c) const noexcept { return values_[static_cast<size_t>(c)].load(std::memory_order_relaxed); }
+  dns_counters read() const noexcept {
+    dns_counters out;
+    for (size_t i = 0; i < dns_counter_count; ++i)
+      out.values[i] = values_[i].load(std::memory_order_relaxed);
+    return out;
+  }
+
+private:
+  std::array<std::atomic<uint64_t>, dns_counter_count> values_;
+};
+
+} // namespace gtmesh::dns

@@ -1,0 +1,25 @@
+#include "core/dns/wire/dns_header.hpp"
+
+namespace gtmesh::dns {
+
+std::string_view to_string(rcode r) noexcept {
+  switch (r) {
+    case rcode::noerror:
+      return "NOERROR";
+    case rcode::formerr:
+      return "FORMERR";
+    case rcode::servfail:
+      return "SERVFAIL";
+    case rcode::nxdomain:
+      return "NXDOMAIN";
+    case rcode::notimp:
+      return "NOTIMP";
+    case rcode::refused:
+      return "REFUSED";
+    case rcode::badvers:
+      return "BADVERS";
+  }
+  return "?";
+}
+
+} // namespace gtmesh::dns

@@ -1,0 +1,124 @@
+#include "core/dns/wire/query_parser.hpp"
+
+#include "core/dns/wire/rr_type.hpp"
+
+namespace gtmesh::dns {
+
+namespace {
+
+/// Reads the question name into `out` (lowercased). False if malformed.
+bool read_question_name(wire_cursor& in, parsed_query& out) noexcept {
+  size_t length = 0;
+  for (;;) {
+    uint8_t label = in.read_u8();
+    if (!in.ok())
+      return false;
+    if (label > max_label) // a pointer (0xC0) or an extended label type (0x40, 0x80)
+      return false;
+    if (length + 1 + label > max_name_wire)
+      return false;
+    out.qname[length++] = label;
+    if (label == 0)
+      break;
+    auto bytes = in.read_span(label);
+    if (!in.ok())
+      return false;
+    for (uint8_t c : bytes)
+      out.qname[length++] = lower(c);
+  }
+  out.qname_length = static_cast<uint8_t>(length);
+  return true;
+}
+
+/// Skips an owner name in a record other than the question, where
+/// compression is allowed (a pointer ends the name). False if malformed.
+bool skip_name(wire_cursor& in) noexcept {
+  size_t length = 0;
+  for (;;) {
+    uint8_t label = in.read_u8();
+    if (!in.ok())
+      return false;
+    if ((label & 0xc0) == 0xc0) {
+      in.skip(1);
+      return in.ok();
+    }
+    if (label > max_label)
+      return false;
+    length += 1 + label;
+    if (length > max_name_wire)
+      return false;
+    if (label == 0)
+      return true;
+    in.skip(label);
+  }
+}
+
+} // namespace
+
+parse_status parse_query(std::span<const uint8_t> packet, parsed_query& out) noexcept {
+  out.question_end = 0;
+  out.qname_length = 0;
+  out.qtype = out.qclass = 0;
+  out.edns = edns_info{};
+  if (packet.size() < header_size)
+    return parse_status::runt;
+  wire_cursor in(packet);
+  out.header = read_header(in);
+  if (out.header.has(header_flag::qr))
+    return parse_status::response;
+  if (out.header.opcode_value() != static_cast<uint8_t>(opcode::query))
+    return parse_status::notimp;
+  if (out.header.qdcount != 1 || out.header.ancount != 0 || out.header.nscount != 0)
+    return parse_status::formerr;
+
+  if (!read_question_name(in, out))
+    return parse_status::formerr;
+  out.qtype = in.read_u16();
+  out.qclass = in.read_u16();
+  if (!in.ok())
+    return parse_status::formerr;
+  out.question_end = static_cast<uint16_t>(in.position());
+
+  bool have_opt = false;
+  for (uint16_t i = 0; i < out.header.arcount; ++i) {
+    size_t owner_at = in.position();
+    if (!skip_name(in))
+      return parse_status::formerr;
+    bool root_owner = in.position() == owner_at + 1 && packet[owner_at] == 0;
+    uint16_t type = in.read_u16();
+    uint16_t klass = in.read_u16();
+    uint32_t ttl = in.read_u32();
+    uint16_t rdlength = in.read_u16();
+    if (!in.ok())
+      return parse_status::formerr;
+    if (type != static_cast<uint16_t>(rr_type::opt)) {
+      in.skip(rdlength);
+      if (!in.ok())
+        return parse_status::formerr;
+      continue;
+    }
+    if (have_opt || !root_owner) // RFC 6891 6.1.1: one OPT, owned by the root
+      return parse_status::formerr;
+    have_opt = true;
+    edns_info e;
+    e.present = true;
+    e.udp_size = klass < classic_udp_size ? classic_udp_size : klass;
+    e.version = static_cast<uint8_t>(ttl >> 16);
+    e.dnssec_ok = (ttl & edns_do_bit) != 0;
+    if (!parse_opt_options(in, rdlength, e)) {
+      // The OPT itself was readable: answer FORMERR with an OPT, but echo
+      // no option (RFC 7871 7.1.1 for a broken ECS).
+      e.has_ecs = false;
+      out.edns = e;
+      return parse_status::formerr;
+    }
+    out.edns = e;
+  }
+  if (in.position() != packet.size())
+    return parse_status::formerr; // trailing bytes
+  if (out.edns.present && out.edns.version != 0)
+    return parse_status::badvers;
+  return parse_status::ok;
+}
+
+} // namespace gtmesh::dns
