@@ -61,7 +61,35 @@ struct metric_info {
 /// Number of metric columns per source row.
 inline constexpr std::array<int, source_count> source_columns{5, 8, 6, 1};
 
-const metric_info& info(metric_id m) noexcept;
+namespace detail {
+using enum metric_id;
+inline constexpr std::array<metric_info, metric_count> metric_table{{
+  {host_cpu, source::host, "cpu", better::lower, false, 0, "percent of the DC's CPU capacity in use"},
+  {host_mem, source::host, "mem", better::lower, false, 1, "percent of memory in use"},
+  {host_bw, source::host, "bw", better::lower, false, 2, "Mbit/s in+out"},
+  {host_status, source::host, "status", better::higher, true, 3, "1 up, 0 down"},
+  {host_packet_loss, source::host, "packetLoss", better::lower, false, 4, "percent"},
+  {service_cpu, source::service, "cpu", better::lower, false, 0, "percent of one core, summed"},
+  {service_mem, source::service, "mem", better::lower, false, 1, "MiB resident"},
+  {service_bw, source::service, "bw", better::lower, false, 2, "Mbit/s in+out"},
+  {service_request, source::service, "request", better::lower, false, 3, "requests/s"},
+  {service_connection, source::service, "connection", better::lower, false, 4, "open connections"},
+  {service_session_new, source::service, "session_new", better::lower, false, 5, "new sessions/s"},
+  {service_status, source::service, "status", better::higher, true, 6, "1 up, 0 down"},
+  {service_healthy_backends, source::service, "healthyBackends", better::higher, true, 7, "count"},
+  {client_hops, source::client, "hops", better::lower, false, 0, "router hops"},
+  {client_mos, source::client, "mos", better::higher, false, 1, "1.0 .. 4.5"},
+  {client_packet_loss, source::client, "packetLoss", better::lower, false, 2, "percent"},
+  {client_ttl, source::client, "ttl", better::higher, false, 3, "received IP TTL"},
+  {client_rtt, source::client, "rtt", better::lower, false, 4, "ms"},
+  {client_jitter, source::client, "jitter", better::lower, false, 5, "ms"},
+  {endpoint_status, source::endpoint, "status", better::higher, true, 0, "1 up, 0 down"},
+}};
+} // namespace detail
+
+constexpr const metric_info& info(metric_id m) noexcept {
+  return detail::metric_table[static_cast<size_t>(m)];
+}
 /// Looks a metric up by source and config name ("packetLoss", ...).
 std::optional<metric_id> parse_metric(source s, std::string_view name) noexcept;
 /// Comma-separated config names of a source's metrics, for error messages.

@@ -36,6 +36,19 @@ uint32_t find_zone(const routing_plan& plan, std::span<const uint8_t> name) noex
 
 } // namespace
 
+snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view> view, int64_t now_ms,
+                           uint64_t generation) {
+  auto s = std::make_shared<routing_snapshot>();
+  auto prepared = std::make_shared<prepared_decisions>();
+  prepare_dc_rankings(*plan, *view, now_ms, *prepared);
+  prepare_endpoint_availability(*plan, *view, now_ms, *prepared);
+  s->prepared = std::move(prepared);
+  s->plan = std::move(plan);
+  s->view = std::move(view);
+  s->generation = generation;
+  return s;
+}
+
 void resolve(const routing_snapshot& snapshot, const routing_query& query, query_context& ctx, answer_set& out,
              decision_trace* trace) {
   out.reset();
@@ -78,7 +91,8 @@ void resolve(const routing_snapshot& snapshot, const routing_query& query, query
   const record_plan& r = plan.records[rec];
   out.record = rec;
   out.ttl = r.ttl;
-  route_context rc{plan, *snapshot.view, query, ctx, out, trace, r.id, 0, ctx.rotation[r.id & 0xff]++};
+  route_context rc{plan, *snapshot.view, query, ctx, out, trace, r.id, 0, ctx.rotation[r.id & 0xff]++,
+                   snapshot.prepared.get()};
   if (trace)
     trace->note(0, "record " + r.name + " " + std::string(dns::to_string(r.type)) + " ttl " + std::to_string(r.ttl));
   switch (r.mode) {
@@ -88,7 +102,7 @@ void resolve(const routing_snapshot& snapshot, const routing_query& query, query
         trace->note(0, "plain record: every configured answer");
       break;
     case record_mode::dc:
-      select_dcs(plan.dc_plans[r.policy], rc);
+      select_dcs(plan.dc_plans[r.policy], r.policy, rc);
       break;
     case record_mode::static_rules:
       select_static(plan.static_plans[r.policy], rc);

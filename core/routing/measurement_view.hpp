@@ -2,10 +2,11 @@
 
 // The engine's view of live measurements: the latest value of every
 // (DC, source, service / client prefix / monitored endpoint, metric) with the
-// time it was measured, plus operator overrides (drained DCs). Dense tables
-// indexed by the integers of one routing_plan, so a read on the query path
-// is an array access. Immutable once finish() has run; a new view is built
-// for every change and published with the plan in a routing_snapshot.
+// time it was measured, plus operator overrides (drained DCs). One dense
+// array of cells whose positions the plan fixes (cell_layout), so that a read
+// on the query path is an indexed load. Immutable once finish() has run; a
+// new view is built for every change and published with the plan in a
+// routing_snapshot.
 
 #include "core/metrics/metric.hpp"
 #include "core/net/ip_address.hpp"
@@ -17,8 +18,6 @@
 #include <vector>
 
 namespace gtmesh {
-
-class routing_plan;
 
 struct measurement_cell {
   static constexpr int64_t never = std::numeric_limits<int64_t>::min();
@@ -32,9 +31,38 @@ struct measurement_cell {
   bool fresh(int64_t now_ms, int64_t limit_ms) const noexcept { return present() && age(now_ms) <= limit_ms; }
 };
 
+/// Positions of cells in measurement_view, fixed by a plan's index spaces.
+/// Metric-major: the cells of one metric for all DCs are contiguous, because
+/// a decision reads one metric across every candidate DC:
+///   host cells     [metric 5][dc]
+///   service cells  [service][metric 8][dc]
+///   monitor cells  [monitored endpoint]
+///   client rows    [metric 6][dc], one row per client prefix
+struct cell_layout {
+  static constexpr uint32_t host_cols = 5;
+  static constexpr uint32_t service_cols = 8;
+  static constexpr uint32_t client_cols = 6;
+
+  uint32_t dc_count = 0;
+  uint32_t service_count = 0;
+  uint32_t monitor_count = 0;
+
+  uint32_t host(uint32_t dc, metric_id m) const noexcept { return info(m).column * dc_count + dc; }
+  uint32_t service(uint32_t svc, uint32_t dc, metric_id m) const noexcept {
+    return dc_count * host_cols + (svc * service_cols + info(m).column) * dc_count + dc;
+  }
+  uint32_t monitor(uint32_t mon) const noexcept {
+    return dc_count * host_cols + service_count * dc_count * service_cols + mon;
+  }
+  uint32_t size() const noexcept { return monitor(monitor_count); }
+  /// Offset of (dc, metric) inside one client row.
+  uint32_t client(uint32_t dc, metric_id m) const noexcept { return info(m).column * dc_count + dc; }
+  uint32_t client_row_size() const noexcept { return dc_count * client_cols; }
+};
+
 class measurement_view {
 public:
-  explicit measurement_view(const routing_plan& plan);
+  explicit measurement_view(const cell_layout& layout);
 
   // --- writing (before finish) ---
   void set_host(uint32_t dc, metric_id m, double value, int64_t at_ms);
@@ -45,34 +73,33 @@ public:
   /// Builds the client prefix index. Call once, after the last set_client.
   void finish();
 
-  // --- reading ---
-  const measurement_cell& host(uint32_t dc, metric_id m) const noexcept {
-    return host_[dc * host_cols + info(m).column];
-  }
-  const measurement_cell& service(uint32_t service, uint32_t dc, metric_id m) const noexcept {
-    return service_[(service * dc_count_ + dc) * service_cols + info(m).column];
-  }
-  const measurement_cell& endpoint(uint32_t monitor) const noexcept { return endpoint_[monitor]; }
+  // --- reading (query path) ---
+  const measurement_cell& cell(uint32_t index) const noexcept { return cells_[index]; }
   /// The client row covering `address` (prefix_map::no_value if none), with
   /// the ECS scope of that lookup.
   prefix_map::match client_row(const ip_address& address) const noexcept { return client_rows_.lookup(address); }
-  const measurement_cell& client(uint32_t row, uint32_t dc, metric_id m) const noexcept {
-    return client_[(row * dc_count_ + dc) * client_cols + info(m).column];
+  const measurement_cell& client_cell(uint32_t row, uint32_t offset) const noexcept {
+    return client_[row * layout_.client_row_size() + offset];
   }
   bool drained(uint32_t dc) const noexcept { return drained_[dc] != 0; }
-  uint32_t dc_count() const noexcept { return dc_count_; }
+
+  // --- reading by name-ish indices (traces, tools) ---
+  const measurement_cell& host(uint32_t dc, metric_id m) const noexcept { return cells_[layout_.host(dc, m)]; }
+  const measurement_cell& service(uint32_t svc, uint32_t dc, metric_id m) const noexcept {
+    return cells_[layout_.service(svc, dc, m)];
+  }
+  const measurement_cell& endpoint(uint32_t monitor) const noexcept { return cells_[layout_.monitor(monitor)]; }
+  const measurement_cell& client(uint32_t row, uint32_t dc, metric_id m) const noexcept {
+    return client_cell(row, layout_.client(dc, m));
+  }
+  const cell_layout& layout() const noexcept { return layout_; }
+  uint32_t dc_count() const noexcept { return layout_.dc_count; }
   size_t client_row_count() const noexcept { return client_prefixes_.size(); }
   const ip_prefix& client_prefix(uint32_t row) const noexcept { return client_prefixes_[row]; }
 
-  static constexpr int host_cols = 5;
-  static constexpr int service_cols = 8;
-  static constexpr int client_cols = 6;
-
 private:
-  uint32_t dc_count_ = 0;
-  std::vector<measurement_cell> host_;
-  std::vector<measurement_cell> service_;
-  std::vector<measurement_cell> endpoint_;
+  cell_layout layout_;
+  std::vector<measurement_cell> cells_;
   std::vector<measurement_cell> client_;
   std::vector<uint8_t> drained_;
   std::vector<ip_prefix> client_prefixes_;

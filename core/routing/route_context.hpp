@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/routing/answer_set.hpp"
+#include "core/routing/prepared_decisions.hpp"
 #include "core/routing/decision_trace.hpp"
 #include "core/routing/measurement_view.hpp"
 #include "core/routing/query.hpp"
@@ -22,6 +23,8 @@ struct route_context {
   /// This query's round-robin turn for the record: taken once per query, so
   /// every picked DC advances by one answer per query.
   uint32_t turn = 0;
+  /// Rankings prepared with the snapshot, or null (rank live).
+  const prepared_decisions* prepared = nullptr;
 
   /// The geo database's view of the client, looked up once per query. Using
   /// it makes the answer depend on the client, so it widens the ECS scope.

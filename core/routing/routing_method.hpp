@@ -8,6 +8,7 @@
 // all-down behaviour and writing answers. A method only chooses endpoints.
 
 #include "core/config/profile_rules.hpp"
+#include "core/routing/profile/endpoint_availability.hpp"
 #include "core/routing/route_context.hpp"
 #include "core/routing/routing_plan.hpp"
 
@@ -19,9 +20,6 @@
 #include <string_view>
 
 namespace gtmesh {
-
-/// Most endpoints a profile may have (as Azure Traffic Manager: 200).
-inline constexpr size_t max_endpoints_per_profile = 200;
 
 /// The endpoints a method chose, as indices into profile_plan::endpoints,
 /// in answer order.
@@ -53,10 +51,11 @@ public:
   }
 
   /// Chooses endpoints for this query. `available[i]` says whether endpoint i
-  /// may be returned (enabled, healthy, able to answer the record type); on
+  /// may be returned (enabled, healthy, able to answer the record type); it
+  /// is computed on first use, so read only what the method needs. On
   /// fail_open the evaluator calls again with health ignored. Methods that
   /// depend on the client widen rc.out's ECS scope. Must not allocate.
-  virtual selection select(const profile_plan& p, std::span<const uint8_t> available, route_context& rc,
+  virtual selection select(const profile_plan& p, const endpoint_availability& available, route_context& rc,
                            endpoint_choice& choice) const = 0;
 };
 

@@ -191,8 +191,24 @@ private:
     metric_column c;
     c.src = ref.src;
     c.metric = ref.metric;
-    if (ref.src == source::service)
-      c.service = plan_.find_service(ref.service);
+    const cell_layout& l = plan_.layout;
+    switch (ref.src) {
+      case source::host:
+        c.base = l.host(0, ref.metric);
+        c.stale_ms = plan_.host_stale_ms;
+        break;
+      case source::service:
+        c.service = plan_.find_service(ref.service);
+        c.base = l.service(c.service, 0, ref.metric);
+        c.stale_ms = plan_.service_stale_ms[c.service];
+        break;
+      case source::client:
+        c.base = l.client(0, ref.metric);
+        c.stale_ms = plan_.client_stale_ms;
+        break;
+      case source::endpoint:
+        break;
+    }
     return c;
   }
 
@@ -229,13 +245,21 @@ uint32_t plan_builder::compile_profile(const std::string& name, dns::rr_type typ
     switch (e.kind) {
       case endpoint_kind::external:
         ep.answers = make_typed_group(e.answers, type);
-        if (!e.monitor.empty())
+        if (!e.monitor.empty()) {
           ep.monitor = plan_.find_monitor(p->name + "/" + e.name);
+          ep.monitor_cell = plan_.layout.monitor(ep.monitor);
+          ep.monitor_stale_ms = plan_.monitors[ep.monitor].stale_ms;
+        }
         break;
       case endpoint_kind::dc:
         ep.dc = plan_.find_dc(e.dc);
-        if (!e.service.empty())
+        ep.status_cell = plan_.layout.host(ep.dc, metric_id::host_status);
+        ep.status_stale_ms = plan_.host_stale_ms;
+        if (!e.service.empty()) {
           ep.service = plan_.find_service(e.service);
+          ep.backends_cell = plan_.layout.service(ep.service, ep.dc, metric_id::service_healthy_backends);
+          ep.backends_stale_ms = plan_.service_stale_ms[ep.service];
+        }
         ep.answers = make_typed_group(e.answers, type);
         break;
       case endpoint_kind::nested:
@@ -357,6 +381,10 @@ std::string plan_builder::run() {
       if (e.kind == endpoint_kind::external && !e.monitor.empty())
         if (const probe_settings* probe = cfg_.find_probe(e.monitor))
           plan_.monitors.push_back(monitor_plan{p.name + "/" + e.name, probe->interval_ms * m.stale_after});
+
+  plan_.layout.dc_count = plan_.dc_count();
+  plan_.layout.service_count = static_cast<uint32_t>(plan_.service_names.size());
+  plan_.layout.monitor_count = static_cast<uint32_t>(plan_.monitors.size());
 
   if (!cfg_.geo_database.empty()) {
     std::string err;

@@ -10,6 +10,7 @@
 #include "core/dns/wire/rr_type.hpp"
 #include "core/routing/common/geo_database.hpp"
 #include "core/routing/common/prefix_map.hpp"
+#include "core/routing/measurement_view.hpp"
 #include "core/routing/name_table.hpp"
 
 #include <memory>
@@ -53,11 +54,17 @@ struct answer_group {
   uint32_t wrr_count = 0;
 };
 
-/// A metric reference resolved to indices.
+/// A metric reference resolved to cell positions: the cell of DC `dc` is
+/// `base + dc` in the view's cells (host, service), or that offset inside
+/// the client's row (client); see cell_layout. `stale_ms` is its staleness
+/// limit.
 struct metric_column {
   source src = source::host;
   uint32_t service = no_index;
   metric_id metric = metric_id::host_status;
+  uint32_t base = 0;
+  int64_t stale_ms = 0;
+  uint32_t cell(uint32_t dc) const noexcept { return base + dc; }
 };
 
 struct compiled_gate {
@@ -110,6 +117,13 @@ struct endpoint_plan {
   uint32_t child = no_index;   ///< nested: profile plan index
   int min_child = 1;
   uint32_t location = no_index; ///< DC index, performance method
+  // Health evidence, resolved to view cells (no_index = not used):
+  uint32_t status_cell = no_index;  ///< dc: host status of the DC
+  uint32_t backends_cell = no_index; ///< dc with a service: its healthyBackends there
+  uint32_t monitor_cell = no_index; ///< external with a monitor: the verdict
+  int64_t status_stale_ms = 0;
+  int64_t backends_stale_ms = 0;
+  int64_t monitor_stale_ms = 0;
   /// Answers for this plan's record type; empty = the endpoint cannot answer
   /// this type (it then never counts as available).
   answer_group answers;
@@ -157,7 +171,8 @@ public:
   config_ptr cfg;
   uint32_t version = 0; ///< config version this plan was compiled from
 
-  // Index spaces (config order).
+  // Index spaces (config order) and where their cells live in a view.
+  cell_layout layout;
   std::vector<std::string> dc_names;
   std::vector<std::string> service_names;
   std::vector<monitor_plan> monitors;

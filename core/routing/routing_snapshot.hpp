@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/routing/prepared_decisions.hpp"
 #include "core/routing/measurement_view.hpp"
 #include "core/routing/routing_plan.hpp"
 
@@ -15,8 +16,17 @@ struct routing_snapshot {
   plan_ptr plan;
   std::shared_ptr<const measurement_view> view;
   uint64_t generation = 0; ///< increases with every publication
+  /// Client-independent DC-mode rankings at build time; optional (null =
+  /// every decision is made live). See dc_mode/prepared_decisions.hpp.
+  std::shared_ptr<const prepared_decisions> prepared;
 };
 
 using snapshot_ptr = std::shared_ptr<const routing_snapshot>;
+
+/// Builds a snapshot with its prepared rankings at `now_ms`. Rebuild it (or
+/// republish) at `prepared->valid_until_ms` to keep the fast path; queries
+/// after that moment stay correct, ranked live.
+snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view> view, int64_t now_ms,
+                           uint64_t generation = 0);
 
 } // namespace gtmesh

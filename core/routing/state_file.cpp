@@ -25,7 +25,7 @@ std::optional<int64_t> parse_time_ms(std::string_view text) {
 }
 
 std::shared_ptr<measurement_view> empty_view(const routing_plan& plan) {
-  auto v = std::make_shared<measurement_view>(plan);
+  auto v = std::make_shared<measurement_view>(plan.layout);
   v->finish();
   return v;
 }
@@ -46,7 +46,7 @@ public:
       return res;
     }
     now_ = default_now;
-    view_ = std::make_shared<measurement_view>(plan_);
+    view_ = std::make_shared<measurement_view>(plan_.layout);
     if (root && !root.IsNull()) {
       if (!root.IsMap()) {
         error(root, "", "expected a mapping");

@@ -2,6 +2,7 @@
 
 #include "core/routing/common/balance.hpp"
 #include "core/routing/common/criterion_eval.hpp"
+#include "core/routing/prepared_decisions.hpp"
 
 #include <algorithm>
 #include <array>
@@ -11,25 +12,12 @@ namespace gtmesh {
 
 namespace {
 
-struct cell_read {
-  const measurement_cell* cell = nullptr; ///< null: no such row (unmeasured client)
-  int64_t limit_ms = 0;
-};
-
-cell_read read_cell(const metric_column& col, uint32_t dc, uint32_t client_row, const route_context& rc) {
-  switch (col.src) {
-    case source::host:
-      return {&rc.view.host(dc, col.metric), rc.plan.host_stale_ms};
-    case source::service:
-      return {&rc.view.service(col.service, dc, col.metric), rc.plan.service_stale_ms[col.service]};
-    case source::client:
-      if (client_row == prefix_map::no_value)
-        return {};
-      return {&rc.view.client(client_row, dc, col.metric), rc.plan.client_stale_ms};
-    case source::endpoint:
-      break;
-  }
-  return {};
+/// The cell of `col` for `dc`; null when the client has no measured row.
+const measurement_cell* read_cell(const metric_column& col, uint32_t dc, uint32_t client_row,
+                                  const measurement_view& view) noexcept {
+  if (col.src == source::client)
+    return client_row == prefix_map::no_value ? nullptr : &view.client_cell(client_row, col.cell(dc));
+  return &view.cell(col.cell(dc));
 }
 
 std::string column_text(const metric_column& col, const routing_plan& plan) {
@@ -45,39 +33,27 @@ std::string num(double v) {
   return buf;
 }
 
-} // namespace
-
-void select_dcs(const dc_plan& p, route_context& rc) {
-  const size_t n = std::min(p.candidates.size(), max_datacenters);
-  const int64_t now = rc.ctx.now_ms;
-  const metric_info& selected_metric = info(p.select.metric);
-
-  // The client row, if the selection or a gate reads client metrics.
-  uint32_t client_row = prefix_map::no_value;
-  bool uses_client = p.select.src == source::client;
+bool uses_client(const dc_plan& p) noexcept {
+  bool any = p.select.src == source::client;
   for (const auto& g : p.gates)
-    uses_client = uses_client || g.column.src == source::client;
-  if (uses_client) {
-    auto m = rc.view.client_row(rc.query.client.address);
-    rc.out.widen_scope(m.scope);
-    client_row = m.value;
-    if (client_row == prefix_map::no_value)
-      rc.out.client_unmeasured = true;
-  }
+    any = any || g.column.src == source::client;
+  return any;
+}
 
-  // Tracing allocates; the query path (trace == nullptr) does not.
-  std::vector<trace_candidate> rows;
-  if (rc.trace) {
-    rows.resize(n);
-    rc.trace->note(rc.depth, "DC mode: select by " + column_text(p.select, rc.plan) + ", criterion " + p.rank.text() +
-                               ", pick " + std::to_string(p.pick) + ", balance " + std::string(to_string(p.balance)));
-    if (uses_client)
-      rc.trace->note(rc.depth, client_row == prefix_map::no_value
-                                 ? "client " + rc.query.client.address.to_string() +
-                                     " has no measured prefix (queued for measurement)"
-                                 : "client row " + rc.view.client_prefix(client_row).to_string());
-  }
+/// The picked candidates (indices into dc_plan::candidates), best first.
+struct ranking {
+  int count = 0;
+  std::array<uint16_t, max_answers> index;
+};
 
+/// Steps 1-5 of select_dcs (see dc_selector.hpp). `Traced` fills one row per
+/// candidate; `Tracked` records the expiry. The query path instantiates
+/// neither and allocates nothing.
+template <bool Traced, bool Tracked>
+void rank_dcs(const dc_plan& p, const routing_plan& plan, const measurement_view& view, uint32_t client_row,
+              int64_t now, ranking& out, std::vector<trace_candidate>* rows, expiry* exp) {
+  const size_t n = std::min(p.candidates.size(), max_datacenters);
+  const metric_info& selected = info(p.select.metric);
   std::array<double, max_datacenters> values;
   std::array<uint8_t, max_datacenters> ok;
   bool have_best = false;
@@ -85,50 +61,55 @@ void select_dcs(const dc_plan& p, route_context& rc) {
   for (size_t i = 0; i < n; ++i) {
     const uint32_t dc = p.candidates[i].dc;
     ok[i] = 0;
-    trace_candidate* row = rc.trace ? &rows[i] : nullptr;
-    if (row) {
-      row->name = rc.plan.dc_names[dc];
+    trace_candidate* row = nullptr;
+    if constexpr (Traced) {
+      row = &(*rows)[i];
+      row->name = plan.dc_names[dc];
       row->kind = "dc";
-      row->metric = column_text(p.select, rc.plan);
+      row->metric = column_text(p.select, plan);
     }
-    cell_read r = read_cell(p.select, dc, client_row, rc);
-    if (row && r.cell && r.cell->present()) {
-      row->value = r.cell->value;
-      row->age_ms = r.cell->age(now);
-      row->stale = !r.cell->fresh(now, r.limit_ms);
+    const measurement_cell* cell = read_cell(p.select, dc, client_row, view);
+    if constexpr (Traced) {
+      if (cell && cell->present()) {
+        row->value = cell->value;
+        row->age_ms = cell->age(now);
+        row->stale = !cell->fresh(now, p.select.stale_ms);
+      }
     }
-    if (rc.view.drained(dc)) {
-      if (row)
+    if (view.drained(dc)) {
+      if constexpr (Traced)
         row->reason = "drained by operator";
       continue;
     }
-    if (!r.cell || !r.cell->present()) {
-      if (row)
-        row->reason = "no measurement";
+    if (!cell || !cell->fresh(now, p.select.stale_ms)) {
+      if constexpr (Traced)
+        row->reason = !cell || !cell->present()
+                        ? std::string("no measurement")
+                        : "stale: older than " + format_age(p.select.stale_ms) + ", not counted as evidence";
       continue;
     }
-    if (!r.cell->fresh(now, r.limit_ms)) {
-      if (row)
-        row->reason = "stale: older than " + format_age(r.limit_ms) + ", not counted as evidence";
-      continue;
-    }
-    const double value = r.cell->value;
-    if (selected_metric.availability && value <= 0) {
-      if (row)
-        row->reason = "down (" + std::string(selected_metric.name) + " = " + num(value) + ")";
+    if constexpr (Tracked)
+      exp->note(cell->at_ms, p.select.stale_ms);
+    const double value = cell->value;
+    if (selected.availability && value <= 0) {
+      if constexpr (Traced)
+        row->reason = "down (" + std::string(selected.name) + " = " + num(value) + ")";
       continue;
     }
     bool gates_ok = true;
     for (const auto& g : p.gates) {
-      cell_read gr = read_cell(g.column, dc, client_row, rc);
-      bool fresh = gr.cell && gr.cell->fresh(now, gr.limit_ms);
-      if (!fresh || !criterion_passes(g.test, gr.cell->value, 0)) {
+      const measurement_cell* gc = read_cell(g.column, dc, client_row, view);
+      bool fresh = gc && gc->fresh(now, g.column.stale_ms);
+      if constexpr (Tracked)
+        if (fresh)
+          exp->note(gc->at_ms, g.column.stale_ms);
+      if (!fresh || !criterion_passes(g.test, gc->value, 0)) {
         gates_ok = false;
-        if (row) {
-          std::string what = column_text(g.column, rc.plan);
-          row->gate = !gr.cell || !gr.cell->present() ? "fail (" + what + ": no measurement)"
-                      : !fresh ? "fail (" + what + ": stale, " + format_age(gr.cell->age(now)) + " old)"
-                               : "fail (" + what + " = " + num(gr.cell->value) + ", needs " + g.test.text() + ")";
+        if constexpr (Traced) {
+          std::string what = column_text(g.column, plan);
+          row->gate = !gc || !gc->present() ? "fail (" + what + ": no measurement)"
+                      : !fresh ? "fail (" + what + ": stale, " + format_age(gc->age(now)) + " old)"
+                               : "fail (" + what + " = " + num(gc->value) + ", needs " + g.test.text() + ")";
           row->reason = "gate failed";
         }
         break;
@@ -136,115 +117,201 @@ void select_dcs(const dc_plan& p, route_context& rc) {
     }
     if (!gates_ok)
       continue;
-    if (row && !p.gates.empty())
-      row->gate = "pass";
+    if constexpr (Traced)
+      if (!p.gates.empty())
+        row->gate = "pass";
     values[i] = value;
     ok[i] = 1;
-    bool better_value = selected_metric.direction == better::lower ? value < best : value > best;
+    bool better_value = selected.direction == better::lower ? value < best : value > best;
     if (!have_best || better_value) {
       best = value;
       have_best = true;
     }
   }
 
-  // Criterion filter and top-k ranking (insertion into a small sorted array).
+  // Criterion filter and top-k (insertion into a small sorted array; equal
+  // keys keep config order).
   const int pick = std::min<int>(p.pick, max_answers);
-  std::array<std::pair<rank_key, uint32_t>, max_answers> top;
-  int top_count = 0;
+  std::array<rank_key, max_answers> keys;
+  out.count = 0;
   for (size_t i = 0; i < n; ++i) {
     if (!ok[i])
       continue;
     if (!criterion_passes(p.rank, values[i], best)) {
       ok[i] = 0;
-      if (rc.trace)
-        rows[i].reason = "criterion not met (" + p.rank.text() + (p.rank.target_is_best ? " = " + num(best) : "") + ")";
+      if constexpr (Traced)
+        (*rows)[i].reason =
+          "criterion not met (" + p.rank.text() + (p.rank.target_is_best ? " = " + num(best) : "") + ")";
       continue;
     }
-    std::pair<rank_key, uint32_t> entry{rank_of(p.rank, selected_metric.direction, values[i], best),
-                                        static_cast<uint32_t>(i)};
-    int pos = top_count;
-    while (pos > 0 && entry.first < top[pos - 1].first)
+    rank_key key = rank_of(p.rank, selected.direction, values[i], best);
+    int pos = out.count;
+    while (pos > 0 && key < keys[pos - 1])
       --pos;
     if (pos >= pick)
       continue;
-    int last = std::min(top_count, pick - 1);
-    for (int j = last; j > pos; --j)
-      top[j] = top[j - 1];
-    top[pos] = entry;
-    top_count = std::min(top_count + 1, pick);
+    for (int j = std::min(out.count, pick - 1); j > pos; --j) {
+      keys[j] = keys[j - 1];
+      out.index[j] = out.index[j - 1];
+    }
+    keys[pos] = key;
+    out.index[pos] = static_cast<uint16_t>(i);
+    out.count = std::min(out.count + 1, pick);
   }
 
-  size_t all_qualified = 0;
-  if (rc.trace) {
-    // Rank every qualifying DC for the trace (not only the picked ones).
+  if constexpr (Traced) {
+    // Rank every qualifying DC for the explanation, not only the picked ones.
     std::vector<std::pair<rank_key, uint32_t>> all;
     for (size_t i = 0; i < n; ++i)
       if (ok[i])
-        all.emplace_back(rank_of(p.rank, selected_metric.direction, values[i], best), static_cast<uint32_t>(i));
+        all.emplace_back(rank_of(p.rank, selected.direction, values[i], best), static_cast<uint32_t>(i));
     std::stable_sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.first < b.first; });
-    all_qualified = all.size();
     for (size_t r = 0; r < all.size(); ++r) {
-      rows[all[r].second].rank = static_cast<int>(r + 1);
-      rows[all[r].second].eligible = true;
-      if (static_cast<int>(r) >= top_count)
-        rows[all[r].second].reason = "qualified, but pick_dc_count " + std::to_string(p.pick) + " already reached";
+      trace_candidate& row = (*rows)[all[r].second];
+      row.rank = static_cast<int>(r + 1);
+      row.eligible = true;
+      row.reason = static_cast<int>(r) < out.count
+                     ? "rank " + std::to_string(r + 1) + " of " + std::to_string(all.size()) + " qualifying DC(s)"
+                     : "qualified, but pick_dc_count " + std::to_string(p.pick) + " already reached";
     }
   }
+}
 
-  if (top_count > 0) {
-    for (int k = 0; k < top_count; ++k) {
-      uint32_t i = top[k].second;
-      std::vector<std::string>* picked = nullptr;
-      if (rc.trace) {
-        rows[i].picked = true;
-        rows[i].reason = "rank " + std::to_string(k + 1) + " of " + std::to_string(all_qualified) + " qualifying DC(s)";
-        picked = &rows[i].answers;
-      }
-      balance_answers(p.candidates[i].answers, p.balance, rc, picked);
-    }
-    if (rc.trace)
+/// The snapshot's ranking for this plan (and client row), if it has one.
+const prepared_decisions::dc_ranking* prepared_ranking(const prepared_decisions* prep, uint32_t plan_index,
+                                                       bool per_client, uint32_t client_row,
+                                                       const measurement_view& view) noexcept {
+  if (!prep || plan_index >= prep->dc.size())
+    return nullptr;
+  if (!per_client)
+    return &prep->dc[plan_index];
+  uint32_t first = prep->client_first[plan_index];
+  if (first == prepared_decisions::no_rows)
+    return nullptr;
+  uint32_t row = client_row == prefix_map::no_value ? static_cast<uint32_t>(view.client_row_count()) : client_row;
+  return &prep->per_client[first + row];
+}
+
+std::string list_text(const std::vector<std::string>& answers) {
+  std::string out;
+  for (const auto& a : answers)
+    out += " " + a;
+  return out;
+}
+
+template <bool Traced>
+void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
+  const size_t n = std::min(p.candidates.size(), max_datacenters);
+  const int64_t now = rc.ctx.now_ms;
+  uint32_t client_row = prefix_map::no_value;
+  const bool per_client = uses_client(p);
+  if (per_client) {
+    auto m = rc.view.client_row(rc.query.client.address);
+    rc.out.widen_scope(m.scope);
+    client_row = m.value;
+    if (client_row == prefix_map::no_value)
+      rc.out.client_unmeasured = true;
+  }
+
+  ranking r;
+  std::vector<trace_candidate> rows;
+  const prepared_decisions* prep = rc.prepared;
+  if constexpr (Traced) {
+    rows.resize(n);
+    rc.trace->note(rc.depth, "DC mode: select by " + column_text(p.select, rc.plan) + ", criterion " + p.rank.text() +
+                               ", pick " + std::to_string(p.pick) + ", balance " + std::string(to_string(p.balance)));
+    if (per_client)
+      rc.trace->note(rc.depth, client_row == prefix_map::no_value
+                                 ? "client " + rc.query.client.address.to_string() +
+                                     " has no measured prefix (queued for measurement)"
+                                 : "client row " + rc.view.client_prefix(client_row).to_string());
+    rank_dcs<true, false>(p, rc.plan, rc.view, client_row, now, r, &rows, nullptr);
+    for (int k = 0; k < r.count; ++k)
+      rows[r.index[k]].picked = true;
+  } else if (const prepared_decisions::dc_ranking* pr = prepared_ranking(prep, plan_index, per_client, client_row, rc.view);
+             pr && now < pr->valid_until_ms) {
+    r.count = pr->count;
+    std::copy_n(prep->picks.begin() + pr->first, pr->count, r.index.begin());
+  } else {
+    rank_dcs<false, false>(p, rc.plan, rc.view, client_row, now, r, nullptr, nullptr);
+  }
+
+  if (r.count > 0) {
+    for (int k = 0; k < r.count; ++k)
+      balance_answers(p.candidates[r.index[k]].answers, p.balance, rc,
+                      Traced ? &rows[r.index[k]].answers : nullptr);
+    if constexpr (Traced)
       for (auto& row : rows)
         rc.trace->add(rc.depth, std::move(row));
     return;
   }
 
-  if (rc.trace)
+  if constexpr (Traced)
     for (auto& row : rows)
       rc.trace->add(rc.depth, std::move(row));
+  std::vector<std::string> picked;
   switch (p.on_all_down) {
-    case all_down_action::fail_safe: {
-      std::vector<std::string> picked;
-      balance_answers(p.fail_safe, balance_kind::all, rc, rc.trace ? &picked : nullptr);
-      if (rc.trace) {
-        std::string list;
-        for (auto& a : picked)
-          list += " " + a;
-        rc.trace->note(rc.depth, "no DC qualifies: fail_safe answers" + list);
-      }
+    case all_down_action::fail_safe:
+      balance_answers(p.fail_safe, balance_kind::all, rc, Traced ? &picked : nullptr);
+      if constexpr (Traced)
+        rc.trace->note(rc.depth, "no DC qualifies: fail_safe answers" + list_text(picked));
       return;
-    }
     case all_down_action::fail_open: {
       int taken = 0;
-      for (size_t i = 0; i < n && taken < pick; ++i) {
+      for (size_t i = 0; i < n && taken < p.pick; ++i) {
         if (rc.view.drained(p.candidates[i].dc))
           continue;
-        std::vector<std::string> picked;
-        balance_answers(p.candidates[i].answers, p.balance, rc, rc.trace ? &picked : nullptr);
+        picked.clear();
+        balance_answers(p.candidates[i].answers, p.balance, rc, Traced ? &picked : nullptr);
         ++taken;
-        if (rc.trace) {
-          std::string list;
-          for (auto& a : picked)
-            list += " " + a;
+        if constexpr (Traced)
           rc.trace->note(rc.depth, "no DC qualifies: fail_open answers DC " + rc.plan.dc_names[p.candidates[i].dc] +
-                                     " as if healthy:" + list);
-        }
+                                     " as if healthy:" + list_text(picked));
       }
       return;
     }
     case all_down_action::nodata:
-      if (rc.trace)
+      if constexpr (Traced)
         rc.trace->note(rc.depth, "no DC qualifies: NODATA (on_all_down: nodata)");
       return;
+  }
+}
+
+} // namespace
+
+void select_dcs(const dc_plan& p, uint32_t plan_index, route_context& rc) {
+  if (rc.trace)
+    select_dcs_impl<true>(p, plan_index, rc);
+  else
+    select_dcs_impl<false>(p, plan_index, rc);
+}
+
+void prepare_dc_rankings(const routing_plan& plan, const measurement_view& view, int64_t now_ms,
+                         prepared_decisions& out) {
+  out.dc.assign(plan.dc_plans.size(), {});
+  out.client_first.assign(plan.dc_plans.size(), prepared_decisions::no_rows);
+  auto rank_into = [&](const dc_plan& p, uint32_t client_row, prepared_decisions::dc_ranking& pr) {
+    ranking r;
+    expiry exp;
+    rank_dcs<false, true>(p, plan, view, client_row, now_ms, r, nullptr, &exp);
+    pr.valid_until_ms = exp.until;
+    pr.first = static_cast<uint32_t>(out.picks.size());
+    pr.count = static_cast<uint16_t>(r.count);
+    out.picks.insert(out.picks.end(), r.index.begin(), r.index.begin() + r.count);
+    out.valid_until_ms = std::min(out.valid_until_ms, exp.until);
+  };
+  const uint32_t rows = static_cast<uint32_t>(view.client_row_count());
+  for (size_t k = 0; k < plan.dc_plans.size(); ++k) {
+    const dc_plan& p = plan.dc_plans[k];
+    if (!uses_client(p)) {
+      rank_into(p, prefix_map::no_value, out.dc[k]);
+      continue;
+    }
+    // One ranking per measured client prefix, then one for unmeasured clients.
+    out.client_first[k] = static_cast<uint32_t>(out.per_client.size());
+    out.per_client.resize(out.per_client.size() + rows + 1);
+    for (uint32_t row = 0; row <= rows; ++row)
+      rank_into(p, row == rows ? prefix_map::no_value : row, out.per_client[out.client_first[k] + row]);
   }
 }
 

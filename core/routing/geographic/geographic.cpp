@@ -42,7 +42,7 @@ std::unique_ptr<method_data> geographic_method::compile(const profile_plan& p, c
   return data;
 }
 
-selection geographic_method::select(const profile_plan& p, std::span<const uint8_t> available, route_context& rc,
+selection geographic_method::select(const profile_plan& p, const endpoint_availability& available, route_context& rc,
                                     endpoint_choice& choice) const {
   const auto& entries = static_cast<const region_table&>(*p.data).entries;
   region_code codes[4];

@@ -8,7 +8,7 @@ void multivalue_method::validate(const profile& p, const config& cfg, profile_re
       report.error(e, "", "multivalue profiles take only external endpoints whose target is an IPv4 or IPv6 address");
 }
 
-selection multivalue_method::select(const profile_plan& p, std::span<const uint8_t> available, route_context& rc,
+selection multivalue_method::select(const profile_plan& p, const endpoint_availability& available, route_context& rc,
                                     endpoint_choice& choice) const {
   int limit = p.source->max_return;
   for (size_t i = 0; i < p.endpoints.size() && choice.count < limit; ++i)

@@ -10,6 +10,7 @@ namespace {
 
 struct location_table final : method_data {
   std::vector<uint32_t> locations; ///< distinct DC indices, in first-use order
+  std::vector<uint16_t> slot;      ///< per endpoint: its index in `locations`
 };
 
 uint64_t mix(uint64_t x) noexcept {
@@ -31,41 +32,42 @@ void performance_method::validate(const profile& p, const config& cfg, profile_r
 std::unique_ptr<method_data> performance_method::compile(const profile_plan& p, const routing_plan& plan,
                                                          std::string& error) const {
   auto data = std::make_unique<location_table>();
-  for (const auto& e : p.endpoints)
-    if (e.location != no_index &&
-        std::find(data->locations.begin(), data->locations.end(), e.location) == data->locations.end())
+  for (const auto& e : p.endpoints) {
+    auto it = std::find(data->locations.begin(), data->locations.end(), e.location);
+    data->slot.push_back(static_cast<uint16_t>(it - data->locations.begin()));
+    if (it == data->locations.end())
       data->locations.push_back(e.location);
+  }
   return data;
 }
 
-selection performance_method::select(const profile_plan& p, std::span<const uint8_t> available, route_context& rc,
+selection performance_method::select(const profile_plan& p, const endpoint_availability& available, route_context& rc,
                                      endpoint_choice& choice) const {
-  const auto& locations = static_cast<const location_table&>(*p.data).locations;
+  const auto& table = static_cast<const location_table&>(*p.data);
+  const auto& locations = table.locations;
   const routing_plan& plan = rc.plan;
   const ip_address& client = rc.query.client.address;
   const size_t n = locations.size();
   // Distance per location: latency in ms, or km when only geography is known.
   std::array<double, max_endpoints_per_profile> cost;
-  std::array<uint16_t, max_endpoints_per_profile> order;
-  for (size_t i = 0; i < n; ++i)
-    cost[i] = NAN;
+  std::fill_n(cost.begin(), n, NAN);
 
   // The client network: the latency row's prefix when there is one, else
-  // the /24 (IPv4) or /48 (IPv6) around the client. Its hash spreads clients
-  // evenly over the endpoints of one location.
+  // the /24 (IPv4) or /48 (IPv6) around the client. Its hash spreads client
+  // networks evenly over the endpoints of one location.
   uint64_t network_hash = 0;
   const char* basis = "list order";
+  bool any = false;
   auto live = rc.view.client_row(client);
   if (live.value != prefix_map::no_value) {
     for (size_t i = 0; i < n; ++i) {
-      const auto& cell = rc.view.client(live.value, locations[i], metric_id::client_rtt);
-      if (cell.fresh(rc.ctx.now_ms, plan.client_stale_ms))
+      const auto& cell = rc.view.client_cell(live.value, plan.layout.client(locations[i], metric_id::client_rtt));
+      if (cell.fresh(rc.ctx.now_ms, plan.client_stale_ms)) {
         cost[i] = cell.value;
+        any = true;
+      }
     }
   }
-  bool any = false;
-  for (size_t i = 0; i < n; ++i)
-    any = any || !std::isnan(cost[i]);
   if (any) {
     rc.out.widen_scope(live.scope);
     const ip_prefix& row = rc.view.client_prefix(live.value);
@@ -105,46 +107,46 @@ selection performance_method::select(const profile_plan& p, std::span<const uint
     network_hash = mix(static_cast<uint64_t>(net >> 64) ^ static_cast<uint64_t>(net));
     rc.out.widen_scope(len);
   }
-  // Unknown costs sort last, ties keep list order (insertion sort: n is small).
-  for (size_t i = 0; i < n; ++i) {
-    size_t j = i;
-    auto worse = [&](size_t a, size_t b) {
-      double ca = std::isnan(cost[a]) ? INFINITY : cost[a];
-      double cb = std::isnan(cost[b]) ? INFINITY : cost[b];
-      return ca > cb;
-    };
-    order[j] = static_cast<uint16_t>(i);
-    while (j > 0 && worse(order[j - 1], order[j])) {
-      std::swap(order[j - 1], order[j]);
-      --j;
-    }
-  }
-  for (size_t k = 0; k < n; ++k) {
-    uint32_t loc = locations[order[k]];
-    uint32_t count = 0;
-    for (size_t i = 0; i < p.endpoints.size(); ++i)
-      if (available[i] && p.endpoints[i].location == loc)
-        ++count;
-    if (rc.trace) {
-      char c[32] = "unknown";
-      if (!std::isnan(cost[order[k]]))
-        std::snprintf(c, sizeof(c), "%.1f %s", cost[order[k]], basis[0] == 'g' ? "km" : "ms");
-      rc.trace->note(rc.depth, "performance: location " + plan.dc_names[loc] + " " + c + " (" + basis + "), " +
-                                 std::to_string(count) + " available endpoint(s)");
-    }
-    if (count == 0)
+
+  // The cheapest location with an available endpoint (unknown cost counts
+  // as infinite; ties keep list order), in one pass over the endpoints.
+  size_t best = n;
+  double best_cost = INFINITY;
+  for (size_t i = 0; i < available.size(); ++i) {
+    size_t loc = table.slot[i];
+    if (loc == best || !available[i])
       continue;
-    uint32_t pick = static_cast<uint32_t>(network_hash % count);
-    for (size_t i = 0; i < p.endpoints.size(); ++i) {
-      if (available[i] && p.endpoints[i].location == loc) {
-        if (pick-- == 0) {
-          choice.add(i);
-          return selection::chosen;
-        }
-      }
+    double c = std::isnan(cost[loc]) ? INFINITY : cost[loc];
+    if (best == n || c < best_cost || (c == best_cost && loc < best)) {
+      best = loc;
+      best_cost = c;
     }
   }
-  return selection::none_available;
+  if (rc.trace) {
+    for (size_t i = 0; i < n; ++i) {
+      int count = 0;
+      for (size_t e = 0; e < available.size(); ++e)
+        count += table.slot[e] == i && available[e];
+      char c[48] = "unknown";
+      if (!std::isnan(cost[i]))
+        std::snprintf(c, sizeof(c), "%.1f %s", cost[i], basis[0] == 'g' ? "km" : "ms");
+      rc.trace->note(rc.depth, "performance: location " + plan.dc_names[locations[i]] + " " + c + " (" + basis +
+                                 "), " + std::to_string(count) + " available endpoint(s)" +
+                                 (i == best ? " <- nearest with an available endpoint" : ""));
+    }
+  }
+  if (best == n)
+    return selection::none_available;
+  uint32_t at_best = 0;
+  for (size_t i = 0; i < available.size(); ++i)
+    at_best += table.slot[i] == best && available[i];
+  uint32_t pick = static_cast<uint32_t>(network_hash % at_best);
+  for (size_t i = 0; i < available.size(); ++i)
+    if (table.slot[i] == best && available[i] && pick-- == 0) {
+      choice.add(i);
+      return selection::chosen;
+    }
+  return selection::none_available; // unreachable: at_best > 0
 }
 
 } // namespace gtmesh

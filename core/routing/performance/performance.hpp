@@ -21,7 +21,7 @@ public:
   void validate(const profile& p, const config& cfg, profile_report& report) const override;
   std::unique_ptr<method_data> compile(const profile_plan& p, const routing_plan& plan,
                                        std::string& error) const override;
-  selection select(const profile_plan& p, std::span<const uint8_t> available, route_context& rc,
+  selection select(const profile_plan& p, const endpoint_availability& available, route_context& rc,
                    endpoint_choice& choice) const override;
 };
 

@@ -44,7 +44,7 @@ std::unique_ptr<method_data> priority_method::compile(const profile_plan& p, con
   return data;
 }
 
-selection priority_method::select(const profile_plan& p, std::span<const uint8_t> available, route_context& rc,
+selection priority_method::select(const profile_plan& p, const endpoint_availability& available, route_context& rc,
                                   endpoint_choice& choice) const {
   const auto& order = static_cast<const priority_order&>(*p.data).order;
   for (uint16_t i : order) {

@@ -7,12 +7,37 @@ namespace gtmesh {
 
 namespace {
 
-/// Health of one endpoint; `why` (trace only) says what decided it.
-bool endpoint_available(const endpoint_plan& e, route_context& rc, trace_candidate* row) {
-  // Reasons are built only when tracing: the query path must not allocate.
+/// One piece of health evidence: present, fresh and above zero.
+inline bool up(const measurement_cell& c, int64_t now, int64_t limit) noexcept {
+  return c.present() && c.age(now) <= limit && c.value > 0;
+}
+
+/// Health of one endpoint. `Traced` adds the evidence and the reason to
+/// `row`; the untraced instantiation is the query path and allocates nothing.
+template <bool Traced>
+bool endpoint_available(const endpoint_plan& e, route_context& rc, trace_candidate* row, expiry* exp) {
+  const int64_t now = rc.ctx.now_ms;
   auto say = [&](auto&& text) {
-    if (row)
+    if constexpr (Traced)
       row->reason = text();
+  };
+  auto evidence = [&](uint32_t cell_index, int64_t limit, const char* what) {
+    const measurement_cell& cell = rc.view.cell(cell_index);
+    if (exp && cell.fresh(now, limit))
+      exp->note(cell.at_ms, limit);
+    if constexpr (Traced) {
+      row->metric = what;
+      if (cell.present()) {
+        row->value = cell.value;
+        row->age_ms = cell.age(now);
+        row->stale = !cell.fresh(now, limit);
+      }
+      row->reason = std::string(what) + (!cell.present()              ? ": no measurement"
+                                         : !cell.fresh(now, limit)    ? ": stale, not counted as evidence"
+                                         : cell.value <= 0            ? ": down"
+                                                                      : ": up");
+    }
+    return up(cell, now, limit);
   };
   if (e.status != endpoint_status::enabled) {
     say([&] { return std::string(to_string(e.status)); });
@@ -22,52 +47,22 @@ bool endpoint_available(const endpoint_plan& e, route_context& rc, trace_candida
     say([&] { return std::string("has no answer for this record type"); });
     return false;
   }
-  const int64_t now = rc.ctx.now_ms;
-  auto evidence = [&](const measurement_cell& cell, int64_t limit, const char* what) {
-    if (row) {
-      row->metric = what;
-      if (cell.present()) {
-        row->value = cell.value;
-        row->age_ms = cell.age(now);
-        row->stale = !cell.fresh(now, limit);
-      }
-    }
-    if (!cell.present()) {
-      say([&] { return std::string(what) + ": no measurement"; });
-      return false;
-    }
-    if (!cell.fresh(now, limit)) {
-      say([&] { return std::string(what) + ": stale, not counted as evidence"; });
-      return false;
-    }
-    if (cell.value <= 0) {
-      say([&] { return std::string(what) + ": down"; });
-      return false;
-    }
-    return true;
-  };
   switch (e.kind) {
     case endpoint_kind::external:
-      if (e.monitor == no_index) {
+      if (e.monitor_cell == no_index) {
         say([&] { return std::string("available (not monitored)"); });
         return true;
       }
-      if (!evidence(rc.view.endpoint(e.monitor), rc.plan.monitors[e.monitor].stale_ms, "monitor status"))
-        return false;
-      say([&] { return std::string("available (monitor up)"); });
-      return true;
+      return evidence(e.monitor_cell, e.monitor_stale_ms, "monitor status");
     case endpoint_kind::dc:
       if (rc.view.drained(e.dc)) {
         say([&] { return std::string("DC drained by operator"); });
         return false;
       }
-      if (!evidence(rc.view.host(e.dc, metric_id::host_status), rc.plan.host_stale_ms, "host status"))
+      if (!evidence(e.status_cell, e.status_stale_ms, "host status"))
         return false;
-      if (e.service != no_index &&
-          !evidence(rc.view.service(e.service, e.dc, metric_id::service_healthy_backends),
-                    rc.plan.service_stale_ms[e.service], "healthyBackends"))
+      if (e.backends_cell != no_index && !evidence(e.backends_cell, e.backends_stale_ms, "healthyBackends"))
         return false;
-      say([&] { return std::string("available (DC up)"); });
       return true;
     case endpoint_kind::nested: {
       const profile_plan& child = rc.plan.profile_plans[e.child];
@@ -75,34 +70,17 @@ bool endpoint_available(const endpoint_plan& e, route_context& rc, trace_candida
         say([&] { return std::string("child profile disabled"); });
         return false;
       }
-      int available = count_available(e.child, rc);
-      if (row) {
+      int available = count_available(e.child, rc, exp);
+      if constexpr (Traced) {
         row->metric = "available child endpoints";
         row->value = available;
+        row->reason = "child profile has " + std::to_string(available) + " available endpoint(s), needs " +
+                      std::to_string(e.min_child);
       }
-      if (available < e.min_child) {
-        say([&] { return std::string("child profile has " + std::to_string(available) + " available endpoint(s), needs " +
-            std::to_string(e.min_child)); });
-        return false;
-      }
-      say([&] { return std::string("available (child profile has " + std::to_string(available) + " available endpoint(s))"); });
-      return true;
+      return available >= e.min_child;
     }
   }
   return false;
-}
-
-void emit_endpoint(const profile_plan& p, uint16_t index, route_context& rc, std::vector<std::string>* picked) {
-  const endpoint_plan& e = p.endpoints[index];
-  if (e.kind == endpoint_kind::nested) {
-    if (rc.trace)
-      rc.trace->note(rc.depth, "-> nested profile '" + rc.plan.profile_plans[e.child].source->name + "'");
-    ++rc.depth;
-    evaluate_profile(e.child, rc);
-    --rc.depth;
-    return;
-  }
-  balance_answers(e.answers, balance_kind::all, rc, picked);
 }
 
 std::string answers_text(const std::vector<std::string>& list) {
@@ -114,18 +92,62 @@ std::string answers_text(const std::vector<std::string>& list) {
 
 } // namespace
 
-int count_available(uint32_t profile_index, route_context& rc) {
+endpoint_availability::endpoint_availability(uint32_t profile_index, route_context& rc, bool ignore_health) noexcept
+    : profile_(rc.plan.profile_plans[profile_index]), rc_(rc), ignore_health_(ignore_health),
+      size_(std::min(profile_.endpoints.size(), max_endpoints_per_profile)) {
+  const prepared_decisions* prep = rc.prepared;
+  // Explanations evaluate live, to show the evidence.
+  if (!ignore_health && !rc.trace && prep && profile_index < prep->profiles.size() &&
+      rc.ctx.now_ms < prep->profiles[profile_index].valid_until_ms) {
+    prepared_ = &prep->available[prep->profiles[profile_index].first_word];
+    return;
+  }
+  std::fill_n(state_.begin(), size_, unknown);
+}
+
+bool endpoint_availability::compute(size_t i) const noexcept {
+  const endpoint_plan& e = profile_.endpoints[i];
+  if (ignore_health_)
+    return e.status == endpoint_status::enabled && (e.kind == endpoint_kind::nested || e.answers.count > 0);
+  return endpoint_available<false>(e, rc_, nullptr, nullptr);
+}
+
+int count_available(uint32_t profile_index, route_context& rc, expiry* exp) {
   const profile_plan& p = rc.plan.profile_plans[profile_index];
   int count = 0;
   for (const auto& e : p.endpoints)
-    if (endpoint_available(e, rc, nullptr))
+    if (endpoint_available<false>(e, rc, nullptr, exp))
       ++count;
   return count;
 }
 
+void prepare_endpoint_availability(const routing_plan& plan, const measurement_view& view, int64_t now_ms,
+                                   prepared_decisions& out) {
+  // Availability reads no client data: any query context will do.
+  static const uint8_t root[] = {0};
+  routing_query query{root, 1, client_info{}};
+  query_context ctx;
+  ctx.now_ms = now_ms;
+  answer_set scratch;
+  route_context rc{plan, view, query, ctx, scratch, nullptr};
+  out.profiles.assign(plan.profile_plans.size(), {});
+  for (size_t k = 0; k < plan.profile_plans.size(); ++k) {
+    const profile_plan& p = plan.profile_plans[k];
+    const size_t n = std::min(p.endpoints.size(), max_endpoints_per_profile);
+    expiry exp;
+    auto& set = out.profiles[k];
+    set.first_word = static_cast<uint32_t>(out.available.size());
+    out.available.resize(out.available.size() + (n + 63) / 64, 0);
+    for (size_t i = 0; i < n; ++i)
+      if (endpoint_available<false>(p.endpoints[i], rc, nullptr, &exp))
+        out.available[set.first_word + i / 64] |= uint64_t{1} << (i % 64);
+    set.valid_until_ms = exp.until;
+    out.valid_until_ms = std::min(out.valid_until_ms, exp.until);
+  }
+}
+
 void evaluate_profile(uint32_t profile_index, route_context& rc) {
   const profile_plan& p = rc.plan.profile_plans[profile_index];
-  const size_t n = std::min(p.endpoints.size(), max_endpoints_per_profile);
   if (rc.trace)
     rc.trace->note(rc.depth, "profile '" + p.source->name + "' (method " + p.source->method + ", on_all_down " +
                                std::string(to_string(p.source->on_all_down)) + ")");
@@ -134,25 +156,23 @@ void evaluate_profile(uint32_t profile_index, route_context& rc) {
       rc.trace->note(rc.depth, "profile is disabled: NODATA");
     return;
   }
-  std::array<uint8_t, max_endpoints_per_profile> available;
+  endpoint_availability available(profile_index, rc, false);
   size_t trace_first = 0;
-  if (rc.trace)
+  if (rc.trace) {
+    // An explanation lists every endpoint with its evidence, so compute all.
     trace_first = rc.trace->entries().size();
-  for (size_t i = 0; i < n; ++i) {
-    if (!rc.trace) {
-      available[i] = endpoint_available(p.endpoints[i], rc, nullptr) ? 1 : 0;
-      continue;
+    for (size_t i = 0; i < available.size(); ++i) {
+      trace_candidate row;
+      row.name = p.endpoints[i].source->name;
+      row.kind = std::string(to_string(p.endpoints[i].kind));
+      bool ok = endpoint_available<true>(p.endpoints[i], rc, &row, nullptr);
+      available.set(i, ok);
+      row.eligible = ok;
+      rc.trace->add(rc.depth, std::move(row));
     }
-    trace_candidate row;
-    row.name = p.endpoints[i].source->name;
-    row.kind = std::string(to_string(p.endpoints[i].kind));
-    available[i] = endpoint_available(p.endpoints[i], rc, &row) ? 1 : 0;
-    row.eligible = available[i] != 0;
-    rc.trace->add(rc.depth, std::move(row));
   }
   endpoint_choice choice;
-  std::span<const uint8_t> avail(available.data(), n);
-  selection s = p.method->select(p, avail, rc, choice);
+  selection s = p.method->select(p, available, rc, choice);
   if (s == selection::none_available) {
     switch (p.source->on_all_down) {
       case all_down_action::fail_safe: {
@@ -162,16 +182,14 @@ void evaluate_profile(uint32_t profile_index, route_context& rc) {
           rc.trace->note(rc.depth, "no endpoint available: fail_safe answers" + answers_text(picked));
         return;
       }
-      case all_down_action::fail_open:
+      case all_down_action::fail_open: {
         if (rc.trace)
           rc.trace->note(rc.depth, "no endpoint available: fail_open, choosing as if every enabled endpoint were healthy");
-        for (size_t i = 0; i < n; ++i) {
-          const endpoint_plan& e = p.endpoints[i];
-          available[i] = e.status == endpoint_status::enabled && (e.kind == endpoint_kind::nested || e.answers.count > 0);
-        }
+        endpoint_availability enabled(profile_index, rc, true);
         choice.count = 0;
-        s = p.method->select(p, avail, rc, choice);
+        s = p.method->select(p, enabled, rc, choice);
         break;
+      }
       case all_down_action::nodata:
         if (rc.trace)
           rc.trace->note(rc.depth, "no endpoint available: NODATA (on_all_down: nodata)");
@@ -181,16 +199,22 @@ void evaluate_profile(uint32_t profile_index, route_context& rc) {
   if (s != selection::chosen)
     return;
   for (uint16_t k = 0; k < choice.count; ++k) {
-    uint16_t i = choice.index[k];
+    const endpoint_plan& e = p.endpoints[choice.index[k]];
     std::vector<std::string> picked;
-    emit_endpoint(p, i, rc, rc.trace ? &picked : nullptr);
-    if (rc.trace) {
-      // Mark the endpoint's row (added above, at this depth) as picked.
-      if (trace_candidate* row = rc.trace->find(trace_first, rc.depth, p.endpoints[i].source->name)) {
-        row->picked = true;
-        row->answers = picked;
-      }
+    if (e.kind == endpoint_kind::nested) {
+      if (rc.trace)
+        rc.trace->note(rc.depth, "-> nested profile '" + rc.plan.profile_plans[e.child].source->name + "'");
+      ++rc.depth;
+      evaluate_profile(e.child, rc);
+      --rc.depth;
+    } else {
+      balance_answers(e.answers, balance_kind::all, rc, rc.trace ? &picked : nullptr);
     }
+    if (rc.trace)
+      if (trace_candidate* row = rc.trace->find(trace_first, rc.depth, e.source->name)) {
+        row->picked = true;
+        row->answers = std::move(picked);
+      }
   }
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/routing/profile/endpoint_availability.hpp"
 #include "core/routing/route_context.hpp"
 
 namespace gtmesh {
@@ -22,6 +23,7 @@ void evaluate_profile(uint32_t profile_index, route_context& rc);
 
 /// How many endpoints of a profile are available right now (for
 /// min_child_endpoints and for status displays).
-int count_available(uint32_t profile_index, route_context& rc);
+/// With `exp`, also notes when that count may change (prepared_decisions.hpp).
+int count_available(uint32_t profile_index, route_context& rc, expiry* exp = nullptr);
 
 } // namespace gtmesh

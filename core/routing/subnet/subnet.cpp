@@ -58,7 +58,7 @@ std::unique_ptr<method_data> subnet_method::compile(const profile_plan& p, const
   return data;
 }
 
-selection subnet_method::select(const profile_plan& p, std::span<const uint8_t> available, route_context& rc,
+selection subnet_method::select(const profile_plan& p, const endpoint_availability& available, route_context& rc,
                                 endpoint_choice& choice) const {
   const auto& table = static_cast<const subnet_table&>(*p.data);
   auto m = table.ranges.lookup(rc.query.client.address);

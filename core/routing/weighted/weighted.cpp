@@ -6,7 +6,7 @@ void weighted_method::validate(const profile& p, const config& cfg, profile_repo
   // Weights are range-checked (1..1000) by the loader; nothing else to check.
 }
 
-selection weighted_method::select(const profile_plan& p, std::span<const uint8_t> available, route_context& rc,
+selection weighted_method::select(const profile_plan& p, const endpoint_availability& available, route_context& rc,
                                   endpoint_choice& choice) const {
   uint32_t total = 0;
   for (size_t i = 0; i < p.endpoints.size(); ++i)

@@ -12,7 +12,7 @@ public:
   std::string_view name() const noexcept override { return "gtmesh.routing.weighted"; }
   std::string_view config_name() const noexcept override { return "weighted"; }
   void validate(const profile& p, const config& cfg, profile_report& report) const override;
-  selection select(const profile_plan& p, std::span<const uint8_t> available, route_context& rc,
+  selection select(const profile_plan& p, const endpoint_availability& available, route_context& rc,
                    endpoint_choice& choice) const override;
 };
 

@@ -2,6 +2,8 @@
 
 #include "tests/core/routing/routing_fixture.hpp"
 
+#include <random>
+
 namespace gtmesh::test {
 namespace {
 
@@ -264,6 +266,66 @@ services: {web: {a: {healthyBackends: 1}, b: {healthyBackends: 9}, c: {healthyBa
   EXPECT_EQ(*c[2]->value, 3);
   EXPECT_EQ(c[2]->rank, 1);
   EXPECT_NE(t.outcome.find("192.0.2.3"), std::string::npos);
+}
+
+TEST_F(dc_mode, a_prepared_ranking_is_reused_until_its_first_input_turns_stale) {
+  // b is best but its value is 25 s old: it turns stale 5 s + 1 ms from now.
+  state("services: {web: {a: {healthyBackends: 2}, b: {healthyBackends: {value: 9, age: 25s}}}}");
+  auto snap = make_snapshot(plan, view, now, 1);
+  ASSERT_TRUE(snap->prepared);
+  EXPECT_EQ(snap->prepared->valid_until_ms, now + 5001);
+  auto wire = *dns::text_to_wire("www.example.com");
+  routing_query q{wire, 1, client_info::from_source(*ip_address::parse("192.0.2.1"))};
+  answer_set out;
+  ctx.now_ms = now + 5000;
+  resolve(*snap, q, ctx, out);
+  EXPECT_EQ(answers(out), strings{"192.0.2.2"});
+  // After expiry the same snapshot ranks live and b no longer counts.
+  ctx.now_ms = now + 5001;
+  resolve(*snap, q, ctx, out);
+  EXPECT_EQ(answers(out), strings{"192.0.2.1"});
+}
+
+TEST_F(dc_mode, prepared_and_live_rankings_agree_on_random_states) {
+  std::mt19937 gen(3);
+  for (int round = 0; round < 300; ++round) {
+    std::string s = "hosts: {";
+    for (const char* dc : {"a", "b", "c"})
+      s += std::string(dc) + ": {status: " + (gen() % 4 ? "up" : "down") + ", cpu: {value: " +
+           std::to_string(gen() % 100) + ", age: " + std::to_string(gen() % 40) + "s}}, ";
+    s += "}\nservices: {web: {";
+    for (const char* dc : {"a", "b", "c"})
+      s += std::string(dc) + ": {healthyBackends: {value: " + std::to_string(gen() % 4) + ", age: " +
+           std::to_string(gen() % 40) + "s}}, ";
+    s += "}}\nclients: {";
+    for (const char* net : {"198.51.100.0/24", "198.51.100.128/25", "203.0.113.0/24"})
+      s += "\"" + std::string(net) + "\": {a: {packetLoss: {value: " + std::to_string(gen() % 5) + ", age: " +
+           std::to_string(gen() % 200) + "s}}, b: {packetLoss: " + std::to_string(gen() % 5) + "}}, ";
+    s += "}\n";
+    state(s);
+    auto prepared = make_snapshot(plan, view, now, 1);
+    routing_snapshot live{plan, view, 1, nullptr};
+    const char* queries[][3] = {{"www", "A", "192.0.2.1"},     {"cool", "A", "192.0.2.1"},
+                                {"eq", "A", "192.0.2.1"},      {"near", "A", "192.0.2.1"},
+                                {"best", "A", "192.0.2.1"},    {"gated", "A", "192.0.2.1"},
+                                {"open", "A", "192.0.2.1"},    {"txt", "TXT", "192.0.2.1"},
+                                {"www", "AAAA", "198.51.100.7"}, {"www", "AAAA", "198.51.100.200"},
+                                {"alias", "CNAME", "203.0.113.9"}, {"alias", "CNAME", "192.0.2.9"}};
+    for (const auto& [name, type_text, client] : queries) {
+      auto wire = *dns::text_to_wire(std::string(name) + ".example.com");
+      uint16_t type = static_cast<uint16_t>(*dns::parse_rr_type(type_text));
+      routing_query q{wire, type, client_info::from_source(*ip_address::parse(client))};
+      for (int64_t later : {0, 3000, 15000, 120000}) {
+        ctx.now_ms = now + later;
+        answer_set a, b;
+        uint32_t turn = ctx.rotation[0];
+        resolve(*prepared, q, ctx, a);
+        std::fill(ctx.rotation.begin(), ctx.rotation.end(), turn);
+        resolve(live, q, ctx, b);
+        ASSERT_EQ(answers(a), answers(b)) << name << " at +" << later << "ms\n" << s;
+      }
+    }
+  }
 }
 
 } // namespace

@@ -3,6 +3,8 @@
 
 #include "tests/core/routing/routing_fixture.hpp"
 
+#include <random>
+
 namespace gtmesh::test {
 namespace {
 
@@ -109,6 +111,35 @@ TEST_F(nested, trace_shows_the_nested_decision) {
   std::string t = explain("n.example.com");
   EXPECT_NE(t.find("nested profile 'eu'"), std::string::npos) << t;
   EXPECT_NE(t.find("monitor status: down"), std::string::npos) << t;
+}
+
+TEST_F(nested, prepared_and_live_availability_agree_over_time) {
+  std::mt19937 gen(5);
+  for (int round = 0; round < 200; ++round) {
+    auto age = [&] { return std::to_string(gen() % 40) + "s"; };
+    std::string s = "hosts: {b: {status: {value: " + std::string(gen() % 3 ? "up" : "down") + ", age: " + age() +
+                    "}}}\nservices: {web: {b: {healthyBackends: {value: " + std::to_string(gen() % 3) + ", age: " +
+                    age() + "}}}}\nendpoints: {";
+    for (const char* e : {"eu/eu1", "eu/eu2", "eu/eu3", "safe/x", "open/x", "open/y", "nodata/x"})
+      s += std::string(e) + ": {value: " + (gen() % 3 ? "up" : "down") + ", age: " + age() + "}, ";
+    s += "}\n";
+    state(s);
+    auto prepared = make_snapshot(plan, view, now, 1);
+    routing_snapshot live{plan, view, 1, nullptr};
+    for (const char* name : {"n", "fs", "fo", "nd"}) {
+      auto wire = *dns::text_to_wire(std::string(name) + ".example.com");
+      routing_query q{wire, 1, client_info::from_source(*ip_address::parse("192.0.2.1"))};
+      for (int64_t later : {0, 4000, 20000}) {
+        ctx.now_ms = now + later;
+        answer_set a, b;
+        ctx.random.reseed(round);
+        resolve(*prepared, q, ctx, a);
+        ctx.random.reseed(round);
+        resolve(live, q, ctx, b);
+        ASSERT_EQ(answers(a), answers(b)) << name << " at +" << later << "ms\n" << s;
+      }
+    }
+  }
 }
 
 } // namespace

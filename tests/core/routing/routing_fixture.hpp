@@ -79,7 +79,8 @@ protected:
 
   answer_set ask(const std::string& name, const std::string& type = "A", const std::string& client = "192.0.2.1",
                  const std::string& ecs = "", decision_trace* trace = nullptr) {
-    routing_snapshot snap{plan, view, 1};
+    // Prepared at the fixture's clock, as a decider would publish it.
+    snapshot_ptr snap = make_snapshot(plan, view, now, 1);
     auto wire = dns::text_to_wire(name);
     EXPECT_TRUE(wire) << name;
     client_info ci;
@@ -92,7 +93,7 @@ protected:
     }
     routing_query q{*wire, static_cast<uint16_t>(*dns::parse_rr_type(type)), ci};
     answer_set out;
-    resolve(snap, q, ctx, out, trace);
+    resolve(*snap, q, ctx, out, trace);
     return out;
   }
 

@@ -1,0 +1,82 @@
+#include "core/health/healthy_backends.hpp"
+#include "core/health/verdict_merge.hpp"
+
+#include <gtest/gtest.h>
+#include <vector>
+
+namespace gtmesh::health {
+namespace {
+
+constexpr int64_t now = 1'000'000;
+constexpr int64_t fresh_for = 90'000; // 3 intervals of 30 s
+
+TEST(verdict_merge, one_fresh_healthy_verdict_makes_the_backend_healthy) {
+  std::vector<instance_verdict> v{{"fra/a", false, now - 1'000}, {"fra/b", true, now - 5'000}, {"fra/c", false, now}};
+  auto m = merge_verdicts(v, now, fresh_for);
+  EXPECT_TRUE(m.healthy);
+  EXPECT_EQ(m.fresh_instances, 3);
+  EXPECT_EQ(m.healthy_instances, 1);
+  EXPECT_EQ(m.unhealthy_instances, 2);
+}
+
+TEST(verdict_merge, stale_healthy_verdicts_do_not_count) {
+  std::vector<instance_verdict> v{{"fra/a", true, now - fresh_for - 1}, {"fra/b", false, now - 1'000}};
+  auto m = merge_verdicts(v, now, fresh_for);
+  EXPECT_FALSE(m.healthy);
+  EXPECT_EQ(m.fresh_instances, 1);
+}
+
+TEST(verdict_merge, no_fresh_evidence_is_unhealthy) {
+  EXPECT_FALSE(merge_verdicts({}, now, fresh_for).healthy);
+  std::vector<instance_verdict> stale{{"fra/a", true, 0}};
+  EXPECT_FALSE(merge_verdicts(stale, now, fresh_for).healthy);
+}
+
+TEST(verdict_merge, the_age_limit_is_inclusive_and_future_timestamps_are_fresh) {
+  EXPECT_TRUE(is_fresh(now - fresh_for, now, fresh_for));
+  EXPECT_FALSE(is_fresh(now - fresh_for - 1, now, fresh_for));
+  EXPECT_TRUE(is_fresh(now + 5'000, now, fresh_for));
+}
+
+TEST(backend_verdicts, keeps_the_latest_verdict_per_origin_by_sequence) {
+  backend_verdicts b;
+  EXPECT_TRUE(b.update({"fra/a", true, now - 10'000, 5}));
+  EXPECT_TRUE(b.update({"fra/b", false, now - 10'000, 7}));
+  EXPECT_TRUE(b.merged(now, fresh_for).healthy);
+  // A re-delivered older verdict of a must not roll it back to healthy...
+  EXPECT_TRUE(b.update({"fra/a", false, now - 1'000, 6}));
+  EXPECT_FALSE(b.update({"fra/a", true, now - 500, 5}));
+  EXPECT_FALSE(b.update({"fra/a", true, now - 500, 6}));
+  EXPECT_FALSE(b.merged(now, fresh_for).healthy);
+  EXPECT_EQ(b.instances(), 2U);
+  // ... and a newer healthy verdict of b restores it.
+  EXPECT_TRUE(b.update({"fra/b", true, now, 8}));
+  auto m = b.merged(now, fresh_for);
+  EXPECT_TRUE(m.healthy);
+  EXPECT_EQ(m.healthy_instances, 1);
+  EXPECT_EQ(m.unhealthy_instances, 1);
+}
+
+TEST(healthy_backends, counts_healthy_backends_without_a_floor) {
+  EXPECT_EQ(healthy_backends(2, 5, 0), 2);
+  EXPECT_EQ(healthy_backends(0, 5, 0), 0);
+  EXPECT_EQ(service_status(0), 0.0);
+  EXPECT_EQ(service_status(2), 1.0);
+}
+
+TEST(healthy_backends, min_servers_counts_that_many_backends_healthy_whatever_the_probes_say) {
+  EXPECT_EQ(healthy_backends(0, 5, 2), 2) << "all down, still 2: the dangerous case";
+  EXPECT_EQ(healthy_backends(1, 5, 2), 2);
+  EXPECT_EQ(healthy_backends(3, 5, 2), 3) << "the floor never lowers a count";
+  EXPECT_EQ(healthy_backends(0, 1, 3), 1) << "capped at the number of backends";
+  EXPECT_EQ(healthy_backends(0, 0, 3), 0);
+}
+
+TEST(healthy_backends, clamps_inconsistent_inputs) {
+  EXPECT_EQ(healthy_backends(-1, 2, 0), 0);
+  EXPECT_EQ(healthy_backends(5, 3, 0), 3);
+  EXPECT_EQ(healthy_backends(1, 3, -4), 1);
+}
+
+} // namespace
+} // namespace gtmesh::health
