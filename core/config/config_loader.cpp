@@ -103,7 +103,7 @@ private:
   void check_keys(const node& map, const std::string& field, std::initializer_list<std::string_view> allowed) {
     std::set<std::string> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
-      const node& key = it->first;
+      const node key = it->first; // a copy: it->first lives in a temporary proxy
       std::string k = key.IsScalar() ? key.Scalar() : std::string("?");
       if (!seen.insert(k).second)
         error(key, join(field, k), "duplicate key");
@@ -331,6 +331,8 @@ load_result loader::run(std::string_view text) {
       parse_latency_table(l);
     if (cfg_.datacenters.empty())
       error(root, "datacenters", "at least one datacenter is required");
+    if (cfg_.datacenters.size() > max_datacenters)
+      error(root, "datacenters", "at most " + std::to_string(max_datacenters) + " datacenters are supported");
     if (cfg_.zones.empty())
       error(root, "zones", "at least one zone is required");
     if (errors_.empty())
@@ -369,7 +371,9 @@ void loader::parse_cluster(const node& n) {
 void loader::parse_measurement(const node& n) {
   if (!is_map(n, "measurement"))
     return;
-  check_keys(n, "measurement", {"host_interval", "service_interval", "client_interval", "stale_after"});
+  check_keys(n, "measurement",
+             {"host_interval", "service_interval", "client_interval", "stale_after", "client_prefixes",
+              "client_probe_rate"});
   auto& m = cfg_.measurement;
   if (auto v = duration(n, "host_interval", "measurement", 1000, 3'600'000))
     m.host_interval_ms = *v;
@@ -379,6 +383,14 @@ void loader::parse_measurement(const node& n) {
     m.client_interval_ms = *v;
   if (auto v = integer(n, "stale_after", "measurement", 1, 100))
     m.stale_after = static_cast<int>(*v);
+  for (auto& [s, sn] : str_list(n, "client_prefixes", "measurement")) {
+    if (auto p = ip_prefix::parse(s))
+      m.client_prefixes.push_back(*p);
+    else
+      error(sn, "measurement.client_prefixes", "not a prefix like 198.51.100.0/24: '" + s + "'");
+  }
+  if (auto v = integer(n, "client_probe_rate", "measurement", 1, 10'000))
+    m.client_probe_rate = static_cast<int>(*v);
 }
 
 void loader::parse_datacenter(const node& n, const std::string& field) {
@@ -1347,6 +1359,10 @@ void loader::parse_profile(const node& n, const std::string& field) {
   each(n, "endpoints", field, [&](const node& en, const std::string& ef) { parse_endpoint(en, ef, p); });
   if (p.endpoints.empty())
     error(n, join(field, "endpoints"), "a profile needs at least one endpoint");
+  if (p.endpoints.size() > max_endpoints_per_profile)
+    error(n, join(field, "endpoints"),
+          std::to_string(p.endpoints.size()) + " endpoints; a profile has at most " +
+            std::to_string(max_endpoints_per_profile));
   if (cfg_.find_profile(p.name))
     error(n, join(field, "name"), "duplicate profile name '" + p.name + "'");
   profile_nodes_[p.name] = n;

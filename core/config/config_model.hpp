@@ -241,6 +241,11 @@ struct measurement_settings {
   int64_t service_interval_ms = 30'000;
   int64_t client_interval_ms = 60'000;
   int stale_after = 3; ///< intervals after which a value is stale
+  /// Client networks every DC's client agent probes besides those the DNS
+  /// responders learn (docs/agents.md). Optional, default none.
+  std::vector<ip_prefix> client_prefixes;
+  /// Upper bound of ICMP echo requests per second one client agent sends.
+  int client_probe_rate = 50;
 };
 
 struct tls_settings {
@@ -265,6 +270,10 @@ struct latency_seed_row {
 /// loader rejects policies that could exceed it, so the query path can use
 /// fixed-size buffers.
 inline constexpr int max_answers = 64;
+/// Most endpoints a profile may have (as Azure Traffic Manager: 200).
+inline constexpr size_t max_endpoints_per_profile = 200;
+/// Most datacenters a config may declare; sizes per-decision scratch space.
+inline constexpr size_t max_datacenters = 1024;
 
 struct config {
   std::string file; ///< the top-level file it was loaded from

@@ -4,10 +4,6 @@
 
 namespace gtmesh {
 
-/// Largest number of datacenters a config may declare; sizes the scratch
-/// arrays of one DC-mode decision.
-inline constexpr size_t max_datacenters = 1024;
-
 /// DC mode (SPEC section 2). For every candidate DC of the record, in config
 /// order:
 ///   1. a drained DC is dropped;

@@ -7,9 +7,6 @@
 
 namespace gtmesh {
 
-/// Most endpoints a profile may have (as Azure Traffic Manager: 200).
-inline constexpr size_t max_endpoints_per_profile = 200;
-
 /// Which endpoints of one profile may be returned for this query: enabled,
 /// able to answer the record type and healthy (the rules are in
 /// profile_evaluator.hpp). Computed on first use and remembered, so that a

@@ -74,8 +74,9 @@ bool endpoint_available(const endpoint_plan& e, route_context& rc, trace_candida
       if constexpr (Traced) {
         row->metric = "available child endpoints";
         row->value = available;
-        row->reason = "child profile has " + std::to_string(available) + " available endpoint(s), needs " +
-                      std::to_string(e.min_child);
+        row->reason = "child profile has " + std::to_string(available) + " available endpoint(s)" +
+                      (available >= e.min_child ? std::string()
+                                                : ", needs " + std::to_string(e.min_child) + " (min_child_endpoints)");
       }
       return available >= e.min_child;
     }
