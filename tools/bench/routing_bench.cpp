@@ -37,8 +37,8 @@ std::string make_config(int n) {
   for (int i = 0; i < n; ++i)
     y += (i ? ", " : "") + dc_name(i) + ": [\"10.0.0.1:80\"]";
   y += "}\n";
-  if (const char* mmdb = std::getenv("TEST_MMDB"))
-    y += std::string("geo: {database: ") + mmdb + "}\n";
+  const char* mmdb = std::getenv("TEST_MMDB");
+  y += std::string("geo: {database: ") + (mmdb ? mmdb : GTMESH_BENCH_MMDB) + "}\n";
   auto dc_answers = [&] {
     std::string a = "{";
     for (int i = 0; i < n; ++i)

@@ -1,12 +1,264 @@
+// gtmesh serve: a standalone authoritative DNS responder from a config file
+// and an optional hand-written measurement state (docs/dns.md).
+//
+//   gtmesh serve --config FILE --listen ADDR:PORT [--listen ...] [--state STATE.yaml]
+//                [--port-file FILE] [--udp-threads N] [--max-udp-size N]
+//                [--tcp-idle-timeout DURATION] [--tcp-max-connections N] [--no-tcp]
+//                [--rrl-rate N] [--rrl-slip N] [--rrl-ipv4-prefix N] [--rrl-ipv6-prefix N]
+//                [--rrl-loopback]
+//
+// Signals: SIGHUP reloads config and state (a bad file is reported with
+// file:line:field and the running snapshot keeps serving); SIGUSR1 prints
+// the counters; SIGTERM/SIGINT print the counters and exit.
+//
+// All signals are blocked before any thread starts and taken synchronously
+// by the main thread with sigwait(), so no handler runs on a socket thread.
+
+#include "core/config/config_loader.hpp"
+#include "core/config/duration.hpp"
+#include "core/dns/responder/dns_responder.hpp"
+#include "core/dns/responder/responder_actor.hpp"
+#include "core/routing/all_methods.hpp"
+#include "core/routing/state_file.hpp"
 #include "tools/gtmesh/commands.hpp"
 
+#include <caf/all.hpp>
+
+#include <charconv>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <fstream>
+#include <functional>
+#include <pthread.h>
 
 namespace gtmesh::cli {
 
+namespace {
+
+int64_t wall_clock_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+/// A compiled snapshot and the clock to evaluate it at, or the reason why not.
+struct loaded_snapshot {
+  snapshot_ptr snapshot;
+  int64_t fixed_now_ms = 0;
+  std::string errors; ///< one problem per line, "file:line:col: field: message"
+};
+
+loaded_snapshot load_snapshot(const std::string& config_path, const std::string& state_path, uint32_t version) {
+  loaded_snapshot out;
+  load_result loaded = load_config_file(config_path, routing_methods());
+  if (!loaded.ok()) {
+    out.errors = loaded.report();
+    return out;
+  }
+  if (!loaded.warnings.empty())
+    std::fputs(loaded.report().c_str(), stderr);
+  compile_result compiled = compile_plan(loaded.cfg, version);
+  if (!compiled.plan) {
+    out.errors = config_path + ": " + compiled.error + "\n";
+    return out;
+  }
+  std::shared_ptr<const measurement_view> view;
+  const int64_t now = wall_clock_ms();
+  if (state_path.empty()) {
+    view = empty_view(*compiled.plan);
+  } else {
+    // A hand-written state describes the measurements "now": evaluate it at
+    // its own time (the file's `now`, else the load time) for as long as it
+    // serves, so that its values do not go stale while nobody updates them.
+    state_load_result st = load_state_file(state_path, *compiled.plan, now);
+    if (!st.view) {
+      for (const auto& e : st.errors)
+        out.errors += e.to_string() + "\n";
+      return out;
+    }
+    view = st.view;
+    out.fixed_now_ms = st.now_ms;
+  }
+  out.snapshot = make_snapshot(compiled.plan, std::move(view), out.fixed_now_ms ? out.fixed_now_ms : now, version);
+  return out;
+}
+
+bool parse_number(const std::string& text, long min, long max, long& out) {
+  long v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < min || v > max)
+    return false;
+  out = v;
+  return true;
+}
+
+/// Writes `text` to `path` atomically (a reader sees all of it or nothing).
+bool write_file_atomically(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    if (!f)
+      return false;
+    f << text;
+    if (!f.flush())
+      return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+void usage() {
+  std::fputs("usage: gtmesh serve --config FILE --listen ADDR:PORT [--listen ...] [--state STATE.yaml]\n"
+             "         [--port-file FILE] [--udp-threads N] [--max-udp-size N]\n"
+             "         [--tcp-idle-timeout DURATION] [--tcp-max-connections N] [--no-tcp]\n"
+             "         [--rrl-rate N] [--rrl-slip N] [--rrl-ipv4-prefix N] [--rrl-ipv6-prefix N] [--rrl-loopback]\n"
+             "  ADDR:PORT is 127.0.0.1:53, [::1]:53, 0.0.0.0:5353, [::]:0 (port 0: the kernel picks one;\n"
+             "  --port-file receives the bound addresses, one per line, once the responder answers).\n"
+             "  SIGHUP reloads config and state, SIGUSR1 prints counters, SIGTERM/SIGINT exit. See docs/dns.md.\n",
+             stderr);
+}
+
+} // namespace
+
 int serve(const args& a) {
-  std::fprintf(stderr, "gtmesh serve: not built yet (issue 3)\n");
-  return 2;
+  arg_reader r(a);
+  std::string config_path, state_path, port_file, text;
+  r.option("--config", config_path);
+  r.option("--state", state_path);
+  r.option("--port-file", port_file);
+  std::vector<std::string> listen_texts = r.options("--listen");
+  dns::responder_options options;
+  options.tcp = !r.flag("--no-tcp");
+  options.rrl.exempt_loopback = !r.flag("--rrl-loopback");
+  struct numeric {
+    const char* flag;
+    long min, max;
+    std::function<void(long)> set;
+  };
+  const numeric numbers[] = {
+    {"--udp-threads", 0, 256, [&](long v) { options.udp_threads = static_cast<int>(v); }},
+    {"--udp-batch", 1, 1024, [&](long v) { options.udp_batch = static_cast<int>(v); }},
+    {"--max-udp-size", 512, 4096, [&](long v) { options.lookup.max_udp_size = static_cast<uint16_t>(v); }},
+    {"--tcp-max-connections", 1, 100000, [&](long v) { options.tcp_max_connections = static_cast<size_t>(v); }},
+    {"--rrl-rate", 0, 1000000, [&](long v) { options.rrl.responses_per_second = static_cast<uint32_t>(v); }},
+    {"--rrl-slip", 0, 10, [&](long v) { options.rrl.slip = static_cast<uint32_t>(v); }},
+    {"--rrl-ipv4-prefix", 0, 32, [&](long v) { options.rrl.ipv4_prefix = static_cast<int>(v); }},
+    {"--rrl-ipv6-prefix", 0, 128, [&](long v) { options.rrl.ipv6_prefix = static_cast<int>(v); }},
+  };
+  for (const auto& n : numbers) {
+    if (!r.option(n.flag, text))
+      continue;
+    long v = 0;
+    if (!parse_number(text, n.min, n.max, v)) {
+      std::fprintf(stderr, "gtmesh serve: %s: expected a number from %ld to %ld, got '%s'\n", n.flag, n.min, n.max,
+                   text.c_str());
+      return 2;
+    }
+    n.set(v);
+  }
+  if (r.option("--tcp-idle-timeout", text)) {
+    auto ms = parse_duration_ms(text);
+    if (!ms || *ms <= 0) {
+      std::fprintf(stderr, "gtmesh serve: --tcp-idle-timeout: expected a duration like 10s or 500ms\n");
+      return 2;
+    }
+    options.tcp_idle_timeout = std::chrono::milliseconds(*ms);
+  }
+  std::string unknown;
+  auto positional = r.positional(unknown);
+  if (!unknown.empty() || !positional.empty() || config_path.empty() || listen_texts.empty()) {
+    if (!unknown.empty())
+      std::fprintf(stderr, "gtmesh serve: unknown option '%s'\n", unknown.c_str());
+    usage();
+    return 2;
+  }
+  for (const auto& t : listen_texts) {
+    auto at = dns::listen_address::parse(t);
+    if (!at) {
+      std::fprintf(stderr, "gtmesh serve: --listen %s: expected ADDR:PORT, e.g. 127.0.0.1:53 or [::1]:53\n",
+                   t.c_str());
+      return 2;
+    }
+    options.listen.push_back(*at);
+  }
+
+  // Every thread started from here on inherits this mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : {SIGHUP, SIGTERM, SIGINT, SIGUSR1})
+    sigaddset(&signals, s);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  uint32_t version = 1;
+  loaded_snapshot first = load_snapshot(config_path, state_path, version);
+  if (!first.snapshot) {
+    std::fputs(first.errors.c_str(), stderr);
+    return 1;
+  }
+  std::string error;
+  auto responder = dns::dns_responder::create(options, error);
+  if (!responder) {
+    std::fprintf(stderr, "gtmesh serve: %s\n", error.c_str());
+    return 1;
+  }
+  responder->publish(first.snapshot, first.fixed_now_ms);
+  responder->start();
+  std::string bound_text;
+  for (const auto& at : responder->bound()) {
+    std::fprintf(stderr, "gtmesh serve: listening on %s (udp: %d thread(s)%s)\n", at.to_string().c_str(),
+                 options.udp_thread_count(), options.tcp ? ", tcp" : "");
+    bound_text += at.to_string() + "\n";
+  }
+
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.policy", caf::atom("sharing")); // deps-notes section 8: idle CPU
+  cfg.set("scheduler.max-threads", 1);
+  cfg.add_message_types<caf::id_block::gtmesh_dns>();
+  caf::actor_system system{cfg};
+  auto actor = system.spawn(dns::responder_actor_impl, dns::responder_handoff{std::move(responder)});
+  caf::scoped_actor self{system};
+
+  if (!port_file.empty() && !write_file_atomically(port_file, bound_text)) {
+    std::fprintf(stderr, "gtmesh serve: cannot write %s\n", port_file.c_str());
+    self->send(actor, dns::stop_atom::value);
+    return 1;
+  }
+  std::fprintf(stderr, "gtmesh serve: serving %s%s%s (generation 1)\n", config_path.c_str(),
+               state_path.empty() ? "" : " with state ", state_path.c_str());
+
+  auto print_counters = [&](const char* when) {
+    self->request(actor, caf::infinite, dns::counters_atom::value)
+      .receive([&](const dns::dns_counters& c) { std::fprintf(stderr, "gtmesh serve: %s: %s\n", when, c.to_text().c_str()); },
+               [&](caf::error& e) { std::fprintf(stderr, "gtmesh serve: counters: %s\n", system.render(e).c_str()); });
+  };
+
+  for (;;) {
+    int sig = 0;
+    if (sigwait(&signals, &sig) != 0)
+      continue;
+    if (sig == SIGHUP) {
+      loaded_snapshot next = load_snapshot(config_path, state_path, version + 1);
+      if (!next.snapshot) {
+        std::fprintf(stderr, "gtmesh serve: reload failed; still serving generation %u:\n%s", version,
+                     next.errors.c_str());
+        continue;
+      }
+      self->request(actor, caf::infinite, dns::publish_atom::value, next.snapshot, next.fixed_now_ms)
+        .receive(
+          [&](uint64_t generation) {
+            version = static_cast<uint32_t>(generation);
+            std::fprintf(stderr, "gtmesh serve: reloaded %s%s%s (generation %u)\n", config_path.c_str(),
+                         state_path.empty() ? "" : " with state ", state_path.c_str(), version);
+          },
+          [&](caf::error& e) { std::fprintf(stderr, "gtmesh serve: reload: %s\n", system.render(e).c_str()); });
+    } else if (sig == SIGUSR1) {
+      print_counters("counters");
+    } else {
+      print_counters("final counters");
+      self->send(actor, dns::stop_atom::value);
+      break;
+    }
+  }
+  return 0;
 }
 
 } // namespace gtmesh::cli

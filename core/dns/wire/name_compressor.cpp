@@ -48,6 +48,11 @@ bool name_compressor::equals(const uint8_t* message, size_t end, size_t offset,
 }
 
 void name_compressor::write(wire_cursor& out, std::span<const uint8_t> name) noexcept {
+  if (pending_question_ != 0) {
+    size_t at = pending_question_;
+    pending_question_ = 0;
+    remember(out, at);
+  }
   const size_t start = out.position();
   const uint8_t* m = out.data();
   // Try each suffix, longest first; the root alone is never worth a pointer.

@@ -22,8 +22,14 @@ public:
   /// Pointers hold 14 bits: names written beyond this cannot be targets.
   static constexpr size_t max_target = 0x3fff;
 
-  /// Forgets every position (call once per message).
-  void reset() noexcept { count_ = 0; }
+  /// Forgets every position (call once per message). With `question_at`,
+  /// the name at that offset (the question's, already in the message) is
+  /// remembered lazily, on the first write(): most responses carry no name
+  /// to compress, and then the question is never walked.
+  void reset(size_t question_at = 0) noexcept {
+    count_ = 0;
+    pending_question_ = static_cast<uint16_t>(question_at);
+  }
 
   /// Remembers every label start of the name at `offset` in the message
   /// under construction in `out`. The name must be well-formed: plain labels
@@ -36,6 +42,7 @@ public:
   /// A name that is only the root is written as one zero octet.
   void write(wire_cursor& out, std::span<const uint8_t> name) noexcept;
 
+  /// Remembered positions (after the lazy question, if any).
   int size() const noexcept { return count_; }
 
 private:
@@ -49,6 +56,7 @@ private:
 
   uint16_t offsets_[max_entries];
   int count_ = 0;
+  uint16_t pending_question_ = 0; ///< 0 = none
 };
 
 } // namespace gtmesh::dns

@@ -20,11 +20,13 @@ bool read_question_name(wire_cursor& in, parsed_query& out) noexcept {
     out.qname[length++] = label;
     if (label == 0)
       break;
-    auto bytes = in.read_span(label);
+    const uint8_t* bytes = in.read_span(label).data();
     if (!in.ok())
       return false;
-    for (uint8_t c : bytes)
-      out.qname[length++] = lower(c);
+    uint8_t* to = out.qname.data() + length;
+    for (size_t i = 0; i < label; ++i)
+      to[i] = lower(bytes[i]);
+    length += label;
   }
   out.qname_length = static_cast<uint8_t>(length);
   return true;
@@ -63,7 +65,10 @@ parse_status parse_query(std::span<const uint8_t> packet, parsed_query& out) noe
   if (packet.size() < header_size)
     return parse_status::runt;
   wire_cursor in(packet);
-  out.header = read_header(in);
+  // The header in one read (the size was checked above).
+  const uint8_t* h = in.read_span(header_size).data();
+  auto u16 = [h](int at) { return static_cast<uint16_t>(h[at] << 8 | h[at + 1]); };
+  out.header = dns_header{u16(0), u16(2), u16(4), u16(6), u16(8), u16(10)};
   if (out.header.has(header_flag::qr))
     return parse_status::response;
   if (out.header.opcode_value() != static_cast<uint8_t>(opcode::query))

@@ -163,6 +163,17 @@ public:
   }
   void write_bytes(std::span<const uint8_t> src) noexcept { write_bytes(src.data(), src.size()); }
 
+  /// Reserves the next `n` writable bytes and returns where they start, for
+  /// a caller that fills a fixed-size block at once (one bounds check instead
+  /// of one per field); null (with no_space latched) if they do not fit.
+  uint8_t* reserve(size_t n) noexcept {
+    if (!writable(n))
+      return nullptr;
+    uint8_t* p = data_ + pos_;
+    pos_ += n;
+    return p;
+  }
+
   /// Overwrites two bytes at `at` (< position()), e.g. an RDLENGTH or a
   /// section count written before its content was known.
   void patch_u16(size_t at, uint16_t v) noexcept {

@@ -5,6 +5,8 @@
 #include "core/routing/all_methods.hpp"
 #include "core/routing/routing_plan.hpp"
 
+#include "tests/test_support.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -13,10 +15,7 @@
 namespace gtmesh {
 namespace {
 
-std::string source_dir() {
-  const char* d = std::getenv("GTMESH_SOURCE_DIR");
-  return d ? d : ".";
-}
+using test::source_dir;
 
 // A valid base; tests replace or append lines. Line numbers below refer to
 // the text as passed (line 1 = first line).

@@ -132,7 +132,7 @@ TEST(allocation, answering_thousands_of_queries_allocates_nothing) {
         size_t capacity = via == transport::udp ? max_udp_buffer : max_tcp_message;
         query_source src{addresses[(i + static_cast<size_t>(r)) % addresses.size()], via};
         answered += processor.process(std::span<uint8_t>(buffer.data(), capacity), wire.size(), src,
-                                      snapshot.get(), test::test_now_ms + r * 400) > 0;
+                                      snapshot.get(), query_time::at(test::test_now_ms + r * 400)) > 0;
       }
     return answered;
   };

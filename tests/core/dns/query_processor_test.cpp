@@ -27,6 +27,7 @@ protected:
   std::unique_ptr<query_processor> processor =
     std::make_unique<query_processor>(settings, counters, nullptr, &unmeasured, 42);
   std::vector<uint8_t> buffer = std::vector<uint8_t>(max_tcp_message);
+  query_time time = query_time::at(test::test_now_ms);
 
   /// Runs raw query bytes through the processor; returns the response bytes
   /// (empty when nothing is to be sent).
@@ -36,7 +37,7 @@ protected:
     std::copy(wire.begin(), wire.end(), buffer.begin());
     query_source source{*ip_address::parse(from), via};
     size_t n = processor->process(std::span<uint8_t>(buffer.data(), capacity), wire.size(), source,
-                                  no_snapshot ? nullptr : (snap ? snap : snapshot.get()), test::test_now_ms);
+                                  no_snapshot ? nullptr : (snap ? snap : snapshot.get()), time);
     EXPECT_LE(n, capacity);
     return bytes(buffer.begin(), buffer.begin() + static_cast<long>(n));
   }
@@ -551,6 +552,32 @@ TEST_F(query_processor_test, rate_limiting_drops_and_slips_over_udp_only) {
   EXPECT_FALSE(run(test::make_query(query_spec{}), transport::udp, "198.51.101.77").empty());
   EXPECT_EQ(ask(query_spec{}, transport::tcp, "198.51.100.77").answers.size(), 1u);
   EXPECT_EQ(ask(query_spec{}, transport::udp, "127.0.0.1").answers.size(), 1u);
+}
+
+TEST_F(query_processor_test, rate_limits_by_the_wall_clock_even_when_evaluation_time_is_frozen) {
+  rrl_settings rs;
+  rs.responses_per_second = 2;
+  rs.slip = 0;
+  rate_limiter rrl(rs);
+  processor = std::make_unique<query_processor>(settings, counters, &rrl, &unmeasured, 42);
+  auto answered = [&] { return !run(test::make_query(test::spec("www.example.test")), transport::udp, "192.0.2.7").empty(); };
+  time = query_time{1'000'000, test::test_now_ms};
+  EXPECT_TRUE(answered());
+  EXPECT_TRUE(answered());
+  EXPECT_FALSE(answered()) << "third in the same wall-clock second";
+  time.wall_ms += 1000; // the measurements' time stays where it was
+  EXPECT_TRUE(answered()) << "a new second on the wall clock";
+}
+
+TEST_F(query_processor_test, measurement_ages_count_against_the_evaluation_time) {
+  // Hosts were measured at test_now_ms; 10 minutes later they are stale
+  // (3 x the default host interval) and web answers its fail_safe.
+  time = query_time{test::test_now_ms, test::test_now_ms + 600'000};
+  EXPECT_EQ(ask("web.example.test").answer_texts(), std::vector<std::string>{"192.0.2.250"});
+  time = query_time{test::test_now_ms + 600'000, test::test_now_ms};
+  auto texts = ask("web.example.test").answer_texts();
+  ASSERT_EQ(texts.size(), 1u);
+  EXPECT_NE(texts[0], "192.0.2.250") << "evaluated at the measurement time: fresh, fra answers";
 }
 
 } // namespace

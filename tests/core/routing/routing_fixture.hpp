@@ -8,6 +8,7 @@
 #include "core/routing/all_methods.hpp"
 #include "core/routing/engine.hpp"
 #include "core/routing/state_file.hpp"
+#include "tests/test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,8 +23,7 @@ namespace gtmesh::test {
 /// records and profiles after it. `geo.database` points at the committed
 /// test database (tests/data/test.mmdb).
 inline std::string base_config() {
-  const char* mmdb = std::getenv("TEST_MMDB");
-  std::string geo = mmdb ? std::string("geo: {database: ") + mmdb + "}\n" : "";
+  std::string geo = "geo: {database: " + test_mmdb() + "}\n";
   return R"(
 measurement: {host_interval: 10s, service_interval: 10s, client_interval: 60s, stale_after: 3}
 datacenters:

@@ -1,0 +1,40 @@
+#pragma once
+
+#include "core/metrics/measurement.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gtmesh::agents {
+
+using measurement_batch = std::vector<measurement>;
+using round_callback = std::function<void(measurement_batch)>;
+
+/// One kind of periodic measurement of an agent (host metrics, one
+/// service's LB/process stats, backend and endpoint probes, client paths).
+/// The agent runtime runs each task in its own actor: it starts a round,
+/// waits for `done`, stamps origin and seq, delivers the batch to the sink
+/// and schedules the next round at `next_round_at_ms()`.
+///
+/// Contract:
+/// - `start_round` returns at once; the work runs on the I/O runtime the
+///   task was built with and `done` is called exactly once per round, on the
+///   I/O thread, with the round's measurements (dc, src, key, metric, value,
+///   at_ms set; origin and seq left for the runtime).
+/// - The caller never starts a round before the previous `done` ran.
+/// - Tasks report raw measurements and probe verdicts; they make no routing
+///   decision.
+class measurement_task {
+public:
+  virtual ~measurement_task() = default;
+  /// A short name for logs: "host", "probes", "service web", "client".
+  virtual std::string name() const = 0;
+  virtual void start_round(int64_t now_ms, round_callback done) = 0;
+  /// When the next round should start (Unix ms), given the last round
+  /// started at `last_start_ms`.
+  virtual int64_t next_round_at_ms(int64_t last_start_ms) const = 0;
+};
+
+} // namespace gtmesh::agents

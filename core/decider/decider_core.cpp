@@ -1,0 +1,438 @@
+#include "core/decider/decider_core.hpp"
+
+#include "core/dns/wire/name.hpp"
+#include "core/routing/all_methods.hpp"
+#include "core/routing/engine.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace gtmesh::decider {
+
+decider_core::decider_core(decider_options options, std::unique_ptr<state::store> store)
+    : options_(std::move(options)), store_(std::move(store)) {}
+
+bool decider_core::activate(uint32_t version, const std::string& yaml, const std::string& file, int64_t now_ms,
+                            std::string& error, bool persist) {
+  load_result loaded = load_config_text(yaml, file, routing_methods());
+  if (!loaded.ok()) {
+    error = loaded.report();
+    return false;
+  }
+  compile_result compiled = compile_plan(loaded.cfg, version);
+  if (!compiled.plan) {
+    error = compiled.error;
+    return false;
+  }
+  active_ = active_config{version, yaml, file, loaded.cfg, compiled.plan};
+  if (persist)
+    pending_.config = state::stored_config{version, yaml, file, now_ms};
+  previous_up_.clear();
+  dirty_ = true;
+  return true;
+}
+
+bool decider_core::restore(int64_t now_ms, std::string& error) {
+  if (store_) {
+    store_->load_measurements([&](const measurement& m) { table_.apply(m); });
+    for (const auto& [origin, have] : store_->load_marks())
+      table_.restore_mark(origin, have);
+    table_.take_changes(); // already on disk
+    overrides_ = store_->load_overrides();
+    for (const auto& o : overrides_)
+      overrides_version_ = std::max(overrides_version_, o.version);
+    // The newest stored config that still loads (a build may have tightened
+    // validation); never a broken one.
+    for (const auto& c : store_->config_history()) {
+      std::string why;
+      if (activate(c.version, c.yaml, c.file, now_ms, why, false))
+        return true;
+      error += "stored config version " + std::to_string(c.version) + " no longer loads: " + why;
+    }
+  }
+  if (options_.initial_config_file.empty()) {
+    if (error.empty())
+      error = "no config: none stored and no initial config file given";
+    return false;
+  }
+  std::ifstream in(options_.initial_config_file);
+  if (!in) {
+    error = "cannot open " + options_.initial_config_file;
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  error.clear();
+  return activate(1, ss.str(), options_.initial_config_file, now_ms, error, true);
+}
+
+mesh::config_reply_body decider_core::push_config(const mesh::config_body& push, int64_t now_ms) {
+  mesh::config_reply_body reply;
+  load_result loaded = load_config_text(push.yaml, push.file.empty() ? "pushed.yaml" : push.file, routing_methods());
+  if (!loaded.ok()) {
+    for (const auto& e : loaded.errors)
+      reply.errors.push_back(e.to_string());
+    ++counters_.config_rejected;
+    return reply;
+  }
+  compile_result compiled = compile_plan(loaded.cfg);
+  if (!compiled.plan) {
+    reply.errors.push_back(compiled.error);
+    ++counters_.config_rejected;
+    return reply;
+  }
+  if (push.dry_run) {
+    reply.accepted = true;
+    reply.version = config_version();
+    reply.report = dry_run(loaded.cfg, now_ms);
+    return reply;
+  }
+  uint32_t version = push.version ? push.version : config_version() + 1;
+  if (version <= config_version()) {
+    reply.errors.push_back("version " + std::to_string(version) + " is not newer than the active version " +
+                           std::to_string(config_version()));
+    ++counters_.config_rejected;
+    return reply;
+  }
+  std::string error;
+  if (!activate(version, push.yaml, push.file.empty() ? "pushed.yaml" : push.file, now_ms, error, true)) {
+    reply.errors.push_back(error);
+    ++counters_.config_rejected;
+    return reply;
+  }
+  ++counters_.config_accepted;
+  reply.accepted = true;
+  reply.version = version;
+  return reply;
+}
+
+bool decider_core::adopt_config(const mesh::config_body& body, int64_t now_ms, std::string& error) {
+  if (body.version <= config_version())
+    return false; // highest version wins; equal or older is ignored
+  if (!activate(body.version, body.yaml, body.file, now_ms, error, true)) {
+    ++counters_.config_rejected;
+    return false;
+  }
+  ++counters_.config_accepted;
+  return true;
+}
+
+mesh::ack_body decider_core::on_batch(const mesh::measurement_batch& batch, int64_t now_ms) {
+  ++counters_.batches;
+  counters_.measurements += batch.items.size();
+  uint64_t have = table_.apply_batch(batch);
+  if (!batch.items.empty()) {
+    dirty_ = true;
+    agent_alive(batch.origin, batch.items.front().dc, now_ms);
+  }
+  return mesh::ack_body{batch.origin, have, config_version()};
+}
+
+mesh::digest_body decider_core::digest() const {
+  mesh::digest_body d = table_.digest();
+  d.config_version = config_version();
+  d.overrides_version = overrides_version_;
+  return d;
+}
+
+mesh::delta_body decider_core::delta_for(const mesh::digest_body& peer) const {
+  mesh::delta_body d = table_.delta_for(peer);
+  if (peer.overrides_version < overrides_version_) {
+    d.overrides = overrides_;
+    d.overrides_version = overrides_version_;
+  }
+  return d;
+}
+
+void decider_core::on_delta(const mesh::delta_body& delta) {
+  ++counters_.deltas;
+  size_t before = table_.size();
+  table_.apply_delta(delta);
+  bool changed = table_.size() != before;
+  for (const auto& od : delta.origins)
+    changed = changed || !od.items.empty();
+  // Overrides: last writer wins per DC by version, ties by author.
+  for (const auto& o : delta.overrides) {
+    auto it = std::find_if(overrides_.begin(), overrides_.end(), [&](auto& x) { return x.dc == o.dc; });
+    bool newer = it == overrides_.end() || o.version > it->version || (o.version == it->version && o.by > it->by);
+    if (!newer)
+      continue;
+    if (it == overrides_.end())
+      overrides_.push_back(o);
+    else
+      *it = o;
+    pending_.overrides.push_back(o);
+    overrides_version_ = std::max(overrides_version_, o.version);
+    changed = true;
+  }
+  if (changed)
+    dirty_ = true;
+}
+
+bool decider_core::set_drain(const std::string& dc, bool drained, const std::string& by) {
+  if (!active_ || !active_->cfg->find_dc(dc))
+    return false;
+  mesh::dc_override o{dc, drained, overrides_version_ + 1, by};
+  overrides_version_ = o.version;
+  auto it = std::find_if(overrides_.begin(), overrides_.end(), [&](auto& x) { return x.dc == dc; });
+  if (it == overrides_.end())
+    overrides_.push_back(o);
+  else
+    *it = o;
+  pending_.overrides.push_back(o);
+  dirty_ = true;
+  return true;
+}
+
+void decider_core::agent_alive(const std::string& origin, const std::string& dc, int64_t now_ms) {
+  auto& a = agents_[origin];
+  if (!a.connected) {
+    a.connected = true;
+    a.since_ms = now_ms;
+    dirty_ = true;
+  }
+  if (!dc.empty())
+    a.dc = dc;
+}
+
+void decider_core::agent_gone(const std::string& origin, int64_t now_ms) {
+  auto it = agents_.find(origin);
+  if (it == agents_.end() || !it->second.connected)
+    return;
+  it->second.connected = false;
+  it->second.since_ms = now_ms;
+  dirty_ = true;
+}
+
+std::set<std::string> decider_core::unreachable_dcs(int64_t now_ms) const {
+  // A DC is unreachable when it had agents here and every one of them has
+  // been disconnected for longer than the bound.
+  std::map<std::string, bool> any_alive;
+  for (const auto& [origin, a] : agents_) {
+    if (a.dc.empty())
+      continue;
+    bool alive = a.connected || now_ms - a.since_ms < options_.dc_down_after_ms;
+    any_alive[a.dc] = any_alive[a.dc] || alive;
+  }
+  std::set<std::string> out;
+  for (const auto& [dc, alive] : any_alive)
+    if (!alive)
+      out.insert(dc);
+  return out;
+}
+
+snapshot_ptr decider_core::build_snapshot(int64_t now_ms) {
+  if (!active_)
+    return nullptr;
+  view_inputs in;
+  in.measurements = [this](const std::function<void(const measurement&)>& fn) { table_.for_each(fn); };
+  in.overrides = overrides_;
+  in.unreachable_dcs = unreachable_dcs(now_ms);
+  in.now_ms = now_ms;
+  std::vector<health_change> changes;
+  auto view = build_view(*active_->plan, in, previous_up_, &changes);
+  for (const auto& c : changes)
+    pending_.transitions.push_back(state::health_transition{now_ms, c.dc, c.subject, c.up ? "down" : "up",
+                                                            c.up ? "up" : "down",
+                                                            in.unreachable_dcs.count(c.dc) ? "all agents gone" : ""});
+  last_ = make_snapshot(active_->plan, view, now_ms, ++generation_);
+  ++counters_.snapshots;
+  dirty_ = false;
+  return last_;
+}
+
+int64_t decider_core::snapshot_valid_until() const noexcept {
+  if (!last_ || !last_->prepared)
+    return std::numeric_limits<int64_t>::max();
+  return last_->prepared->valid_until_ms;
+}
+
+bool decider_core::flush(std::string& error) {
+  for (auto& m : table_.take_changes())
+    pending_.measurements.push_back(std::move(m));
+  if (!pending_.measurements.empty()) {
+    std::set<std::string> origins;
+    for (const auto& m : pending_.measurements)
+      origins.insert(m.origin);
+    for (const auto& o : origins)
+      pending_.marks.emplace_back(o, table_.have(o));
+  }
+  if (pending_.empty())
+    return true;
+  if (!store_) {
+    pending_ = {};
+    return true;
+  }
+  bool ok = store_->commit(pending_, options_.keep_configs, error);
+  if (!ok)
+    ++counters_.persist_errors; // keep pending_: retried at the next flush
+  else
+    pending_ = {};
+  return ok;
+}
+
+std::vector<state::health_transition> decider_core::history(int64_t since_ms, size_t limit) {
+  if (!store_)
+    return {};
+  return store_->timeline(since_ms, limit);
+}
+
+std::string decider_core::status_text(int64_t now_ms) const {
+  std::ostringstream out;
+  out << "decider " << options_.name << ": config version " << config_version();
+  if (active_)
+    out << " (" << active_->file << ")";
+  out << ", " << table_.size() << " measurements from " << table_.origin_count() << " origins, snapshot #"
+      << generation_ << "\n";
+  if (!active_)
+    return out.str();
+  auto down = unreachable_dcs(now_ms);
+  const routing_plan& plan = *active_->plan;
+  const measurement_view* view = last_ ? last_->view.get() : nullptr;
+  for (uint32_t dc = 0; dc < plan.dc_count(); ++dc) {
+    const std::string& name = plan.dc_names[dc];
+    out << "  dc " << name << ": ";
+    if (view) {
+      const auto& c = view->host(dc, metric_id::host_status);
+      bool fresh = c.fresh(now_ms, plan.host_stale_ms);
+      out << "host " << (!c.present() ? "unknown" : !fresh ? "STALE" : c.value > 0 ? "up" : "down");
+      if (c.present())
+        out << " (age " << format_age(c.age(now_ms)) << ")";
+      for (uint32_t svc = 0; svc < plan.service_names.size(); ++svc) {
+        const auto& hb = view->service(svc, dc, metric_id::service_healthy_backends);
+        if (hb.present())
+          out << ", " << plan.service_names[svc] << " healthyBackends " << hb.value << " (age "
+              << format_age(hb.age(now_ms)) << (hb.fresh(now_ms, plan.service_stale_ms[svc]) ? "" : ", STALE") << ")";
+      }
+      if (view->drained(dc))
+        out << ", DRAINED";
+    }
+    if (down.count(name))
+      out << ", UNREACHABLE (no agent)";
+    int agents = 0;
+    for (const auto& [origin, a] : agents_)
+      if (a.dc == name && a.connected)
+        ++agents;
+    out << ", " << agents << " agent(s) connected\n";
+  }
+  for (const auto& o : overrides_)
+    out << "  override: " << o.dc << (o.drained ? " drained" : " undrained") << " by " << o.by << " (v" << o.version
+        << ")\n";
+  return out.str();
+}
+
+namespace {
+
+std::string answer_text(const routing_plan& plan, const answer_set& a) {
+  switch (a.status) {
+    case answer_status::refused:
+      return "REFUSED";
+    case answer_status::nxdomain:
+      return "NXDOMAIN";
+    case answer_status::nodata:
+      return "NODATA";
+    case answer_status::answer:
+      break;
+  }
+  std::vector<std::string> parts;
+  for (uint16_t i = 0; i < a.count; ++i)
+    parts.push_back(plan.answer_text(a.rdata[i]));
+  std::sort(parts.begin(), parts.end()); // random balance order is not a change
+  std::string out;
+  for (const auto& p : parts)
+    out += (out.empty() ? "" : " ") + p;
+  return out;
+}
+
+} // namespace
+
+std::string decider_core::explain(const std::string& name, const std::string& type, const std::string& client,
+                                  const std::string& ecs, int64_t now_ms, bool json) const {
+  if (!last_)
+    return "no snapshot yet (no config)";
+  auto wire = dns::text_to_wire(name);
+  auto t = dns::parse_rr_type(type.empty() ? "A" : type);
+  if (!wire || !t)
+    return "bad query name or type";
+  client_info ci;
+  if (!ecs.empty()) {
+    auto p = ip_prefix::parse(ecs);
+    if (!p)
+      return "bad --ecs prefix";
+    ci = client_info::from_ecs(p->address, static_cast<uint8_t>(p->length));
+  } else {
+    auto a = ip_address::parse(client.empty() ? "192.0.2.1" : client);
+    if (!a)
+      return "bad --client address";
+    ci = client_info::from_source(*a);
+  }
+  query_context ctx;
+  ctx.now_ms = now_ms;
+  answer_set out;
+  decision_trace trace;
+  resolve(*last_, routing_query{*wire, static_cast<uint16_t>(*t), ci}, ctx, out, &trace);
+  return json ? trace.to_json() : trace.to_text();
+}
+
+std::string decider_core::dry_run(const config_ptr& candidate, int64_t now_ms) const {
+  compile_result next = compile_plan(candidate);
+  if (!next.plan)
+    return "the candidate config does not compile: " + next.error;
+  // Measurements as they are now, seen through each config.
+  view_inputs in;
+  in.measurements = [this](const std::function<void(const measurement&)>& fn) { table_.for_each(fn); };
+  in.overrides = overrides_;
+  in.unreachable_dcs = unreachable_dcs(now_ms);
+  in.now_ms = now_ms;
+  std::map<std::string, bool> scratch;
+  auto next_snap = make_snapshot(next.plan, build_view(*next.plan, in, scratch, nullptr), now_ms);
+  snapshot_ptr cur_snap;
+  if (active_) {
+    std::map<std::string, bool> scratch2;
+    cur_snap = make_snapshot(active_->plan, build_view(*active_->plan, in, scratch2, nullptr), now_ms);
+  }
+  // Sample clients: the first address of every measured client prefix plus a
+  // fixed set spread over the test geography.
+  std::vector<std::string> clients = {"192.0.2.1",   "192.0.2.200", "198.51.100.1", "203.0.113.1", "100.64.0.1",
+                                      "100.66.0.1",  "100.67.0.1",  "10.0.0.1",     "2001:db8:1::1"};
+  if (cur_snap)
+    for (size_t r = 0; r < cur_snap->view->client_row_count() && clients.size() < 64; ++r)
+      clients.push_back(cur_snap->view->client_prefix(static_cast<uint32_t>(r)).address.to_string());
+  std::set<std::pair<std::string, dns::rr_type>> questions;
+  for (const auto* cfg : {active_ ? active_->cfg.get() : nullptr, candidate.get()})
+    if (cfg)
+      for (const auto& z : cfg->zones)
+        for (const auto& r : z.records)
+          questions.emplace(r.name, r.type);
+  std::ostringstream out;
+  int changes = 0;
+  for (const auto& [qname, qtype] : questions) {
+    auto wire = dns::text_to_wire(qname);
+    for (const auto& c : clients) {
+      routing_query q{*wire, static_cast<uint16_t>(qtype), client_info::from_source(*ip_address::parse(c))};
+      query_context ctx;
+      ctx.now_ms = now_ms;
+      answer_set before, after;
+      std::string b = "(no config)";
+      if (cur_snap) {
+        ctx.random.reseed(1);
+        resolve(*cur_snap, q, ctx, before);
+        b = answer_text(*cur_snap->plan, before);
+      }
+      ctx.random.reseed(1);
+      resolve(*next_snap, q, ctx, after);
+      std::string a = answer_text(*next.plan, after);
+      if (a != b) {
+        ++changes;
+        out << "  " << qname << " " << dns::to_string(qtype) << " from " << c << ": " << b << " -> " << a << "\n";
+      }
+    }
+  }
+  std::ostringstream head;
+  head << "dry run: " << changes << " answer(s) would change for " << clients.size() << " sample clients x "
+       << questions.size() << " record(s)\n";
+  return head.str() + out.str();
+}
+
+} // namespace gtmesh::decider

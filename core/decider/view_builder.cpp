@@ -1,0 +1,156 @@
+#include "core/decider/view_builder.hpp"
+
+#include "core/health/healthy_backends.hpp"
+#include "core/health/verdict_merge.hpp"
+
+#include <algorithm>
+
+namespace gtmesh::decider {
+
+namespace {
+
+struct latest_value {
+  double value = 0;
+  int64_t at_ms = measurement_cell::never;
+};
+
+void keep_newest(latest_value& slot, const measurement& m) {
+  if (m.at_ms > slot.at_ms) {
+    slot.value = m.value;
+    slot.at_ms = m.at_ms;
+  }
+}
+
+/// The service's backends in a DC as verdict keys ("web/10.0.1.1:80").
+std::vector<std::string> backend_keys(const service& s, const std::string& dc) {
+  std::vector<std::string> out;
+  auto it = s.backends.find(dc);
+  if (it != s.backends.end())
+    for (const auto& b : it->second)
+      out.push_back(s.name + "/" + b);
+  return out;
+}
+
+} // namespace
+
+std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const view_inputs& in,
+                                             std::map<std::string, bool>& previous_up,
+                                             std::vector<health_change>* changes) {
+  auto view = std::make_shared<measurement_view>(plan.layout);
+  const config& cfg = *plan.cfg;
+
+  // Group the table: newest value per (dc, source, key, metric), verdicts
+  // per backend / monitored endpoint with every instance's latest.
+  std::map<std::tuple<std::string, source, std::string, metric_id>, latest_value> newest;
+  struct verdicts {
+    health::backend_verdicts all;
+    int64_t newest_at = measurement_cell::never; ///< the age the merged verdict shows
+    void add(const measurement& m) {
+      all.update(health::instance_verdict{m.origin, m.value > 0, m.at_ms, m.seq});
+      newest_at = std::max(newest_at, m.at_ms);
+    }
+  };
+  std::map<std::pair<std::string, std::string>, verdicts> backends; // (dc, "svc/backend")
+  std::map<std::string, verdicts> monitors;                         // "profile/endpoint"
+  in.measurements([&](const measurement& m) {
+    if (m.src == source::service && m.metric == metric_id::service_status && m.key.find('/') != std::string::npos) {
+      backends[{m.dc, m.key}].add(m);
+      return;
+    }
+    if (m.src == source::endpoint) {
+      monitors[m.key].add(m);
+      return;
+    }
+    keep_newest(newest[{m.dc, m.src, m.key, m.metric}], m);
+  });
+
+  for (const auto& [k, v] : newest) {
+    const auto& [dc_name, src, key, metric] = k;
+    uint32_t dc = plan.find_dc(dc_name);
+    if (dc == no_index)
+      continue; // a DC the current config does not know
+    switch (src) {
+      case source::host:
+        view->set_host(dc, metric, v.value, v.at_ms);
+        break;
+      case source::service:
+        if (uint32_t svc = plan.find_service(key); svc != no_index)
+          view->set_service(svc, dc, metric, v.value, v.at_ms);
+        break;
+      case source::client:
+        if (auto p = ip_prefix::parse(key))
+          view->set_client(*p, dc, metric, v.value, v.at_ms);
+        break;
+      case source::endpoint:
+        break;
+    }
+  }
+
+  // healthyBackends and status from merged per-backend verdicts, where any
+  // verdict exists for the DC; otherwise the agents' own counts stay.
+  for (uint32_t svc = 0; svc < plan.service_names.size(); ++svc) {
+    const service& s = cfg.services[svc];
+    for (uint32_t dc = 0; dc < plan.dc_count(); ++dc) {
+      auto keys = backend_keys(s, plan.dc_names[dc]);
+      if (keys.empty())
+        continue;
+      int healthy = 0;
+      bool any = false;
+      int64_t newest_at = measurement_cell::never;
+      for (const auto& key : keys) {
+        auto it = backends.find({plan.dc_names[dc], key});
+        if (it == backends.end())
+          continue;
+        any = true;
+        healthy += it->second.all.merged(in.now_ms, plan.service_stale_ms[svc]).healthy ? 1 : 0;
+        newest_at = std::max(newest_at, it->second.newest_at);
+      }
+      if (!any)
+        continue;
+      int count = health::healthy_backends(healthy, static_cast<int>(keys.size()), s.probe.min_servers);
+      view->set_service(svc, dc, metric_id::service_healthy_backends, count, newest_at);
+      view->set_service(svc, dc, metric_id::service_status, health::service_status(count), newest_at);
+    }
+  }
+
+  for (uint32_t mon = 0; mon < plan.monitors.size(); ++mon) {
+    auto it = monitors.find(plan.monitors[mon].key);
+    if (it == monitors.end())
+      continue;
+    auto merged = it->second.all.merged(in.now_ms, plan.monitors[mon].stale_ms);
+    view->set_endpoint(mon, merged.healthy ? 1 : 0, it->second.newest_at);
+  }
+
+  for (const auto& o : in.overrides)
+    if (uint32_t dc = plan.find_dc(o.dc); dc != no_index)
+      view->set_drained(dc, o.drained);
+  // A DC with no agent left is down now, not just stale later.
+  for (const auto& name : in.unreachable_dcs)
+    if (uint32_t dc = plan.find_dc(name); dc != no_index)
+      view->set_host(dc, metric_id::host_status, 0, in.now_ms);
+  view->finish();
+
+  // Availability transitions, for the health timeline.
+  auto note = [&](const std::string& dc, const std::string& subject, const measurement_cell& c, int64_t limit) {
+    bool up = c.fresh(in.now_ms, limit) && c.value > 0;
+    std::string key = dc + "|" + subject;
+    auto it = previous_up.find(key);
+    if (it == previous_up.end() || it->second != up) {
+      if (changes && (it != previous_up.end() || up))
+        changes->push_back(health_change{dc, subject, up});
+      previous_up[key] = up;
+    }
+  };
+  for (uint32_t dc = 0; dc < plan.dc_count(); ++dc) {
+    note(plan.dc_names[dc], "host status", view->host(dc, metric_id::host_status), plan.host_stale_ms);
+    for (uint32_t svc = 0; svc < plan.service_names.size(); ++svc)
+      if (!backend_keys(cfg.services[svc], plan.dc_names[dc]).empty())
+        note(plan.dc_names[dc], "service " + plan.service_names[svc],
+             view->service(svc, dc, metric_id::service_healthy_backends), plan.service_stale_ms[svc]);
+  }
+  for (uint32_t mon = 0; mon < plan.monitors.size(); ++mon)
+    note("", "endpoint " + plan.monitors[mon].key, view->endpoint(mon), plan.monitors[mon].stale_ms);
+  return view;
+}
+
+} // namespace gtmesh::decider

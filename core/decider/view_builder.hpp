@@ -1,0 +1,52 @@
+#pragma once
+
+// Turns the decider's replicated table (the latest measurement of every
+// origin) into the engine's measurement_view for one plan:
+//
+// - backend verdicts ("service/backend", status) of all agent instances are
+//   merged by the core/health rule (healthy if any fresh verdict says so);
+//   a service's healthyBackends and status in a DC then come from the merged
+//   verdicts of its configured backends, with the min_servers floor, so that
+//   several agent instances probing the same backends count each backend once;
+// - endpoint monitor verdicts from every DC are merged by the same rule;
+// - every other metric takes the newest value any origin reported;
+// - operator drains become the view's drained flags;
+// - a DC whose agents all left the mesh (and stayed away for the configured
+//   bound) gets host status 0: it is down, not merely stale.
+
+#include "core/mesh/envelope.hpp"
+#include "core/metrics/measurement.hpp"
+#include "core/routing/measurement_view.hpp"
+#include "core/routing/routing_plan.hpp"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace gtmesh::decider {
+
+/// An availability change seen between two consecutive views.
+struct health_change {
+  std::string dc;
+  std::string subject; ///< "host status", "service web", "endpoint api-eu/eu-a"
+  bool up = false;
+};
+
+struct view_inputs {
+  /// Iterates every latest measurement (gossip_state::for_each).
+  std::function<void(const std::function<void(const measurement&)>&)> measurements;
+  std::vector<mesh::dc_override> overrides;
+  std::set<std::string> unreachable_dcs; ///< every agent gone for longer than the bound
+  int64_t now_ms = 0;
+};
+
+/// Builds the view. `previous_up` (availability per subject key) is updated
+/// and the changes since the last call are appended to `changes`.
+std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const view_inputs& in,
+                                             std::map<std::string, bool>& previous_up,
+                                             std::vector<health_change>* changes);
+
+} // namespace gtmesh::decider

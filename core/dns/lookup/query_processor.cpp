@@ -1,0 +1,222 @@
+#include "core/dns/lookup/query_processor.hpp"
+
+#include "core/dns/wire/rr_type.hpp"
+#include "core/routing/engine.hpp"
+
+#include <algorithm>
+
+namespace gtmesh::dns {
+
+namespace {
+
+constexpr uint16_t class_in = 1;
+constexpr uint16_t class_any = 255;
+constexpr uint16_t type_ixfr = 251;
+constexpr uint16_t type_axfr = 252;
+constexpr uint16_t type_mailb = 253;
+constexpr uint16_t type_maila = 254;
+
+} // namespace
+
+query_processor::query_processor(const lookup_settings& settings, worker_counters& counters, rate_limiter* rrl,
+                                 unmeasured_queue* unmeasured, uint64_t seed)
+  : settings_(settings), counters_(counters), rrl_(rrl), unmeasured_(unmeasured) {
+  settings_.max_udp_size = std::clamp<uint16_t>(settings_.max_udp_size, classic_udp_size, max_udp_buffer);
+  ctx_.random.reseed(seed);
+}
+
+size_t query_processor::max_response(std::span<uint8_t> buffer, transport via) const noexcept {
+  size_t limit;
+  if (via == transport::tcp) {
+    limit = max_tcp_message;
+  } else {
+    limit = query_.edns.present ? std::min<size_t>(query_.edns.udp_size, settings_.max_udp_size) : classic_udp_size;
+    limit = std::max<size_t>(limit, classic_udp_size);
+  }
+  return std::min(limit, buffer.size());
+}
+
+size_t query_processor::count(size_t size, rcode rc, bool has_answer) {
+  if (size == 0)
+    return 0;
+  counters_.bump(dns_counter::responses);
+  switch (rc) {
+    case rcode::noerror:
+      counters_.bump(has_answer ? dns_counter::noerror : dns_counter::nodata);
+      break;
+    case rcode::nxdomain:
+      counters_.bump(dns_counter::nxdomain);
+      break;
+    case rcode::refused:
+      counters_.bump(dns_counter::refused);
+      break;
+    case rcode::formerr:
+      counters_.bump(dns_counter::formerr);
+      break;
+    case rcode::notimp:
+      counters_.bump(dns_counter::notimp);
+      break;
+    case rcode::servfail:
+      counters_.bump(dns_counter::servfail);
+      break;
+    case rcode::badvers:
+      counters_.bump(dns_counter::badvers);
+      break;
+  }
+  return size;
+}
+
+size_t query_processor::error_response(std::span<uint8_t> buffer, size_t max_size, rcode rc) {
+  writer_.begin(buffer, query_, max_size, settings_.max_udp_size);
+  return count(writer_.finish(0, rc, nullptr), rc, false);
+}
+
+size_t query_processor::process(std::span<uint8_t> buffer, size_t length, const query_source& source,
+                                const routing_snapshot* snapshot, const query_time& time) {
+  counters_.bump(source.via == transport::udp ? dns_counter::udp_queries : dns_counter::tcp_queries);
+  if (length > buffer.size())
+    length = buffer.size();
+  const parse_status status = parse_query(buffer.first(length), query_);
+  const size_t max_size = max_response(buffer, source.via);
+  switch (status) {
+    case parse_status::ok:
+      break;
+    case parse_status::runt:
+      counters_.bump(dns_counter::dropped_runt);
+      return 0;
+    case parse_status::response:
+      counters_.bump(dns_counter::dropped_response);
+      return 0;
+    case parse_status::formerr:
+      return error_response(buffer, max_size, rcode::formerr);
+    case parse_status::notimp:
+      return error_response(buffer, max_size, rcode::notimp);
+    case parse_status::badvers:
+      return error_response(buffer, max_size, rcode::badvers);
+  }
+  if (query_.edns.present)
+    counters_.bump(dns_counter::edns);
+  if (query_.edns.has_ecs)
+    counters_.bump(dns_counter::ecs);
+
+  if (source.via == transport::udp && rrl_ && rrl_->enabled()) {
+    switch (rrl_->check(source.address, time.wall_ms)) {
+      case rate_limiter::verdict::pass:
+        break;
+      case rate_limiter::verdict::drop:
+        counters_.bump(dns_counter::rrl_dropped);
+        return 0;
+      case rate_limiter::verdict::slip: {
+        // An empty, truncated answer: too small to amplify anything, and a
+        // real client retries over TCP (never rate limited).
+        counters_.bump(dns_counter::rrl_slipped);
+        writer_.begin(buffer, query_, max_size, settings_.max_udp_size);
+        size_t size = writer_.finish(header_flag::tc, rcode::noerror, nullptr);
+        if (size != 0)
+          counters_.bump(dns_counter::responses);
+        return size;
+      }
+    }
+  }
+
+  if (!snapshot)
+    return error_response(buffer, max_size, rcode::servfail);
+  if (query_.qclass != class_in && query_.qclass != class_any)
+    return error_response(buffer, max_size, rcode::refused);
+  switch (query_.qtype) {
+    case type_axfr:
+    case type_ixfr:
+      return error_response(buffer, max_size, rcode::refused); // no zone transfers
+    case type_maila:
+    case type_mailb:
+      return error_response(buffer, max_size, rcode::notimp);
+    case static_cast<uint16_t>(rr_type::opt):
+      return error_response(buffer, max_size, rcode::formerr); // OPT is not a question type
+    default:
+      break;
+  }
+  ctx_.now_ms = time.evaluation_ms;
+  return answer(buffer, source, *snapshot, max_size, time.wall_ms);
+}
+
+size_t query_processor::answer(std::span<uint8_t> buffer, const query_source& source, const routing_snapshot& snapshot,
+                               size_t max_size, int64_t wall_ms) {
+  const routing_plan& plan = *snapshot.plan;
+  const edns_info& edns = query_.edns;
+  // ECS with a source prefix of 0 asks us not to use client information
+  // (RFC 7871 7.1.2): route by the resolver's address, answer with scope 0.
+  const bool use_ecs = edns.has_ecs && edns.ecs.source > 0;
+  const ip_address ecs_address = use_ecs ? edns.ecs.to_address() : ip_address{};
+  routing_query rq{query_.name(), query_.qtype,
+                   use_ecs ? client_info::from_ecs(ecs_address, edns.ecs.source)
+                           : client_info::from_source(source.address)};
+
+  writer_.begin(buffer, query_, max_size, settings_.max_udp_size);
+  resolve(snapshot, rq, ctx_, answers_);
+  if (answers_.status == answer_status::refused)
+    return count(writer_.finish(0, rcode::refused, nullptr), rcode::refused, false);
+  if (query_.qtype == static_cast<uint16_t>(rr_type::any))
+    counters_.bump(dns_counter::any_minimal);
+
+  uint8_t scope = answers_.scope;
+  bool unmeasured = answers_.client_unmeasured;
+  bool has_answer = answers_.status == answer_status::answer;
+  rcode rc = rcode::noerror;
+  std::span<const uint8_t> owner; // empty: the query name
+  for (int link = 0;; ++link) {
+    if (answers_.status == answer_status::answer) {
+      for (uint16_t i = 0; i < answers_.count; ++i)
+        writer_.add_answer(plan, answers_.rdata[i], answers_.ttl, owner);
+      const bool is_cname = answers_.count == 1 && plan.rdata[answers_.rdata[0]].type == rr_type::cname;
+      if (!is_cname || link >= settings_.max_cname_chain || query_.qtype == static_cast<uint16_t>(rr_type::cname) ||
+          query_.qtype == static_cast<uint16_t>(rr_type::any))
+        break;
+      // Follow the CNAME while its target is in a zone served here.
+      std::span<const uint8_t> target = response_writer::rdata_name(plan, answers_.rdata[0]);
+      if (target.empty())
+        break;
+      rq.name = target;
+      resolve(snapshot, rq, ctx_, answers_);
+      if (answers_.status == answer_status::refused)
+        break; // out of our zones: the resolver follows it
+      counters_.bump(dns_counter::cname_chased);
+      scope = std::max(scope, answers_.scope);
+      unmeasured = unmeasured || answers_.client_unmeasured;
+      owner = target;
+      continue;
+    }
+    // NXDOMAIN or NODATA (possibly at the end of a CNAME chain): the zone's
+    // SOA in authority tells resolvers how long to cache the negative answer.
+    writer_.add_authority_soa(plan, answers_.zone);
+    if (answers_.status == answer_status::nxdomain)
+      rc = rcode::nxdomain;
+    break;
+  }
+
+  if (unmeasured && unmeasured_) {
+    unmeasured_client c{use_ecs ? ecs_address : source.address,
+                        static_cast<uint8_t>(use_ecs ? edns.ecs.source : (source.address.v4() ? 32 : 128))};
+    switch (unmeasured_->push(c, wall_ms)) {
+      case unmeasured_queue::push_result::queued:
+        counters_.bump(dns_counter::unmeasured_queued);
+        break;
+      case unmeasured_queue::push_result::full:
+        counters_.bump(dns_counter::unmeasured_dropped);
+        break;
+      case unmeasured_queue::push_result::repeat:
+        break;
+    }
+  }
+
+  client_subnet echo;
+  if (edns.has_ecs) {
+    echo = edns.ecs;
+    echo.scope = use_ecs ? std::min(scope, edns.ecs.source) : 0;
+  }
+  size_t size = writer_.finish(header_flag::aa, rc, edns.has_ecs ? &echo : nullptr);
+  if (writer_.truncated())
+    counters_.bump(dns_counter::truncated);
+  return count(size, rc, has_answer);
+}
+
+} // namespace gtmesh::dns

@@ -1,0 +1,112 @@
+#pragma once
+
+// Snapshot + query bytes -> response bytes: the whole DNS logic of one query,
+// between the socket code (core/dns/responder) and the routing engine
+// (core/routing). Owned by one responder thread, reused for every query:
+// it holds the thread's parsed query, engine context (clock, PRNG,
+// round-robin positions), answer set and response writer, all allocated
+// once. process() allocates nothing, takes no lock and never throws for any
+// input (tests/core/dns/allocation_test.cpp and the fuzz target check it).
+//
+// Authoritative semantics (SPEC section 5):
+//  - names in a served zone: NOERROR with answers, NODATA (NOERROR, no
+//    answer, the zone's SOA in authority with the negative TTL) or NXDOMAIN
+//    (same authority); AA set;
+//  - names outside every zone, classes other than IN/ANY, AXFR/IXFR: REFUSED;
+//  - a CNAME answer whose target lies in a served zone is followed (at most
+//    max_cname_chain links) and the target's records, or its NXDOMAIN/NODATA,
+//    are added, as an authoritative server does (RFC 1034 4.3.2);
+//  - ANY gets one RRset (RFC 8482, chosen by the engine);
+//  - malformed: FORMERR; opcodes other than QUERY and MAILA/MAILB: NOTIMP;
+//    EDNS version > 0: BADVERS; runts and responses: dropped;
+//  - EDNS: the OPT is echoed (our payload size, DO copied); a Client Subnet
+//    option is used as the client address and echoed with the scope the
+//    engine reports (RFC 7871 7.2.1); a source prefix of 0 means "do not
+//    use client information": the resolver's address is used, scope 0;
+//  - over UDP the response is limited to the client's payload size (512
+//    without EDNS) and our own maximum, else truncated with TC=1; over TCP
+//    to 65535 bytes;
+//  - response rate limiting (UDP only) before any lookup work.
+
+#include "core/dns/lookup/dns_counters.hpp"
+#include "core/dns/lookup/rate_limiter.hpp"
+#include "core/dns/lookup/response_writer.hpp"
+#include "core/dns/lookup/unmeasured_clients.hpp"
+#include "core/dns/wire/query_parser.hpp"
+#include "core/routing/answer_set.hpp"
+#include "core/routing/query.hpp"
+#include "core/routing/routing_snapshot.hpp"
+
+#include <cstdint>
+#include <span>
+
+namespace gtmesh::dns {
+
+enum class transport : uint8_t { udp, tcp };
+
+/// Where a query came from.
+struct query_source {
+  ip_address address; ///< the peer's address (the resolver)
+  transport via = transport::udp;
+};
+
+/// The two clocks a query is answered with (Unix ms), read once per batch.
+struct query_time {
+  int64_t wall_ms = 0; ///< the real time: rate-limit windows, repeat filters
+  /// What measurement ages are counted against: the wall clock, or a fixed
+  /// time when the snapshot was published with one (published_snapshot).
+  int64_t evaluation_ms = 0;
+
+  static query_time at(int64_t ms) noexcept { return query_time{ms, ms}; }
+};
+
+struct lookup_settings {
+  /// Largest UDP response sent, and the payload size advertised in our OPT.
+  /// 1232 avoids IP fragmentation on almost every path (DNS flag day 2020).
+  uint16_t max_udp_size = 1232;
+  /// In-zone CNAME links followed per query.
+  int max_cname_chain = 8;
+};
+
+/// Largest response over TCP (the 2-byte length prefix).
+inline constexpr size_t max_tcp_message = 65535;
+/// Buffer a UDP response is built in: the largest max_udp_size accepted.
+inline constexpr size_t max_udp_buffer = 4096;
+
+class query_processor {
+public:
+  /// `rrl` and `unmeasured` may be null (no rate limiting / nothing queued).
+  /// `counters` and `unmeasured` are this thread's; `rrl` may be shared.
+  query_processor(const lookup_settings& settings, worker_counters& counters, rate_limiter* rrl,
+                  unmeasured_queue* unmeasured, uint64_t seed);
+
+  /// Answers the query in `buffer[0, length)` in place: the response is
+  /// written into `buffer` (whose size bounds it) and its length returned;
+  /// 0 means send nothing. `snapshot` may be null (nothing published yet:
+  /// SERVFAIL). `time.evaluation_ms` is what the engine ages measurements
+  /// against; `time.wall_ms` drives rate limiting and the unmeasured-client
+  /// repeat filter.
+  size_t process(std::span<uint8_t> buffer, size_t length, const query_source& source,
+                 const routing_snapshot* snapshot, const query_time& time);
+
+  /// The engine context, e.g. for tests to seed it.
+  query_context& context() noexcept { return ctx_; }
+
+private:
+  size_t answer(std::span<uint8_t> buffer, const query_source& source, const routing_snapshot& snapshot,
+                size_t max_size, int64_t wall_ms);
+  size_t error_response(std::span<uint8_t> buffer, size_t max_size, rcode rc);
+  size_t count(size_t size, rcode rc, bool has_answer);
+  size_t max_response(std::span<uint8_t> buffer, transport via) const noexcept;
+
+  lookup_settings settings_;
+  worker_counters& counters_;
+  rate_limiter* rrl_;
+  unmeasured_queue* unmeasured_;
+  parsed_query query_;
+  query_context ctx_;
+  answer_set answers_;
+  response_writer writer_;
+};
+
+} // namespace gtmesh::dns

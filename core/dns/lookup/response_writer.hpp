@@ -1,0 +1,73 @@
+#pragma once
+
+// Builds a response in place over the query it answers: the query's header
+// and question stay where they are (the question is echoed verbatim, case
+// included), answer and authority records are appended from the routing
+// plan's pre-encoded RDATA pool with name compression, and the OPT record
+// (with the Client Subnet option and its scope) goes last. If the records do
+// not fit the size the client can take, every record section is dropped and
+// TC is set (RFC 2181 9, RFC 7766 the client retries over TCP); the OPT
+// record always fits because room for it is reserved up front.
+//
+// One writer per thread, reused for every response; no allocation.
+
+#include "core/dns/wire/dns_header.hpp"
+#include "core/dns/wire/name_compressor.hpp"
+#include "core/dns/wire/query_parser.hpp"
+#include "core/dns/wire/wire_cursor.hpp"
+#include "core/routing/routing_plan.hpp"
+
+#include <cstdint>
+#include <span>
+
+namespace gtmesh::dns {
+
+class response_writer {
+public:
+  /// Starts a response to `q` (parsed from the first bytes of `buffer`).
+  /// `max_size` is the largest response the client accepts (at most
+  /// buffer.size()); `advertised_udp_size` goes into our OPT record. Records
+  /// are appended after the question when it was parsed, else right after
+  /// the header.
+  void begin(std::span<uint8_t> buffer, const parsed_query& q, size_t max_size,
+             uint16_t advertised_udp_size) noexcept;
+
+  /// Appends one answer record: owner `owner` (uncompressed wire form; empty
+  /// means the query name, written as a pointer into the question), the
+  /// RDATA's own type, class IN, `ttl`, and RDATA `rdata_id` from `plan`
+  /// with its embedded names compressed (NS, CNAME, MX, SOA; never SRV).
+  void add_answer(const routing_plan& plan, uint32_t rdata_id, uint32_t ttl, std::span<const uint8_t> owner) noexcept;
+
+  /// Appends the SOA of zone `zone` to the authority section, with the
+  /// zone's negative TTL (RFC 2308 3: min(SOA TTL, SOA MINIMUM)).
+  void add_authority_soa(const routing_plan& plan, uint32_t zone) noexcept;
+
+  /// Writes the header (and the OPT record when the query had one) and
+  /// returns the response size. `flags` are QR/AA/TC bits to set; opcode,
+  /// RD and CD are copied from the query. If the records overflowed, they
+  /// are all dropped and TC is set. `ecs` (may be null) is echoed in the OPT.
+  size_t finish(uint16_t flags, rcode rc, const client_subnet* ecs) noexcept;
+
+  /// True once finish() had to truncate.
+  bool truncated() const noexcept { return truncated_; }
+  uint16_t answer_count() const noexcept { return ancount_; }
+
+  /// The uncompressed name embedded in RDATA `rdata_id` (a CNAME target,
+  /// say), or an empty span when the type carries no compressible name.
+  static std::span<const uint8_t> rdata_name(const routing_plan& plan, uint32_t rdata_id) noexcept;
+
+private:
+  void write_rdata(const routing_plan& plan, const rdata_entry& e) noexcept;
+
+  wire_cursor out_;
+  name_compressor names_;
+  const parsed_query* query_ = nullptr;
+  size_t records_start_ = 0;
+  size_t max_size_ = 0;
+  uint16_t advertised_udp_size_ = 0;
+  uint16_t ancount_ = 0;
+  uint16_t nscount_ = 0;
+  bool truncated_ = false;
+};
+
+} // namespace gtmesh::dns

@@ -1,0 +1,123 @@
+#include "core/dns/responder/dns_responder.hpp"
+
+#include "core/dns/responder/tcp_server.hpp"
+#include "core/dns/responder/udp_worker.hpp"
+
+#include <random>
+#include <unistd.h>
+
+namespace gtmesh::dns {
+
+namespace {
+
+/// Attempts at finding a port free for UDP and TCP when asked for port 0.
+constexpr int port_attempts = 20;
+
+size_t reader_count(const responder_options& o) {
+  return o.listen.size() * static_cast<size_t>(o.udp_thread_count()) + 1;
+}
+
+} // namespace
+
+dns_responder::dns_responder(const responder_options& options)
+  : options_(options), publisher_(reader_count(options)), rrl_(options.rrl) {}
+
+std::unique_ptr<dns_responder> dns_responder::create(const responder_options& options, std::string& error) {
+  if (std::string problem = options.validate(); !problem.empty()) {
+    error = problem;
+    return nullptr;
+  }
+  std::unique_ptr<dns_responder> r(new dns_responder(options));
+  std::random_device entropy;
+  auto seed = [&entropy] { return static_cast<uint64_t>(entropy()) << 32 | entropy(); };
+  if (options.tcp) {
+    snapshot_publisher::reader* reader = r->publisher_.add_reader();
+    r->tcp_ = std::make_unique<tcp_server>(r->options_, r->publisher_, *reader, seed());
+  }
+  const int threads = options.udp_thread_count();
+  for (const listen_address& wanted : options.listen) {
+    bool done = false;
+    for (int attempt = 0; attempt < port_attempts && !done; ++attempt) {
+      std::vector<int> fds;
+      listen_address at = wanted;
+      int fd = open_udp_socket(at, options, error);
+      if (fd < 0)
+        return nullptr;
+      at.port = bound_port(fd);
+      fds.push_back(fd);
+      for (int t = 1; t < threads && fd >= 0; ++t) {
+        fd = open_udp_socket(at, options, error);
+        if (fd >= 0)
+          fds.push_back(fd);
+      }
+      bool ok = fd >= 0;
+      if (ok && options.tcp)
+        ok = r->tcp_->listen(at, error);
+      if (!ok) {
+        for (int f : fds)
+          close(f);
+        if (wanted.port != 0)
+          return nullptr;
+        continue; // the kernel's UDP port is taken for TCP (or by another REUSEPORT user): try another
+      }
+      for (int f : fds) {
+        snapshot_publisher::reader* reader = r->publisher_.add_reader();
+        r->udp_.push_back(std::make_unique<udp_worker>(f, at.wildcard(), r->options_, r->publisher_, *reader,
+                                                       &r->rrl_, seed()));
+      }
+      r->bound_.push_back(at);
+      done = true;
+    }
+    if (!done)
+      return nullptr;
+  }
+  error.clear();
+  return r;
+}
+
+dns_responder::~dns_responder() { stop(); }
+
+void dns_responder::start() {
+  if (started_)
+    return;
+  started_ = true;
+  for (auto& w : udp_)
+    w->start();
+  if (tcp_)
+    tcp_->start();
+}
+
+void dns_responder::stop() {
+  for (auto& w : udp_)
+    w->stop();
+  for (auto& w : udp_)
+    w->join();
+  if (tcp_)
+    tcp_->stop();
+}
+
+uint64_t dns_responder::publish(snapshot_ptr snapshot, int64_t fixed_now_ms) {
+  return publisher_.publish(std::move(snapshot), fixed_now_ms);
+}
+
+size_t dns_responder::reclaim() { return publisher_.reclaim(); }
+
+dns_counters dns_responder::counters() const {
+  dns_counters sum;
+  for (const auto& w : udp_)
+    sum += w->counters().read();
+  if (tcp_)
+    sum += tcp_->counters().read();
+  return sum;
+}
+
+size_t dns_responder::drain_unmeasured(unmeasured_batch& out) {
+  size_t n = 0;
+  for (auto& w : udp_)
+    n += w->unmeasured().drain(out);
+  if (tcp_)
+    n += tcp_->unmeasured().drain(out);
+  return n;
+}
+
+} // namespace gtmesh::dns

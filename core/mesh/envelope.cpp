@@ -1,0 +1,399 @@
+#include "core/mesh/envelope.hpp"
+
+#include <msgpack.hpp>
+
+namespace gtmesh::mesh {
+
+namespace {
+
+// Wire structs: short map keys, plain integer enums. Converted to and from
+// the public types so that core/metrics stays free of msgpack.
+
+struct wire_envelope {
+  uint16_t v = 0;
+  uint8_t k = 0;
+  std::string s;
+  std::vector<uint8_t> b;
+  MSGPACK_DEFINE_MAP(v, k, s, b)
+};
+
+struct wire_item {
+  std::string d; ///< dc
+  uint8_t s = 0; ///< source
+  std::string k; ///< key
+  uint8_t m = 0; ///< metric
+  double v = 0;  ///< value
+  int64_t t = 0; ///< at_ms
+  uint64_t q = 0; ///< seq
+  MSGPACK_DEFINE_MAP(d, s, k, m, v, t, q)
+};
+
+struct wire_batch {
+  std::string o;
+  uint64_t base = 0;
+  uint64_t max = 0;
+  std::vector<wire_item> i;
+  MSGPACK_DEFINE_MAP(o, base, max, i)
+};
+
+struct wire_ack {
+  std::string o;
+  uint64_t have = 0;
+  uint32_t cv = 0;
+  MSGPACK_DEFINE_MAP(o, have, cv)
+};
+
+struct wire_mark {
+  std::string o;
+  uint64_t h = 0;
+  MSGPACK_DEFINE_MAP(o, h)
+};
+
+struct wire_digest {
+  std::vector<wire_mark> h;
+  uint32_t cv = 0;
+  uint64_t ov = 0;
+  bool r = true;
+  MSGPACK_DEFINE_MAP(h, cv, ov, r)
+};
+
+struct wire_override {
+  std::string dc;
+  bool d = false;
+  uint64_t v = 0;
+  std::string by;
+  MSGPACK_DEFINE_MAP(dc, d, v, by)
+};
+
+struct wire_origin_delta {
+  std::string o;
+  uint64_t base = 0;
+  uint64_t have = 0;
+  std::vector<wire_item> i;
+  MSGPACK_DEFINE_MAP(o, base, have, i)
+};
+
+struct wire_delta {
+  std::vector<wire_origin_delta> o;
+  std::vector<wire_override> ov;
+  uint64_t ovv = 0;
+  MSGPACK_DEFINE_MAP(o, ov, ovv)
+};
+
+struct wire_config {
+  uint32_t v = 0;
+  std::string y;
+  std::string f;
+  bool dry = false;
+  MSGPACK_DEFINE_MAP(v, y, f, dry)
+};
+
+struct wire_config_reply {
+  bool a = false;
+  uint32_t v = 0;
+  std::vector<std::string> e;
+  std::string r;
+  MSGPACK_DEFINE_MAP(a, v, e, r)
+};
+
+struct wire_request {
+  std::string c;
+  std::vector<std::string> a;
+  MSGPACK_DEFINE_MAP(c, a)
+};
+
+struct wire_reply {
+  bool ok = false;
+  std::string t;
+  MSGPACK_DEFINE_MAP(ok, t)
+};
+
+template <class T>
+std::vector<uint8_t> pack(const T& value) {
+  msgpack::sbuffer buf;
+  msgpack::pack(buf, value);
+  return std::vector<uint8_t>(buf.data(), buf.data() + buf.size());
+}
+
+// Limits for untrusted input: a claimed array of 2^31 elements must not
+// allocate (deps-notes: msgpack allocates up front without limits).
+const msgpack::unpack_limit network_limits(/*array*/ 1 << 20, /*map*/ 1 << 10, /*str*/ 1 << 24,
+                                           /*bin*/ 1 << 24, /*ext*/ 0, /*depth*/ 16);
+
+template <class T>
+bool unpack_into(const uint8_t* data, size_t size, T& out) noexcept {
+  try {
+    size_t off = 0;
+    msgpack::object_handle oh =
+      msgpack::unpack(reinterpret_cast<const char*>(data), size, off, nullptr, nullptr, network_limits);
+    if (off != size)
+      return false; // trailing junk is accepted silently by msgpack: reject it here
+    oh.get().convert(out);
+    return true;
+  } catch (...) {
+    return false; // parse_error, insufficient_bytes, type_error, size overflows, bad_alloc
+  }
+}
+
+bool valid_name(const std::string& s) {
+  return s.size() <= 255;
+}
+
+wire_item to_wire(const measurement& m) {
+  return wire_item{m.dc, static_cast<uint8_t>(m.src), m.key, static_cast<uint8_t>(m.metric), m.value, m.at_ms, m.seq};
+}
+
+/// Untrusted: source and metric must be known and agree.
+bool from_wire(const wire_item& w, const std::string& origin, measurement& m) {
+  if (w.s >= source_count || w.m >= metric_count || !valid_name(w.d) || w.k.size() > 1024)
+    return false;
+  m.dc = w.d;
+  m.src = static_cast<source>(w.s);
+  m.key = w.k;
+  m.metric = static_cast<metric_id>(w.m);
+  if (info(m.metric).src != m.src)
+    return false;
+  m.value = w.v;
+  m.at_ms = w.t;
+  m.origin = origin;
+  m.seq = w.q;
+  return true;
+}
+
+std::vector<wire_item> items_to_wire(const std::vector<measurement>& items) {
+  std::vector<wire_item> out;
+  out.reserve(items.size());
+  for (const auto& m : items)
+    out.push_back(to_wire(m));
+  return out;
+}
+
+bool items_from_wire(const std::vector<wire_item>& in, const std::string& origin, std::vector<measurement>& out) {
+  out.clear();
+  out.reserve(in.size());
+  for (const auto& w : in) {
+    measurement m;
+    if (!from_wire(w, origin, m))
+      return false;
+    out.push_back(std::move(m));
+  }
+  return true;
+}
+
+} // namespace
+
+const char* to_string(decode_error e) noexcept {
+  switch (e) {
+    case decode_error::none:
+      return "none";
+    case decode_error::garbage:
+      return "garbage";
+    case decode_error::too_large:
+      return "too large";
+    case decode_error::trailing_bytes:
+      return "trailing bytes";
+    case decode_error::unknown_version:
+      return "unknown schema version";
+    case decode_error::bad_body:
+      return "malformed body";
+  }
+  return "?";
+}
+
+std::vector<uint8_t> encode(const envelope& e) {
+  return pack(wire_envelope{e.version, static_cast<uint8_t>(e.kind), e.sender, e.body});
+}
+
+std::optional<envelope> decode(const uint8_t* data, size_t size, decode_error& error) noexcept {
+  error = decode_error::none;
+  if (size > max_envelope_bytes) {
+    error = decode_error::too_large;
+    return std::nullopt;
+  }
+  wire_envelope w;
+  if (!unpack_into(data, size, w)) {
+    error = decode_error::garbage;
+    return std::nullopt;
+  }
+  if (w.v != schema_version) {
+    error = decode_error::unknown_version;
+    return std::nullopt;
+  }
+  if (w.k < static_cast<uint8_t>(message_kind::measurements) || w.k > static_cast<uint8_t>(message_kind::heartbeat) ||
+      !valid_name(w.s)) {
+    error = decode_error::bad_body;
+    return std::nullopt;
+  }
+  envelope e;
+  e.version = w.v;
+  e.kind = static_cast<message_kind>(w.k);
+  e.sender = std::move(w.s);
+  e.body = std::move(w.b);
+  return e;
+}
+
+std::vector<uint8_t> encode_body(const measurement_batch& b) {
+  return pack(wire_batch{b.origin, b.base_seq, b.max_seq, items_to_wire(b.items)});
+}
+
+std::vector<uint8_t> encode_body(const ack_body& b) {
+  return pack(wire_ack{b.origin, b.have, b.config_version});
+}
+
+std::vector<uint8_t> encode_body(const digest_body& b) {
+  wire_digest w;
+  for (const auto& [o, h] : b.have)
+    w.h.push_back(wire_mark{o, h});
+  w.cv = b.config_version;
+  w.ov = b.overrides_version;
+  w.r = b.reply_wanted;
+  return pack(w);
+}
+
+std::vector<uint8_t> encode_body(const delta_body& b) {
+  wire_delta w;
+  for (const auto& o : b.origins)
+    w.o.push_back(wire_origin_delta{o.origin, o.base, o.have, items_to_wire(o.items)});
+  for (const auto& o : b.overrides)
+    w.ov.push_back(wire_override{o.dc, o.drained, o.version, o.by});
+  w.ovv = b.overrides_version;
+  return pack(w);
+}
+
+std::vector<uint8_t> encode_body(const config_body& b) {
+  return pack(wire_config{b.version, b.yaml, b.file, b.dry_run});
+}
+
+std::vector<uint8_t> encode_body(const config_reply_body& b) {
+  return pack(wire_config_reply{b.accepted, b.version, b.errors, b.report});
+}
+
+std::vector<uint8_t> encode_body(const request_body& b) {
+  return pack(wire_request{b.command, b.args});
+}
+
+std::vector<uint8_t> encode_body(const reply_body& b) {
+  return pack(wire_reply{b.ok, b.text});
+}
+
+bool decode_body(const std::vector<uint8_t>& bytes, measurement_batch& out) noexcept {
+  wire_batch w;
+  if (!unpack_into(bytes.data(), bytes.size(), w) || !valid_name(w.o) || w.base > w.max)
+    return false;
+  out.origin = w.o;
+  out.base_seq = w.base;
+  out.max_seq = w.max;
+  try {
+    return items_from_wire(w.i, w.o, out.items);
+  } catch (...) {
+    return false;
+  }
+}
+
+bool decode_body(const std::vector<uint8_t>& bytes, ack_body& out) noexcept {
+  wire_ack w;
+  if (!unpack_into(bytes.data(), bytes.size(), w) || !valid_name(w.o))
+    return false;
+  out = ack_body{w.o, w.have, w.cv};
+  return true;
+}
+
+bool decode_body(const std::vector<uint8_t>& bytes, digest_body& out) noexcept {
+  wire_digest w;
+  if (!unpack_into(bytes.data(), bytes.size(), w))
+    return false;
+  try {
+    out.have.clear();
+    for (auto& m : w.h) {
+      if (!valid_name(m.o))
+        return false;
+      out.have.emplace_back(std::move(m.o), m.h);
+    }
+    out.config_version = w.cv;
+    out.overrides_version = w.ov;
+    out.reply_wanted = w.r;
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+bool decode_body(const std::vector<uint8_t>& bytes, delta_body& out) noexcept {
+  wire_delta w;
+  if (!unpack_into(bytes.data(), bytes.size(), w))
+    return false;
+  try {
+    out.origins.clear();
+    for (auto& o : w.o) {
+      if (!valid_name(o.o) || o.base > o.have)
+        return false;
+      delta_body::origin_delta d;
+      d.origin = o.o;
+      d.base = o.base;
+      d.have = o.have;
+      if (!items_from_wire(o.i, o.o, d.items))
+        return false;
+      out.origins.push_back(std::move(d));
+    }
+    out.overrides.clear();
+    for (auto& o : w.ov) {
+      if (!valid_name(o.dc) || !valid_name(o.by))
+        return false;
+      out.overrides.push_back(dc_override{o.dc, o.d, o.v, o.by});
+    }
+    out.overrides_version = w.ovv;
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+bool decode_body(const std::vector<uint8_t>& bytes, config_body& out) noexcept {
+  wire_config w;
+  if (!unpack_into(bytes.data(), bytes.size(), w))
+    return false;
+  try {
+    out = config_body{w.v, std::move(w.y), std::move(w.f), w.dry};
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+bool decode_body(const std::vector<uint8_t>& bytes, config_reply_body& out) noexcept {
+  wire_config_reply w;
+  if (!unpack_into(bytes.data(), bytes.size(), w))
+    return false;
+  try {
+    out = config_reply_body{w.a, w.v, std::move(w.e), std::move(w.r)};
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+bool decode_body(const std::vector<uint8_t>& bytes, request_body& out) noexcept {
+  wire_request w;
+  if (!unpack_into(bytes.data(), bytes.size(), w))
+    return false;
+  try {
+    out = request_body{std::move(w.c), std::move(w.a)};
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+bool decode_body(const std::vector<uint8_t>& bytes, reply_body& out) noexcept {
+  wire_reply w;
+  if (!unpack_into(bytes.data(), bytes.size(), w))
+    return false;
+  try {
+    out = reply_body{w.ok, std::move(w.t)};
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+} // namespace gtmesh::mesh

@@ -1,0 +1,159 @@
+#pragma once
+
+// Every payload that crosses nodes is one msgpack-encoded, versioned
+// envelope. CAF only carries the bytes (a std::vector<uint8_t>), so the wire
+// format is ours: it evolves by adding map keys (msgpack MAP encoding keeps
+// unknown keys harmless), and a peer speaking an unknown schema version, or
+// sending garbage, is counted and dropped before anything reaches state.
+
+#include "core/metrics/measurement.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gtmesh::mesh {
+
+/// The schema version this build speaks. A receiver drops envelopes of any
+/// other version (and counts them): there is exactly one version today.
+inline constexpr uint16_t schema_version = 1;
+
+/// Largest envelope accepted from the network (a full-state delta of 1,000
+/// agents x 20 metrics is about 2 MB).
+inline constexpr size_t max_envelope_bytes = 16 * 1024 * 1024;
+
+enum class message_kind : uint8_t {
+  measurements = 1, ///< agent -> decider: a batch (measurement_batch)
+  ack = 2,          ///< decider -> agent: what the decider now holds of that origin
+  digest = 3,       ///< decider -> decider: per-origin high-water marks + versions
+  delta = 4,        ///< decider -> decider: entries the peer lacks
+  config_push = 5,  ///< any -> decider, decider -> peers/agents: a config version
+  config_reply = 6, ///< decider -> pusher: accepted version or the errors
+  request = 7,      ///< gtmeshctl -> decider: status / explain / drain / ...
+  reply = 8,        ///< decider -> gtmeshctl
+  heartbeat = 9,    ///< liveness between peers
+};
+
+/// Why a frame was rejected (each has a counter).
+enum class decode_error : uint8_t { none, garbage, too_large, trailing_bytes, unknown_version, bad_body };
+const char* to_string(decode_error e) noexcept;
+
+struct envelope {
+  uint16_t version = schema_version;
+  message_kind kind = message_kind::heartbeat;
+  std::string sender;        ///< node name, e.g. "decider-1", "fra/agent-1"
+  std::vector<uint8_t> body; ///< kind-specific msgpack
+};
+
+std::vector<uint8_t> encode(const envelope& e);
+/// Decodes and validates a frame from the network; never throws.
+std::optional<envelope> decode(const uint8_t* data, size_t size, decode_error& error) noexcept;
+inline std::optional<envelope> decode(const std::vector<uint8_t>& bytes, decode_error& error) noexcept {
+  return decode(bytes.data(), bytes.size(), error);
+}
+
+// --- bodies -----------------------------------------------------------------
+
+/// measurements: an agent's batch. `base_seq` is the decider's acknowledged
+/// high-water mark the agent built the batch from: the batch holds every
+/// latest value of `origin` with a sequence above it, so applying it leaves
+/// the receiver complete up to `max_seq`.
+struct measurement_batch {
+  std::string origin;
+  uint64_t base_seq = 0;
+  uint64_t max_seq = 0;
+  std::vector<measurement> items;
+};
+
+/// ack: the decider holds everything of `origin` up to `have`.
+struct ack_body {
+  std::string origin;
+  uint64_t have = 0;
+  uint32_t config_version = 0; ///< so agents notice a newer config
+};
+
+/// digest: per-origin high-water marks, plus the versions of the replicated
+/// config and operator overrides.
+struct digest_body {
+  std::vector<std::pair<std::string, uint64_t>> have;
+  uint32_t config_version = 0;
+  uint64_t overrides_version = 0;
+  bool reply_wanted = true; ///< push-pull: the receiver answers with its own digest
+};
+
+/// An operator override (drain) of one DC, last-writer-wins by version.
+struct dc_override {
+  std::string dc;
+  bool drained = false;
+  uint64_t version = 0;
+  std::string by; ///< who set it, for status displays
+};
+
+/// delta: entries of each origin above the peer's high-water mark, the new
+/// high-water marks they complete, and config / overrides when newer.
+struct delta_body {
+  struct origin_delta {
+    std::string origin;
+    uint64_t base = 0; ///< the peer's mark this delta starts above
+    uint64_t have = 0; ///< the sender's mark: the receiver is complete up to it
+    std::vector<measurement> items;
+  };
+  std::vector<origin_delta> origins;
+  std::vector<dc_override> overrides;
+  uint64_t overrides_version = 0;
+};
+
+/// config_push: a config text and its version (0 = "assign the next one").
+struct config_body {
+  uint32_t version = 0;
+  std::string yaml;
+  std::string file; ///< the name errors carry
+  bool dry_run = false;
+};
+
+struct config_reply_body {
+  bool accepted = false;
+  uint32_t version = 0;
+  std::vector<std::string> errors;
+  std::string report; ///< dry run: which answers would change
+};
+
+/// request / reply: operator commands. `args` and `text` keep the wire
+/// format small and the commands easy to extend.
+struct request_body {
+  std::string command; ///< "status", "explain", "drain", "undrain", "fault", "history"
+  std::vector<std::string> args;
+};
+
+struct reply_body {
+  bool ok = false;
+  std::string text; ///< human-readable (or JSON when asked)
+};
+
+std::vector<uint8_t> encode_body(const measurement_batch& b);
+std::vector<uint8_t> encode_body(const ack_body& b);
+std::vector<uint8_t> encode_body(const digest_body& b);
+std::vector<uint8_t> encode_body(const delta_body& b);
+std::vector<uint8_t> encode_body(const config_body& b);
+std::vector<uint8_t> encode_body(const config_reply_body& b);
+std::vector<uint8_t> encode_body(const request_body& b);
+std::vector<uint8_t> encode_body(const reply_body& b);
+
+/// Body decoders: false for malformed bodies (never throws).
+bool decode_body(const std::vector<uint8_t>& bytes, measurement_batch& out) noexcept;
+bool decode_body(const std::vector<uint8_t>& bytes, ack_body& out) noexcept;
+bool decode_body(const std::vector<uint8_t>& bytes, digest_body& out) noexcept;
+bool decode_body(const std::vector<uint8_t>& bytes, delta_body& out) noexcept;
+bool decode_body(const std::vector<uint8_t>& bytes, config_body& out) noexcept;
+bool decode_body(const std::vector<uint8_t>& bytes, config_reply_body& out) noexcept;
+bool decode_body(const std::vector<uint8_t>& bytes, request_body& out) noexcept;
+bool decode_body(const std::vector<uint8_t>& bytes, reply_body& out) noexcept;
+
+/// Builds a whole frame: envelope of `kind` around `body`.
+template <class Body>
+std::vector<uint8_t> frame(message_kind kind, const std::string& sender, const Body& body) {
+  return encode(envelope{schema_version, kind, sender, encode_body(body)});
+}
+
+} // namespace gtmesh::mesh

@@ -1,0 +1,114 @@
+#include "core/mesh/gossip_state.hpp"
+
+#include <algorithm>
+
+namespace gtmesh::mesh {
+
+std::string gossip_state::entry_key(const measurement& m) {
+  std::string k;
+  k.reserve(m.dc.size() + m.key.size() + 4);
+  k += m.dc;
+  k += '\x1f';
+  k += static_cast<char>(m.src);
+  k += m.key;
+  k += '\x1f';
+  k += static_cast<char>(m.metric);
+  return k;
+}
+
+bool gossip_state::apply_to(origin_table& t, const measurement& m) {
+  std::string key = entry_key(m);
+  auto it = t.latest.find(key);
+  if (it != t.latest.end()) {
+    if (it->second.seq >= m.seq)
+      return false; // duplicate or older: last writer (by origin sequence) wins
+    t.by_seq.erase(it->second.seq);
+    it->second = m;
+  } else {
+    t.latest.emplace(key, m);
+    ++size_;
+  }
+  t.by_seq[m.seq] = std::move(key);
+  changes_.push_back(m);
+  return true;
+}
+
+bool gossip_state::apply(const measurement& m) {
+  return apply_to(origins_[m.origin], m);
+}
+
+void gossip_state::restore_mark(const std::string& origin, uint64_t have) {
+  auto& t = origins_[origin];
+  t.have = std::max(t.have, have);
+}
+
+uint64_t gossip_state::apply_batch(const measurement_batch& batch) {
+  origin_table& t = origins_[batch.origin];
+  for (const auto& m : batch.items)
+    if (m.origin == batch.origin)
+      apply_to(t, m);
+  // Complete relative to what we had: the mark may advance.
+  if (batch.base_seq <= t.have)
+    t.have = std::max(t.have, batch.max_seq);
+  return t.have;
+}
+
+void gossip_state::apply_delta(const delta_body& delta) {
+  for (const auto& od : delta.origins) {
+    origin_table& t = origins_[od.origin];
+    for (const auto& m : od.items)
+      if (m.origin == od.origin)
+        apply_to(t, m);
+    if (od.base <= t.have)
+      t.have = std::max(t.have, od.have);
+  }
+}
+
+digest_body gossip_state::digest() const {
+  digest_body d;
+  d.have.reserve(origins_.size());
+  for (const auto& [origin, t] : origins_)
+    d.have.emplace_back(origin, t.have);
+  return d;
+}
+
+delta_body gossip_state::delta_for(const digest_body& peer) const {
+  std::map<std::string, uint64_t> theirs(peer.have.begin(), peer.have.end());
+  delta_body out;
+  for (const auto& [origin, t] : origins_) {
+    auto it = theirs.find(origin);
+    uint64_t peer_have = it == theirs.end() ? 0 : it->second;
+    // Send when we promise more, or hold values beyond their mark that they
+    // may lack (applied out of order from a gap batch).
+    auto from = t.by_seq.upper_bound(peer_have);
+    if (t.have <= peer_have && from == t.by_seq.end())
+      continue;
+    delta_body::origin_delta od;
+    od.origin = origin;
+    od.base = peer_have;
+    od.have = std::max(t.have, peer_have);
+    for (auto s = from; s != t.by_seq.end(); ++s)
+      od.items.push_back(t.latest.at(s->second));
+    out.origins.push_back(std::move(od));
+  }
+  return out;
+}
+
+uint64_t gossip_state::have(const std::string& origin) const {
+  auto it = origins_.find(origin);
+  return it == origins_.end() ? 0 : it->second.have;
+}
+
+void gossip_state::for_each(const std::function<void(const measurement&)>& fn) const {
+  for (const auto& [origin, t] : origins_)
+    for (const auto& [key, m] : t.latest)
+      fn(m);
+}
+
+std::vector<measurement> gossip_state::take_changes() {
+  std::vector<measurement> out;
+  out.swap(changes_);
+  return out;
+}
+
+} // namespace gtmesh::mesh

@@ -1,0 +1,70 @@
+#pragma once
+
+// The replicated measurement table every decider keeps, and the push-pull
+// anti-entropy bookkeeping that makes deciders converge (Scuttlebutt-style).
+//
+// Each origin (agent instance) numbers its measurements with an increasing
+// sequence. The table keeps, per origin, the latest value of every
+// (dc, source, key, metric) by sequence: applying is idempotent, commutative
+// and keeps the higher sequence, so duplicates and reordering change nothing.
+//
+// `have(origin)` is a high-water mark with a completeness promise: every
+// latest value of that origin with a sequence up to it is present. It only
+// advances when a complete delta arrives (an agent batch or a peer delta that
+// starts at or below the current mark), so a lost message leaves a gap that
+// the next exchange fills: nothing is ever silently skipped.
+//
+//   A --digest{origin: have}--> B           (every gossip interval)
+//   A <--delta{what A lacks} + B's digest-- B
+//   A --delta{what B lacks}--> B
+
+#include "core/mesh/envelope.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace gtmesh::mesh {
+
+class gossip_state {
+public:
+  /// Applies an agent batch; returns the origin's mark afterwards (the ack).
+  uint64_t apply_batch(const measurement_batch& batch);
+  /// Applies a peer's delta.
+  void apply_delta(const delta_body& delta);
+  /// Applies one measurement (e.g. reloaded from disk); true if it was newer.
+  bool apply(const measurement& m);
+  /// Sets a mark directly (reloading from disk).
+  void restore_mark(const std::string& origin, uint64_t have);
+
+  digest_body digest() const;
+  /// Everything `peer` lacks according to its digest (origins it does not
+  /// know at all are sent whole).
+  delta_body delta_for(const digest_body& peer) const;
+
+  uint64_t have(const std::string& origin) const;
+  size_t size() const noexcept { return size_; }
+  size_t origin_count() const noexcept { return origins_.size(); }
+  /// Every latest measurement, any order.
+  void for_each(const std::function<void(const measurement&)>& fn) const;
+  /// Measurements changed since the last call (for persistence), then forgets them.
+  std::vector<measurement> take_changes();
+
+private:
+  struct origin_table {
+    uint64_t have = 0;
+    std::unordered_map<std::string, measurement> latest; ///< by entry key
+    std::map<uint64_t, std::string> by_seq;              ///< seq -> entry key
+  };
+  static std::string entry_key(const measurement& m);
+  bool apply_to(origin_table& t, const measurement& m);
+
+  std::map<std::string, origin_table> origins_;
+  std::vector<measurement> changes_;
+  size_t size_ = 0;
+};
+
+} // namespace gtmesh::mesh

@@ -1,0 +1,254 @@
+#include "core/state/store.hpp"
+
+#include <msgpack.hpp>
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <deque>
+
+namespace gtmesh::state {
+
+namespace {
+
+const std::vector<std::string> families = {rocksdb::kDefaultColumnFamilyName, "config", "measurements", "marks",
+                                           "overrides", "health"};
+enum cf : size_t { cf_default, cf_config, cf_measurements, cf_marks, cf_overrides, cf_health };
+
+struct wire_config {
+  std::string y, f;
+  int64_t t = 0;
+  MSGPACK_DEFINE_MAP(y, f, t)
+};
+struct wire_measurement {
+  std::string d, k, o;
+  uint8_t s = 0, m = 0;
+  double v = 0;
+  int64_t t = 0;
+  uint64_t q = 0;
+  MSGPACK_DEFINE_MAP(d, k, o, s, m, v, t, q)
+};
+struct wire_override {
+  bool d = false;
+  uint64_t v = 0;
+  std::string by;
+  MSGPACK_DEFINE_MAP(d, v, by)
+};
+struct wire_transition {
+  int64_t t = 0;
+  std::string dc, s, f, to, r;
+  MSGPACK_DEFINE_MAP(t, dc, s, f, to, r)
+};
+
+template <class T>
+std::string pack(const T& v) {
+  msgpack::sbuffer b;
+  msgpack::pack(b, v);
+  return std::string(b.data(), b.size());
+}
+
+template <class T>
+bool unpack(const rocksdb::Slice& s, T& out) {
+  try {
+    msgpack::object_handle oh = msgpack::unpack(s.data(), s.size());
+    oh.get().convert(out);
+    return true;
+  } catch (...) {
+    return false; // a corrupt record is skipped, never fatal
+  }
+}
+
+std::string be32(uint32_t v) {
+  std::string s(4, '\0');
+  for (int i = 0; i < 4; ++i)
+    s[i] = static_cast<char>(v >> (24 - 8 * i));
+  return s;
+}
+std::string be64(uint64_t v) {
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    s[i] = static_cast<char>(v >> (56 - 8 * i));
+  return s;
+}
+uint64_t read_be(const rocksdb::Slice& s, size_t offset, size_t n) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n && offset + i < s.size(); ++i)
+    v = (v << 8) | static_cast<uint8_t>(s[offset + i]);
+  return v;
+}
+
+std::string measurement_key(const measurement& m) {
+  std::string k = m.origin;
+  k += '\0';
+  k += m.dc;
+  k += '\x1f';
+  k += static_cast<char>(m.src);
+  k += m.key;
+  k += '\x1f';
+  k += static_cast<char>(m.metric);
+  return k;
+}
+
+class rocksdb_store final : public store {
+public:
+  rocksdb_store(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles)
+      : db_(db), handles_(std::move(handles)) {
+    // Continue the health sequence after a restart.
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_health]));
+    it->SeekToLast();
+    if (it->Valid())
+      health_seq_ = read_be(it->key(), 8, 8) + 1;
+  }
+  ~rocksdb_store() override {
+    for (auto* h : handles_)
+      db_->DestroyColumnFamilyHandle(h);
+    delete db_;
+  }
+
+  bool commit(const write_set& w, size_t keep_configs, std::string& error) override {
+    rocksdb::WriteBatch batch;
+    if (w.config)
+      batch.Put(handles_[cf_config], be32(w.config->version),
+                pack(wire_config{w.config->yaml, w.config->file, w.config->at_ms}));
+    for (const auto& m : w.measurements)
+      batch.Put(handles_[cf_measurements], measurement_key(m),
+                pack(wire_measurement{m.dc, m.key, m.origin, static_cast<uint8_t>(m.src),
+                                      static_cast<uint8_t>(m.metric), m.value, m.at_ms, m.seq}));
+    for (const auto& [origin, have] : w.marks)
+      batch.Put(handles_[cf_marks], origin, be64(have));
+    for (const auto& o : w.overrides)
+      batch.Put(handles_[cf_overrides], o.dc, pack(wire_override{o.drained, o.version, o.by}));
+    for (const auto& t : w.transitions)
+      batch.Put(handles_[cf_health], be64(static_cast<uint64_t>(t.at_ms)) + be64(health_seq_++),
+                pack(wire_transition{t.at_ms, t.dc, t.subject, t.from, t.to, t.reason}));
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    rocksdb::Status s = db_->Write(wo, &batch);
+    if (!s.ok()) {
+      error = s.ToString();
+      return false;
+    }
+    if (w.config)
+      trim_configs(keep_configs);
+    return true;
+  }
+
+  std::optional<stored_config> latest_config() override {
+    auto all = config_history();
+    if (all.empty())
+      return std::nullopt;
+    return all.front();
+  }
+
+  std::vector<stored_config> config_history() override {
+    std::vector<stored_config> out;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_config]));
+    for (it->SeekToLast(); it->Valid(); it->Prev()) {
+      wire_config w;
+      if (unpack(it->value(), w))
+        out.push_back(stored_config{static_cast<uint32_t>(read_be(it->key(), 0, 4)), w.y, w.f, w.t});
+    }
+    return out;
+  }
+
+  void load_measurements(const std::function<void(const measurement&)>& fn) override {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_measurements]));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      wire_measurement w;
+      if (!unpack(it->value(), w) || w.s >= source_count || w.m >= metric_count)
+        continue;
+      measurement m;
+      m.dc = w.d;
+      m.key = w.k;
+      m.origin = w.o;
+      m.src = static_cast<source>(w.s);
+      m.metric = static_cast<metric_id>(w.m);
+      m.value = w.v;
+      m.at_ms = w.t;
+      m.seq = w.q;
+      fn(m);
+    }
+  }
+
+  std::vector<std::pair<std::string, uint64_t>> load_marks() override {
+    std::vector<std::pair<std::string, uint64_t>> out;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_marks]));
+    for (it->SeekToFirst(); it->Valid(); it->Next())
+      out.emplace_back(it->key().ToString(), read_be(it->value(), 0, 8));
+    return out;
+  }
+
+  std::vector<mesh::dc_override> load_overrides() override {
+    std::vector<mesh::dc_override> out;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_overrides]));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      wire_override w;
+      if (unpack(it->value(), w))
+        out.push_back(mesh::dc_override{it->key().ToString(), w.d, w.v, w.by});
+    }
+    return out;
+  }
+
+  std::vector<health_transition> timeline(int64_t since_ms, size_t limit) override {
+    std::deque<health_transition> out;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_health]));
+    for (it->Seek(be64(static_cast<uint64_t>(std::max<int64_t>(0, since_ms)))); it->Valid(); it->Next()) {
+      wire_transition w;
+      if (!unpack(it->value(), w))
+        continue;
+      out.push_back(health_transition{w.t, w.dc, w.s, w.f, w.to, w.r});
+      if (out.size() > limit)
+        out.pop_front();
+    }
+    return {out.begin(), out.end()};
+  }
+
+private:
+  void trim_configs(size_t keep) {
+    auto all = config_history();
+    if (all.size() <= keep)
+      return;
+    rocksdb::WriteBatch batch;
+    for (size_t i = keep; i < all.size(); ++i)
+      batch.Delete(handles_[cf_config], be32(all[i].version));
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    db_->Write(wo, &batch);
+  }
+
+  rocksdb::DB* db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  uint64_t health_seq_ = 0;
+};
+
+} // namespace
+
+std::unique_ptr<store> store::open(const std::string& dir, std::string& error) {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  options.create_missing_column_families = true;
+  options.max_open_files = 64;
+  options.keep_log_file_num = 2;
+  // Reopening needs every existing family (deps-notes section 4): open the
+  // ones on disk plus ours.
+  std::vector<std::string> names = families;
+  std::vector<std::string> existing;
+  if (rocksdb::DB::ListColumnFamilies(options, dir, &existing).ok())
+    for (const auto& n : existing)
+      if (std::find(names.begin(), names.end(), n) == names.end())
+        names.push_back(n);
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const auto& n : names)
+    descriptors.emplace_back(n, rocksdb::ColumnFamilyOptions());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(options, dir, descriptors, &handles, &db);
+  if (!s.ok()) {
+    error = dir + ": " + s.ToString();
+    return nullptr;
+  }
+  return std::make_unique<rocksdb_store>(db, std::move(handles));
+}
+
+} // namespace gtmesh::state

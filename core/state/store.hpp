@@ -1,0 +1,75 @@
+#pragma once
+
+// The decider's durable state in RocksDB, behind one small interface (no
+// RocksDB type escapes this header). Column families:
+//   config        version (big-endian u32) -> {yaml, file, at_ms}   history, newest N kept
+//   measurements  origin \0 entry-key        -> latest measurement
+//   marks         origin                     -> gossip high-water mark
+//   overrides     dc                         -> operator override (drain)
+//   health        at_ms (BE u64), seq (BE u64) -> a health transition   (timeline)
+// Every commit is one synced write batch: after commit() returns, a kill -9
+// loses nothing that was committed.
+
+#include "core/mesh/envelope.hpp"
+#include "core/metrics/measurement.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gtmesh::state {
+
+struct stored_config {
+  uint32_t version = 0;
+  std::string yaml;
+  std::string file;
+  int64_t at_ms = 0;
+};
+
+/// One change of health seen by the decider ("fra host status up -> down").
+struct health_transition {
+  int64_t at_ms = 0;
+  std::string dc;
+  std::string subject; ///< "host status", "service web", "endpoint api-eu/eu-a", "backend web/10.0.1.1:80"
+  std::string from;
+  std::string to;
+  std::string reason;
+};
+
+/// What one commit writes.
+struct write_set {
+  std::optional<stored_config> config;
+  std::vector<measurement> measurements;
+  std::vector<std::pair<std::string, uint64_t>> marks;
+  std::vector<mesh::dc_override> overrides;
+  std::vector<health_transition> transitions;
+  bool empty() const noexcept {
+    return !config && measurements.empty() && marks.empty() && overrides.empty() && transitions.empty();
+  }
+};
+
+class store {
+public:
+  /// Opens (creating if missing) the database in `dir`. On failure returns
+  /// nullptr with the reason (e.g. another process holds the lock).
+  static std::unique_ptr<store> open(const std::string& dir, std::string& error);
+  virtual ~store() = default;
+
+  /// Writes everything in one synced batch, then trims config history to
+  /// `keep_configs` versions. Returns false with `error` set on failure.
+  virtual bool commit(const write_set& w, size_t keep_configs, std::string& error) = 0;
+
+  virtual std::optional<stored_config> latest_config() = 0;
+  virtual std::vector<stored_config> config_history() = 0; ///< newest first
+  virtual void load_measurements(const std::function<void(const measurement&)>& fn) = 0;
+  virtual std::vector<std::pair<std::string, uint64_t>> load_marks() = 0;
+  virtual std::vector<mesh::dc_override> load_overrides() = 0;
+  /// Transitions at or after `since_ms`, oldest first, at most `limit`
+  /// (the newest ones when there are more).
+  virtual std::vector<health_transition> timeline(int64_t since_ms, size_t limit) = 0;
+};
+
+} // namespace gtmesh::state

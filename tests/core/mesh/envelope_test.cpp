@@ -1,0 +1,112 @@
+// core/mesh/envelope: the versioned msgpack wire format rejects everything
+// it should, without throwing.
+
+#include "core/mesh/envelope.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace gtmesh::mesh {
+namespace {
+
+measurement sample(uint64_t seq) {
+  measurement m;
+  m.dc = "fra";
+  m.src = source::service;
+  m.key = "web/10.0.0.1:80";
+  m.metric = metric_id::service_status;
+  m.value = 1;
+  m.at_ms = 1'800'000'000'000;
+  m.origin = "fra/agent-1";
+  m.seq = seq;
+  return m;
+}
+
+TEST(envelope, batches_round_trip) {
+  measurement_batch b{"fra/agent-1", 4, 6, {sample(5), sample(6)}};
+  auto bytes = frame(message_kind::measurements, "fra/agent-1", b);
+  decode_error err;
+  auto e = decode(bytes, err);
+  ASSERT_TRUE(e) << to_string(err);
+  EXPECT_EQ(e->kind, message_kind::measurements);
+  EXPECT_EQ(e->sender, "fra/agent-1");
+  measurement_batch back;
+  ASSERT_TRUE(decode_body(e->body, back));
+  EXPECT_EQ(back.base_seq, 4u);
+  EXPECT_EQ(back.max_seq, 6u);
+  ASSERT_EQ(back.items.size(), 2u);
+  EXPECT_EQ(back.items[1].seq, 6u);
+  EXPECT_EQ(back.items[1].origin, "fra/agent-1");
+  EXPECT_EQ(back.items[1].key, "web/10.0.0.1:80");
+  EXPECT_EQ(back.items[1].metric, metric_id::service_status);
+}
+
+TEST(envelope, unknown_schema_versions_are_rejected) {
+  envelope e{schema_version + 1, message_kind::heartbeat, "x", {}};
+  auto bytes = encode(e);
+  decode_error err;
+  EXPECT_FALSE(decode(bytes, err));
+  EXPECT_EQ(err, decode_error::unknown_version);
+}
+
+TEST(envelope, trailing_bytes_and_truncation_are_rejected) {
+  auto bytes = frame(message_kind::ack, "d", ack_body{"o", 3, 1});
+  decode_error err;
+  auto longer = bytes;
+  longer.push_back(0x00);
+  EXPECT_FALSE(decode(longer, err));
+  EXPECT_EQ(err, decode_error::garbage);
+  auto shorter = bytes;
+  shorter.pop_back();
+  EXPECT_FALSE(decode(shorter, err));
+}
+
+TEST(envelope, a_claimed_huge_array_does_not_allocate) {
+  // array32 header claiming 2^31 elements (deps-notes: bad_alloc without limits).
+  std::vector<uint8_t> bomb{0xdd, 0x80, 0x00, 0x00, 0x00};
+  decode_error err;
+  EXPECT_FALSE(decode(bomb, err));
+  measurement_batch b;
+  EXPECT_FALSE(decode_body(bomb, b));
+}
+
+TEST(envelope, items_with_unknown_or_mismatched_metrics_are_rejected) {
+  measurement bad = sample(1);
+  bad.metric = metric_id::host_cpu; // a host metric on a service source
+  auto body = encode_body(measurement_batch{"o", 0, 1, {bad}});
+  measurement_batch out;
+  EXPECT_FALSE(decode_body(body, out));
+}
+
+TEST(envelope, random_garbage_never_throws_and_is_never_accepted_as_a_batch) {
+  std::mt19937 gen(9);
+  int accepted = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::vector<uint8_t> junk(gen() % 64);
+    for (auto& b : junk)
+      b = static_cast<uint8_t>(gen());
+    decode_error err;
+    auto e = decode(junk, err);
+    measurement_batch b;
+    if (e && decode_body(e->body, b))
+      ++accepted;
+  }
+  EXPECT_EQ(accepted, 0);
+  // Mutations of a valid frame: no crash, and whatever decodes is well formed.
+  auto good = frame(message_kind::measurements, "a", measurement_batch{"a", 0, 1, {sample(1)}});
+  for (int i = 0; i < 20000; ++i) {
+    auto m = good;
+    m[gen() % m.size()] = static_cast<uint8_t>(gen());
+    decode_error err;
+    if (auto e = decode(m, err)) {
+      measurement_batch b;
+      if (decode_body(e->body, b))
+        for (const auto& it : b.items)
+          EXPECT_EQ(info(it.metric).src, it.src);
+    }
+  }
+}
+
+} // namespace
+} // namespace gtmesh::mesh

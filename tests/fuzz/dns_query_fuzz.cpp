@@ -1,0 +1,206 @@
+// libFuzzer target: arbitrary bytes as a DNS query, through the whole lookup
+// layer (parser, routing engine, response writer with compression and
+// truncation), over UDP and TCP sizes, with and without rate limiting.
+// Besides the sanitizers' checks, every response must be a well-formed DNS
+// response to that query: within the buffer, QR set, the query's ID, and
+// sections that parse to the end with backward-only compression pointers.
+//
+// Built and run by run_dns_fuzz.sh (clang, -fsanitize=fuzzer,address,undefined).
+// The first input byte picks the transport, the client address and the clock.
+
+#include "core/config/config_loader.hpp"
+#include "core/dns/lookup/query_processor.hpp"
+#include "core/routing/all_methods.hpp"
+#include "core/routing/state_file.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+using namespace gtmesh;
+using namespace gtmesh::dns;
+
+namespace {
+
+const char* config_yaml = R"(datacenters:
+  - {name: fra, location: {lat: 50.1, lon: 8.7}}
+  - {name: iad, location: {lat: 38.9, lon: -77.4}}
+zones:
+  - name: example.test
+    soa: {primary: ns1.example.test., admin: hostmaster.example.test., minimum: 60}
+    ns: [ns1.example.test., ns2.example.test.]
+    records:
+      - {name: ns1, type: A, answers: [192.0.2.53]}
+      - {name: www, type: A, answers: [192.0.2.10, 192.0.2.11]}
+      - {name: www, type: AAAA, answers: ["2001:db8::10"]}
+      - {name: alias, type: CNAME, answers: [www.example.test.]}
+      - {name: loop, type: CNAME, answers: [loop.example.test.]}
+      - {name: out, type: CNAME, answers: [www.example.net.]}
+      - {name: mail, type: MX, answers: ["10 mx.example.test.", "20 mx.other.test."]}
+      - {name: txt, type: TXT, answers: ["hello", "world"]}
+      - {name: _sip._tcp, type: SRV, answers: ["10 5 5060 sip.example.test."]}
+      - {name: a.b.c, type: A, answers: [192.0.2.12]}
+      - {name: big, type: A, answers: [192.0.2.101, 192.0.2.102, 192.0.2.103, 192.0.2.104, 192.0.2.105,
+                                       192.0.2.106, 192.0.2.107, 192.0.2.108, 192.0.2.109, 192.0.2.110,
+                                       192.0.2.111, 192.0.2.112, 192.0.2.113, 192.0.2.114, 192.0.2.115,
+                                       192.0.2.116, 192.0.2.117, 192.0.2.118, 192.0.2.119, 192.0.2.120,
+                                       192.0.2.121, 192.0.2.122, 192.0.2.123, 192.0.2.124, 192.0.2.125,
+                                       192.0.2.126, 192.0.2.127, 192.0.2.128, 192.0.2.129, 192.0.2.130,
+                                       192.0.2.131, 192.0.2.132, 192.0.2.133, 192.0.2.134, 192.0.2.135]}
+      - name: legacy
+        type: A
+        static:
+          rules:
+            - {subnet: [198.51.100.0/24, "2001:db8:100::/48"], dc: fra}
+            - {dc: iad}
+          answers: {fra: [192.0.2.30], iad: [198.51.100.30]}
+      - name: near
+        type: A
+        dc: {source: client, metric: rtt, criterion: lowest, answers: {fra: [192.0.2.40], iad: [198.51.100.40]},
+             fail_safe: [192.0.2.49]}
+      - name: web
+        type: A
+        dc: {source: host, metric: cpu, criterion: lowest, balance: weighted_random,
+             answers: {fra: [{address: 192.0.2.1, weight: 1}, {address: 192.0.2.2, weight: 3}], iad: [198.51.100.1]}}
+      - {name: api, type: A, profile: by-subnet}
+  - name: other.test
+    soa: {primary: ns1.example.test., admin: hostmaster.example.test.}
+    ns: [ns1.example.test.]
+    records:
+      - {name: mx, type: A, answers: [203.0.113.25]}
+profiles:
+  - name: by-subnet
+    method: subnet
+    endpoints:
+      - {name: lan, kind: external, target: 10.10.0.10, subnets: [10.0.0.0/8]}
+      - {name: public, kind: external, target: lan.example.test}
+)";
+
+const char* state_yaml = R"(now: 2026-11-29T12:00:00Z
+hosts:
+  fra: {status: up, cpu: 20}
+  iad: {status: up, cpu: 60}
+clients:
+  198.51.100.0/24: {fra: {rtt: 12}, iad: {rtt: 95}}
+)";
+
+constexpr int64_t now_ms = 1'795'953'600'000;
+
+struct harness {
+  snapshot_ptr snapshot;
+  worker_counters counters;
+  unmeasured_queue unmeasured;
+  std::unique_ptr<rate_limiter> rrl;
+  std::unique_ptr<query_processor> plain;
+  std::unique_ptr<query_processor> limited;
+  std::vector<uint8_t> buffer = std::vector<uint8_t>(max_tcp_message);
+  ip_address sources[4] = {*ip_address::parse("192.0.2.200"), *ip_address::parse("198.51.100.9"),
+                           *ip_address::parse("2001:db8:100::9"), *ip_address::parse("127.0.0.1")};
+
+  harness() {
+    load_result loaded = load_config_text(config_yaml, "fuzz.yaml", routing_methods());
+    if (!loaded.ok()) {
+      std::fputs(loaded.report().c_str(), stderr);
+      std::abort();
+    }
+    compile_result compiled = compile_plan(loaded.cfg, 1);
+    if (!compiled.plan)
+      std::abort();
+    state_load_result st = load_state_text(state_yaml, "fuzz-state.yaml", *compiled.plan, now_ms);
+    if (!st.view)
+      std::abort();
+    snapshot = make_snapshot(compiled.plan, st.view, now_ms, 1);
+    rrl_settings rs;
+    rs.responses_per_second = 3;
+    rs.exempt_loopback = false;
+    rrl = std::make_unique<rate_limiter>(rs);
+    plain = std::make_unique<query_processor>(lookup_settings{}, counters, nullptr, &unmeasured, 1);
+    limited = std::make_unique<query_processor>(lookup_settings{}, counters, rrl.get(), &unmeasured, 2);
+  }
+};
+
+void fail(const char* what) {
+  std::fprintf(stderr, "invalid response: %s\n", what);
+  __builtin_trap();
+}
+
+/// Walks a response: header, question, then every record of every section.
+void check_response(const uint8_t* r, size_t n, const uint8_t* query, size_t query_size, transport via) {
+  if (via == transport::udp && n > lookup_settings{}.max_udp_size)
+    fail("UDP response above the maximum UDP size");
+  if (n < 12)
+    fail("shorter than a header");
+  if (query_size >= 2 && (r[0] != query[0] || r[1] != query[1]))
+    fail("id differs");
+  if (!(r[2] & 0x80))
+    fail("QR not set");
+  auto u16 = [&](size_t at) { return static_cast<size_t>(r[at] << 8 | r[at + 1]); };
+  auto skip_name = [&](size_t p) -> size_t {
+    for (int labels = 0; labels < 128; ++labels) {
+      if (p >= n)
+        fail("name past end");
+      uint8_t l = r[p];
+      if ((l & 0xc0) == 0xc0) {
+        if (p + 1 >= n)
+          fail("pointer past end");
+        if ((static_cast<size_t>(l & 0x3f) << 8 | r[p + 1]) >= p)
+          fail("forward pointer");
+        return p + 2;
+      }
+      if (l > 63)
+        fail("bad label");
+      if (l == 0)
+        return p + 1;
+      p += 1 + l;
+    }
+    fail("too many labels");
+    return 0;
+  };
+  size_t p = 12;
+  for (size_t i = 0; i < u16(4); ++i) {
+    p = skip_name(p) + 4;
+    if (p > n)
+      fail("question past end");
+  }
+  size_t records = u16(6) + u16(8) + u16(10);
+  for (size_t i = 0; i < records; ++i) {
+    p = skip_name(p);
+    if (p + 10 > n)
+      fail("record header past end");
+    size_t rdlength = u16(p + 8);
+    p += 10 + rdlength;
+    if (p > n)
+      fail("rdata past end");
+  }
+  if (p != n)
+    fail("trailing bytes");
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static harness* h = new harness();
+  if (size < 1)
+    return 0;
+  const uint8_t mode = data[0];
+  ++data;
+  --size;
+  if (size > max_tcp_message)
+    size = max_tcp_message;
+  const transport via = (mode & 1) ? transport::tcp : transport::udp;
+  const size_t capacity = via == transport::tcp ? max_tcp_message : max_udp_buffer;
+  if (size > capacity)
+    size = capacity;
+  query_processor& qp = (mode & 2) ? *h->limited : *h->plain;
+  const query_source source{h->sources[(mode >> 2) & 3], via};
+  const routing_snapshot* snapshot = (mode & 0x70) == 0x70 ? nullptr : h->snapshot.get();
+  std::memcpy(h->buffer.data(), data, size);
+  size_t n = qp.process(std::span<uint8_t>(h->buffer.data(), capacity), size, source, snapshot,
+                        query_time{now_ms + (mode >> 4) * 700, now_ms});
+  if (n > capacity)
+    fail("longer than the buffer");
+  if (n > 0)
+    check_response(h->buffer.data(), n, data, size, via);
+  return 0;
+}
