@@ -102,6 +102,8 @@ public:
   /// Dry run of a config: which answers would change for sample clients.
   std::string dry_run(const config_ptr& candidate, int64_t now_ms) const;
 
+  const std::string& name() const noexcept { return options_.name; }
+
   struct counters {
     uint64_t batches = 0, measurements = 0, deltas = 0, snapshots = 0, config_accepted = 0, config_rejected = 0,
              persist_errors = 0;

@@ -73,19 +73,22 @@ struct wire_origin_delta {
   MSGPACK_DEFINE_MAP(o, base, have, i)
 };
 
-struct wire_delta {
-  std::vector<wire_origin_delta> o;
-  std::vector<wire_override> ov;
-  uint64_t ovv = 0;
-  MSGPACK_DEFINE_MAP(o, ov, ovv)
-};
-
 struct wire_config {
   uint32_t v = 0;
   std::string y;
   std::string f;
   bool dry = false;
   MSGPACK_DEFINE_MAP(v, y, f, dry)
+};
+
+struct wire_delta {
+  std::vector<wire_origin_delta> o;
+  std::vector<wire_override> ov;
+  uint64_t ovv = 0;
+  wire_config cf;
+  bool hd = false;
+  wire_digest dg;
+  MSGPACK_DEFINE_MAP(o, ov, ovv, cf, hd, dg)
 };
 
 struct wire_config_reply {
@@ -240,14 +243,31 @@ std::vector<uint8_t> encode_body(const ack_body& b) {
   return pack(wire_ack{b.origin, b.have, b.config_version});
 }
 
-std::vector<uint8_t> encode_body(const digest_body& b) {
+static wire_digest digest_to_wire(const digest_body& b) {
   wire_digest w;
   for (const auto& [o, h] : b.have)
     w.h.push_back(wire_mark{o, h});
   w.cv = b.config_version;
   w.ov = b.overrides_version;
   w.r = b.reply_wanted;
-  return pack(w);
+  return w;
+}
+
+static bool digest_from_wire(wire_digest& w, digest_body& out) {
+  out.have.clear();
+  for (auto& m : w.h) {
+    if (!valid_name(m.o))
+      return false;
+    out.have.emplace_back(std::move(m.o), m.h);
+  }
+  out.config_version = w.cv;
+  out.overrides_version = w.ov;
+  out.reply_wanted = w.r;
+  return true;
+}
+
+std::vector<uint8_t> encode_body(const digest_body& b) {
+  return pack(digest_to_wire(b));
 }
 
 std::vector<uint8_t> encode_body(const delta_body& b) {
@@ -257,6 +277,10 @@ std::vector<uint8_t> encode_body(const delta_body& b) {
   for (const auto& o : b.overrides)
     w.ov.push_back(wire_override{o.dc, o.drained, o.version, o.by});
   w.ovv = b.overrides_version;
+  w.cf = wire_config{b.config.version, b.config.yaml, b.config.file, b.config.dry_run};
+  w.hd = b.has_digest;
+  if (b.has_digest)
+    w.dg = digest_to_wire(b.digest);
   return pack(w);
 }
 
@@ -303,16 +327,7 @@ bool decode_body(const std::vector<uint8_t>& bytes, digest_body& out) noexcept {
   if (!unpack_into(bytes.data(), bytes.size(), w))
     return false;
   try {
-    out.have.clear();
-    for (auto& m : w.h) {
-      if (!valid_name(m.o))
-        return false;
-      out.have.emplace_back(std::move(m.o), m.h);
-    }
-    out.config_version = w.cv;
-    out.overrides_version = w.ov;
-    out.reply_wanted = w.r;
-    return true;
+    return digest_from_wire(w, out);
   } catch (...) {
     return false;
   }
@@ -342,7 +357,9 @@ bool decode_body(const std::vector<uint8_t>& bytes, delta_body& out) noexcept {
       out.overrides.push_back(dc_override{o.dc, o.d, o.v, o.by});
     }
     out.overrides_version = w.ovv;
-    return true;
+    out.config = config_body{w.cf.v, std::move(w.cf.y), std::move(w.cf.f), w.cf.dry};
+    out.has_digest = w.hd;
+    return !w.hd || digest_from_wire(w.dg, out.digest);
   } catch (...) {
     return false;
   }

@@ -90,8 +90,18 @@ struct dc_override {
   std::string by; ///< who set it, for status displays
 };
 
+/// config_push: a config text and its version (0 = "assign the next one").
+struct config_body {
+  uint32_t version = 0;
+  std::string yaml;
+  std::string file; ///< the name errors carry
+  bool dry_run = false;
+};
+
 /// delta: entries of each origin above the peer's high-water mark, the new
-/// high-water marks they complete, and config / overrides when newer.
+/// high-water marks they complete, and config / overrides when newer. A
+/// reply to a digest also carries the replier's own digest (push-pull), so
+/// the initiator can send back what the replier lacks.
 struct delta_body {
   struct origin_delta {
     std::string origin;
@@ -102,14 +112,9 @@ struct delta_body {
   std::vector<origin_delta> origins;
   std::vector<dc_override> overrides;
   uint64_t overrides_version = 0;
-};
-
-/// config_push: a config text and its version (0 = "assign the next one").
-struct config_body {
-  uint32_t version = 0;
-  std::string yaml;
-  std::string file; ///< the name errors carry
-  bool dry_run = false;
+  config_body config; ///< version 0 = none (the peer's is as new)
+  bool has_digest = false;
+  digest_body digest;
 };
 
 struct config_reply_body {

@@ -1,9 +1,12 @@
 // gtmesh agent --config FILE --dc DC [--once] [--print] [--instance ID]
 //              [--client-prefix PREFIX]... [--client-rate N] [--icmp datagram|raw] [--quiet]
+//              [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F]
 //
 // Runs the host, service, probe and client agents of one DC (docs/agents.md).
-// Until the mesh connects a real sink, every batch is printed as JSON lines
-// on stdout; --once runs one round of every measurement and exits.
+// With --decider, batches go to the deciders over the mesh (docs/mesh.md) and
+// the agent follows the cluster's config versions; without it (or with
+// --print) every batch is printed as JSON lines on stdout; --once runs one
+// round of every measurement and exits.
 
 #include "agents/clock.hpp"
 #include "agents/measurement_json.hpp"
@@ -13,7 +16,16 @@
 #include "agents/runtime/io_runtime.hpp"
 #include "core/config/config_loader.hpp"
 #include "core/routing/all_methods.hpp"
-#include "tools/gtmesh/commands.hpp"
+#include "core/mesh/agent_link.hpp"
+#include "core/mesh/mesh_sink.hpp"
+#include "tools/gtmesh/agent_node.hpp"
+#include "tools/gtmesh/node_options.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/send.hpp>
+
+#include <condition_variable>
+#include <thread>
 
 #include <csignal>
 #include <cstdio>
@@ -44,7 +56,7 @@ int agent(const args& a) {
   arg_reader r(a);
   std::string config_path, dc, instance, rate_text, icmp_text;
   bool once = r.flag("--once");
-  r.flag("--print"); // printing is the only sink until the mesh lands (issue 5)
+  bool print = r.flag("--print");
   bool quiet = r.flag("--quiet");
   r.option("--config", config_path);
   r.option("--dc", dc);
@@ -52,6 +64,8 @@ int agent(const args& a) {
   r.option("--client-rate", rate_text);
   r.option("--icmp", icmp_text);
   auto prefix_texts = r.options("--client-prefix");
+  auto deciders = r.options("--decider");
+  mesh::tls_files tls = tls_options(r, nullptr);
   std::string unknown;
   auto pos = r.positional(unknown);
   if (!unknown.empty() || !pos.empty() || config_path.empty() || dc.empty())
@@ -102,32 +116,87 @@ int agent(const args& a) {
   if (!once)
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  agents::system_agent_clock clock;
-  agents::io_runtime io;
-  agents::json_lines_sink sink(stdout);
-  agents::measurement_stamper stamper(opt.dc + "/" + opt.instance, static_cast<uint64_t>(clock.now_ms()) * 1000,
-                                      sink);
   agents::agent_log_fn log;
   if (!quiet)
     log = [](const std::string& line) { std::fprintf(stderr, "gtmesh agent: %s\n", line.c_str()); };
-  agents::agent_tasks tasks = agents::build_agent_tasks(*loaded.cfg, opt, io, clock, log);
+  agents::json_lines_sink json(stdout);
+  const bool mesh_mode = !deciders.empty() && !once;
+  auto mesh = std::make_shared<mesh::mesh_sink>(opt.dc + "/" + opt.instance);
+  tee_sink sink;
+  if (mesh_mode)
+    sink.add(mesh.get());
+  if (!mesh_mode || print)
+    sink.add(&json);
+  agent_node node(opt, loaded.cfg, sink, log);
   if (!quiet)
-    for (const auto& note : tasks.notes)
+    for (const auto& note : node.notes())
       std::fprintf(stderr, "gtmesh agent: note: %s\n", note.c_str());
+  if (once) {
+    node.run_once();
+    return 0;
+  }
+  if (!mesh_mode) {
+    node.start();
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    return 0;
+  }
 
-  io.start_thread();
+  // Mesh mode: the link actor sends batches and hands over config versions;
+  // the main thread swaps the tasks (never on an actor thread).
+  std::mutex mutex;
+  std::condition_variable wake;
+  config_ptr pending;
+  bool stopping = false;
   {
-    agents::agent_runner runner(tasks.tasks, clock, stamper);
-    if (once) {
-      runner.run_once();
-    } else {
-      runner.start();
+    mesh::node_settings settings;
+    settings.tls = with_config_tls(tls, loaded.cfg.get());
+    mesh::node_config ncfg(settings);
+    caf::actor_system sys{ncfg};
+    mesh::agent_link_options lo;
+    lo.origin = node.origin();
+    lo.dc = dc;
+    lo.deciders = deciders;
+    lo.sink = mesh;
+    lo.on_config = [&](uint32_t version, const std::string& yaml, const std::string& file) -> std::string {
+      load_result next = load_config_text(yaml, file, routing_methods());
+      if (!next.ok())
+        return next.report();
+      if (!next.cfg->find_dc(dc))
+        return "no datacenter '" + dc + "' in config version " + std::to_string(version);
+      std::lock_guard lock(mutex);
+      pending = next.cfg;
+      wake.notify_one();
+      return "";
+    };
+    lo.on_client_prefixes = [&](const std::vector<std::string>& prefixes) { node.learn_prefixes(prefixes); };
+    auto link = sys.spawn(mesh::agent_link, lo);
+    node.start();
+    std::thread signal_waiter([&] {
       int sig = 0;
       sigwait(&stop_signals, &sig);
-      runner.stop();
+      std::lock_guard lock(mutex);
+      stopping = true;
+      wake.notify_one();
+    });
+    std::unique_lock lock(mutex);
+    while (!stopping) {
+      wake.wait(lock, [&] { return stopping || pending; });
+      if (pending) {
+        config_ptr next = std::move(pending);
+        pending.reset();
+        lock.unlock();
+        std::string why = node.reconfigure(next);
+        if (!quiet)
+          std::fprintf(stderr, "gtmesh agent: %s\n",
+                       why.empty() ? "applied a new config from the cluster" : ("kept the old config: " + why).c_str());
+        lock.lock();
+      }
     }
+    lock.unlock();
+    signal_waiter.join();
+    caf::anon_send_exit(link, caf::exit_reason::user_shutdown);
   }
-  io.stop();
   return 0;
 }
 

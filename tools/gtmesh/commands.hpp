@@ -13,6 +13,9 @@ int check_config(const args& a);
 int explain(const args& a);
 int serve(const args& a); // tools/gtmesh/serve.cpp (issue 3)
 int agent(const args& a); // tools/gtmesh/agent.cpp (issue 4)
+int decider(const args& a); // tools/gtmesh/decider.cpp
+int demo(const args& a);    // tools/gtmesh/demo.cpp
+int backend(const args& a); // tools/gtmesh/backend.cpp
 
 /// Small argument helper: `--name value` or `--name=value`.
 class arg_reader {

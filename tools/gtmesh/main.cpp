@@ -1,7 +1,8 @@
 // gtmesh: one binary for every node role (SPEC section 6). Subcommands:
 //   check-config FILE          validate a config (exit 1 with file:line:field errors)
 //   explain ...                show why an answer is given, for a hand-written state
-// Further roles (serve, agent, decider, demo) register here as they land.
+//   serve, agent, decider      the node roles
+//   demo, backend              the embedded demo cluster and its test backend
 
 #include "tools/gtmesh/commands.hpp"
 
@@ -26,8 +27,17 @@ const command commands[] = {
    "serve --config FILE --listen ADDR:PORT [--listen ...] [--state STATE.yaml]\n"
    "                            run a standalone authoritative DNS responder"},
   {"agent", gtmesh::cli::agent,
-   "agent --config FILE --dc DC [--once --print]\n"
+   "agent --config FILE --dc DC [--decider HOST:PORT]... [--once] [--print]\n"
    "                            run the host, service and client agents of one DC"},
+  {"decider", gtmesh::cli::decider,
+   "decider --config FILE --data-dir DIR --listen HOST:PORT [--peer HOST:PORT]... [--dns ADDR:PORT]...\n"
+   "                            run a decider (RocksDB state, gossip, optional DNS responder)"},
+  {"demo", gtmesh::cli::demo,
+   "demo [--dns-port 5353] [--mesh-port 7400] [--data-dir gtmesh-demo]\n"
+   "                            a whole 3-DC cluster in one process on loopback"},
+  {"backend", gtmesh::cli::backend,
+   "backend --listen HOST:PORT [--down-file FILE]\n"
+   "                            a tiny HTTP backend for demos and tests"},
 };
 
 void usage() {

@@ -1,0 +1,189 @@
+#include "core/mesh/agent_link.hpp"
+
+#include "core/mesh/mesh_types.hpp"
+#include "core/mesh/node_runtime.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/system_messages.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/node_id.hpp>
+
+#include <set>
+
+namespace gtmesh::mesh {
+
+namespace {
+
+using self_ptr = caf::stateful_actor<agent_link_state>*;
+
+std::vector<char> to_chars(const std::vector<uint8_t>& bytes) {
+  return std::vector<char>(bytes.begin(), bytes.end());
+}
+
+/// Sends through the fault hooks (dropped, duplicated or delayed).
+void send_frame(self_ptr self, const std::vector<uint8_t>& bytes) {
+  auto& st = self->state;
+  if (!st.decider)
+    return;
+  std::vector<int64_t> plan{0};
+  if (st.options.faults)
+    plan = st.options.faults->plan("decider");
+  for (int64_t delay : plan) {
+    if (delay == 0)
+      self->send(st.decider, frame_atom_v, to_chars(bytes));
+    else
+      self->delayed_send(st.decider, std::chrono::milliseconds(delay), frame_atom_v, to_chars(bytes));
+  }
+}
+
+void report(self_ptr self, const std::string& status) {
+  auto& st = self->state;
+  send_frame(self, frame(message_kind::request, st.options.origin,
+                         request_body{"node-report", {st.options.origin, st.options.dc,
+                                                      std::to_string(st.config_version), status}}));
+}
+
+void connect(self_ptr self) {
+  auto& st = self->state;
+  if (st.decider || st.connecting)
+    return;
+  if (st.options.local_decider) {
+    st.decider = st.options.local_decider;
+    st.acked = 0;
+    report(self, "connected");
+    return;
+  }
+  if (st.options.deciders.empty())
+    return;
+  const std::string& target = st.options.deciders[st.next_decider % st.options.deciders.size()];
+  st.next_decider++;
+  std::string host;
+  uint16_t port = 0;
+  if (!split_host_port(target, host, port))
+    return;
+  st.connecting = true;
+  self->request(connector(self->system()), std::chrono::seconds(5), caf::connect_atom_v, host, port)
+    .then(
+      [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>&) {
+        auto& s = self->state;
+        s.connecting = false;
+        if (!ptr) {
+          self->delayed_send(self, s.backoff, gossip_atom_v);
+          return;
+        }
+        s.decider = caf::actor_cast<caf::actor>(ptr);
+        self->monitor(s.decider);
+        s.acked = 0; // this decider may lack what another one acknowledged
+        s.sent_max = 0;
+        s.backoff = std::chrono::milliseconds(200);
+        report(self, "connected");
+      },
+      [=](caf::error&) {
+        auto& s = self->state;
+        s.connecting = false;
+        s.backoff = std::min(s.backoff * 2, std::chrono::milliseconds(5000));
+        self->delayed_send(self, s.backoff, gossip_atom_v);
+      });
+}
+
+void send_batch(self_ptr self) {
+  auto& st = self->state;
+  if (!st.decider)
+    return;
+  uint64_t max = st.options.sink->max_seq();
+  auto now = std::chrono::steady_clock::now();
+  bool nothing_new = max <= st.acked;
+  bool in_flight = st.sent_max >= max && now - st.last_send < st.options.resend_after;
+  if (nothing_new || in_flight)
+    return;
+  measurement_batch b = st.options.sink->batch_above(st.acked);
+  if (b.items.empty())
+    return;
+  st.sent_max = b.max_seq;
+  st.last_send = now;
+  send_frame(self, frame(message_kind::measurements, st.options.origin, b));
+}
+
+void on_frame(self_ptr self, const std::vector<char>& bytes) {
+  auto& st = self->state;
+  decode_error err;
+  auto env = decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), err);
+  if (!env) {
+    ++st.frames_rejected;
+    return;
+  }
+  switch (env->kind) {
+    case message_kind::ack: {
+      ack_body ack;
+      if (!decode_body(env->body, ack) || ack.origin != st.options.origin) {
+        ++st.frames_rejected;
+        return;
+      }
+      st.acked = ack.have;
+      if (ack.have >= st.sent_max)
+        st.sent_max = 0; // nothing in flight any more
+      auto now = std::chrono::steady_clock::now();
+      if (ack.config_version > st.config_version && now - st.config_requested_at > std::chrono::seconds(1)) {
+        st.config_requested_at = now; // asked again if the answer is lost
+        send_frame(self, frame(message_kind::request, st.options.origin, request_body{"config", {}}));
+      }
+      return;
+    }
+    case message_kind::config_push: {
+      config_body cfg;
+      if (!decode_body(env->body, cfg)) {
+        ++st.frames_rejected;
+        return;
+      }
+      if (cfg.version <= st.config_version)
+        return;
+      std::string why = st.options.on_config ? st.options.on_config(cfg.version, cfg.yaml, cfg.file) : "";
+      if (why.empty()) {
+        st.config_version = cfg.version;
+        report(self, "applied");
+      } else {
+        report(self, "rejected version " + std::to_string(cfg.version) + ": " + why);
+      }
+      return;
+    }
+    case message_kind::request: {
+      request_body req;
+      if (!decode_body(env->body, req)) {
+        ++st.frames_rejected;
+        return;
+      }
+      if (req.command == "client-prefixes" && st.options.on_client_prefixes)
+        st.options.on_client_prefixes(req.args);
+      return;
+    }
+    default:
+      return; // nothing else is addressed to agents
+  }
+}
+
+} // namespace
+
+caf::behavior agent_link(caf::stateful_actor<agent_link_state>* self, agent_link_options options) {
+  self->state.options = std::move(options);
+  self->state.config_version = self->state.options.config_version;
+  self->set_down_handler([=](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (dm.source == st.decider.address()) {
+      st.decider = nullptr;
+      self->delayed_send(self, st.backoff, gossip_atom_v);
+    }
+  });
+  connect(self);
+  self->send(self, send_atom_v);
+  return {
+    [=](send_atom) {
+      send_batch(self);
+      self->delayed_send(self, self->state.options.send_interval, send_atom_v);
+    },
+    [=](gossip_atom) { connect(self); }, // reconnect timer
+    [=](frame_atom, const std::vector<char>& bytes) { on_frame(self, bytes); },
+  };
+}
+
+} // namespace gtmesh::mesh

@@ -1,0 +1,70 @@
+#pragma once
+
+// The agent's link to the deciders (SPEC section 1 and issue 5): every
+// interval it sends the decider it is connected to one batch holding every
+// latest measurement above the mark that decider acknowledged (mesh_sink),
+// and resends from the mark when no ack comes back, so lost, duplicated or
+// reordered frames never lose a value. It follows config versions (the ack
+// carries the decider's version; a newer one is fetched and handed to
+// on_config) and reconnects with exponential backoff, rotating through the
+// configured deciders, when the connection goes down.
+//
+//   disconnected --connect ok--> connected --down / timeout--> disconnected
+//        ^   |                      |  send batch every interval
+//        |   +--connect failed: wait backoff (200 ms .. 5 s), next decider
+//        +------------------------------------------------------------------+
+
+#include "core/mesh/fault_hooks.hpp"
+#include "core/mesh/mesh_sink.hpp"
+
+#include <caf/actor.hpp>
+#include <caf/behavior.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gtmesh::mesh {
+
+struct agent_link_options {
+  std::string origin; ///< "fra/agent-1"
+  std::string dc;
+  std::vector<std::string> deciders; ///< "host:port" (ignored with local_decider)
+  caf::actor local_decider;          ///< in-process decider (demo): no network
+  std::shared_ptr<mesh_sink> sink;
+  std::shared_ptr<fault_injector> faults; ///< optional
+  std::chrono::milliseconds send_interval{200};
+  std::chrono::milliseconds resend_after{1000};
+  /// Applies a config version pushed by the cluster; returns "" when applied,
+  /// else why it was kept out (the agent keeps its old config). Called on
+  /// the link actor: it must not block for long.
+  std::function<std::string(uint32_t version, const std::string& yaml, const std::string& file)> on_config;
+  uint32_t config_version = 0; ///< the version the agent started with
+  /// Client networks the DNS responders saw without measurements ("198.51.100.0/24"),
+  /// forwarded by the decider for the client agent to probe.
+  std::function<void(const std::vector<std::string>&)> on_client_prefixes;
+};
+
+struct agent_link_state {
+  agent_link_state() = default; // non-aggregate (deps-notes: C++20 pitfall)
+  agent_link_options options;
+  caf::actor decider;
+  bool connecting = false;
+  size_t next_decider = 0;
+  std::chrono::milliseconds backoff{200};
+  uint64_t acked = 0;
+  uint64_t sent_max = 0;
+  std::chrono::steady_clock::time_point last_send{};
+  uint32_t config_version = 0;
+  std::chrono::steady_clock::time_point config_requested_at{}; ///< last "config" request
+  uint64_t frames_rejected = 0;
+  static inline const char* name = "gtmesh.mesh.agent_link";
+};
+
+caf::behavior agent_link(caf::stateful_actor<agent_link_state>* self, agent_link_options options);
+
+} // namespace gtmesh::mesh

@@ -1,0 +1,48 @@
+#include "core/mesh/mesh_sink.hpp"
+
+#include <algorithm>
+
+namespace gtmesh::mesh {
+
+void mesh_sink::deliver(std::span<const measurement> batch) {
+  std::lock_guard lock(mutex_);
+  for (const auto& m : batch) {
+    std::string key = m.dc;
+    key += '\x1f';
+    key += static_cast<char>(m.src);
+    key += m.key;
+    key += '\x1f';
+    key += static_cast<char>(m.metric);
+    auto& slot = latest_[key];
+    if (m.seq >= slot.seq) {
+      slot = m;
+      slot.origin = origin_;
+    }
+    max_seq_ = std::max(max_seq_, m.seq);
+  }
+}
+
+measurement_batch mesh_sink::batch_above(uint64_t acked) const {
+  std::lock_guard lock(mutex_);
+  measurement_batch b;
+  b.origin = origin_;
+  b.base_seq = std::min(acked, max_seq_);
+  b.max_seq = max_seq_;
+  for (const auto& [key, m] : latest_)
+    if (m.seq > acked)
+      b.items.push_back(m);
+  std::sort(b.items.begin(), b.items.end(), [](const measurement& a, const measurement& c) { return a.seq < c.seq; });
+  return b;
+}
+
+uint64_t mesh_sink::max_seq() const {
+  std::lock_guard lock(mutex_);
+  return max_seq_;
+}
+
+size_t mesh_sink::size() const {
+  std::lock_guard lock(mutex_);
+  return latest_.size();
+}
+
+} // namespace gtmesh::mesh

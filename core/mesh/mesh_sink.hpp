@@ -1,0 +1,40 @@
+#pragma once
+
+// The agent side of the mesh: a measurement_sink that remembers the latest
+// value of every (dc, source, key, metric) this agent instance measured, so
+// that the agent link can always send a decider everything above the mark
+// that decider acknowledged (a new connection starts from 0: the decider may
+// not have what another decider acknowledged). Thread-safe: agent actors
+// deliver, the link actor reads.
+
+#include "core/mesh/envelope.hpp"
+#include "core/metrics/measurement.hpp"
+
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace gtmesh::mesh {
+
+class mesh_sink final : public measurement_sink {
+public:
+  explicit mesh_sink(std::string origin) : origin_(std::move(origin)) {}
+
+  void deliver(std::span<const measurement> batch) override;
+
+  /// Every latest value with a sequence above `acked`, as one batch
+  /// (base = acked), sequence order. Empty items when there is nothing new.
+  measurement_batch batch_above(uint64_t acked) const;
+  /// Highest sequence delivered so far.
+  uint64_t max_seq() const;
+  const std::string& origin() const noexcept { return origin_; }
+  size_t size() const;
+
+private:
+  std::string origin_;
+  mutable std::mutex mutex_;
+  std::map<std::string, measurement> latest_; ///< by entry key
+  uint64_t max_seq_ = 0;
+};
+
+} // namespace gtmesh::mesh

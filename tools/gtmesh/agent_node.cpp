@@ -1,0 +1,64 @@
+#include "tools/gtmesh/agent_node.hpp"
+
+namespace gtmesh::cli {
+
+agent_node::agent_node(agents::agent_options options, config_ptr cfg, measurement_sink& sink,
+                       agents::agent_log_fn log)
+    : options_(std::move(options)), cfg_(std::move(cfg)), log_(std::move(log)) {
+  // Sequence numbers start at Unix ms x 1000, so a restarted instance
+  // continues above what it sent before (agents/measurement_stamper.hpp).
+  stamper_ = std::make_unique<agents::measurement_stamper>(options_.dc + "/" + options_.instance,
+                                                           static_cast<uint64_t>(clock_.now_ms()) * 1000, sink);
+  tasks_ = agents::build_agent_tasks(*cfg_, options_, io_, clock_, log_);
+  io_.start_thread();
+}
+
+agent_node::~agent_node() {
+  {
+    std::lock_guard lock(mutex_);
+    runner_.reset();
+  }
+  io_.stop();
+}
+
+void agent_node::run_once() {
+  std::lock_guard lock(mutex_);
+  agents::agent_runner runner(tasks_.tasks, clock_, *stamper_);
+  runner.run_once();
+}
+
+void agent_node::start() {
+  std::lock_guard lock(mutex_);
+  runner_ = std::make_unique<agents::agent_runner>(tasks_.tasks, clock_, *stamper_);
+  runner_->start();
+  running_ = true;
+}
+
+std::string agent_node::reconfigure(config_ptr cfg) {
+  if (!cfg->find_dc(options_.dc))
+    return "the new config has no datacenter '" + options_.dc + "'";
+  std::lock_guard lock(mutex_);
+  auto next = agents::build_agent_tasks(*cfg, options_, io_, clock_, log_);
+  // Networks learned so far are learned again from the next queries.
+  if (runner_)
+    runner_->stop();
+  runner_.reset();
+  tasks_ = std::move(next);
+  cfg_ = std::move(cfg);
+  if (running_) {
+    runner_ = std::make_unique<agents::agent_runner>(tasks_.tasks, clock_, *stamper_);
+    runner_->start();
+  }
+  return "";
+}
+
+void agent_node::learn_prefixes(const std::vector<std::string>& prefixes) {
+  std::lock_guard lock(mutex_);
+  if (!tasks_.learned_prefixes)
+    return;
+  for (const auto& text : prefixes)
+    if (auto p = ip_prefix::parse(text))
+      tasks_.learned_prefixes->enqueue(*p);
+}
+
+} // namespace gtmesh::cli

@@ -1,0 +1,65 @@
+// gtmesh backend --listen HOST:PORT [--name TEXT] [--down-file FILE] [--port-file FILE]
+//
+// A tiny HTTP backend for the demo cluster and tests: GET /health answers
+// 200 "OK" while FILE does not exist and 503 while it does (touch it to take
+// the backend down, remove it to bring it back); every other path answers
+// 200 with the name. Runs until SIGTERM/SIGINT.
+
+#include "core/mesh/node_runtime.hpp"
+#include "tools/gtmesh/commands.hpp"
+
+#include <httplib.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <pthread.h>
+#include <thread>
+
+namespace gtmesh::cli {
+
+int backend(const args& a) {
+  arg_reader r(a);
+  std::string listen, name = "gtmesh backend", down_file, port_file;
+  r.option("--listen", listen);
+  r.option("--name", name);
+  r.option("--down-file", down_file);
+  r.option("--port-file", port_file);
+  std::string unknown, host;
+  uint16_t port = 0;
+  if (!r.positional(unknown).empty() || !unknown.empty() || !mesh::split_host_port(listen, host, port)) {
+    std::fprintf(stderr, "usage: gtmesh backend --listen HOST:PORT [--name TEXT] [--down-file FILE] [--port-file FILE]\n");
+    return 2;
+  }
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  httplib::Server server;
+  server.Get("/health", [&](const httplib::Request&, httplib::Response& res) {
+    bool down = !down_file.empty() && std::filesystem::exists(down_file);
+    res.status = down ? 503 : 200;
+    res.set_content(down ? "DOWN\n" : "OK\n", "text/plain");
+  });
+  server.Get(".*", [&](const httplib::Request&, httplib::Response& res) { res.set_content(name + "\n", "text/plain"); });
+  int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
+  if (bound <= 0) {
+    std::fprintf(stderr, "gtmesh backend: cannot listen on %s\n", listen.c_str());
+    return 1;
+  }
+  std::thread t([&] { server.listen_after_bind(); });
+  if (!port_file.empty()) {
+    std::ofstream(port_file + ".tmp") << bound << "\n";
+    std::filesystem::rename(port_file + ".tmp", port_file);
+  }
+  int sig = 0;
+  sigwait(&signals, &sig);
+  server.stop();
+  t.join();
+  return 0;
+}
+
+} // namespace gtmesh::cli
