@@ -149,6 +149,9 @@ reply_body handle_request(self_ptr self, const request_body& req, const std::str
   if (req.command == "drain" || req.command == "undrain") {
     if (!st.core->set_drain(arg(0), req.command == "drain", arg(1).empty() ? sender : arg(1)))
       return {false, "unknown datacenter '" + arg(0) + "'"};
+    std::string err;
+    if (!st.core->flush(err)) // persisted before the operator hears "done"
+      return {false, "the override could not be persisted: " + err};
     schedule_rebuild(self);
     // Replicate at once instead of waiting for the next gossip round.
     delta_body d;
@@ -203,10 +206,22 @@ void on_frame(self_ptr self, const std::vector<char>& bytes) {
       if (!decode_body(env->body, b) || b.origin != env->sender)
         return reject();
       remember_contact(self, sender, b.origin, b.items.empty() ? std::string() : b.items.front().dc, true);
+      uint64_t before = st.core->table().have(b.origin);
       ack_body ack = st.core->on_batch(b, now);
       send_frame(self, sender, b.origin, frame(message_kind::ack, node_name(self), ack));
-      if (!b.items.empty())
-        schedule_rebuild(self);
+      if (b.items.empty())
+        return;
+      schedule_rebuild(self);
+      // Eager push: forward the new values to every peer now rather than at
+      // the next gossip round, so that every responder fails over within
+      // milliseconds of the verdict. Gossip still repairs what this loses.
+      if (ack.have > before) {
+        delta_body d;
+        d.origins.push_back(delta_body::origin_delta{b.origin, b.base_seq, ack.have, b.items});
+        auto bytes = frame(message_kind::delta, node_name(self), d);
+        for (const auto& p : st.peers)
+          send_frame(self, p.handle, p.target, bytes);
+      }
       return;
     }
     case message_kind::digest: {
@@ -214,6 +229,15 @@ void on_frame(self_ptr self, const std::vector<char>& bytes) {
       if (!decode_body(env->body, peer))
         return reject();
       remember_contact(self, sender, env->sender, "", false);
+      // A decider we did not know of gossips with us: gossip back (it
+      // reconnects to us if the link drops; we have no address for it).
+      bool known = std::any_of(st.peers.begin(), st.peers.end(),
+                               [&](const decider_state::peer& p) { return p.handle == sender; });
+      if (!known && sender) {
+        st.peers.push_back(decider_state::peer{env->sender, sender});
+        st.peers.back().dynamic = true;
+        log(self, "peer " + env->sender + " joined");
+      }
       delta_body d = st.core->delta_for(peer);
       if (const active_config* c = st.core->config(); c && peer.config_version < c->version)
         d.config = config_body{c->version, c->yaml, c->file, false};
@@ -258,6 +282,11 @@ void on_frame(self_ptr self, const std::vector<char>& bytes) {
       if (push.version == 0 || push.dry_run) {
         // From an operator: validate, assign the next version, replicate.
         config_reply_body reply = st.core->push_config(push, now);
+        std::string err;
+        if (reply.accepted && !push.dry_run && !st.core->flush(err)) {
+          reply.accepted = false; // never report a version that a crash would lose
+          reply.errors.push_back("the config could not be persisted: " + err);
+        }
         send_frame(self, sender, env->sender, frame(message_kind::config_reply, node_name(self), reply));
         if (reply.accepted && !push.dry_run) {
           log(self, "accepted config version " + std::to_string(reply.version) + " pushed by " + env->sender);
@@ -301,7 +330,7 @@ void connect_peers(self_ptr self) {
   auto now = std::chrono::steady_clock::now();
   for (size_t i = 0; i < st.peers.size(); ++i) {
     auto& p = st.peers[i];
-    if (p.handle || p.connecting || now < p.retry_at)
+    if (p.handle || p.connecting || p.dynamic || now < p.retry_at)
       continue;
     std::string host;
     uint16_t port = 0;
@@ -359,6 +388,9 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
         log(self, "peer " + p.target + " is down");
         p.handle = nullptr;
       }
+    s.peers.erase(std::remove_if(s.peers.begin(), s.peers.end(),
+                                 [](const decider_state::peer& p) { return p.dynamic && !p.handle; }),
+                  s.peers.end());
     auto it = s.contacts.find(dm.source);
     if (it != s.contacts.end()) {
       if (it->second.agent) {

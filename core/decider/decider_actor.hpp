@@ -61,6 +61,7 @@ struct decider_state {
     bool connecting = false;
     std::chrono::milliseconds backoff{200};
     std::chrono::steady_clock::time_point retry_at{};
+    bool dynamic = false; ///< joined by gossiping with us; no address to reconnect to
   };
   std::vector<peer> peers;
   /// Senders we monitor: agents (origin, dc) and peers (name).

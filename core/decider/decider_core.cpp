@@ -206,13 +206,16 @@ void decider_core::agent_gone(const std::string& origin, int64_t now_ms) {
 }
 
 std::set<std::string> decider_core::unreachable_dcs(int64_t now_ms) const {
-  // A DC is unreachable when it had agents here and every one of them has
-  // been disconnected for longer than the bound.
+  // A DC is unreachable when it had agents here and every one of them left
+  // more than the bound ago and has sent nothing since, through us or through
+  // another decider (an agent that moved to another decider is alive).
   std::map<std::string, bool> any_alive;
   for (const auto& [origin, a] : agents_) {
     if (a.dc.empty())
       continue;
-    bool alive = a.connected || now_ms - a.since_ms < options_.dc_down_after_ms;
+    int64_t newest = table_.newest_at(origin);
+    bool alive = a.connected || now_ms - a.since_ms < options_.dc_down_after_ms ||
+                 (newest != INT64_MIN && now_ms - newest < options_.dc_down_after_ms);
     any_alive[a.dc] = any_alive[a.dc] || alive;
   }
   std::set<std::string> out;

@@ -37,7 +37,9 @@ struct agent_link_options {
   caf::actor local_decider;          ///< in-process decider (demo): no network
   std::shared_ptr<mesh_sink> sink;
   std::shared_ptr<fault_injector> faults; ///< optional
-  std::chrono::milliseconds send_interval{200};
+  /// How often the link looks for new measurements (a cheap check); the
+  /// batch latency from a verdict to the decider.
+  std::chrono::milliseconds send_interval{25};
   std::chrono::milliseconds resend_after{1000};
   /// Applies a config version pushed by the cluster; returns "" when applied,
   /// else why it was kept out (the agent keeps its old config). Called on

@@ -29,6 +29,7 @@ bool gossip_state::apply_to(origin_table& t, const measurement& m) {
     ++size_;
   }
   t.by_seq[m.seq] = std::move(key);
+  t.newest_at = std::max(t.newest_at, m.at_ms);
   changes_.push_back(m);
   return true;
 }
@@ -97,6 +98,11 @@ delta_body gossip_state::delta_for(const digest_body& peer) const {
 uint64_t gossip_state::have(const std::string& origin) const {
   auto it = origins_.find(origin);
   return it == origins_.end() ? 0 : it->second.have;
+}
+
+int64_t gossip_state::newest_at(const std::string& origin) const {
+  auto it = origins_.find(origin);
+  return it == origins_.end() ? INT64_MIN : it->second.newest_at;
 }
 
 void gossip_state::for_each(const std::function<void(const measurement&)>& fn) const {

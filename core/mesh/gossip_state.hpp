@@ -46,6 +46,9 @@ public:
   delta_body delta_for(const digest_body& peer) const;
 
   uint64_t have(const std::string& origin) const;
+  /// Newest measurement time of `origin` (INT64_MIN when unknown): a live
+  /// agent keeps this within its interval, wherever it is connected.
+  int64_t newest_at(const std::string& origin) const;
   size_t size() const noexcept { return size_; }
   size_t origin_count() const noexcept { return origins_.size(); }
   /// Every latest measurement, any order.
@@ -56,6 +59,7 @@ public:
 private:
   struct origin_table {
     uint64_t have = 0;
+    int64_t newest_at = INT64_MIN;
     std::unordered_map<std::string, measurement> latest; ///< by entry key
     std::map<uint64_t, std::string> by_seq;              ///< seq -> entry key
   };

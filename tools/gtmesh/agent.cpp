@@ -25,6 +25,8 @@
 #include <caf/send.hpp>
 
 #include <condition_variable>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <csignal>
@@ -148,6 +150,13 @@ int agent(const args& a) {
   std::condition_variable wake;
   config_ptr pending;
   bool stopping = false;
+  std::string current_yaml; // the text of the config the tasks run on
+  {
+    std::ifstream in(config_path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    current_yaml = ss.str();
+  }
   {
     mesh::node_settings settings;
     settings.tls = with_config_tls(tls, loaded.cfg.get());
@@ -159,12 +168,15 @@ int agent(const args& a) {
     lo.deciders = deciders;
     lo.sink = mesh;
     lo.on_config = [&](uint32_t version, const std::string& yaml, const std::string& file) -> std::string {
+      std::lock_guard lock(mutex);
+      if (yaml == current_yaml)
+        return ""; // the same text under a cluster version number: nothing to rebuild
       load_result next = load_config_text(yaml, file, routing_methods());
       if (!next.ok())
         return next.report();
       if (!next.cfg->find_dc(dc))
         return "no datacenter '" + dc + "' in config version " + std::to_string(version);
-      std::lock_guard lock(mutex);
+      current_yaml = yaml;
       pending = next.cfg;
       wake.notify_one();
       return "";

@@ -43,6 +43,11 @@ std::string agent_node::reconfigure(config_ptr cfg) {
   if (runner_)
     runner_->stop();
   runner_.reset();
+  // I/O callbacks of the old tasks may still be queued: keep the tasks alive
+  // well past the longest probe timeout (a day at most, see probe_settings).
+  auto now = std::chrono::steady_clock::now();
+  std::erase_if(retired_, [&](const auto& r) { return now - r.first > std::chrono::hours(25); });
+  retired_.emplace_back(now, std::move(tasks_.tasks));
   tasks_ = std::move(next);
   cfg_ = std::move(cfg);
   if (running_) {

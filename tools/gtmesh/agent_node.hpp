@@ -12,6 +12,7 @@
 #include "agents/runtime/io_runtime.hpp"
 #include "core/config/config_model.hpp"
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -57,6 +58,11 @@ private:
   std::unique_ptr<agents::measurement_stamper> stamper_;
   agents::agent_tasks tasks_;
   std::unique_ptr<agents::agent_runner> runner_;
+  /// Tasks replaced by a reconfigure, kept alive until their I/O callbacks
+  /// (probe timeouts, pings) have certainly finished: the callbacks point
+  /// at them.
+  std::vector<std::pair<std::chrono::steady_clock::time_point, std::vector<std::shared_ptr<agents::measurement_task>>>>
+    retired_;
   std::mutex mutex_; ///< guards tasks_ and runner_ against concurrent swaps
   bool running_ = false;
 };

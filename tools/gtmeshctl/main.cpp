@@ -159,6 +159,8 @@ int main(int argc, char** argv) {
   } else if ((cmd == "drain" || cmd == "undrain") && pos.size() == 2) {
     const char* user = std::getenv("USER");
     body = mesh::encode_body(mesh::request_body{cmd, {pos[1], std::string("gtmeshctl:") + (user ? user : "?")}});
+  } else if (cmd == "send-garbage") {
+    kind = mesh::message_kind::heartbeat; // test aid: the frames are built below
   } else if (cmd == "fault" && (pos.size() == 1 || pos.size() == 3)) {
     body = mesh::encode_body(mesh::request_body{cmd, pos.size() == 3 ? std::vector<std::string>{pos[1], pos[2]}
                                                                       : std::vector<std::string>{}});
@@ -191,6 +193,17 @@ int main(int argc, char** argv) {
     return 1;
   }
   caf::scoped_actor self{sys};
+  if (cmd == "send-garbage") {
+    // Test aid (docs/mesh.md): random bytes and an envelope of an unknown
+    // schema version; the decider must count and drop both.
+    std::vector<char> junk = {'\x93', '\xc1', 'g', 'a', 'r', 'b', 'a', 'g', 'e'};
+    auto future = mesh::encode(mesh::envelope{static_cast<uint16_t>(mesh::schema_version + 1),
+                                              mesh::message_kind::measurements, "gtmeshctl", {1, 2, 3}});
+    self->send(decider, mesh::frame_atom_v, junk);
+    self->send(decider, mesh::frame_atom_v, std::vector<char>(future.begin(), future.end()));
+    kind = mesh::message_kind::request;
+    body = mesh::encode_body(mesh::request_body{"status", {}});
+  }
   auto frame = mesh::encode(mesh::envelope{mesh::schema_version, kind, "gtmeshctl", body});
   self->send(decider, mesh::frame_atom_v, std::vector<char>(frame.begin(), frame.end()));
   int rc = 1;
