@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""`gtmesh demo` (the README's first command) works as printed: a 3-DC
+cluster in one process answers real DNS, fails over when a DC's backends go
+down, follows ECS for geography, takes gtmeshctl commands, stops cleanly on
+SIGTERM and restarts from its RocksDB folder."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+GTMESH = os.environ.get("GTMESH_BIN", os.path.join(SRC, "build", "tools", "gtmesh"))
+GTMESHCTL = os.path.join(os.path.dirname(GTMESH), "gtmeshctl")
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def dig(port, name, *extra):
+    out = subprocess.run(["dig", "@127.0.0.1", "-p", str(port), name, "+short", "+time=1", "+tries=1", *extra],
+                         capture_output=True, text=True, timeout=10)
+    return sorted(out.stdout.split())
+
+
+def wait_for(fn, want, seconds):
+    deadline = time.monotonic() + seconds
+    last = None
+    while time.monotonic() < deadline:
+        last = fn()
+        if last == want:
+            return True, last
+        time.sleep(0.05)
+    return False, last
+
+
+def start(work):
+    ports = os.path.join(work, "ports")
+    if os.path.exists(ports):
+        os.remove(ports)
+    proc = subprocess.Popen([GTMESH, "demo", "--dns-port", "0", "--mesh-port", "0", "--data-dir",
+                             os.path.join(work, "data"), "--port-file", ports],
+                            stdout=open(os.path.join(work, "demo.out"), "a"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while not os.path.exists(ports) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    info = dict(line.split() for line in open(ports)) if os.path.exists(ports) else {}
+    return proc, int(info.get("dns", ":0").rsplit(":", 1)[1]), info.get("mesh", "")
+
+
+def main():
+    if not shutil.which("dig"):
+        print("skip: dig missing")
+        return 77
+    work = tempfile.mkdtemp(prefix="gtmesh-demo-")
+    proc = None
+    try:
+        proc, dns, mesh = start(work)
+        check(dns > 0 and mesh, "the demo prints its ports")
+        ok, got = wait_for(lambda: dig(dns, "www.demo.example"), ["192.0.2.10"], 30)
+        check(ok, "www answers fra from live probes: %s" % got)
+        out = open(os.path.join(work, "demo.out")).read()
+        check("dig @127.0.0.1 -p %d www.demo.example" % dns in out and "touch " in out,
+              "the demo prints the dig commands and the failover to watch")
+        ok, got = wait_for(lambda: dig(dns, "geo.demo.example", "+subnet=192.0.2.200/32"), ["198.51.100.40"], 10)
+        check(ok, "geographic answer follows the client subnet (New York -> iad): %s" % got)
+        check(dig(dns, "geo.demo.example", "+subnet=198.51.100.0/24") == ["192.0.2.40"], "Germany -> fra")
+        open(os.path.join(work, "data", "down-fra"), "w").close()
+        ok, got = wait_for(lambda: dig(dns, "www.demo.example"), ["198.51.100.10"], 15)
+        check(ok, "taking fra's backends down moves www to iad: %s" % got)
+        check(dig(dns, "api.demo.example") == ["198.51.100.30"], "and the priority profile to its secondary")
+        os.remove(os.path.join(work, "data", "down-fra"))
+        ok, got = wait_for(lambda: dig(dns, "www.demo.example"), ["192.0.2.10"], 15)
+        check(ok, "and back once a probe succeeds")
+        status = subprocess.run([GTMESHCTL, "--decider", mesh, "status"], capture_output=True, text=True, timeout=30)
+        check(status.returncode == 0 and status.stdout.count("1 agent(s) connected") == 3,
+              "gtmeshctl status sees three DCs with their agents")
+        proc.send_signal(signal.SIGTERM)
+        check(proc.wait(timeout=30) == 0, "SIGTERM stops the demo cleanly")
+        proc, dns, mesh = start(work)
+        first = dig(dns, "www.demo.example")
+        check(first in (["192.0.2.10"], ["192.0.2.250"]), "a restarted demo answers at once: %s" % first)
+        status = subprocess.run([GTMESHCTL, "--decider", mesh, "status"], capture_output=True, text=True, timeout=30)
+        check("config version 2" in status.stdout, "the restart's new backend ports became config version 2")
+        ok, got = wait_for(lambda: dig(dns, "www.demo.example"), ["192.0.2.10"], 30)
+        check(ok, "and it serves live answers again: %s" % got)
+    finally:
+        if proc and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        if failures:
+            print(open(os.path.join(work, "demo.out")).read()[-4000:])
+        shutil.rmtree(work, ignore_errors=True)
+    print("%d check(s) failed" % len(failures) if failures else "all checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
