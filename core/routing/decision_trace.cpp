@@ -129,6 +129,8 @@ std::string decision_trace::to_json() const {
     if (c.value)
       out += ",\"value\":" + number(*c.value);
     out += ",\"age_ms\":" + std::to_string(c.age_ms) + ",\"stale\":" + (c.stale ? "true" : "false");
+    if (c.age_ms >= 0)
+      out += ",\"at_ms\":" + std::to_string(c.at_ms);
     if (!c.gate.empty())
       out += ",\"gate\":" + json_string(c.gate);
     out += ",\"rank\":" + std::to_string(c.rank) + ",\"eligible\":" + (c.eligible ? "true" : "false") +

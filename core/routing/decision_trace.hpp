@@ -14,6 +14,7 @@ struct trace_candidate {
   std::string metric; ///< what was read, e.g. "service web healthyBackends"
   std::optional<double> value;
   int64_t age_ms = -1;  ///< -1 = no measurement
+  int64_t at_ms = 0;    ///< when the value was measured (Unix ms), if measured
   bool stale = false;
   std::string gate;     ///< "" (no gate), "pass" or why it failed
   int rank = 0;         ///< 1-based position after ranking; 0 = not ranked

@@ -75,19 +75,18 @@ void response_writer::add_answer(const routing_plan& plan, uint32_t rdata_id, ui
     if (!p)
       return;
     const uint16_t type = static_cast<uint16_t>(e.type);
-    const uint8_t fixed[12] = {0xc0,
-                               static_cast<uint8_t>(header_size),
-                               static_cast<uint8_t>(type >> 8),
-                               static_cast<uint8_t>(type),
-                               0,
-                               class_in,
-                               static_cast<uint8_t>(ttl >> 24),
-                               static_cast<uint8_t>(ttl >> 16),
-                               static_cast<uint8_t>(ttl >> 8),
-                               static_cast<uint8_t>(ttl),
-                               static_cast<uint8_t>(e.length >> 8),
-                               static_cast<uint8_t>(e.length)};
-    std::memcpy(p, fixed, sizeof(fixed));
+    p[0] = 0xc0; // owner: a pointer to the question's name
+    p[1] = static_cast<uint8_t>(header_size);
+    p[2] = static_cast<uint8_t>(type >> 8);
+    p[3] = static_cast<uint8_t>(type);
+    p[4] = 0;
+    p[5] = class_in;
+    p[6] = static_cast<uint8_t>(ttl >> 24);
+    p[7] = static_cast<uint8_t>(ttl >> 16);
+    p[8] = static_cast<uint8_t>(ttl >> 8);
+    p[9] = static_cast<uint8_t>(ttl);
+    p[10] = static_cast<uint8_t>(e.length >> 8);
+    p[11] = static_cast<uint8_t>(e.length);
     std::memcpy(p + 12, plan.rdata_bytes.data() + e.offset, e.length);
     ++ancount_;
     return;

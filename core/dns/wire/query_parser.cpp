@@ -2,12 +2,36 @@
 
 #include "core/dns/wire/rr_type.hpp"
 
+#include <cstring>
+
 namespace gtmesh::dns {
 
 namespace {
 
+/// ASCII-lowercases `n` bytes in place, 8 at a time (SWAR). Label length
+/// octets (0..63) are below 'A', so a whole wire-form name can go through it.
+void lower_in_place(uint8_t* p, size_t n) noexcept {
+  constexpr uint64_t ones = 0x0101010101010101ULL;
+  constexpr uint64_t highs = 0x8080808080808080ULL;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x;
+    std::memcpy(&x, p + i, 8);
+    const uint64_t low7 = x & ~highs;
+    const uint64_t ge_a = low7 + (0x80 - 'A') * ones; // high bit set where byte >= 'A'
+    const uint64_t gt_z = low7 + (0x7f - 'Z') * ones; // high bit set where byte > 'Z'
+    const uint64_t upper = (ge_a & ~gt_z & ~x) & highs; // ASCII and in 'A'..'Z'
+    x |= upper >> 2;                                     // 0x80 >> 2 = 0x20
+    std::memcpy(p + i, &x, 8);
+  }
+  for (; i < n; ++i)
+    p[i] = lower(p[i]);
+}
+
 /// Reads the question name into `out` (lowercased). False if malformed.
 bool read_question_name(wire_cursor& in, parsed_query& out) noexcept {
+  // Validate label by label (lengths only), then copy and lowercase at once.
+  const size_t start = in.position();
   size_t length = 0;
   for (;;) {
     uint8_t label = in.read_u8();
@@ -15,19 +39,17 @@ bool read_question_name(wire_cursor& in, parsed_query& out) noexcept {
       return false;
     if (label > max_label) // a pointer (0xC0) or an extended label type (0x40, 0x80)
       return false;
-    if (length + 1 + label > max_name_wire)
+    length += 1 + label;
+    if (length > max_name_wire)
       return false;
-    out.qname[length++] = label;
     if (label == 0)
       break;
-    const uint8_t* bytes = in.read_span(label).data();
+    in.skip(label);
     if (!in.ok())
       return false;
-    uint8_t* to = out.qname.data() + length;
-    for (size_t i = 0; i < label; ++i)
-      to[i] = lower(bytes[i]);
-    length += label;
   }
+  std::memcpy(out.qname.data(), in.data() + start, length);
+  lower_in_place(out.qname.data(), length);
   out.qname_length = static_cast<uint8_t>(length);
   return true;
 }

@@ -73,6 +73,7 @@ void rank_dcs(const dc_plan& p, const routing_plan& plan, const measurement_view
       if (cell && cell->present()) {
         row->value = cell->value;
         row->age_ms = cell->age(now);
+        row->at_ms = cell->at_ms;
         row->stale = !cell->fresh(now, p.select.stale_ms);
       }
     }

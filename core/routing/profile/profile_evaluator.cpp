@@ -30,6 +30,7 @@ bool endpoint_available(const endpoint_plan& e, route_context& rc, trace_candida
       if (cell.present()) {
         row->value = cell.value;
         row->age_ms = cell.age(now);
+        row->at_ms = cell.at_ms;
         row->stale = !cell.fresh(now, limit);
       }
       row->reason = std::string(what) + (!cell.present()              ? ": no measurement"

@@ -28,6 +28,26 @@ TEST(query_parser, reads_header_question_and_lowercases_the_name) {
   EXPECT_FALSE(q.edns.present);
 }
 
+TEST(query_parser, lowercases_exactly_a_to_z_for_every_octet_value) {
+  for (int v = 0; v < 256; ++v) {
+    for (size_t len : {1, 7, 8, 9, 17, 63}) {
+      bytes wire = test::make_query(test::spec("x"));
+      bytes name{static_cast<uint8_t>(len)};
+      name.insert(name.end(), len, static_cast<uint8_t>(v));
+      name.push_back(0);
+      wire.erase(wire.begin() + 12, wire.begin() + 12 + 3); // the name "x"
+      wire.insert(wire.begin() + 12, name.begin(), name.end());
+      parsed_query q;
+      ASSERT_EQ(parse(wire, q), parse_status::ok) << v;
+      ASSERT_EQ(q.qname_length, len + 2);
+      EXPECT_EQ(q.qname[0], len);
+      for (size_t i = 1; i <= len; ++i)
+        ASSERT_EQ(q.qname[i], v >= 'A' && v <= 'Z' ? v + 32 : v) << "octet " << v << " at " << i;
+      EXPECT_EQ(q.qname[len + 1], 0);
+    }
+  }
+}
+
 TEST(query_parser, the_root_is_a_valid_question_name) {
   query_spec s;
   s.name = ".";
