@@ -4,18 +4,6 @@
 
 namespace gtmesh::mesh {
 
-std::string gossip_state::entry_key(const measurement& m) {
-  std::string k;
-  k.reserve(m.dc.size() + m.key.size() + 4);
-  k += m.dc;
-  k += '\x1f';
-  k += static_cast<char>(m.src);
-  k += m.key;
-  k += '\x1f';
-  k += static_cast<char>(m.metric);
-  return k;
-}
-
 bool gossip_state::apply_to(origin_table& t, const measurement& m) {
   std::string key = entry_key(m);
   auto it = t.latest.find(key);
@@ -43,26 +31,26 @@ void gossip_state::restore_mark(const std::string& origin, uint64_t have) {
   t.have = std::max(t.have, have);
 }
 
-uint64_t gossip_state::apply_batch(const measurement_batch& batch) {
-  origin_table& t = origins_[batch.origin];
-  for (const auto& m : batch.items)
-    if (m.origin == batch.origin)
+uint64_t gossip_state::apply_complete(const std::string& origin, const std::vector<measurement>& items, uint64_t base,
+                                      uint64_t upto) {
+  origin_table& t = origins_[origin];
+  for (const auto& m : items)
+    if (m.origin == origin)
       apply_to(t, m);
-  // Complete relative to what we had: the mark may advance.
-  if (batch.base_seq <= t.have)
-    t.have = std::max(t.have, batch.max_seq);
+  // Complete relative to what we had (it starts at or below our mark): the
+  // mark may advance. Otherwise a gap stays open for the next exchange.
+  if (base <= t.have)
+    t.have = std::max(t.have, upto);
   return t.have;
 }
 
+uint64_t gossip_state::apply_batch(const measurement_batch& batch) {
+  return apply_complete(batch.origin, batch.items, batch.base_seq, batch.max_seq);
+}
+
 void gossip_state::apply_delta(const delta_body& delta) {
-  for (const auto& od : delta.origins) {
-    origin_table& t = origins_[od.origin];
-    for (const auto& m : od.items)
-      if (m.origin == od.origin)
-        apply_to(t, m);
-    if (od.base <= t.have)
-      t.have = std::max(t.have, od.have);
-  }
+  for (const auto& od : delta.origins)
+    apply_complete(od.origin, od.items, od.base, od.have);
 }
 
 digest_body gossip_state::digest() const {

@@ -63,8 +63,10 @@ private:
     std::unordered_map<std::string, measurement> latest; ///< by entry key
     std::map<uint64_t, std::string> by_seq;              ///< seq -> entry key
   };
-  static std::string entry_key(const measurement& m);
   bool apply_to(origin_table& t, const measurement& m);
+  /// Applies `items` of `origin`, a set complete from `base` up to `upto`.
+  uint64_t apply_complete(const std::string& origin, const std::vector<measurement>& items, uint64_t base,
+                          uint64_t upto);
 
   std::map<std::string, origin_table> origins_;
   std::vector<measurement> changes_;

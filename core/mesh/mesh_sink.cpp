@@ -7,13 +7,7 @@ namespace gtmesh::mesh {
 void mesh_sink::deliver(std::span<const measurement> batch) {
   std::lock_guard lock(mutex_);
   for (const auto& m : batch) {
-    std::string key = m.dc;
-    key += '\x1f';
-    key += static_cast<char>(m.src);
-    key += m.key;
-    key += '\x1f';
-    key += static_cast<char>(m.metric);
-    auto& slot = latest_[key];
+    auto& slot = latest_[entry_key(m)];
     if (m.seq >= slot.seq) {
       slot = m;
       slot.origin = origin_;

@@ -28,6 +28,11 @@ struct measurement {
   uint64_t seq = 0;   ///< per-origin sequence, increasing
 };
 
+/// The identity of what a measurement measures within its origin:
+/// (dc, source, key, metric) as one string. Agents, deciders and the store
+/// all keep "the latest value" per this key.
+std::string entry_key(const measurement& m);
+
 /// Where agents deliver measurements: a test sink, the JSON printer of
 /// `gtmesh agent --once --print`, or (issue 5) the mesh link to deciders.
 /// Called from agent actors; implementations must be thread-safe.

@@ -81,13 +81,7 @@ uint64_t read_be(const rocksdb::Slice& s, size_t offset, size_t n) {
 std::string measurement_key(const measurement& m) {
   std::string k = m.origin;
   k += '\0';
-  k += m.dc;
-  k += '\x1f';
-  k += static_cast<char>(m.src);
-  k += m.key;
-  k += '\x1f';
-  k += static_cast<char>(m.metric);
-  return k;
+  return k + entry_key(m);
 }
 
 class rocksdb_store final : public store {

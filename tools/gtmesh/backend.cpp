@@ -7,8 +7,7 @@
 
 #include "core/mesh/node_runtime.hpp"
 #include "tools/gtmesh/commands.hpp"
-
-#include <httplib.h>
+#include "tools/gtmesh/health_backend.hpp"
 
 #include <csignal>
 #include <cstdio>
@@ -39,12 +38,7 @@ int backend(const args& a) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   httplib::Server server;
-  server.Get("/health", [&](const httplib::Request&, httplib::Response& res) {
-    bool down = !down_file.empty() && std::filesystem::exists(down_file);
-    res.status = down ? 503 : 200;
-    res.set_content(down ? "DOWN\n" : "OK\n", "text/plain");
-  });
-  server.Get(".*", [&](const httplib::Request&, httplib::Response& res) { res.set_content(name + "\n", "text/plain"); });
+  add_health_routes(server, down_file, name);
   int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
   if (bound <= 0) {
     std::fprintf(stderr, "gtmesh backend: cannot listen on %s\n", listen.c_str());

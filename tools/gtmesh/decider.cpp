@@ -2,7 +2,7 @@
 //
 //   gtmesh decider --config FILE --data-dir DIR --listen HOST:PORT [--name NAME]
 //                  [--peer HOST:PORT]... [--dns ADDR:PORT]... [--dns-threads N]
-//                  [--port-file FILE] [--faults] [--dc-down-after DURATION]
+//                  [--port-file FILE] [--faults] [--dc-down-after DURATION] [--keep-configs N]
 //                  [--gossip-interval DURATION] [--tls-ca F --tls-cert F --tls-key F]
 //
 // --config is the bootstrap config, used only while DIR holds none (after
@@ -33,7 +33,7 @@ namespace {
 void usage() {
   std::fputs("usage: gtmesh decider --config FILE --data-dir DIR --listen HOST:PORT [--name NAME]\n"
              "         [--peer HOST:PORT]... [--dns ADDR:PORT]... [--dns-threads N] [--port-file FILE]\n"
-             "         [--faults] [--dc-down-after DURATION] [--gossip-interval DURATION]\n"
+             "         [--faults] [--dc-down-after DURATION] [--keep-configs N] [--gossip-interval DURATION]\n"
              "         [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n",
              stderr);
 }
@@ -63,6 +63,14 @@ int decider(const args& a) {
       return 2;
     }
     core_options.dc_down_after_ms = *ms;
+  }
+  if (r.option("--keep-configs", text)) {
+    int n = std::atoi(text.c_str());
+    if (n < 1 || n > 10000) {
+      std::fprintf(stderr, "gtmesh decider: --keep-configs: expected 1..10000 versions\n");
+      return 2;
+    }
+    core_options.keep_configs = static_cast<size_t>(n);
   }
   if (r.option("--gossip-interval", text)) {
     auto ms = parse_duration_ms(text);

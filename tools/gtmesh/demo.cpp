@@ -12,12 +12,12 @@
 #include "core/mesh/mesh_types.hpp"
 #include "core/routing/all_methods.hpp"
 #include "tools/gtmesh/agent_node.hpp"
+#include "tools/gtmesh/health_backend.hpp"
 #include "tools/gtmesh/node_options.hpp"
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
-#include <httplib.h>
 
 #include <csignal>
 #include <cstdio>
@@ -158,12 +158,7 @@ int demo(const args& a) {
       demo_backend b;
       b.dc = dc;
       b.server = std::make_unique<httplib::Server>();
-      std::string down_file = dir + "/down-" + dc;
-      b.server->Get("/health", [down_file](const httplib::Request&, httplib::Response& res) {
-        bool down = std::filesystem::exists(down_file);
-        res.status = down ? 503 : 200;
-        res.set_content(down ? "DOWN\n" : "OK\n", "text/plain");
-      });
+      add_health_routes(*b.server, dir + "/down-" + dc, std::string(dc) + " backend " + std::to_string(i + 1));
       b.port = b.server->bind_to_any_port("127.0.0.1");
       if (b.port <= 0) {
         std::fprintf(stderr, "gtmesh demo: cannot start a backend on 127.0.0.1\n");

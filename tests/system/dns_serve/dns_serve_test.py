@@ -14,6 +14,7 @@ import sys
 import tempfile
 import threading
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dns_lib"))
 from gtmesh_dns import (Checks, GtmeshServer, UdpClient, client_subnet, dig, ecs_option, flags_of, kdig,  # noqa: E402
                         make_query, rdata, response_header, section, status_of, wait_until)

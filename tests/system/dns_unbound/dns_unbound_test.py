@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dns_lib"))
 from gtmesh_dns import Checks, GtmeshServer, _die_with_parent, client_subnet, dig, free_port, rdata, status_of  # noqa: E402
 from gtmesh_dns import wait_until  # noqa: E402
