@@ -11,6 +11,7 @@ namespace {
 struct location_table final : method_data {
   std::vector<uint32_t> locations; ///< distinct DC indices, in first-use order
   std::vector<uint16_t> slot;      ///< per endpoint: its index in `locations`
+  std::vector<std::vector<uint16_t>> members; ///< per location: its endpoints, list order
 };
 
 uint64_t mix(uint64_t x) noexcept {
@@ -38,6 +39,9 @@ std::unique_ptr<method_data> performance_method::compile(const profile_plan& p, 
     if (it == data->locations.end())
       data->locations.push_back(e.location);
   }
+  data->members.resize(data->locations.size());
+  for (size_t i = 0; i < data->slot.size(); ++i)
+    data->members[data->slot[i]].push_back(static_cast<uint16_t>(i));
   return data;
 }
 
@@ -138,11 +142,11 @@ selection performance_method::select(const profile_plan& p, const endpoint_avail
   if (best == n)
     return selection::none_available;
   uint32_t at_best = 0;
-  for (size_t i = 0; i < available.size(); ++i)
-    at_best += table.slot[i] == best && available[i];
+  for (uint16_t i : table.members[best])
+    at_best += available[i];
   uint32_t pick = static_cast<uint32_t>(network_hash % at_best);
-  for (size_t i = 0; i < available.size(); ++i)
-    if (table.slot[i] == best && available[i] && pick-- == 0) {
+  for (uint16_t i : table.members[best])
+    if (available[i] && pick-- == 0) {
       choice.add(i);
       return selection::chosen;
     }
