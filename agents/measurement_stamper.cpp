@@ -13,4 +13,10 @@ void measurement_stamper::stamp_and_deliver(std::vector<measurement>& batch) {
   sink_.deliver(batch);
 }
 
+void measurement_stamper::continue_above(uint64_t seq) {
+  std::lock_guard lock(mutex_);
+  if (next_ <= seq)
+    next_ = seq + 1;
+}
+
 } // namespace gtmesh::agents

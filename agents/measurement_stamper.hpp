@@ -25,6 +25,9 @@ public:
 
   void stamp_and_deliver(std::vector<measurement>& batch);
   const std::string& origin() const noexcept { return origin_; }
+  /// Continues above `seq` (a decider already holds higher numbers of this
+  /// origin, e.g. after a restart with the clock set back).
+  void continue_above(uint64_t seq);
 
 private:
   std::mutex mutex_;

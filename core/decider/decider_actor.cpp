@@ -12,6 +12,7 @@
 #include <caf/node_id.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <random>
 #include <set>
 #include <sstream>
@@ -61,8 +62,10 @@ void schedule_rebuild(self_ptr self) {
   if (st.rebuild_scheduled)
     return;
   st.rebuild_scheduled = true;
-  int64_t wait = st.last_rebuild_ms + st.options.min_rebuild_interval.count() - wall_clock_ms();
-  self->delayed_send(self, std::chrono::milliseconds(std::max<int64_t>(0, wait)), rebuild_atom_v);
+  // Clamped: a wall clock stepped back must not postpone every snapshot.
+  int64_t wait = std::clamp<int64_t>(st.last_rebuild_ms + st.options.min_rebuild_interval.count() - wall_clock_ms(), 0,
+                                     st.options.min_rebuild_interval.count());
+  self->delayed_send(self, std::chrono::milliseconds(wait), rebuild_atom_v);
 }
 
 void publish(self_ptr self) {
@@ -147,11 +150,11 @@ reply_body handle_request(self_ptr self, const request_body& req, const std::str
   if (req.command == "explain")
     return {true, st.core->explain(arg(0), arg(1), arg(2), arg(3), now, arg(4) == "json")};
   if (req.command == "drain" || req.command == "undrain") {
-    if (!st.core->set_drain(arg(0), req.command == "drain", arg(1).empty() ? sender : arg(1)))
+    if (!st.core->set_drain(arg(0), req.command == "drain", arg(1).empty() ? sender : arg(1), now))
       return {false, "unknown datacenter '" + arg(0) + "'"};
     std::string err;
     if (!st.core->flush(err)) // persisted before the operator hears "done"
-      return {false, "the override could not be persisted: " + err};
+      return {false, "the override is active but not persisted yet (retrying every 100 ms): " + err};
     schedule_rebuild(self);
     // Replicate at once instead of waiting for the next gossip round.
     delta_body d;
@@ -163,9 +166,17 @@ reply_body handle_request(self_ptr self, const request_body& req, const std::str
                     std::to_string(st.core->overrides_version()) + ")"};
   }
   if (req.command == "history") {
-    int64_t since = arg(0).empty() ? 0 : std::stoll(arg(0));
+    // Untrusted text: parsed without exceptions (an exception would end the actor).
+    int64_t since = 0;
+    uint64_t limit = 100;
+    auto number = [](const std::string& text, auto& out) {
+      return text.empty() ||
+             std::from_chars(text.data(), text.data() + text.size(), out).ptr == text.data() + text.size();
+    };
+    if (!number(arg(0), since) || !number(arg(1), limit) || limit == 0 || limit > 100'000)
+      return {false, "history: --since takes Unix milliseconds, --limit 1..100000"};
     std::ostringstream out;
-    for (const auto& t : st.core->history(since, arg(1).empty() ? 100 : std::stoul(arg(1))))
+    for (const auto& t : st.core->history(since, limit))
       out << t.at_ms << " " << (t.dc.empty() ? "-" : t.dc) << " " << t.subject << ": " << t.from << " -> " << t.to
           << (t.reason.empty() ? "" : " (" + t.reason + ")") << "\n";
     return {true, out.str()};
@@ -229,6 +240,7 @@ void on_frame(self_ptr self, const std::vector<char>& bytes) {
       if (!decode_body(env->body, peer))
         return reject();
       remember_contact(self, sender, env->sender, "", false);
+      st.core->saw_config_version(peer.config_version);
       // A decider we did not know of gossips with us: gossip back (it
       // reconnects to us if the link drops; we have no address for it).
       bool known = std::any_of(st.peers.begin(), st.peers.end(),
@@ -239,7 +251,7 @@ void on_frame(self_ptr self, const std::vector<char>& bytes) {
         log(self, "peer " + env->sender + " joined");
       }
       delta_body d = st.core->delta_for(peer);
-      if (const active_config* c = st.core->config(); c && peer.config_version < c->version)
+      if (const active_config* c = st.core->config(); c && st.core->config_newer_than(peer.config_version, peer.config_hash))
         d.config = config_body{c->version, c->yaml, c->file, false};
       if (peer.reply_wanted) {
         d.has_digest = true;
@@ -253,8 +265,8 @@ void on_frame(self_ptr self, const std::vector<char>& bytes) {
       delta_body d;
       if (!decode_body(env->body, d))
         return reject();
-      st.core->on_delta(d);
-      if (d.config.version > st.core->config_version()) {
+      st.core->on_delta(d, now);
+      if (d.config.version >= st.core->config_version() && d.config.version > 0) {
         std::string why;
         if (st.core->adopt_config(d.config, now, why)) {
           log(self, "adopted config version " + std::to_string(d.config.version) + " from " + env->sender);
@@ -265,8 +277,10 @@ void on_frame(self_ptr self, const std::vector<char>& bytes) {
         }
       }
       if (d.has_digest) {
+        st.core->saw_config_version(d.digest.config_version);
         delta_body back = st.core->delta_for(d.digest);
-        if (const active_config* c = st.core->config(); c && d.digest.config_version < c->version)
+        if (const active_config* c = st.core->config();
+            c && st.core->config_newer_than(d.digest.config_version, d.digest.config_hash))
           back.config = config_body{c->version, c->yaml, c->file, false};
         if (!back.origins.empty() || back.config.version || !back.overrides.empty())
           send_frame(self, sender, env->sender, frame(message_kind::delta, node_name(self), back));
@@ -283,10 +297,9 @@ void on_frame(self_ptr self, const std::vector<char>& bytes) {
         // From an operator: validate, assign the next version, replicate.
         config_reply_body reply = st.core->push_config(push, now);
         std::string err;
-        if (reply.accepted && !push.dry_run && !st.core->flush(err)) {
-          reply.accepted = false; // never report a version that a crash would lose
-          reply.errors.push_back("the config could not be persisted: " + err);
-        }
+        if (reply.accepted && !push.dry_run && !st.core->flush(err))
+          reply.errors.push_back("version " + std::to_string(reply.version) +
+                                 " is active but not persisted yet (retrying every 100 ms): " + err);
         send_frame(self, sender, env->sender, frame(message_kind::config_reply, node_name(self), reply));
         if (reply.accepted && !push.dry_run) {
           log(self, "accepted config version " + std::to_string(reply.version) + " pushed by " + env->sender);
@@ -347,6 +360,11 @@ void connect_peers(self_ptr self) {
           q.handle = caf::actor_cast<caf::actor>(ptr);
           q.backoff = std::chrono::milliseconds(200);
           self->monitor(q.handle);
+          // It may have joined as a dynamic peer before we reached it.
+          auto& all = self->state.peers;
+          all.erase(std::remove_if(all.begin(), all.end(),
+                                   [&](const decider_state::peer& p) { return p.dynamic && p.handle == q.handle; }),
+                    all.end());
           log(self, "connected to peer " + q.target);
         },
         [=](caf::error&) {
@@ -416,7 +434,10 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
     },
     [=](flush_atom) {
       std::string err;
-      if (!self->state.core->flush(err))
+      auto& s = self->state;
+      if (++s.flushes % 600 == 0) // once a minute: forget measurements past their retention
+        s.core->expire(wall_clock_ms());
+      if (!s.core->flush(err))
         log(self, "persisting state failed (retrying): " + err);
       check_expiry(self);
       self->delayed_send(self, self->state.options.flush_interval, flush_atom_v);

@@ -85,6 +85,7 @@ struct decider_state {
   int64_t last_rebuild_ms = 0;
   std::map<std::string, uint64_t> rejected; ///< frames dropped, by reason
   uint64_t frames = 0;
+  uint64_t flushes = 0;
 
   static inline const char* name = "gtmesh.decider";
 };

@@ -25,10 +25,9 @@ bool decider_core::activate(uint32_t version, const std::string& yaml, const std
     error = compiled.error;
     return false;
   }
-  active_ = active_config{version, yaml, file, loaded.cfg, compiled.plan};
+  active_ = active_config{version, yaml, file, loaded.cfg, compiled.plan, std::hash<std::string>{}(yaml)};
   if (persist)
     pending_.config = state::stored_config{version, yaml, file, now_ms};
-  previous_up_.clear();
   dirty_ = true;
   return true;
 }
@@ -88,7 +87,9 @@ mesh::config_reply_body decider_core::push_config(const mesh::config_body& push,
     reply.report = dry_run(loaded.cfg, now_ms);
     return reply;
   }
-  uint32_t version = push.version ? push.version : config_version() + 1;
+  // Above every version seen anywhere in the cluster: a push to a decider
+  // that is behind must not lose to an older config.
+  uint32_t version = push.version ? push.version : std::max(config_version(), max_seen_config_version_) + 1;
   if (version <= config_version()) {
     reply.errors.push_back("version " + std::to_string(version) + " is not newer than the active version " +
                            std::to_string(config_version()));
@@ -107,9 +108,22 @@ mesh::config_reply_body decider_core::push_config(const mesh::config_body& push,
   return reply;
 }
 
+void decider_core::saw_config_version(uint32_t version) noexcept {
+  max_seen_config_version_ = std::max(max_seen_config_version_, version);
+}
+
+bool decider_core::config_newer_than(uint32_t version, uint64_t hash) const noexcept {
+  if (!active_)
+    return false;
+  return version < active_->version || (version == active_->version && hash < active_->hash);
+}
+
 bool decider_core::adopt_config(const mesh::config_body& body, int64_t now_ms, std::string& error) {
-  if (body.version <= config_version())
-    return false; // highest version wins; equal or older is ignored
+  // Highest version wins; two different configs pushed under one version
+  // (during a partition) resolve to the same one everywhere, by hash.
+  uint64_t hash = std::hash<std::string>{}(body.yaml);
+  if (body.version < config_version() || (body.version == config_version() && (!active_ || hash <= active_->hash)))
+    return false;
   if (!activate(body.version, body.yaml, body.file, now_ms, error, true)) {
     ++counters_.config_rejected;
     return false;
@@ -124,6 +138,7 @@ mesh::ack_body decider_core::on_batch(const mesh::measurement_batch& batch, int6
   uint64_t have = table_.apply_batch(batch);
   if (!batch.items.empty()) {
     dirty_ = true;
+    last_heard_[batch.origin] = now_ms;
     agent_alive(batch.origin, batch.items.front().dc, now_ms);
   }
   return mesh::ack_body{batch.origin, have, config_version()};
@@ -132,30 +147,39 @@ mesh::ack_body decider_core::on_batch(const mesh::measurement_batch& batch, int6
 mesh::digest_body decider_core::digest() const {
   mesh::digest_body d = table_.digest();
   d.config_version = config_version();
+  d.config_hash = config_hash();
   d.overrides_version = overrides_version_;
   return d;
 }
 
 mesh::delta_body decider_core::delta_for(const mesh::digest_body& peer) const {
   mesh::delta_body d = table_.delta_for(peer);
-  if (peer.overrides_version < overrides_version_) {
-    d.overrides = overrides_;
-    d.overrides_version = overrides_version_;
-  }
+  // Overrides are few: always sent, so that concurrent drains with equal
+  // versions still settle on one winner everywhere.
+  d.overrides = overrides_;
+  d.overrides_version = overrides_version_;
   return d;
 }
 
-void decider_core::on_delta(const mesh::delta_body& delta) {
+void decider_core::on_delta(const mesh::delta_body& delta, int64_t now_ms) {
   ++counters_.deltas;
   size_t before = table_.size();
+  std::map<std::string, uint64_t> marks;
+  for (const auto& od : delta.origins)
+    marks[od.origin] = table_.have(od.origin);
   table_.apply_delta(delta);
   bool changed = table_.size() != before;
-  for (const auto& od : delta.origins)
+  for (const auto& od : delta.origins) {
     changed = changed || !od.items.empty();
-  // Overrides: last writer wins per DC by version, ties by author.
+    if (table_.have(od.origin) > marks[od.origin])
+      last_heard_[od.origin] = now_ms;
+  }
+  // Overrides: last writer wins per DC by (version, author, drained), the
+  // same order everywhere, so any two deciders settle on one winner.
+  auto order = [](const mesh::dc_override& x) { return std::tie(x.version, x.by, x.drained); };
   for (const auto& o : delta.overrides) {
     auto it = std::find_if(overrides_.begin(), overrides_.end(), [&](auto& x) { return x.dc == o.dc; });
-    bool newer = it == overrides_.end() || o.version > it->version || (o.version == it->version && o.by > it->by);
+    bool newer = it == overrides_.end() || order(o) > order(*it);
     if (!newer)
       continue;
     if (it == overrides_.end())
@@ -170,10 +194,11 @@ void decider_core::on_delta(const mesh::delta_body& delta) {
     dirty_ = true;
 }
 
-bool decider_core::set_drain(const std::string& dc, bool drained, const std::string& by) {
+bool decider_core::set_drain(const std::string& dc, bool drained, const std::string& by, int64_t now_ms) {
   if (!active_ || !active_->cfg->find_dc(dc))
     return false;
-  mesh::dc_override o{dc, drained, overrides_version_ + 1, by};
+  mesh::dc_override o{dc, drained, std::max<uint64_t>(overrides_version_ + 1, static_cast<uint64_t>(now_ms)),
+                      by + "@" + options_.name};
   overrides_version_ = o.version;
   auto it = std::find_if(overrides_.begin(), overrides_.end(), [&](auto& x) { return x.dc == dc; });
   if (it == overrides_.end())
@@ -213,9 +238,9 @@ std::set<std::string> decider_core::unreachable_dcs(int64_t now_ms) const {
   for (const auto& [origin, a] : agents_) {
     if (a.dc.empty())
       continue;
-    int64_t newest = table_.newest_at(origin);
+    auto heard = last_heard_.find(origin);
     bool alive = a.connected || now_ms - a.since_ms < options_.dc_down_after_ms ||
-                 (newest != INT64_MIN && now_ms - newest < options_.dc_down_after_ms);
+                 (heard != last_heard_.end() && now_ms - heard->second < options_.dc_down_after_ms);
     any_alive[a.dc] = any_alive[a.dc] || alive;
   }
   std::set<std::string> out;
@@ -251,9 +276,30 @@ int64_t decider_core::snapshot_valid_until() const noexcept {
   return last_->prepared->valid_until_ms;
 }
 
+size_t decider_core::expire(int64_t now_ms) {
+  auto gone = table_.evict_older_than(now_ms - options_.retention_ms);
+  for (auto& m : gone)
+    pending_.deleted.push_back(std::move(m));
+  if (!gone.empty())
+    dirty_ = true;
+  return gone.size();
+}
+
 bool decider_core::flush(std::string& error) {
   for (auto& m : table_.take_changes())
     pending_.measurements.push_back(std::move(m));
+  // While commits fail, keep one pending value per key, not every change.
+  if (pending_.measurements.size() > 1024) {
+    std::map<std::string, measurement> latest;
+    for (auto& m : pending_.measurements) {
+      auto& slot = latest[m.origin + '\0' + entry_key(m)];
+      if (m.seq >= slot.seq)
+        slot = std::move(m);
+    }
+    pending_.measurements.clear();
+    for (auto& [k, m] : latest)
+      pending_.measurements.push_back(std::move(m));
+  }
   if (!pending_.measurements.empty()) {
     std::set<std::string> origins;
     for (const auto& m : pending_.measurements)

@@ -27,6 +27,7 @@ struct decider_options {
   size_t keep_configs = 10;         ///< config versions kept in RocksDB
   int64_t dc_down_after_ms = 10'000; ///< all agents of a DC gone this long -> DC down
   std::string initial_config_file;  ///< used when the store holds no config yet
+  int64_t retention_ms = 3'600'000; ///< measurements older than this are forgotten
 };
 
 /// The accepted config of the cluster.
@@ -36,6 +37,7 @@ struct active_config {
   std::string file;
   config_ptr cfg;
   plan_ptr plan;
+  uint64_t hash = 0; ///< of yaml: breaks ties between equal versions deterministically
 };
 
 class decider_core {
@@ -61,12 +63,23 @@ public:
   mesh::ack_body on_batch(const mesh::measurement_batch& batch, int64_t now_ms);
   mesh::digest_body digest() const;
   mesh::delta_body delta_for(const mesh::digest_body& peer) const;
-  void on_delta(const mesh::delta_body& delta);
+  void on_delta(const mesh::delta_body& delta, int64_t now_ms);
+  /// Notes a peer's config version from its digest, so that the next push
+  /// is numbered above every version in the cluster.
+  void saw_config_version(uint32_t version) noexcept;
+  /// True when the peer's config (version, content hash) is older than ours.
+  bool config_newer_than(uint32_t version, uint64_t hash) const noexcept;
+  uint64_t config_hash() const noexcept { return active_ ? active_->hash : 0; }
+  /// Forgets measurements older than the retention (client networks seen
+  /// once, removed agents), in memory and on disk at the next flush.
+  size_t expire(int64_t now_ms);
   const mesh::gossip_state& table() const noexcept { return table_; }
 
   // --- overrides ---------------------------------------------------------
-  /// Sets or clears a drain; returns false for an unknown DC.
-  bool set_drain(const std::string& dc, bool drained, const std::string& by);
+  /// Sets or clears a drain; returns false for an unknown DC. The version is
+  /// a hybrid clock (max(last + 1, now)), so a drain issued at a decider that
+  /// is behind still wins over older ones.
+  bool set_drain(const std::string& dc, bool drained, const std::string& by, int64_t now_ms);
   const std::vector<mesh::dc_override>& overrides() const noexcept { return overrides_; }
   uint64_t overrides_version() const noexcept { return overrides_version_; }
 
@@ -120,6 +133,10 @@ private:
   mesh::gossip_state table_;
   std::vector<mesh::dc_override> overrides_;
   uint64_t overrides_version_ = 0;
+  uint32_t max_seen_config_version_ = 0;
+  /// Decider-local time each origin last brought something new (liveness
+  /// must not depend on the agents' clocks).
+  std::map<std::string, int64_t> last_heard_;
   struct agent_info {
     std::string dc;
     bool connected = false;

@@ -123,6 +123,8 @@ void on_frame(self_ptr self, const std::vector<char>& bytes) {
       st.acked = ack.have;
       if (ack.have >= st.sent_max)
         st.sent_max = 0; // nothing in flight any more
+      if (ack.have > st.options.sink->max_seq() && st.options.on_sequence_behind)
+        st.options.on_sequence_behind(ack.have);
       auto now = std::chrono::steady_clock::now();
       if (ack.config_version > st.config_version && now - st.config_requested_at > std::chrono::seconds(1)) {
         st.config_requested_at = now; // asked again if the answer is lost
@@ -178,6 +180,12 @@ caf::behavior agent_link(caf::stateful_actor<agent_link_state>* self, agent_link
   self->send(self, send_atom_v);
   return {
     [=](send_atom) {
+      auto& s = self->state;
+      if (++s.ticks % 2400 == 0) { // about once a minute
+        auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::system_clock::now().time_since_epoch());
+        s.options.sink->evict_older_than((now - s.options.retention).count());
+      }
       send_batch(self);
       self->delayed_send(self, self->state.options.send_interval, send_atom_v);
     },

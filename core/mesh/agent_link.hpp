@@ -49,6 +49,13 @@ struct agent_link_options {
   /// Client networks the DNS responders saw without measurements ("198.51.100.0/24"),
   /// forwarded by the decider for the client agent to probe.
   std::function<void(const std::vector<std::string>&)> on_client_prefixes;
+  /// The decider holds sequence numbers of this origin above anything the
+  /// agent produced (it restarted with its clock set back, or two instances
+  /// share a name): continue numbering above `seq`.
+  std::function<void(uint64_t seq)> on_sequence_behind;
+  /// Values older than this are dropped from the sink (client networks no
+  /// longer probed).
+  std::chrono::milliseconds retention{std::chrono::hours(1)};
 };
 
 struct agent_link_state {
@@ -64,6 +71,7 @@ struct agent_link_state {
   uint32_t config_version = 0;
   std::chrono::steady_clock::time_point config_requested_at{}; ///< last "config" request
   uint64_t frames_rejected = 0;
+  uint64_t ticks = 0;
   static inline const char* name = "gtmesh.mesh.agent_link";
 };
 

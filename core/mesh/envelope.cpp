@@ -52,9 +52,10 @@ struct wire_mark {
 struct wire_digest {
   std::vector<wire_mark> h;
   uint32_t cv = 0;
+  uint64_t ch = 0;
   uint64_t ov = 0;
   bool r = true;
-  MSGPACK_DEFINE_MAP(h, cv, ov, r)
+  MSGPACK_DEFINE_MAP(h, cv, ch, ov, r)
 };
 
 struct wire_override {
@@ -248,6 +249,7 @@ static wire_digest digest_to_wire(const digest_body& b) {
   for (const auto& [o, h] : b.have)
     w.h.push_back(wire_mark{o, h});
   w.cv = b.config_version;
+  w.ch = b.config_hash;
   w.ov = b.overrides_version;
   w.r = b.reply_wanted;
   return w;
@@ -261,6 +263,7 @@ static bool digest_from_wire(wire_digest& w, digest_body& out) {
     out.have.emplace_back(std::move(m.o), m.h);
   }
   out.config_version = w.cv;
+  out.config_hash = w.ch;
   out.overrides_version = w.ov;
   out.reply_wanted = w.r;
   return true;

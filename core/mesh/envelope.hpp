@@ -19,6 +19,10 @@ namespace gtmesh::mesh {
 /// other version (and counts them): there is exactly one version today.
 inline constexpr uint16_t schema_version = 1;
 
+/// Most measurements one batch or delta frame carries; a larger backlog is
+/// sent as several complete ranges, one per exchange.
+inline constexpr size_t max_items_per_frame = 50'000;
+
 /// Largest envelope accepted from the network (a full-state delta of 1,000
 /// agents x 20 metrics is about 2 MB).
 inline constexpr size_t max_envelope_bytes = 16 * 1024 * 1024;
@@ -78,6 +82,7 @@ struct ack_body {
 struct digest_body {
   std::vector<std::pair<std::string, uint64_t>> have;
   uint32_t config_version = 0;
+  uint64_t config_hash = 0; ///< of the config text: equal versions with different text resolve by hash
   uint64_t overrides_version = 0;
   bool reply_wanted = true; ///< push-pull: the receiver answers with its own digest
 };

@@ -61,9 +61,10 @@ digest_body gossip_state::digest() const {
   return d;
 }
 
-delta_body gossip_state::delta_for(const digest_body& peer) const {
+delta_body gossip_state::delta_for(const digest_body& peer, size_t max_items) const {
   std::map<std::string, uint64_t> theirs(peer.have.begin(), peer.have.end());
   delta_body out;
+  size_t budget = max_items;
   for (const auto& [origin, t] : origins_) {
     auto it = theirs.find(origin);
     uint64_t peer_have = it == theirs.end() ? 0 : it->second;
@@ -72,13 +73,39 @@ delta_body gossip_state::delta_for(const digest_body& peer) const {
     auto from = t.by_seq.upper_bound(peer_have);
     if (t.have <= peer_have && from == t.by_seq.end())
       continue;
+    if (budget == 0)
+      break;
     delta_body::origin_delta od;
     od.origin = origin;
     od.base = peer_have;
     od.have = std::max(t.have, peer_have);
-    for (auto s = from; s != t.by_seq.end(); ++s)
+    for (auto s = from; s != t.by_seq.end(); ++s) {
+      if (budget == 0) {
+        // Cut here: everything up to the last sequence sent is complete.
+        od.have = std::min(od.have, std::max(peer_have, od.items.back().seq));
+        break;
+      }
       od.items.push_back(t.latest.at(s->second));
+      --budget;
+    }
     out.origins.push_back(std::move(od));
+  }
+  return out;
+}
+
+std::vector<measurement> gossip_state::evict_older_than(int64_t cutoff_ms) {
+  std::vector<measurement> out;
+  for (auto& [origin, t] : origins_) {
+    for (auto it = t.latest.begin(); it != t.latest.end();) {
+      if (it->second.at_ms < cutoff_ms) {
+        t.by_seq.erase(it->second.seq);
+        out.push_back(std::move(it->second));
+        it = t.latest.erase(it);
+        --size_;
+      } else {
+        ++it;
+      }
+    }
   }
   return out;
 }

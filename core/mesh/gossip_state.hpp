@@ -42,8 +42,13 @@ public:
 
   digest_body digest() const;
   /// Everything `peer` lacks according to its digest (origins it does not
-  /// know at all are sent whole).
-  delta_body delta_for(const digest_body& peer) const;
+  /// know at all are sent whole), at most `max_items` measurements: a
+  /// longer backlog is cut at a sequence number, and the mark sent is that
+  /// number, so the peer stays complete and the next exchange continues.
+  delta_body delta_for(const digest_body& peer, size_t max_items = max_items_per_frame) const;
+  /// Forgets measurements measured before `cutoff_ms` (client networks seen
+  /// once, decommissioned agents); returns them so the store can delete them.
+  std::vector<measurement> evict_older_than(int64_t cutoff_ms);
 
   uint64_t have(const std::string& origin) const;
   /// Newest measurement time of `origin` (INT64_MIN when unknown): a live

@@ -26,7 +26,16 @@ measurement_batch mesh_sink::batch_above(uint64_t acked) const {
     if (m.seq > acked)
       b.items.push_back(m);
   std::sort(b.items.begin(), b.items.end(), [](const measurement& a, const measurement& c) { return a.seq < c.seq; });
+  if (b.items.size() > max_items_per_frame) {
+    b.items.resize(max_items_per_frame);
+    b.max_seq = b.items.back().seq;
+  }
   return b;
+}
+
+void mesh_sink::evict_older_than(int64_t cutoff_ms) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(latest_, [&](const auto& kv) { return kv.second.at_ms < cutoff_ms; });
 }
 
 uint64_t mesh_sink::max_seq() const {

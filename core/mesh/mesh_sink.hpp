@@ -23,8 +23,12 @@ public:
   void deliver(std::span<const measurement> batch) override;
 
   /// Every latest value with a sequence above `acked`, as one batch
-  /// (base = acked), sequence order. Empty items when there is nothing new.
+  /// (base = acked), sequence order, at most max_items_per_frame (a longer
+  /// backlog ends at the last sequence sent: still a complete range).
+  /// Empty items when there is nothing new.
   measurement_batch batch_above(uint64_t acked) const;
+  /// Forgets values measured before `cutoff_ms` (client networks no longer probed).
+  void evict_older_than(int64_t cutoff_ms);
   /// Highest sequence delivered so far.
   uint64_t max_seq() const;
   const std::string& origin() const noexcept { return origin_; }

@@ -109,6 +109,8 @@ public:
       batch.Put(handles_[cf_measurements], measurement_key(m),
                 pack(wire_measurement{m.dc, m.key, m.origin, static_cast<uint8_t>(m.src),
                                       static_cast<uint8_t>(m.metric), m.value, m.at_ms, m.seq}));
+    for (const auto& m : w.deleted)
+      batch.Delete(handles_[cf_measurements], measurement_key(m));
     for (const auto& [origin, have] : w.marks)
       batch.Put(handles_[cf_marks], origin, be64(have));
     for (const auto& o : w.overrides)
@@ -125,6 +127,8 @@ public:
     }
     if (w.config)
       trim_configs(keep_configs);
+    if (!w.transitions.empty() && ++transition_commits_ % 256 == 0)
+      trim_timeline(100'000);
     return true;
   }
 
@@ -185,15 +189,14 @@ public:
   }
 
   std::vector<health_transition> timeline(int64_t since_ms, size_t limit) override {
+    // Newest first from the end, so a long timeline costs only `limit` reads.
     std::deque<health_transition> out;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_health]));
-    for (it->Seek(be64(static_cast<uint64_t>(std::max<int64_t>(0, since_ms)))); it->Valid(); it->Next()) {
+    const std::string since = be64(static_cast<uint64_t>(std::max<int64_t>(0, since_ms)));
+    for (it->SeekToLast(); it->Valid() && out.size() < limit && it->key().compare(since) >= 0; it->Prev()) {
       wire_transition w;
-      if (!unpack(it->value(), w))
-        continue;
-      out.push_back(health_transition{w.t, w.dc, w.s, w.f, w.to, w.r});
-      if (out.size() > limit)
-        out.pop_front();
+      if (unpack(it->value(), w))
+        out.push_front(health_transition{w.t, w.dc, w.s, w.f, w.to, w.r});
     }
     return {out.begin(), out.end()};
   }
@@ -211,9 +214,23 @@ private:
     db_->Write(wo, &batch);
   }
 
+  void trim_timeline(size_t keep) {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_health]));
+    size_t seen = 0;
+    for (it->SeekToLast(); it->Valid() && seen < keep; it->Prev())
+      ++seen;
+    if (!it->Valid())
+      return;
+    std::string last = it->key().ToString(); // the newest entry to drop
+    it->SeekToFirst();
+    std::string first = it->key().ToString();
+    db_->DeleteRange(rocksdb::WriteOptions(), handles_[cf_health], first, last + std::string(1, '\0'));
+  }
+
   rocksdb::DB* db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   uint64_t health_seq_ = 0;
+  uint64_t transition_commits_ = 0;
 };
 
 } // namespace

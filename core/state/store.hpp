@@ -43,11 +43,13 @@ struct health_transition {
 struct write_set {
   std::optional<stored_config> config;
   std::vector<measurement> measurements;
+  std::vector<measurement> deleted; ///< measurements expired from the table
   std::vector<std::pair<std::string, uint64_t>> marks;
   std::vector<mesh::dc_override> overrides;
   std::vector<health_transition> transitions;
   bool empty() const noexcept {
-    return !config && measurements.empty() && marks.empty() && overrides.empty() && transitions.empty();
+    return !config && measurements.empty() && deleted.empty() && marks.empty() && overrides.empty() &&
+           transitions.empty();
   }
 };
 
@@ -59,7 +61,8 @@ public:
   virtual ~store() = default;
 
   /// Writes everything in one synced batch, then trims config history to
-  /// `keep_configs` versions. Returns false with `error` set on failure.
+  /// `keep_configs` versions (and, now and then, the health timeline to its
+  /// newest 100,000 transitions). Returns false with `error` set on failure.
   virtual bool commit(const write_set& w, size_t keep_configs, std::string& error) = 0;
 
   virtual std::optional<stored_config> latest_config() = 0;

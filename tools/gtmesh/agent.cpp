@@ -182,6 +182,7 @@ int agent(const args& a) {
       return "";
     };
     lo.on_client_prefixes = [&](const std::vector<std::string>& prefixes) { node.learn_prefixes(prefixes); };
+    lo.on_sequence_behind = [&](uint64_t seq) { node.continue_above(seq); };
     auto link = sys.spawn(mesh::agent_link, lo);
     node.start();
     std::thread signal_waiter([&] {

@@ -45,6 +45,8 @@ public:
   /// Replaces the tasks with those of `cfg` (the DC must exist in it).
   /// Returns "" when applied, else why the old config stays.
   std::string reconfigure(config_ptr cfg);
+  /// Continues sequence numbers above `seq` (see agent_link_options).
+  void continue_above(uint64_t seq) { stamper_->continue_above(seq); }
   /// Hands learned client networks to the client task.
   void learn_prefixes(const std::vector<std::string>& prefixes);
   const std::vector<std::string>& notes() const noexcept { return tasks_.notes; }

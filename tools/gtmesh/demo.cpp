@@ -267,6 +267,15 @@ int demo(const args& a) {
       lo.sink = sink;
       lo.config_version = core->config_version();
       lo.on_client_prefixes = [n = node.get()](const std::vector<std::string>& p) { n->learn_prefixes(p); };
+      lo.on_sequence_behind = [n = node.get()](uint64_t seq) { n->continue_above(seq); };
+      // A config pushed to the demo's decider reaches its agents too.
+      lo.on_config = [n = node.get(), dc = std::string(dc)](uint32_t, const std::string& text,
+                                                            const std::string& file) -> std::string {
+        load_result next = load_config_text(text, file, routing_methods());
+        if (!next.ok())
+          return next.report();
+        return n->reconfigure(next.cfg);
+      };
       node->start();
       sinks.push_back(sink);
       links.push_back(sys.spawn(mesh::agent_link, lo));
@@ -304,8 +313,16 @@ int demo(const args& a) {
     int sig = 0;
     sigwait(&signals, &sig);
     std::printf("gtmesh demo: stopping\n");
-    for (auto& l : links)
-      caf::anon_send_exit(l, caf::exit_reason::user_shutdown);
+    {
+      // The links call into the nodes: let them finish before the nodes go.
+      caf::scoped_actor self{sys};
+      for (auto& l : links) {
+        self->monitor(l);
+        caf::anon_send_exit(l, caf::exit_reason::user_shutdown);
+      }
+      for (size_t i = 0; i < links.size(); ++i)
+        self->receive([](caf::down_msg&) {}, caf::after(std::chrono::seconds(5)) >> [] {});
+    }
     nodes.clear();
     caf::anon_send_exit(decider_handle, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(responder_handle, caf::exit_reason::user_shutdown);

@@ -133,7 +133,7 @@ TEST_F(decider_core_test, state_survives_a_restart_and_answers_before_new_measur
     auto d = open();
     ASSERT_TRUE(d->push_config(mesh::config_body{0, config_v1, "c.yaml"}, t0).accepted);
     d->on_batch(mesh::measurement_batch{"iad/a1", 0, 1, {verdict("iad/a1", "iad", "10.1.0.1:80", true, 1)}}, t0);
-    ASSERT_TRUE(d->set_drain("fra", true, "ops"));
+    ASSERT_TRUE(d->set_drain("fra", true, "ops", t0));
     before = answers(d->build_snapshot(t0), "www.example.com", t0);
     std::string err;
     ASSERT_TRUE(d->flush(err)) << err;
@@ -176,20 +176,69 @@ TEST_F(decider_core_test, drains_replicate_by_version_and_unknown_dcs_are_refuse
   auto a = open();
   decider_core b(decider_options{"d2"}, nullptr);
   ASSERT_TRUE(a->push_config(mesh::config_body{0, config_v1, "c.yaml"}, t0).accepted);
-  EXPECT_FALSE(a->set_drain("ams", true, "ops"));
-  ASSERT_TRUE(a->set_drain("iad", true, "ops"));
-  b.on_delta(a->delta_for(b.digest()));
+  EXPECT_FALSE(a->set_drain("ams", true, "ops", t0));
+  ASSERT_TRUE(a->set_drain("iad", true, "ops", t0));
+  b.on_delta(a->delta_for(b.digest()), t0);
   ASSERT_EQ(b.overrides().size(), 1u);
   EXPECT_EQ(b.overrides()[0].dc, "iad");
-  ASSERT_TRUE(a->set_drain("iad", false, "ops"));
-  b.on_delta(a->delta_for(b.digest()));
+  ASSERT_TRUE(a->set_drain("iad", false, "ops", t0));
+  b.on_delta(a->delta_for(b.digest()), t0);
   EXPECT_FALSE(b.overrides()[0].drained);
   // An old delta arriving late does not roll it back.
   mesh::delta_body old;
   old.overrides.push_back(mesh::dc_override{"iad", true, 1, "ops"});
   old.overrides_version = 1;
-  b.on_delta(old);
+  b.on_delta(old, t0);
   EXPECT_FALSE(b.overrides()[0].drained);
+}
+
+TEST_F(decider_core_test, concurrent_drains_and_equal_config_versions_settle_on_one_winner) {
+  decider_core a(decider_options{"a"}, nullptr), b(decider_options{"b"}, nullptr);
+  std::string other = config_v1;
+  other.replace(other.find("192.0.2.250"), 11, "192.0.2.251");
+  // A partition: both accept a push as version 1 with different text, and
+  // drain different states of the same DC at the same instant.
+  ASSERT_TRUE(a.push_config(mesh::config_body{0, config_v1, "a.yaml"}, t0).accepted);
+  ASSERT_TRUE(b.push_config(mesh::config_body{0, other, "b.yaml"}, t0).accepted);
+  ASSERT_TRUE(a.set_drain("fra", true, "ops", t0));
+  ASSERT_TRUE(b.set_drain("fra", false, "ops", t0));
+  // Heal: each side adopts whatever the other sends when it is newer.
+  auto exchange = [&](decider_core& from, decider_core& to) {
+    mesh::delta_body d = from.delta_for(to.digest());
+    if (from.config_newer_than(to.config_version(), to.config_hash()))
+      d.config = mesh::config_body{from.config()->version, from.config()->yaml, from.config()->file, false};
+    to.on_delta(d, t0);
+    std::string err;
+    if (d.config.version)
+      to.adopt_config(d.config, t0, err);
+  };
+  exchange(a, b);
+  exchange(b, a);
+  exchange(a, b);
+  EXPECT_EQ(a.config_hash(), b.config_hash());
+  ASSERT_EQ(a.overrides().size(), 1u);
+  ASSERT_EQ(b.overrides().size(), 1u);
+  EXPECT_EQ(a.overrides()[0].drained, b.overrides()[0].drained);
+  // A push numbers itself above every version seen in the cluster.
+  a.saw_config_version(7);
+  EXPECT_EQ(a.push_config(mesh::config_body{0, config_v1, "c.yaml"}, t0).version, 8u);
+}
+
+TEST_F(decider_core_test, measurements_past_their_retention_are_forgotten_in_memory_and_on_disk) {
+  {
+    auto d = open();
+    ASSERT_TRUE(d->push_config(mesh::config_body{0, config_v1, "c.yaml"}, t0).accepted);
+    d->on_batch(mesh::measurement_batch{"iad/a1", 0, 1, {verdict("iad/a1", "iad", "10.1.0.1:80", true, 1, t0)}}, t0);
+    std::string err;
+    ASSERT_TRUE(d->flush(err));
+    EXPECT_EQ(d->expire(t0 + 3'600'001), 1u);
+    EXPECT_EQ(d->table().size(), 0u);
+    ASSERT_TRUE(d->flush(err));
+  }
+  auto d = open();
+  std::string err;
+  ASSERT_TRUE(d->restore(t0, err)) << err;
+  EXPECT_EQ(d->table().size(), 0u);
 }
 
 TEST_F(decider_core_test, dry_run_lists_the_answers_that_would_change) {

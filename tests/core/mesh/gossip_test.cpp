@@ -57,6 +57,24 @@ TEST(gossip_state, a_lost_batch_leaves_a_gap_that_the_mark_does_not_cover) {
   EXPECT_EQ(d.apply_batch(measurement_batch{"o", 0, 5, {make("o", 0, 3, 3, 3), make("o", 0, 1, 4, 4)}}), 5u);
 }
 
+TEST(gossip_state, a_long_backlog_is_sent_in_complete_ranges) {
+  gossip_state a, b;
+  measurement_batch big{"o", 0, 100, {}};
+  for (uint64_t s = 1; s <= 100; ++s)
+    big.items.push_back(make("o", static_cast<int>(s), 0, s, static_cast<double>(s)));
+  a.apply_batch(big);
+  int exchanges = 0;
+  while (b.have("o") < 100 && exchanges < 20) {
+    auto delta = a.delta_for(b.digest(), 30);
+    ASSERT_LE(delta.origins[0].items.size(), 30u);
+    b.apply_delta(delta);
+    ++exchanges;
+    EXPECT_EQ(b.size(), std::min<size_t>(100, 30 * exchanges)); // complete up to its mark every time
+  }
+  EXPECT_EQ(exchanges, 4);
+  EXPECT_EQ(b.have("o"), 100u);
+}
+
 TEST(gossip_state, delta_covers_exactly_what_the_peer_lacks) {
   gossip_state a, b;
   a.apply_batch(measurement_batch{"o", 0, 3, {make("o", 0, 0, 1, 1), make("o", 0, 1, 2, 2), make("o", 0, 2, 3, 3)}});
@@ -145,7 +163,7 @@ struct simulation {
         case message_kind::delta: {
           delta_body delta;
           if (decode_body(env->body, delta))
-            d.on_delta(delta);
+            d.on_delta(delta, now);
           break;
         }
         default:
