@@ -2,12 +2,15 @@
 # Builds the DNS query fuzzer with clang (libFuzzer + ASan + UBSan) and runs it
 # for a bounded time over the committed seed corpus.
 #
-#   tests/fuzz/run_dns_fuzz.sh [--build-dir DIR] [--time SECONDS] [--jobs N] [-- LIBFUZZER ARGS...]
+#   tests/fuzz/run_dns_fuzz.sh [--build-dir DIR] [--time SECONDS] [--jobs N] [--sources FILE]
+#                              [-- LIBFUZZER ARGS...]
 #
 # The main build uses g++; libFuzzer needs clang, so this script compiles the
-# sources the target needs (core/net, metrics, geo, config, routing,
-# dns/wire, dns/lookup) directly, with ccache when installed (objects are
-# cached across runs). New inputs the fuzzer finds go to DIR/corpus (never
+# sources the target needs directly, with ccache when installed (objects are
+# cached across runs). CTest passes --sources: the source files of the CMake
+# targets gtmesh_base, gtmesh_config, gtmesh_routing and gtmesh_dns, one per
+# line (tests/fuzz/CMakeLists.txt writes it), so the list follows the build;
+# without it the script globs the pure core directories. New inputs the fuzzer finds go to DIR/corpus (never
 # into the repository); a crash leaves DIR/crash-* and fails the script.
 # The last line printed is "dns_query_fuzz: N executions in T s".
 set -euo pipefail
@@ -18,13 +21,15 @@ build_dir=${FUZZ_BUILD_DIR:-$root/build/fuzz}
 seconds=60
 jobs=${FUZZ_JOBS:-2}
 extra=()
+sources_file=
 while [ $# -gt 0 ]; do
   case $1 in
     --build-dir) build_dir=$2; shift 2 ;;
     --time) seconds=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
+    --sources) sources_file=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    *) echo "usage: $0 [--build-dir DIR] [--time SECONDS] [--jobs N] [-- LIBFUZZER ARGS...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--build-dir DIR] [--time SECONDS] [--jobs N] [--sources FILE] [-- LIBFUZZER ARGS...]" >&2; exit 2 ;;
   esac
 done
 
@@ -35,8 +40,13 @@ flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -I"$root" -fsanitize=address,un
        -DGTMESH_FUZZING)
 
 mkdir -p "$build_dir/obj" "$build_dir/corpus"
-mapfile -t sources < <(cd "$root" && ls core/net/*.cpp core/metrics/*.cpp core/geo/*.cpp core/config/*.cpp \
-  core/routing/*.cpp core/routing/*/*.cpp core/dns/wire/*.cpp core/dns/lookup/*.cpp | sort)
+if [ -n "$sources_file" ]; then
+  # Absolute paths from CMake, made relative to the repository.
+  mapfile -t sources < <(sed -e '/^$/d' -e "s#^$root/##" "$sources_file" | sort -u)
+else
+  mapfile -t sources < <(cd "$root" && ls core/net/*.cpp core/metrics/*.cpp core/geo/*.cpp core/text/*.cpp \
+    core/config/*.cpp core/routing/*.cpp core/routing/*/*.cpp core/dns/wire/*.cpp core/dns/lookup/*.cpp | sort)
+fi
 
 # Compile what changed (make-style on mtimes; ccache makes a rebuild cheap,
 # and compiling from one fixed directory lets it hit across build dirs).
