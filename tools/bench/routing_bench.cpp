@@ -2,8 +2,7 @@
 // at 10 and 100 DCs, for DC mode and every profile method. Target: < 1 us
 // per decision at 100 DCs (SPEC section 7). Results: docs/benchmarks.md.
 //
-//   build/tools/bench/routing_bench --benchmark_repetitions=5 \
-//       --benchmark_report_aggregates_only=true
+//   build/tools/bench/routing_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 
 #include "core/config/config_loader.hpp"
 #include "core/dns/wire/name.hpp"

@@ -1,5 +1,7 @@
 #include "tools/gtmesh/agent_node.hpp"
 
+#include <algorithm>
+
 namespace gtmesh::cli {
 
 agent_node::agent_node(agents::agent_options options, config_ptr cfg, measurement_sink& sink,
@@ -39,7 +41,10 @@ std::string agent_node::reconfigure(config_ptr cfg) {
     return "the new config has no datacenter '" + options_.dc + "'";
   std::lock_guard lock(mutex_);
   auto next = agents::build_agent_tasks(*cfg, options_, io_, clock_, log_);
-  // Networks learned so far are learned again from the next queries.
+  // The client networks learned so far stay measured under the new config.
+  if (next.learned_prefixes)
+    for (const auto& p : learned_)
+      next.learned_prefixes->enqueue(p);
   if (runner_)
     runner_->stop();
   runner_.reset();
@@ -62,8 +67,17 @@ void agent_node::learn_prefixes(const std::vector<std::string>& prefixes) {
   if (!tasks_.learned_prefixes)
     return;
   for (const auto& text : prefixes)
-    if (auto p = ip_prefix::parse(text))
+    if (auto p = ip_prefix::parse(text)) {
       tasks_.learned_prefixes->enqueue(*p);
+      bool known = std::any_of(learned_.begin(), learned_.end(), [&](const ip_prefix& q) {
+        return q.first() == p->first() && q.length == p->length;
+      });
+      if (known)
+        continue;
+      learned_.push_back(*p);
+      if (learned_.size() > 10'000)
+        learned_.pop_front();
+    }
 }
 
 } // namespace gtmesh::cli

@@ -13,6 +13,7 @@
 #include "core/config/config_model.hpp"
 
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -65,6 +66,9 @@ private:
   /// at them.
   std::vector<std::pair<std::chrono::steady_clock::time_point, std::vector<std::shared_ptr<agents::measurement_task>>>>
     retired_;
+  /// Client networks learned from the responders, replayed into the tasks of
+  /// a new config (bounded like the client task's own list).
+  std::deque<ip_prefix> learned_;
   std::mutex mutex_; ///< guards tasks_ and runner_ against concurrent swaps
   bool running_ = false;
 };
