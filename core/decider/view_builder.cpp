@@ -42,23 +42,16 @@ std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const vie
   // Group the table: newest value per (dc, source, key, metric), verdicts
   // per backend / monitored endpoint with every instance's latest.
   std::map<std::tuple<std::string, source, std::string, metric_id>, latest_value> newest;
-  struct verdicts {
-    health::backend_verdicts all;
-    int64_t newest_at = measurement_cell::never; ///< the age the merged verdict shows
-    void add(const measurement& m) {
-      all.update(health::instance_verdict{m.origin, m.value > 0, m.at_ms, m.seq});
-      newest_at = std::max(newest_at, m.at_ms);
-    }
-  };
-  std::map<std::pair<std::string, std::string>, verdicts> backends; // (dc, "svc/backend")
-  std::map<std::string, verdicts> monitors;                         // "profile/endpoint"
+  std::map<std::pair<std::string, std::string>, health::backend_verdicts> backends; // (dc, "svc/backend")
+  std::map<std::string, health::backend_verdicts> monitors;                         // "profile/endpoint"
+  auto verdict = [](const measurement& m) { return health::instance_verdict{m.origin, m.value > 0, m.at_ms, m.seq}; };
   in.measurements([&](const measurement& m) {
     if (m.src == source::service && m.metric == metric_id::service_status && m.key.find('/') != std::string::npos) {
-      backends[{m.dc, m.key}].add(m);
+      backends[{m.dc, m.key}].update(verdict(m));
       return;
     }
     if (m.src == source::endpoint) {
-      monitors[m.key].add(m);
+      monitors[m.key].update(verdict(m));
       return;
     }
     keep_newest(newest[{m.dc, m.src, m.key, m.metric}], m);
@@ -102,8 +95,8 @@ std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const vie
         if (it == backends.end())
           continue;
         any = true;
-        healthy += it->second.all.merged(in.now_ms, plan.service_stale_ms[svc]).healthy ? 1 : 0;
-        newest_at = std::max(newest_at, it->second.newest_at);
+        healthy += it->second.merged(in.now_ms, plan.service_stale_ms[svc]).healthy ? 1 : 0;
+        newest_at = std::max(newest_at, it->second.newest_at_ms());
       }
       if (!any)
         continue;
@@ -117,8 +110,8 @@ std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const vie
     auto it = monitors.find(plan.monitors[mon].key);
     if (it == monitors.end())
       continue;
-    auto merged = it->second.all.merged(in.now_ms, plan.monitors[mon].stale_ms);
-    view->set_endpoint(mon, merged.healthy ? 1 : 0, it->second.newest_at);
+    auto merged = it->second.merged(in.now_ms, plan.monitors[mon].stale_ms);
+    view->set_endpoint(mon, merged.healthy ? 1 : 0, it->second.newest_at_ms());
   }
 
   for (const auto& o : in.overrides)

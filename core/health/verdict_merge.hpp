@@ -62,6 +62,8 @@ public:
   /// Returns false (and changes nothing) if `v` is older than what is held.
   bool update(const instance_verdict& v);
   merged_verdict merged(int64_t now_ms, int64_t fresh_for_ms) const noexcept;
+  /// When the newest verdict held was measured (INT64_MIN when none).
+  int64_t newest_at_ms() const noexcept;
   size_t instances() const noexcept { return by_origin_.size(); }
 
 private:
