@@ -62,23 +62,8 @@ case "$cmd" in
     install_packages
     build
     shift || true
-    if "$build_dir/tools/gtmesh" demo --help >/dev/null 2>&1; then
-      exec "$build_dir/tools/gtmesh" demo "$@"
-    fi
-    # Until the embedded demo cluster lands: validate the example config and
-    # explain a few decisions against a hand-written measurement state.
-    gtmesh="$build_dir/tools/gtmesh"
-    cfg="$here/configs/full.yaml"
-    state="$here/configs/states/full-healthy.yaml"
-    echo "== gtmesh check-config configs/full.yaml"
-    "$gtmesh" check-config "$cfg"
-    for q in "www.example.com A --client 198.51.100.7" "api.example.com A --ecs 198.51.100.0/24" \
-             "api.example.com A --ecs 192.0.2.0/24" "mail.example.com MX" "legacy.example.com A --client 10.1.2.3"; do
-      echo
-      echo "== gtmesh explain --config configs/full.yaml --state configs/states/full-healthy.yaml $q"
-      # shellcheck disable=SC2086
-      "$gtmesh" explain --config "$cfg" --state "$state" $q
-    done
+    # The embedded cluster (docs/mesh.md): Ctrl-C stops it.
+    exec "$build_dir/tools/gtmesh" demo "$@"
     ;;
   test)
     install_packages
