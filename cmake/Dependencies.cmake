@@ -35,6 +35,8 @@ find_package(RocksDB REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(MAXMINDDB REQUIRED IMPORTED_TARGET libmaxminddb)
+# libraft-dev (C Raft, static library): the deciders' replicated log.
+pkg_check_modules(RAFT REQUIRED IMPORTED_TARGET raft)
 
 if(GTMESH_BUILD_TESTS)
   find_package(GTest REQUIRED)

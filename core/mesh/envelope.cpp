@@ -1,6 +1,6 @@
 #include "core/mesh/envelope.hpp"
 
-#include <msgpack.hpp>
+#include "core/mesh/msgpack_codec.hpp"
 
 namespace gtmesh::mesh {
 
@@ -112,32 +112,6 @@ struct wire_reply {
   MSGPACK_DEFINE_MAP(ok, t)
 };
 
-template <class T>
-std::vector<uint8_t> pack(const T& value) {
-  msgpack::sbuffer buf;
-  msgpack::pack(buf, value);
-  return std::vector<uint8_t>(buf.data(), buf.data() + buf.size());
-}
-
-// Limits for untrusted input: a claimed array of 2^31 elements must not
-// allocate (deps-notes: msgpack allocates up front without limits).
-const msgpack::unpack_limit network_limits(/*array*/ 1 << 20, /*map*/ 1 << 10, /*str*/ 1 << 24,
-                                           /*bin*/ 1 << 24, /*ext*/ 0, /*depth*/ 16);
-
-template <class T>
-bool unpack_into(const uint8_t* data, size_t size, T& out) noexcept {
-  try {
-    size_t off = 0;
-    msgpack::object_handle oh =
-      msgpack::unpack(reinterpret_cast<const char*>(data), size, off, nullptr, nullptr, network_limits);
-    if (off != size)
-      return false; // trailing junk is accepted silently by msgpack: reject it here
-    oh.get().convert(out);
-    return true;
-  } catch (...) {
-    return false; // parse_error, insufficient_bytes, type_error, size overflows, bad_alloc
-  }
-}
 
 bool valid_name(const std::string& s) {
   return s.size() <= 255;
@@ -184,6 +158,29 @@ bool items_from_wire(const std::vector<wire_item>& in, const std::string& origin
   return true;
 }
 
+struct wire_hello {
+  std::string n;
+  uint8_t r = 0;
+  std::string dc;
+  std::string a;
+  MSGPACK_DEFINE_MAP(n, r, dc, a)
+};
+
+struct wire_proposal {
+  uint64_t id = 0;
+  std::vector<uint8_t> e;
+  MSGPACK_DEFINE_MAP(id, e)
+};
+
+struct wire_proposal_reply {
+  uint64_t id = 0;
+  bool ok = false;
+  uint64_t i = 0;
+  uint32_t v = 0;
+  std::string e;
+  MSGPACK_DEFINE_MAP(id, ok, i, v, e)
+};
+
 } // namespace
 
 const char* to_string(decode_error e) noexcept {
@@ -223,7 +220,7 @@ std::optional<envelope> decode(const uint8_t* data, size_t size, decode_error& e
     error = decode_error::unknown_version;
     return std::nullopt;
   }
-  if (w.k < static_cast<uint8_t>(message_kind::measurements) || w.k > static_cast<uint8_t>(message_kind::heartbeat) ||
+  if (w.k < static_cast<uint8_t>(message_kind::measurements) || w.k > max_message_kind ||
       !valid_name(w.s)) {
     error = decode_error::bad_body;
     return std::nullopt;
@@ -410,6 +407,55 @@ bool decode_body(const std::vector<uint8_t>& bytes, reply_body& out) noexcept {
     return false;
   try {
     out = reply_body{w.ok, std::move(w.t)};
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+std::vector<uint8_t> encode_body(const hello_body& b) {
+  return pack(wire_hello{b.name, b.role, b.dc, b.advertise});
+}
+
+std::vector<uint8_t> encode_body(const proposal_body& b) {
+  return pack(wire_proposal{b.id, b.entry});
+}
+
+std::vector<uint8_t> encode_body(const proposal_reply_body& b) {
+  return pack(wire_proposal_reply{b.id, b.ok, b.index, b.version, b.error});
+}
+
+bool decode_body(const std::vector<uint8_t>& bytes, hello_body& out) noexcept {
+  wire_hello w;
+  if (!unpack_into(bytes.data(), bytes.size(), w) || !valid_name(w.n) || (!w.dc.empty() && !valid_name(w.dc)) ||
+      w.a.size() > 300)
+    return false;
+  try {
+    out = hello_body{std::move(w.n), w.r, std::move(w.dc), std::move(w.a)};
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+bool decode_body(const std::vector<uint8_t>& bytes, proposal_body& out) noexcept {
+  wire_proposal w;
+  if (!unpack_into(bytes.data(), bytes.size(), w))
+    return false;
+  try {
+    out = proposal_body{w.id, std::move(w.e)};
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+bool decode_body(const std::vector<uint8_t>& bytes, proposal_reply_body& out) noexcept {
+  wire_proposal_reply w;
+  if (!unpack_into(bytes.data(), bytes.size(), w))
+    return false;
+  try {
+    out = proposal_reply_body{w.id, w.ok, w.i, w.v, std::move(w.e)};
     return true;
   } catch (...) {
     return false;

@@ -36,8 +36,13 @@ enum class message_kind : uint8_t {
   config_reply = 6, ///< decider -> pusher: accepted version or the errors
   request = 7,      ///< gtmeshctl -> decider: status / explain / drain / ...
   reply = 8,        ///< decider -> gtmeshctl
-  heartbeat = 9,    ///< liveness between peers
+  heartbeat = 9,    ///< unused on the wire (heartbeats are empty frames); kept for old readers
+  hello = 10,       ///< first frame on every link, both ways (hello_body)
+  consensus = 11,   ///< decider -> decider: one Raft RPC (core/consensus/raft_wire.hpp)
+  proposal = 12,    ///< decider -> leader: an operator change to commit (proposal_body)
+  proposal_reply = 13, ///< leader -> decider: committed or why not (proposal_reply_body)
 };
+inline constexpr uint8_t max_message_kind = 13;
 
 /// Why a frame was rejected (each has a counter).
 enum class decode_error : uint8_t { none, garbage, too_large, trailing_bytes, unknown_version, bad_body };
@@ -141,6 +146,31 @@ struct reply_body {
   std::string text; ///< human-readable (or JSON when asked)
 };
 
+/// hello: who the sender is. Under mutual TLS the certificate decides the
+/// identity and `name` must match its CN; `advertise` is a decider's mesh
+/// address as its peers know it (its Raft address).
+struct hello_body {
+  std::string name;
+  uint8_t role = 0; ///< node_role
+  std::string dc;
+  std::string advertise;
+};
+
+/// proposal: a change for the replicated log, forwarded by the decider an
+/// operator talked to, to the leader. `id` matches the reply.
+struct proposal_body {
+  uint64_t id = 0;
+  std::vector<uint8_t> entry; ///< an encoded log entry (core/consensus/log_entry.hpp)
+};
+
+struct proposal_reply_body {
+  uint64_t id = 0;
+  bool ok = false;
+  uint64_t index = 0;  ///< the log index it was committed at
+  uint32_t version = 0; ///< the config version it created (config entries)
+  std::string error;
+};
+
 std::vector<uint8_t> encode_body(const measurement_batch& b);
 std::vector<uint8_t> encode_body(const ack_body& b);
 std::vector<uint8_t> encode_body(const digest_body& b);
@@ -149,6 +179,9 @@ std::vector<uint8_t> encode_body(const config_body& b);
 std::vector<uint8_t> encode_body(const config_reply_body& b);
 std::vector<uint8_t> encode_body(const request_body& b);
 std::vector<uint8_t> encode_body(const reply_body& b);
+std::vector<uint8_t> encode_body(const hello_body& b);
+std::vector<uint8_t> encode_body(const proposal_body& b);
+std::vector<uint8_t> encode_body(const proposal_reply_body& b);
 
 /// Body decoders: false for malformed bodies (never throws).
 bool decode_body(const std::vector<uint8_t>& bytes, measurement_batch& out) noexcept;
@@ -159,6 +192,9 @@ bool decode_body(const std::vector<uint8_t>& bytes, config_body& out) noexcept;
 bool decode_body(const std::vector<uint8_t>& bytes, config_reply_body& out) noexcept;
 bool decode_body(const std::vector<uint8_t>& bytes, request_body& out) noexcept;
 bool decode_body(const std::vector<uint8_t>& bytes, reply_body& out) noexcept;
+bool decode_body(const std::vector<uint8_t>& bytes, hello_body& out) noexcept;
+bool decode_body(const std::vector<uint8_t>& bytes, proposal_body& out) noexcept;
+bool decode_body(const std::vector<uint8_t>& bytes, proposal_reply_body& out) noexcept;
 
 /// Builds a whole frame: envelope of `kind` around `body`.
 template <class Body>

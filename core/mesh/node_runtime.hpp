@@ -1,66 +1,53 @@
 #pragma once
 
 // What every gtmesh process that talks to the mesh sets up the same way:
-// the CAF actor system configuration (scheduler, middleman heartbeats and
-// timeouts, automatic connections, mutual TLS), publishing an actor and
-// connecting to a remote one. Keeps those settings in one place (deps-notes
-// sections 2 and 8 explain each).
+// the CAF actor system configuration (scheduler policy and every gtmesh
+// type-id block) and the bridge from the mesh transport (transport.hpp) to
+// an actor's mailbox. CAF carries messages inside a process only; between
+// processes the transport does (see transport.hpp for why).
+
+#include "core/mesh/transport.hpp"
 
 #include <caf/actor.hpp>
-#include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
-#include <caf/expected.hpp>
+#include <caf/message.hpp>
 
-#include <chrono>
-#include <string>
+#include <mutex>
+#include <vector>
 
 namespace gtmesh::mesh {
 
-struct tls_files {
-  std::string ca;   ///< cluster CA certificate (PEM)
-  std::string cert; ///< this node's certificate
-  std::string key;  ///< this node's private key
-  bool enabled() const noexcept { return !ca.empty() && !cert.empty() && !key.empty(); }
-};
-
 struct node_settings {
-  tls_files tls;
-  /// Heartbeats between nodes, and how long a silent connection may stay
-  /// open: both must be set for a hung peer (SIGSTOP, silent partition) to
-  /// be noticed (deps-notes: about heartbeat + timeout).
-  std::chrono::milliseconds heartbeat{200};
-  std::chrono::milliseconds connection_timeout{1000};
   bool testing_scheduler = false; ///< deterministic tests only
 };
 
 /// An actor_system_config for a gtmesh node: scheduler policy "sharing"
-/// (the default burns ~0.15 core per idle process), middleman loaded with
-/// heartbeat, connection timeout and automatic connections, the openssl
-/// manager when TLS files are given, and every gtmesh type-id block.
+/// (the default burns ~0.15 core per idle process) and every gtmesh
+/// type-id block.
 class node_config : public caf::actor_system_config {
 public:
-  explicit node_config(const node_settings& s);
-  bool tls() const noexcept { return tls_; }
-
-private:
-  bool tls_ = false;
+  explicit node_config(const node_settings& s = {});
 };
 
-/// Publishes `actor` on host:port (port 0 = any; SO_REUSEADDR so a restart
-/// right after a crash can bind again); returns the bound port or an error.
-caf::expected<uint16_t> publish_actor(caf::actor_system& sys, const caf::actor& actor, const std::string& host,
-                                      uint16_t port);
+/// Forwards transport events to one actor as (link_up_atom, link_peer),
+/// (link_down_atom, link, token, reason) and (frame_atom, link, bytes).
+/// The actor usually needs the transport to exist before it is spawned, so
+/// the target is set afterwards: events that arrive before are held (in
+/// order) and delivered when it is set.
+class actor_link_events final : public link_events {
+public:
+  void set_target(caf::actor target);
+  void on_link_up(const link_peer& peer) override;
+  void on_link_down(link_id link, uint64_t token, const std::string& reason) override;
+  void on_frame(link_id link, std::vector<char>&& frame) override;
 
-/// The middleman actor to send (connect_atom, host, port) to for a
-/// non-blocking connection: the openssl manager's when TLS is on.
-caf::actor connector(caf::actor_system& sys);
+private:
+  template <class... Ts>
+  void deliver(Ts&&... xs);
 
-/// Blocking connect (command-line tools only).
-caf::expected<caf::actor> connect_actor(caf::actor_system& sys, const std::string& host, uint16_t port);
-
-/// "host:port" or "[v6]:port" -> parts; false on bad input.
-bool split_host_port(const std::string& text, std::string& host, uint16_t& port);
-
-std::string to_string(const caf::error& e, caf::actor_system& sys);
+  std::mutex mutex_;
+  caf::actor target_;
+  std::vector<caf::message> held_;
+};
 
 } // namespace gtmesh::mesh

@@ -111,12 +111,7 @@ int agent(const args& a) {
 
   // Block the stop signals before any thread starts, so that every thread
   // inherits the mask and only sigwait below receives them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  if (!once)
-    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  sigset_t stop_signals = block_stop_signals(!once);
 
   agents::agent_log_fn log;
   if (!quiet)

@@ -1,6 +1,18 @@
 #include "tools/gtmesh/commands.hpp"
 
+#include <pthread.h>
+
 namespace gtmesh::cli {
+
+sigset_t block_stop_signals(bool block) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  if (block)
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
 
 bool arg_reader::option(const std::string& name, std::string& out) {
   for (size_t i = 0; i < args_.size(); ++i) {

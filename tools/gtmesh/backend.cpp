@@ -31,11 +31,7 @@ int backend(const args& a) {
     std::fprintf(stderr, "usage: gtmesh backend --listen HOST:PORT [--name TEXT] [--down-file FILE] [--port-file FILE]\n");
     return 2;
   }
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  sigset_t signals = block_stop_signals();
 
   httplib::Server server;
   add_health_routes(server, down_file, name);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <csignal>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,11 @@ int agent(const args& a); // tools/gtmesh/agent.cpp (issue 4)
 int decider(const args& a); // tools/gtmesh/decider.cpp
 int demo(const args& a);    // tools/gtmesh/demo.cpp
 int backend(const args& a); // tools/gtmesh/backend.cpp
+
+/// Blocks SIGTERM and SIGINT in the calling thread (and every thread it
+/// starts afterwards) and returns that set, for a later sigwait(): signals
+/// are then taken synchronously by one thread, never by a worker.
+sigset_t block_stop_signals(bool block = true);
 
 /// Small argument helper: `--name value` or `--name=value`.
 class arg_reader {

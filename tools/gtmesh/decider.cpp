@@ -99,11 +99,7 @@ int decider(const args& a) {
   if (name.empty())
     name = "decider@" + listen;
 
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  sigset_t signals = block_stop_signals();
 
   std::filesystem::create_directories(data_dir);
   std::string error;

@@ -141,11 +141,7 @@ int demo(const args& a) {
     std::fprintf(stderr, "gtmesh demo: ports are 0..65535\n");
     return 2;
   }
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  sigset_t signals = block_stop_signals();
   std::filesystem::create_directories(dir);
   dir = std::filesystem::absolute(dir).lexically_normal().string();
   if (!dir.empty() && dir.back() == '/')

@@ -95,6 +95,11 @@ void response_writer::add_answer(const routing_plan& plan, uint32_t rdata_id, ui
     out_.write_u16(0xc000 | header_size); // the query name, in the question
   else
     names_.write(out_, owner);
+  if (write_record_body(plan, e, ttl))
+    ++ancount_;
+}
+
+bool response_writer::write_record_body(const routing_plan& plan, const rdata_entry& e, uint32_t ttl) noexcept {
   out_.write_u16(static_cast<uint16_t>(e.type));
   out_.write_u16(class_in);
   out_.write_u32(ttl);
@@ -103,23 +108,14 @@ void response_writer::add_answer(const routing_plan& plan, uint32_t rdata_id, ui
   size_t start = out_.position();
   write_rdata(plan, e);
   out_.patch_u16(length_at, static_cast<uint16_t>(out_.position() - start));
-  if (out_.ok())
-    ++ancount_;
+  return out_.ok();
 }
 
 void response_writer::add_authority_soa(const routing_plan& plan, uint32_t zone) noexcept {
   const zone_plan& z = plan.zones[zone];
   const rdata_entry& e = plan.rdata[z.soa_rdata];
   names_.write(out_, z.wire);
-  out_.write_u16(static_cast<uint16_t>(rr_type::soa));
-  out_.write_u16(class_in);
-  out_.write_u32(z.negative_ttl);
-  size_t length_at = out_.position();
-  out_.write_u16(0);
-  size_t start = out_.position();
-  write_rdata(plan, e);
-  out_.patch_u16(length_at, static_cast<uint16_t>(out_.position() - start));
-  if (out_.ok())
+  if (write_record_body(plan, e, z.negative_ttl)) // e.type is SOA
     ++nscount_;
 }
 

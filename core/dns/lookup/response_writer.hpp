@@ -58,6 +58,9 @@ public:
 
 private:
   void write_rdata(const routing_plan& plan, const rdata_entry& e) noexcept;
+  /// TYPE, CLASS, TTL, RDLENGTH and RDATA of one record whose owner name is
+  /// already written; true if it fit.
+  bool write_record_body(const routing_plan& plan, const rdata_entry& e, uint32_t ttl) noexcept;
 
   wire_cursor out_;
   name_compressor names_;

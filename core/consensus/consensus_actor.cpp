@@ -1,0 +1,286 @@
+#include "core/consensus/consensus_actor.hpp"
+
+#include "core/mesh/envelope.hpp"
+#include "core/mesh/mesh_types.hpp"
+
+#include <caf/event_based_actor.hpp>
+
+#include <filesystem>
+#include <random>
+#include <sstream>
+
+namespace gtmesh::consensus {
+
+namespace {
+
+using namespace gtmesh::mesh;
+using self_ptr = caf::stateful_actor<consensus_state>*;
+
+void log(self_ptr self, const std::string& text) {
+  if (self->state.options.log)
+    self->state.options.log(text);
+}
+
+uint64_t steady_ms() {
+  return static_cast<uint64_t>(
+    std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count());
+}
+
+/// Sends one envelope to the decider at `address`, through the fault hooks.
+void send_to(self_ptr self, const std::string& address, std::vector<uint8_t> bytes) {
+  auto& st = self->state;
+  std::vector<int64_t> plan{0};
+  if (st.options.faults)
+    plan = st.options.faults->plan(address);
+  for (int64_t delay : plan) {
+    if (delay == 0)
+      st.options.transport->send_to(address, bytes);
+    else
+      self->delayed_send(self, std::chrono::milliseconds(delay), deliver_atom_v, address,
+                         std::vector<char>(bytes.begin(), bytes.end()));
+  }
+}
+
+void report(self_ptr self) {
+  auto& st = self->state;
+  if (!st.node)
+    return;
+  if (st.fsm.applied_index() != st.reported_index) {
+    st.reported_index = st.fsm.applied_index();
+    self->send(st.options.decider, committed_atom_v, st.fsm.view());
+  }
+  bool quorum = st.node->has_quorum();
+  if (quorum != st.quorum) {
+    st.quorum = quorum;
+    self->send(st.options.decider, quorum_atom_v, quorum);
+  }
+}
+
+bool start_node(self_ptr self) {
+  auto& st = self->state;
+  std::string error;
+  std::filesystem::create_directories(st.options.data_dir + "/raft");
+  auto store = state::raft_store::open(st.options.data_dir + "/raft", error);
+  if (!store) {
+    st.start_error = "cannot open the consensus log: " + error;
+    return false;
+  }
+  raft_node_options o;
+  o.address = st.options.address;
+  o.voters = st.options.voters;
+  o.election_timeout_ms = st.options.election_timeout_ms;
+  o.heartbeat_ms = st.options.heartbeat_ms;
+  o.now_ms = steady_ms;
+  auto random = std::make_shared<std::mt19937>(std::random_device{}());
+  o.random = [random](int min, int max) { return std::uniform_int_distribution<int>(min, max - 1)(*random); };
+  o.send = [self](const std::string& address, std::vector<uint8_t>&& body) {
+    send_to(self, address, frame(message_kind::consensus, self->state.options.name, body));
+  };
+  o.log = st.options.log;
+  st.fsm = replicated_state{};
+  st.reported_index = ~uint64_t{0};
+  auto node = std::make_unique<raft_node>(o, std::move(store), st.fsm);
+  node->on_change = [self] { report(self); };
+  if (!node->start(error)) {
+    st.start_error = error;
+    return false;
+  }
+  st.start_error.clear();
+  st.node = std::move(node);
+  report(self);
+  return true;
+}
+
+std::string raft_error_text(self_ptr self, int status) {
+  auto& st = self->state;
+  switch (status) {
+    case RAFT_NOTLEADER: {
+      std::string leader = st.node ? st.node->leader_address() : "";
+      return leader.empty() ? "no leader: this decider cannot reach a majority of the deciders" :
+                              "not the leader (the leader is " + leader + ")";
+    }
+    case RAFT_LEADERSHIPLOST:
+      return "the leader lost its majority before the change was committed; it may still be applied, and retrying "
+             "with the same push id is safe";
+    case RAFT_SHUTDOWN:
+      return "the decider is shutting down";
+    default:
+      return std::string("consensus error: ") + raft_strerror(status);
+  }
+}
+
+proposal_reply_body outcome(self_ptr self, uint64_t id, int status, const apply_result& r, uint64_t index) {
+  proposal_reply_body reply;
+  reply.id = id;
+  reply.ok = status == 0;
+  reply.index = index;
+  reply.version = r.version;
+  if (status != 0)
+    reply.error = raft_error_text(self, status);
+  return reply;
+}
+
+/// Proposes on this node, which must lead; `done` gets the outcome (at once
+/// when it does not lead or the log is not running).
+void propose_here(self_ptr self, std::vector<uint8_t> entry, std::function<void(const proposal_reply_body&)> done) {
+  auto& st = self->state;
+  if (!st.node) {
+    proposal_reply_body r;
+    r.error = "the consensus log is not running here: " + st.start_error;
+    return done(r);
+  }
+  int rv = st.node->propose(std::move(entry), [self, done](int status, const apply_result& r, uint64_t index) {
+    done(outcome(self, 0, status, r, index));
+  });
+  if (rv != 0)
+    done(outcome(self, 0, rv, {}, 0));
+}
+
+} // namespace
+
+caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consensus_actor_options options) {
+  self->state.options = std::move(options);
+  if (!start_node(self))
+    log(self, self->state.start_error + " (retrying)");
+  self->send(self, raft_tick_atom_v);
+  return {
+    [=](raft_tick_atom) {
+      auto& st = self->state;
+      if (st.node && st.node->unavailable()) {
+        log(self, "the consensus server stopped (storage failed?); restarting it");
+        st.node.reset();
+      }
+      if (!st.node) {
+        if (!start_node(self)) {
+          self->delayed_send(self, st.options.restart_after, raft_tick_atom_v);
+          return;
+        }
+        log(self, "the consensus server runs again");
+      }
+      st.node->tick();
+      report(self);
+      // Forwarded proposals the leader never answered.
+      auto now = std::chrono::steady_clock::now();
+      for (auto it = st.forwarded.begin(); it != st.forwarded.end();) {
+        if (now < it->second.deadline) {
+          ++it;
+          continue;
+        }
+        proposal_reply_body r;
+        r.id = it->first;
+        r.error = "no answer from the leader within " + std::to_string(st.options.proposal_timeout.count()) +
+                  " ms; the change may still be applied, and retrying with the same push id is safe";
+        it->second.promise.deliver(r);
+        it = st.forwarded.erase(it);
+      }
+      self->delayed_send(self, std::chrono::milliseconds(st.node->tick_interval_ms()), raft_tick_atom_v);
+    },
+    [=](frame_atom, link_id link, const std::vector<char>& bytes) {
+      auto& st = self->state;
+      auto peer = st.options.transport->peer(link);
+      decode_error err;
+      auto env = decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), err);
+      if (!env || !peer || peer->identity.role != node_role::decider) {
+        ++st.refused_frames; // consensus is between deciders only
+        return;
+      }
+      switch (env->kind) {
+        case message_kind::consensus:
+          if (st.node) {
+            st.node->receive(env->body.data(), env->body.size());
+            report(self);
+          }
+          return;
+        case message_kind::proposal: {
+          proposal_body p;
+          if (!decode_body(env->body, p)) {
+            ++st.refused_frames;
+            return;
+          }
+          auto transport = st.options.transport;
+          std::string name = st.options.name;
+          uint64_t id = p.id;
+          // Not forwarded again: a follower answers "not the leader" and the
+          // pusher retries (with the same push id).
+          propose_here(self, std::move(p.entry), [transport, link, name, id](const proposal_reply_body& r) {
+            proposal_reply_body reply = r;
+            reply.id = id;
+            transport->send(link, frame(message_kind::proposal_reply, name, reply));
+          });
+          return;
+        }
+        case message_kind::proposal_reply: {
+          proposal_reply_body r;
+          if (!decode_body(env->body, r)) {
+            ++st.refused_frames;
+            return;
+          }
+          auto it = st.forwarded.find(r.id);
+          if (it == st.forwarded.end())
+            return; // timed out already
+          it->second.promise.deliver(r);
+          st.forwarded.erase(it);
+          return;
+        }
+        default:
+          ++st.refused_frames;
+          return;
+      }
+    },
+    [=](deliver_atom, const std::string& address, const std::vector<char>& bytes) {
+      self->state.options.transport->send_to(address, std::vector<uint8_t>(bytes.begin(), bytes.end()));
+    },
+    [=](propose_atom, const std::vector<char>& entry) -> caf::result<proposal_reply_body> {
+      auto& st = self->state;
+      auto promise = self->make_response_promise<proposal_reply_body>();
+      std::vector<uint8_t> bytes(entry.begin(), entry.end());
+      if (st.node && !st.node->is_leader() && !st.node->leader_address().empty()) {
+        uint64_t id = st.next_proposal++;
+        st.forwarded.emplace(id, consensus_state::forwarded{promise, std::chrono::steady_clock::now() +
+                                                                       st.options.proposal_timeout});
+        send_to(self, st.node->leader_address(),
+                frame(message_kind::proposal, st.options.name, proposal_body{id, std::move(bytes)}));
+        return promise;
+      }
+      propose_here(self, std::move(bytes), [promise](const proposal_reply_body& r) mutable { promise.deliver(r); });
+      return promise;
+    },
+    [=](status_atom) -> std::string {
+      auto& st = self->state;
+      std::ostringstream out;
+      if (!st.node) {
+        out << "  consensus: not running (" << st.start_error << ")\n";
+        return out.str();
+      }
+      raft_status s = st.node->status();
+      out << "  consensus: " << s.state << ", term " << s.term << ", commit " << s.commit_index << ", applied "
+          << s.last_applied << ", leader " << (s.leader.empty() ? "none" : s.leader)
+          << (s.has_quorum ? "" : " (NO MAJORITY: pushes and drains fail; serving the last-known-good state)")
+          << "\n";
+      out << "  deciders:";
+      for (const auto& v : s.voters) {
+        out << " " << v.address;
+        if (v.address == st.options.address)
+          out << " (self)";
+        else if (s.state == "leader")
+          out << (v.reachable ? " (in contact, match " + std::to_string(v.match_index) + ")" : " (UNREACHABLE)");
+      }
+      out << "\n";
+      if (s.refused_rpcs || st.refused_frames)
+        out << "  consensus messages refused: " << s.refused_rpcs + st.refused_frames
+            << " (another cluster, malformed, or not from a decider)\n";
+      return out.str();
+    },
+    [=](history_atom) -> std::string {
+      // One line per config version: VERSION SHA256 INDEX FILE BY AT_MS.
+      std::ostringstream out;
+      for (const auto& r : self->state.fsm.history())
+        out << r.version << " " << r.sha256 << " " << r.index << " " << (r.file.empty() ? "-" : r.file) << " "
+            << (r.by.empty() ? "-" : r.by) << " " << r.at_ms << "\n";
+      return out.str();
+    },
+  };
+}
+
+} // namespace gtmesh::consensus

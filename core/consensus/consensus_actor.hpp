@@ -1,0 +1,77 @@
+#pragma once
+
+// The consensus actor of a decider: hosts its raft_node, drives its timer,
+// takes Raft RPCs and forwarded proposals from the mesh (the transport's
+// event adapter routes `consensus`, `proposal` and `proposal_reply` frames
+// here, so a decider actor busy compiling a large config never delays a
+// heartbeat), and tells the decider actor what was committed.
+//
+//   decider actor --(propose_atom, entry)-------------> consensus actor
+//                 <-- proposal_reply_body (when applied here, or why not)
+//   consensus actor --(committed_atom, replicated_view_ptr)--> decider actor
+//   consensus actor --(quorum_atom, bool)---------------------> decider actor
+//   (status_atom) -> std::string                          for gtmeshctl status
+//   (history_atom) -> std::string                         the config history
+//
+// A proposal at a follower is forwarded to the leader as a `proposal`
+// frame; the leader answers with `proposal_reply` once committed. With no
+// leader known (no majority reachable) it fails at once; a forwarded one
+// fails after proposal_timeout. Either failure is safe to retry with the
+// same push id: the state machine applies a push id once.
+//
+// If storage fails (a full disk), libraft stops the server; the actor
+// reopens the log and starts it again every `restart_after` until it works,
+// while the decider keeps serving its last-known-good state.
+
+#include "core/consensus/raft_node.hpp"
+#include "core/mesh/fault_hooks.hpp"
+#include "core/mesh/transport.hpp"
+
+#include <caf/actor.hpp>
+#include <caf/behavior.hpp>
+#include <caf/response_promise.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace gtmesh::consensus {
+
+struct consensus_actor_options {
+  std::string name;                ///< the decider's node name (envelope sender)
+  std::string address;             ///< its advertised mesh address
+  std::vector<std::string> voters; ///< every decider address, ours included
+  std::string data_dir;            ///< the Raft log goes to DATA_DIR/raft
+  unsigned election_timeout_ms = 1000;
+  unsigned heartbeat_ms = 100;
+  std::chrono::milliseconds proposal_timeout{5000};
+  std::chrono::milliseconds restart_after{1000};
+  std::shared_ptr<mesh::transport> transport;
+  std::shared_ptr<mesh::fault_injector> faults; ///< optional
+  caf::actor decider;
+  std::function<void(const std::string&)> log;
+};
+
+struct consensus_state {
+  consensus_state() = default; // non-aggregate (deps-notes: C++20 pitfall)
+  consensus_actor_options options;
+  replicated_state fsm;
+  std::unique_ptr<raft_node> node;
+  std::string start_error; ///< why the node is not running, if it is not
+  struct forwarded {
+    caf::response_promise promise;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::map<uint64_t, forwarded> forwarded; ///< proposals waiting for the leader's reply
+  uint64_t next_proposal = 1;
+  bool quorum = false;
+  uint64_t reported_index = ~uint64_t{0};
+  uint64_t refused_frames = 0;
+  static inline const char* name = "gtmesh.consensus";
+};
+
+caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consensus_actor_options options);
+
+} // namespace gtmesh::consensus

@@ -1,0 +1,45 @@
+#include "core/consensus/log_entry.hpp"
+
+#include "core/mesh/msgpack_codec.hpp"
+
+namespace gtmesh::consensus {
+
+using mesh::pack;
+using mesh::unpack_into;
+
+namespace {
+
+struct wire_entry {
+  uint8_t k = 0;
+  std::string y;
+  std::string f;
+  std::string dc;
+  bool d = false;
+  std::string by;
+  uint64_t id = 0;
+  int64_t at = 0;
+  MSGPACK_DEFINE_MAP(k, y, f, dc, d, by, id, at)
+};
+
+} // namespace
+
+std::vector<uint8_t> encode(const log_entry& e) {
+  return pack(wire_entry{static_cast<uint8_t>(e.kind), e.yaml, e.file, e.dc, e.drained, e.by, e.push_id, e.at_ms});
+}
+
+bool decode(const uint8_t* data, size_t size, log_entry& out) noexcept {
+  wire_entry w;
+  if (!unpack_into(data, size, w))
+    return false;
+  if (w.k < 1 || w.k > 3 || w.dc.size() > 255 || w.by.size() > 255 || w.f.size() > 4096)
+    return false;
+  try {
+    out = log_entry{static_cast<entry_kind>(w.k), std::move(w.y), std::move(w.f), std::move(w.dc), w.d,
+                    std::move(w.by), w.id, w.at};
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+} // namespace gtmesh::consensus

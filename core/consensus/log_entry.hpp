@@ -1,0 +1,37 @@
+#pragma once
+
+// One change in the replicated log of the deciders (Raft, raft_node.hpp):
+// what must never be lost or reordered. Measurements do not go here; they
+// travel by gossip (docs/mesh.md).
+//
+//   config            a validated config pushed by an operator
+//   bootstrap_config  the config a decider was started with; applied only
+//                     while the cluster has no config at all
+//   drain             an operator override of one DC
+//
+// Entries are msgpack maps (fields can be added); decode() is total.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gtmesh::consensus {
+
+enum class entry_kind : uint8_t { config = 1, bootstrap_config = 2, drain = 3 };
+
+struct log_entry {
+  entry_kind kind = entry_kind::config;
+  std::string yaml;     ///< config kinds
+  std::string file;     ///< the name errors carry
+  std::string dc;       ///< drain
+  bool drained = false; ///< drain: true drains, false undrains
+  std::string by;       ///< who asked (operator name, or the decider for bootstrap)
+  uint64_t push_id = 0; ///< chosen by the pusher; a retried push with the same id applies once
+  int64_t at_ms = 0;    ///< wall clock of the proposing decider (display only)
+};
+
+std::vector<uint8_t> encode(const log_entry& e);
+/// False for anything that is not a well-formed entry (never throws).
+bool decode(const uint8_t* data, size_t size, log_entry& out) noexcept;
+
+} // namespace gtmesh::consensus

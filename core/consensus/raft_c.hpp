@@ -1,0 +1,6 @@
+#pragma once
+
+// libraft's C header: it declares no extern "C" of its own.
+extern "C" {
+#include <raft.h>
+}

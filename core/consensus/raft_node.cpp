@@ -1,0 +1,632 @@
+#include "core/consensus/raft_node.hpp"
+
+#include "core/consensus/raft_wire.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace gtmesh::consensus {
+
+namespace {
+
+raft_node* node_of(raft_io* io) {
+  return static_cast<raft_node*>(io->impl);
+}
+
+uint64_t fnv1a(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+/// A snapshot record as libraft wants it (every part raft_malloc'ed).
+raft_snapshot* to_raft_snapshot(const state::raft_snapshot_record& r) {
+  auto* s = static_cast<raft_snapshot*>(raft_calloc(1, sizeof(raft_snapshot)));
+  if (!s)
+    return nullptr;
+  s->index = r.index;
+  s->term = r.term;
+  raft_configuration_init(&s->configuration);
+  for (const auto& srv : r.servers)
+    raft_configuration_add(&s->configuration, srv.id, srv.address.c_str(), srv.role);
+  s->configuration_index = r.configuration_index;
+  s->bufs = static_cast<raft_buffer*>(raft_malloc(sizeof(raft_buffer)));
+  s->n_bufs = 1;
+  s->bufs[0].len = r.data.size();
+  s->bufs[0].base = raft_malloc(r.data.empty() ? 1 : r.data.size());
+  if (!s->bufs || !s->bufs[0].base) {
+    raft_configuration_close(&s->configuration);
+    raft_free(s->bufs);
+    raft_free(s);
+    return nullptr;
+  }
+  if (!r.data.empty())
+    std::memcpy(s->bufs[0].base, r.data.data(), r.data.size());
+  return s;
+}
+
+struct pending_proposal {
+  struct raft_apply req {};
+  raft_node::done_fn done;
+};
+
+} // namespace
+
+uint64_t raft_node::server_id(const std::string& address) {
+  uint64_t h = fnv1a(address);
+  return h == 0 ? 1 : h;
+}
+
+uint64_t raft_node::cluster_id(std::vector<std::string> voters) {
+  std::sort(voters.begin(), voters.end());
+  voters.erase(std::unique(voters.begin(), voters.end()), voters.end());
+  std::string all;
+  for (const auto& v : voters)
+    all += v + ",";
+  uint64_t h = fnv1a(all);
+  return h == 0 ? 1 : h;
+}
+
+raft_node::raft_node(raft_node_options options, std::unique_ptr<state::raft_store> store, replicated_state& fsm)
+    : options_(std::move(options)), store_(std::move(store)), fsm_state_(fsm) {
+  id_ = server_id(options_.address);
+  cluster_id_ = cluster_id(options_.voters);
+  io_.version = 2;
+  io_.impl = this;
+  io_.init = io_init;
+  io_.close = io_close;
+  io_.load = io_load;
+  io_.start = io_start;
+  io_.bootstrap = io_bootstrap;
+  io_.recover = io_recover;
+  io_.set_term = io_set_term;
+  io_.set_vote = io_set_vote;
+  io_.send = io_send;
+  io_.append = io_append;
+  io_.truncate = io_truncate;
+  io_.snapshot_put = io_snapshot_put;
+  io_.snapshot_get = io_snapshot_get;
+  io_.time = io_time;
+  io_.random = io_random;
+  io_.async_work = io_async_work;
+  fsm_.version = 1;
+  fsm_.data = this;
+  fsm_.apply = fsm_apply;
+  fsm_.snapshot = fsm_snapshot;
+  fsm_.restore = fsm_restore;
+}
+
+raft_node::~raft_node() {
+  if (!initialized_)
+    return;
+  bool closed = false;
+  raft_.data = &closed;
+  raft_close(&raft_, [](raft* r) { *static_cast<bool*>(r->data) = true; });
+  drain();
+}
+
+bool raft_node::start(std::string& error) {
+  int rv = raft_init(&raft_, &io_, &fsm_, id_, options_.address.c_str());
+  if (rv != 0) {
+    error = std::string("raft init: ") + raft_errmsg(&raft_);
+    return false;
+  }
+  initialized_ = true;
+  raft_set_election_timeout(&raft_, options_.election_timeout_ms);
+  raft_set_heartbeat_timeout(&raft_, options_.heartbeat_ms);
+  raft_set_snapshot_threshold(&raft_, options_.snapshot_threshold);
+  raft_set_snapshot_trailing(&raft_, options_.snapshot_trailing);
+  raft_set_pre_vote(&raft_, true); // a rejoining, partitioned node must not depose a working leader
+
+  raft_configuration conf;
+  raft_configuration_init(&conf);
+  std::vector<std::string> voters = options_.voters;
+  std::sort(voters.begin(), voters.end());
+  voters.erase(std::unique(voters.begin(), voters.end()), voters.end());
+  for (const auto& v : voters)
+    raft_configuration_add(&conf, server_id(v), v.c_str(), RAFT_VOTER);
+  rv = raft_bootstrap(&raft_, &conf);
+  raft_configuration_close(&conf);
+  if (rv != 0 && rv != RAFT_CANTBOOTSTRAP) {
+    error = std::string("raft bootstrap: ") + raft_errmsg(&raft_);
+    return false;
+  }
+  rv = raft_start(&raft_);
+  if (rv != 0) {
+    error = std::string("raft start: ") + raft_errmsg(&raft_);
+    return false;
+  }
+  started_ = true;
+  changed_ = true; // a snapshot may have been restored
+  drain();
+  return true;
+}
+
+void raft_node::tick() {
+  if (broken_)
+    return;
+  if (started_ && tick_cb_)
+    tick_cb_(&io_);
+  drain();
+}
+
+void raft_node::receive(const uint8_t* data, size_t size) {
+  raft_envelope from;
+  raft_message m;
+  if (broken_)
+    return;
+  if (!decode_raft_message(data, size, from, m)) {
+    ++refused_;
+    return;
+  }
+  std::string why;
+  if (from.cluster_id != cluster_id_)
+    why = "it belongs to another cluster (bootstrapped with another set of deciders)";
+  else if (from.from_id != server_id(from.from_address))
+    why = "its server id does not match its address";
+  if (!why.empty() || !started_ || !recv_cb_) {
+    release_raft_message(m);
+    if (!why.empty()) {
+      ++refused_;
+      int64_t now = static_cast<int64_t>(options_.now_ms());
+      auto& at = refused_logged_at_[from.from_address];
+      if (options_.log && now - at > 10'000) {
+        at = now;
+        options_.log("refused consensus messages from " + from.from_address + ": " + why);
+      }
+    }
+    return;
+  }
+  if (m.type == RAFT_IO_APPEND_ENTRIES) {
+    // Guards 1 and 2 (see the header): this request vouches for entries up
+    // to prevLogIndex + n, nothing beyond.
+    auto& ae = m.append_entries;
+    uint64_t matched = ae.prev_log_index + ae.n_entries;
+    if (ae.leader_commit > matched)
+      ae.leader_commit = matched;
+    answering_ = true;
+    answering_match_ = matched;
+  } else if (m.type == RAFT_IO_APPEND_ENTRIES_RESULT && raft_.state == RAFT_LEADER &&
+             m.append_entries_result.rejected == 0) {
+    // Guard 3: only a result that reaches an entry of the current term may
+    // count towards committing.
+    auto& r = m.append_entries_result;
+    uint64_t last = std::min<uint64_t>(r.last_log_index, raft_last_index(&raft_));
+    if (term_at(last) != raft_.current_term)
+      r.last_log_index = 0;
+  }
+  recv_cb_(&io_, &m);
+  drain();
+  answering_ = false;
+}
+
+uint64_t raft_node::term_at(uint64_t index) const noexcept {
+  const raft_log& l = raft_.log;
+  if (index == 0)
+    return 0;
+  if (index == l.snapshot.last_index)
+    return l.snapshot.last_term;
+  size_t n = l.back >= l.front ? l.back - l.front : l.size - l.front + l.back;
+  if (index <= l.offset || index > l.offset + n || l.size == 0)
+    return 0;
+  size_t position = (l.front + (index - 1 - l.offset)) % l.size;
+  return l.entries[position].term;
+}
+
+int raft_node::propose(std::vector<uint8_t> entry, done_fn done) {
+  if (!started_ || broken_ || raft_state(&raft_) != RAFT_LEADER)
+    return RAFT_NOTLEADER;
+  auto* p = new pending_proposal;
+  p->done = std::move(done);
+  p->req.data = p;
+  raft_buffer buf;
+  buf.len = entry.size();
+  buf.base = raft_malloc(entry.empty() ? 1 : entry.size());
+  if (!entry.empty())
+    std::memcpy(buf.base, entry.data(), entry.size());
+  int rv = raft_apply(&raft_, &p->req, &buf, 1, [](struct raft_apply* req, int status, void* result) {
+    auto* q = static_cast<pending_proposal*>(req->data);
+    apply_result r;
+    if (status == 0 && result)
+      r = *static_cast<apply_result*>(result);
+    auto fn = std::move(q->done);
+    uint64_t index = req->index;
+    delete q;
+    if (fn)
+      fn(status, r, index);
+  });
+  if (rv != 0) {
+    raft_free(buf.base);
+    delete p;
+    drain();
+    return rv;
+  }
+  drain();
+  return 0;
+}
+
+bool raft_node::is_leader() const noexcept {
+  return started_ && !broken_ && raft_.state == RAFT_LEADER;
+}
+
+std::string raft_node::leader_address() const {
+  if (!started_)
+    return {};
+  raft_id id = 0;
+  const char* address = nullptr;
+  raft_leader(const_cast<raft*>(&raft_), &id, &address);
+  return address && id ? std::string(address) : std::string();
+}
+
+bool raft_node::has_quorum() const noexcept {
+  if (!started_ || broken_)
+    return false;
+  if (raft_.state == RAFT_LEADER)
+    return true; // a leader that loses its majority steps down within the election timeout
+  return raft_.state == RAFT_FOLLOWER && raft_.follower_state.current_leader.id != 0;
+}
+
+bool raft_node::unavailable() const noexcept {
+  return broken_ || (initialized_ && started_ && raft_.state == RAFT_UNAVAILABLE);
+}
+
+uint64_t raft_node::last_applied() const noexcept {
+  return started_ ? raft_.last_applied : 0;
+}
+
+raft_status raft_node::status() const {
+  raft_status s;
+  s.cluster_id = cluster_id_;
+  s.refused_rpcs = refused_;
+  if (!started_) {
+    s.state = "stopped";
+    return s;
+  }
+  switch (raft_.state) {
+    case RAFT_LEADER:
+      s.state = "leader";
+      break;
+    case RAFT_FOLLOWER:
+      s.state = "follower";
+      break;
+    case RAFT_CANDIDATE:
+      s.state = "candidate";
+      break;
+    default:
+      s.state = "unavailable";
+  }
+  s.term = raft_.current_term;
+  s.commit_index = raft_.commit_index;
+  s.last_applied = raft_.last_applied;
+  s.last_index = raft_last_index(const_cast<raft*>(&raft_));
+  s.leader = leader_address();
+  s.has_quorum = has_quorum();
+  for (unsigned i = 0; i < raft_.configuration.n; ++i) {
+    raft_voter_status v;
+    v.address = raft_.configuration.servers[i].address;
+    if (raft_.configuration.servers[i].id == id_) {
+      v.reachable = true;
+      v.match_index = s.last_index;
+    } else if (raft_.state == RAFT_LEADER && raft_.leader_state.progress) {
+      v.reachable = raft_.leader_state.progress[i].recent_recv;
+      v.match_index = raft_.leader_state.progress[i].match_index;
+    }
+    s.voters.push_back(std::move(v));
+  }
+  return s;
+}
+
+void raft_node::drain() {
+  if (draining_)
+    return;
+  draining_ = true;
+  while (!completions_.empty()) {
+    auto fn = std::move(completions_.front());
+    completions_.pop_front();
+    fn();
+  }
+  draining_ = false;
+  bool leader = started_ && !broken_ && raft_.state == RAFT_LEADER;
+  if (leader && !was_leader_) {
+    // Guard 3: an entry of the new term, so that earlier entries commit with
+    // it rather than by counting replicas.
+    using barrier_request = struct raft_barrier;
+    auto* barrier = new barrier_request{};
+    if (raft_barrier(&raft_, barrier, [](struct raft_barrier* b, int) { delete b; }) == 0) {
+      was_leader_ = true;
+      drain();
+      return;
+    }
+    delete barrier;
+  }
+  was_leader_ = leader;
+  if (started_ && raft_.last_applied > fsm_state_.applied_index()) {
+    fsm_state_.skip(raft_.last_applied); // barriers and membership entries
+    changed_ = true;
+  }
+  if (changed_ && started_) {
+    changed_ = false;
+    if (on_change)
+      on_change();
+  }
+}
+
+int raft_node::io_error(const std::string& what, const std::string& error) {
+  broken_ = true; // libraft 0.15 does not recover safely from a failed write
+  std::snprintf(io_.errmsg, sizeof io_.errmsg, "%s: %s", what.c_str(), error.c_str());
+  if (options_.log)
+    options_.log("consensus storage: " + what + " failed: " + error);
+  return RAFT_IOERR;
+}
+
+// --- raft_io ------------------------------------------------------------------
+
+int raft_node::io_init(raft_io*, raft_id, const char*) {
+  return 0;
+}
+
+void raft_node::io_close(raft_io* io, raft_io_close_cb cb) {
+  auto* n = node_of(io);
+  if (cb)
+    n->completions_.push_back([io, cb] { cb(io); });
+}
+
+int raft_node::io_load(raft_io* io, raft_term* term, raft_id* voted_for, raft_snapshot** snapshot,
+                       raft_index* start_index, raft_entry** entries, size_t* n_entries) {
+  auto* n = node_of(io);
+  state::raft_persisted p;
+  std::string error;
+  if (!n->store_->load(p, error))
+    return n->io_error("load", error);
+  if (p.cluster_id != 0 && p.cluster_id != n->cluster_id_) {
+    // The log is the truth about membership; say so once.
+    if (n->options_.log)
+      n->options_.log("the --peer set differs from the deciders this data folder was bootstrapped with; using the "
+                      "cluster in the data folder");
+    n->cluster_id_ = p.cluster_id;
+  }
+  *term = p.term;
+  *voted_for = p.vote;
+  *snapshot = nullptr;
+  if (p.snapshot) {
+    *snapshot = to_raft_snapshot(*p.snapshot);
+    if (!*snapshot)
+      return RAFT_NOMEM;
+  }
+  *start_index = p.start_index;
+  *n_entries = p.entries.size();
+  *entries = nullptr;
+  if (!p.entries.empty()) {
+    size_t total = 0;
+    for (const auto& e : p.entries)
+      total += e.data.size();
+    auto* array = static_cast<raft_entry*>(raft_calloc(p.entries.size(), sizeof(raft_entry)));
+    void* batch = raft_malloc(total ? total : 1);
+    if (!array || !batch) {
+      raft_free(array);
+      raft_free(batch);
+      return RAFT_NOMEM;
+    }
+    size_t offset = 0;
+    for (size_t i = 0; i < p.entries.size(); ++i) {
+      auto* base = static_cast<uint8_t*>(batch) + offset;
+      if (!p.entries[i].data.empty())
+        std::memcpy(base, p.entries[i].data.data(), p.entries[i].data.size());
+      array[i].term = p.entries[i].term;
+      array[i].type = p.entries[i].type;
+      array[i].buf.base = base;
+      array[i].buf.len = p.entries[i].data.size();
+      array[i].batch = batch;
+      offset += p.entries[i].data.size();
+    }
+    *entries = array;
+  }
+  n->next_index_ = p.start_index + p.entries.size();
+  return 0;
+}
+
+int raft_node::io_start(raft_io* io, unsigned msecs, raft_io_tick_cb tick, raft_io_recv_cb recv) {
+  auto* n = node_of(io);
+  n->tick_interval_ = msecs;
+  n->tick_cb_ = tick;
+  n->recv_cb_ = recv;
+  return 0;
+}
+
+int raft_node::io_bootstrap(raft_io* io, const raft_configuration* conf) {
+  auto* n = node_of(io);
+  state::raft_persisted p;
+  std::string error;
+  if (!n->store_->load(p, error))
+    return n->io_error("load", error);
+  if (p.term != 0 || !p.entries.empty() || p.snapshot)
+    return RAFT_CANTBOOTSTRAP;
+  raft_buffer buf;
+  int rv = raft_configuration_encode(conf, &buf);
+  if (rv != 0)
+    return rv;
+  state::raft_entry_ref first{1, RAFT_CHANGE, buf.base, buf.len};
+  bool ok = n->store_->append(1, {first}, error) && n->store_->set_cluster_id(n->cluster_id_, error) &&
+            n->store_->set_term(1, error);
+  raft_free(buf.base);
+  if (!ok)
+    return n->io_error("bootstrap", error);
+  return 0;
+}
+
+int raft_node::io_recover(raft_io* io, const raft_configuration*) {
+  std::snprintf(io->errmsg, sizeof io->errmsg, "recover is not supported");
+  return RAFT_IOERR;
+}
+
+int raft_node::io_set_term(raft_io* io, raft_term term) {
+  auto* n = node_of(io);
+  std::string error;
+  if (!n->store_->set_term(term, error))
+    return n->io_error("set term", error);
+  return 0;
+}
+
+int raft_node::io_set_vote(raft_io* io, raft_id server_id) {
+  auto* n = node_of(io);
+  std::string error;
+  if (!n->store_->set_vote(server_id, error))
+    return n->io_error("set vote", error);
+  return 0;
+}
+
+int raft_node::io_send(raft_io* io, raft_io_send* req, const raft_message* message, raft_io_send_cb cb) {
+  auto* n = node_of(io);
+  // Encoded now: libraft may reuse the message memory once send() returns
+  // and the callback has fired; the bytes are ours.
+  raft_envelope from{n->cluster_id_, n->id_, n->options_.address};
+  raft_message copy = *message;
+  if (copy.type == RAFT_IO_APPEND_ENTRIES_RESULT && copy.append_entries_result.rejected == 0 && n->answering_ &&
+      copy.append_entries_result.last_log_index > n->answering_match_)
+    copy.append_entries_result.last_log_index = n->answering_match_; // guard 1
+  auto bytes = encode_raft_message(from, copy);
+  if (n->options_.send)
+    n->options_.send(message->server_address, std::move(bytes));
+  req->cb = cb;
+  n->completions_.push_back([req, cb] {
+    if (cb)
+      cb(req, 0);
+  });
+  return 0;
+}
+
+int raft_node::io_append(raft_io* io, raft_io_append* req, const raft_entry entries[], unsigned count,
+                         raft_io_append_cb cb) {
+  auto* n = node_of(io);
+  std::vector<state::raft_entry_ref> refs;
+  refs.reserve(count);
+  for (unsigned i = 0; i < count; ++i)
+    refs.push_back(state::raft_entry_ref{entries[i].term, entries[i].type, entries[i].buf.base, entries[i].buf.len});
+  std::string error;
+  int status = 0;
+  if (n->store_->append(n->next_index_, refs, error))
+    n->next_index_ += count;
+  else
+    status = n->io_error("append", error);
+  req->cb = cb;
+  n->completions_.push_back([req, cb, status] {
+    if (cb)
+      cb(req, status);
+  });
+  return 0;
+}
+
+int raft_node::io_truncate(raft_io* io, raft_index index) {
+  auto* n = node_of(io);
+  std::string error;
+  if (!n->store_->truncate(index, error))
+    return n->io_error("truncate", error);
+  n->next_index_ = index;
+  return 0;
+}
+
+int raft_node::io_snapshot_put(raft_io* io, unsigned trailing, raft_io_snapshot_put* req, const raft_snapshot* snapshot,
+                               raft_io_snapshot_put_cb cb) {
+  auto* n = node_of(io);
+  state::raft_snapshot_record r;
+  r.index = snapshot->index;
+  r.term = snapshot->term;
+  r.configuration_index = snapshot->configuration_index;
+  for (unsigned i = 0; i < snapshot->configuration.n; ++i) {
+    const auto& s = snapshot->configuration.servers[i];
+    r.servers.push_back(state::raft_server_record{s.id, s.address, s.role});
+  }
+  for (unsigned i = 0; i < snapshot->n_bufs; ++i) {
+    const auto* p = static_cast<const uint8_t*>(snapshot->bufs[i].base);
+    r.data.insert(r.data.end(), p, p + snapshot->bufs[i].len);
+  }
+  std::string error;
+  int status = 0;
+  if (!n->store_->put_snapshot(r, trailing, error))
+    status = n->io_error("snapshot", error);
+  else if (trailing == 0)
+    n->next_index_ = snapshot->index + 1; // an installed snapshot replaces the whole log
+  req->cb = cb;
+  n->completions_.push_back([req, cb, status] {
+    if (cb)
+      cb(req, status);
+  });
+  return 0;
+}
+
+int raft_node::io_snapshot_get(raft_io* io, raft_io_snapshot_get* req, raft_io_snapshot_get_cb cb) {
+  auto* n = node_of(io);
+  auto record = n->store_->snapshot();
+  raft_snapshot* s = record ? to_raft_snapshot(*record) : nullptr;
+  int status = s ? 0 : RAFT_NOTFOUND;
+  req->cb = cb;
+  n->completions_.push_back([req, cb, s, status] { cb(req, s, status); });
+  return 0;
+}
+
+raft_time raft_node::io_time(raft_io* io) {
+  return node_of(io)->options_.now_ms();
+}
+
+int raft_node::io_random(raft_io* io, int min, int max) {
+  return node_of(io)->options_.random(min, max);
+}
+
+int raft_node::io_async_work(raft_io* io, raft_io_async_work* req, raft_io_async_work_cb cb) {
+  auto* n = node_of(io);
+  int rv = req->work(req);
+  req->cb = cb;
+  n->completions_.push_back([req, cb, rv] {
+    if (cb)
+      cb(req, rv);
+  });
+  return 0;
+}
+
+// --- raft_fsm -----------------------------------------------------------------
+
+int raft_node::fsm_apply(raft_fsm* fsm, const raft_buffer* buf, void** result) {
+  auto* n = static_cast<raft_node*>(fsm->data);
+  uint64_t index = n->raft_.last_applied + 1; // libraft applies index last_applied + 1
+  log_entry e;
+  n->last_result_ = apply_result{};
+  if (decode(static_cast<const uint8_t*>(buf->base), buf->len, e))
+    n->last_result_ = n->fsm_state_.apply(e, index);
+  else
+    n->fsm_state_.skip(index); // never written by us; skipped the same way everywhere
+  *result = &n->last_result_;
+  n->changed_ = true;
+  return 0;
+}
+
+int raft_node::fsm_snapshot(raft_fsm* fsm, raft_buffer* bufs[], unsigned* n_bufs) {
+  auto* n = static_cast<raft_node*>(fsm->data);
+  auto bytes = n->fsm_state_.snapshot();
+  auto* out = static_cast<raft_buffer*>(raft_malloc(sizeof(raft_buffer)));
+  if (!out)
+    return RAFT_NOMEM;
+  out[0].len = bytes.size();
+  out[0].base = raft_malloc(bytes.empty() ? 1 : bytes.size());
+  if (!out[0].base) {
+    raft_free(out);
+    return RAFT_NOMEM;
+  }
+  if (!bytes.empty())
+    std::memcpy(out[0].base, bytes.data(), bytes.size());
+  *bufs = out;
+  *n_bufs = 1;
+  return 0;
+}
+
+int raft_node::fsm_restore(raft_fsm* fsm, raft_buffer* buf) {
+  auto* n = static_cast<raft_node*>(fsm->data);
+  bool ok = n->fsm_state_.restore(static_cast<const uint8_t*>(buf->base), buf->len);
+  raft_free(buf->base); // ours now (libraft hands the snapshot data over)
+  n->changed_ = true;
+  return ok ? 0 : RAFT_MALFORMED;
+}
+
+} // namespace gtmesh::consensus

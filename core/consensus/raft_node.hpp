@@ -1,0 +1,186 @@
+#pragma once
+
+// One decider's Raft server: libraft (Debian's libraft-dev, the C Raft
+// library behind dqlite and LXD) driving the replicated_state, with our own
+// raft_io: the log in RocksDB (state::raft_store, every write synced before
+// Raft hears it is done) and RPCs as `consensus` envelopes over the mesh
+// transport (so they get mutual TLS, roles and fault hooks like every other
+// link). No CAF and no sockets here: the owner calls tick() every
+// tick_interval_ms(), hands over received RPC bodies with receive(), and
+// sends what `options.send` is given. Every call runs to completion: I/O
+// that libraft treats as asynchronous completes before the call returns,
+// its callbacks fire from a queue drained at the end of the call (libraft
+// never sees a callback from inside its own call).
+//
+// Guards around libraft 0.15 (Debian's version; upstream is unmaintained):
+// our randomised crash test found that it can commit and acknowledge an entry
+// that a later leader overwrites. Three known Raft pitfalls are open in it,
+// and this class closes each where the RPCs pass through:
+//   1. a follower acknowledges its whole stored log, not prevLogIndex +
+//      entries, so a stale entry of an old term counts as replicated
+//      (outgoing AppendEntries results are clamped to what the request
+//      matched);
+//   2. a follower commits up to min(leaderCommit, its last stored index),
+//      which may be a stale entry (incoming leaderCommit is clamped to
+//      prevLogIndex + entries, the rule of the Raft paper);
+//   3. a leader commits entries of earlier terms by counting replicas
+//      (Raft's figure 8) (results that only confirm earlier-term entries are
+//      not counted; a new leader appends a barrier of its own term at once,
+//      so earlier entries commit with it).
+// And a failed disk write stops the server (unavailable()) instead of
+// letting libraft 0.15 reuse the index of an entry it already sent: the
+// owner restarts it from what is on disk.
+//
+// Membership is the set of decider addresses the node is started with
+// (`voters`, the same on every decider): bootstrapped into an empty log on
+// first start, read from the log after that. Server ids are hashes of the
+// addresses; the cluster id (a hash of the whole set) travels with every
+// RPC, so a decider started with another set is refused and reported
+// rather than mixed into this cluster's log.
+
+#include "core/consensus/replicated_state.hpp"
+#include "core/state/raft_store.hpp"
+
+#include "core/consensus/raft_c.hpp"
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gtmesh::consensus {
+
+struct raft_node_options {
+  std::string address;             ///< ours, as the other deciders know it
+  std::vector<std::string> voters; ///< every decider, ours included
+  unsigned election_timeout_ms = 1000;
+  unsigned heartbeat_ms = 100;
+  unsigned snapshot_threshold = 32; ///< entries between snapshots
+  unsigned snapshot_trailing = 16;  ///< entries kept behind a snapshot
+  /// Sends one RPC body to the decider with that address (may drop it).
+  std::function<void(const std::string& address, std::vector<uint8_t>&& body)> send;
+  std::function<uint64_t()> now_ms;    ///< monotonic milliseconds
+  std::function<int(int, int)> random; ///< in [min, max)
+  std::function<void(const std::string&)> log;
+};
+
+struct raft_voter_status {
+  std::string address;
+  bool reachable = false;   ///< leader: heard from it within the election timeout
+  uint64_t match_index = 0; ///< leader: its log is known to match ours up to here
+};
+
+struct raft_status {
+  std::string state; ///< "leader", "follower", "candidate", "unavailable"
+  uint64_t term = 0;
+  uint64_t commit_index = 0;
+  uint64_t last_applied = 0;
+  uint64_t last_index = 0;
+  std::string leader; ///< its address, empty when unknown
+  bool has_quorum = false;
+  std::vector<raft_voter_status> voters;
+  uint64_t cluster_id = 0;
+  uint64_t refused_rpcs = 0; ///< from another cluster, malformed, or from a non-voter
+};
+
+class raft_node {
+public:
+  /// `status` of a proposal: 0 when committed and applied here, else a
+  /// RAFT_* code (RAFT_NOTLEADER, RAFT_LEADERSHIPLOST, RAFT_SHUTDOWN, ...).
+  using done_fn = std::function<void(int status, const apply_result& result, uint64_t index)>;
+
+  raft_node(raft_node_options options, std::unique_ptr<state::raft_store> store, replicated_state& fsm);
+  ~raft_node();
+  raft_node(const raft_node&) = delete;
+  raft_node& operator=(const raft_node&) = delete;
+
+  /// Loads the log (bootstrapping an empty one) and starts the server.
+  bool start(std::string& error);
+
+  void tick();
+  unsigned tick_interval_ms() const noexcept { return tick_interval_; }
+  /// One RPC body from a decider link.
+  void receive(const uint8_t* data, size_t size);
+  /// Appends `entry` (an encoded log_entry) when this node leads; `done`
+  /// fires once it is committed and applied, or failed. Returns 0, or
+  /// RAFT_NOTLEADER (then `done` is not called).
+  int propose(std::vector<uint8_t> entry, done_fn done);
+
+  bool is_leader() const noexcept;
+  /// The leader's address ("" when unknown; ours when leading).
+  std::string leader_address() const;
+  /// Leading with a majority reachable, or following a leader heard from
+  /// within the election timeout.
+  bool has_quorum() const noexcept;
+  bool unavailable() const noexcept;
+  raft_status status() const;
+  uint64_t last_applied() const noexcept;
+
+  /// Called after entries were applied to the state machine or a snapshot
+  /// replaced it (not while libraft is in the middle of a call).
+  std::function<void()> on_change;
+
+  static uint64_t server_id(const std::string& address);
+  static uint64_t cluster_id(std::vector<std::string> voters);
+
+private:
+  // raft_io
+  static int io_init(raft_io* io, raft_id id, const char* address);
+  static void io_close(raft_io* io, raft_io_close_cb cb);
+  static int io_load(raft_io* io, raft_term* term, raft_id* voted_for, raft_snapshot** snapshot,
+                     raft_index* start_index, raft_entry** entries, size_t* n_entries);
+  static int io_start(raft_io* io, unsigned msecs, raft_io_tick_cb tick, raft_io_recv_cb recv);
+  static int io_bootstrap(raft_io* io, const raft_configuration* conf);
+  static int io_recover(raft_io* io, const raft_configuration* conf);
+  static int io_set_term(raft_io* io, raft_term term);
+  static int io_set_vote(raft_io* io, raft_id server_id);
+  static int io_send(raft_io* io, raft_io_send* req, const raft_message* message, raft_io_send_cb cb);
+  static int io_append(raft_io* io, raft_io_append* req, const raft_entry entries[], unsigned n,
+                       raft_io_append_cb cb);
+  static int io_truncate(raft_io* io, raft_index index);
+  static int io_snapshot_put(raft_io* io, unsigned trailing, raft_io_snapshot_put* req,
+                             const raft_snapshot* snapshot, raft_io_snapshot_put_cb cb);
+  static int io_snapshot_get(raft_io* io, raft_io_snapshot_get* req, raft_io_snapshot_get_cb cb);
+  static raft_time io_time(raft_io* io);
+  static int io_random(raft_io* io, int min, int max);
+  static int io_async_work(raft_io* io, raft_io_async_work* req, raft_io_async_work_cb cb);
+  // raft_fsm
+  static int fsm_apply(raft_fsm* fsm, const raft_buffer* buf, void** result);
+  static int fsm_snapshot(raft_fsm* fsm, raft_buffer* bufs[], unsigned* n_bufs);
+  static int fsm_restore(raft_fsm* fsm, raft_buffer* buf);
+
+  int io_error(const std::string& what, const std::string& error);
+  /// Term of the entry at `index` in libraft's in-memory log (0 if unknown).
+  uint64_t term_at(uint64_t index) const noexcept;
+  /// Runs queued completions until none is left (they may queue more).
+  void drain();
+
+  raft_node_options options_;
+  std::unique_ptr<state::raft_store> store_;
+  replicated_state& fsm_state_;
+  raft raft_{};
+  raft_io io_{};
+  raft_fsm fsm_{};
+  bool initialized_ = false;
+  bool started_ = false;
+  uint64_t id_ = 0;
+  uint64_t cluster_id_ = 0;
+  uint64_t next_index_ = 1; ///< where the next appended entry goes
+  unsigned tick_interval_ = 100;
+  raft_io_tick_cb tick_cb_ = nullptr;
+  raft_io_recv_cb recv_cb_ = nullptr;
+  std::deque<std::function<void()>> completions_;
+  bool draining_ = false;
+  bool changed_ = false;
+  bool broken_ = false;      ///< a storage write failed: restart from disk
+  bool was_leader_ = false;
+  bool answering_ = false;   ///< inside receive() of an AppendEntries
+  uint64_t answering_match_ = 0; ///< its prevLogIndex + entries
+  apply_result last_result_;
+  uint64_t refused_ = 0;
+  std::map<std::string, int64_t> refused_logged_at_; ///< address -> ms, to rate-limit logs
+};
+
+} // namespace gtmesh::consensus

@@ -1,0 +1,160 @@
+#include "core/consensus/replicated_state.hpp"
+
+#include "core/mesh/msgpack_codec.hpp"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+
+namespace gtmesh::consensus {
+
+using mesh::pack;
+using mesh::unpack_into;
+
+namespace {
+
+struct wire_record {
+  uint32_t v = 0;
+  uint64_t i = 0;
+  std::string h;
+  std::string f;
+  std::string by;
+  int64_t at = 0;
+  uint64_t id = 0;
+  MSGPACK_DEFINE_MAP(v, i, h, f, by, at, id)
+};
+
+struct wire_drain {
+  std::string dc;
+  bool d = false;
+  std::string by;
+  uint64_t i = 0;
+  int64_t at = 0;
+  MSGPACK_DEFINE_MAP(dc, d, by, i, at)
+};
+
+struct wire_state {
+  uint64_t ai = 0;
+  uint32_t cv = 0;
+  bool hy = false; ///< has a config text
+  std::string y;
+  std::string f;
+  std::vector<wire_record> h;
+  std::vector<wire_drain> dr;
+  std::vector<uint64_t> ids; ///< push ids, oldest first, paired with idv
+  std::vector<uint32_t> idv;
+  MSGPACK_DEFINE_MAP(ai, cv, hy, y, f, h, dr, ids, idv)
+};
+
+} // namespace
+
+std::string sha256_hex(const std::string& text) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(text.data(), text.size(), digest, &len, EVP_sha256(), nullptr);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  out.reserve(len * 2);
+  for (unsigned i = 0; i < len; ++i) {
+    out.push_back(hex[digest[i] >> 4]);
+    out.push_back(hex[digest[i] & 15]);
+  }
+  return out;
+}
+
+apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
+  applied_index_ = std::max(applied_index_, index);
+  apply_result r;
+  switch (e.kind) {
+    case entry_kind::bootstrap_config:
+      if (version_ != 0) {
+        r.version = version_;
+        r.ignored = true;
+        return r;
+      }
+      [[fallthrough]];
+    case entry_kind::config: {
+      if (e.push_id != 0) {
+        auto it = std::find_if(push_ids_.begin(), push_ids_.end(), [&](const auto& p) { return p.first == e.push_id; });
+        if (it != push_ids_.end()) {
+          r.version = it->second;
+          r.duplicate = true;
+          return r;
+        }
+      }
+      ++version_;
+      yaml_ = std::make_shared<const std::string>(e.yaml);
+      file_ = e.file;
+      history_.push_back(config_record{version_, index, sha256_hex(e.yaml), e.file, e.by, e.at_ms, e.push_id});
+      if (history_.size() > history_limit)
+        history_.pop_front();
+      if (e.push_id != 0) {
+        push_ids_.emplace_back(e.push_id, version_);
+        if (push_ids_.size() > push_ids_kept)
+          push_ids_.pop_front();
+      }
+      r.version = version_;
+      return r;
+    }
+    case entry_kind::drain:
+      drains_[e.dc] = drain_record{e.dc, e.drained, e.by, index, e.at_ms};
+      return r;
+  }
+  return r;
+}
+
+std::vector<uint8_t> replicated_state::snapshot() const {
+  wire_state w;
+  w.ai = applied_index_;
+  w.cv = version_;
+  w.hy = static_cast<bool>(yaml_);
+  if (yaml_)
+    w.y = *yaml_;
+  w.f = file_;
+  for (const auto& h : history_)
+    w.h.push_back(wire_record{h.version, h.index, h.sha256, h.file, h.by, h.at_ms, h.push_id});
+  for (const auto& [dc, d] : drains_)
+    w.dr.push_back(wire_drain{d.dc, d.drained, d.by, d.index, d.at_ms});
+  for (const auto& [id, v] : push_ids_) {
+    w.ids.push_back(id);
+    w.idv.push_back(v);
+  }
+  return pack(w);
+}
+
+bool replicated_state::restore(const uint8_t* data, size_t size) {
+  wire_state w;
+  if (!unpack_into(data, size, w) || w.ids.size() != w.idv.size())
+    return false;
+  try {
+    replicated_state next;
+    next.applied_index_ = w.ai;
+    next.version_ = w.cv;
+    if (w.hy)
+      next.yaml_ = std::make_shared<const std::string>(std::move(w.y));
+    next.file_ = std::move(w.f);
+    for (auto& h : w.h)
+      next.history_.push_back(config_record{h.v, h.i, std::move(h.h), std::move(h.f), std::move(h.by), h.at, h.id});
+    for (auto& d : w.dr)
+      next.drains_[d.dc] = drain_record{d.dc, d.d, std::move(d.by), d.i, d.at};
+    for (size_t i = 0; i < w.ids.size(); ++i)
+      next.push_ids_.emplace_back(w.ids[i], w.idv[i]);
+    *this = std::move(next);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+replicated_view_ptr replicated_state::view() const {
+  auto v = std::make_shared<replicated_view>();
+  v->applied_index = applied_index_;
+  v->config_version = version_;
+  v->yaml = yaml_;
+  v->file = file_;
+  for (const auto& [dc, d] : drains_)
+    v->drains.push_back(d);
+  return v;
+}
+
+} // namespace gtmesh::consensus

@@ -1,0 +1,96 @@
+#pragma once
+
+// The state machine the deciders' Raft log drives (SPEC section 6: "a config
+// push is versioned, persisted, replicated to every decider"): the cluster's
+// config version and text, the config history, and the operator's drains.
+// Deterministic: every decider that applied the same entries holds the same
+// state, so a version number names exactly one config everywhere.
+//
+// - A config entry becomes version (last + 1); a retried push (same
+//   push_id, one of the last 1,000) does not create a second version, it
+//   answers the version the first one got.
+// - A bootstrap_config entry applies only while there is no config.
+// - A drain entry sets that DC's override; its version is the log index.
+// - The history keeps (version, SHA-256, file, who, when, index) of the last
+//   history_limit versions; only the current text is kept here (each decider
+//   keeps older texts in its own store, --keep-configs).
+
+#include "core/consensus/log_entry.hpp"
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gtmesh::consensus {
+
+struct config_record {
+  uint32_t version = 0;
+  uint64_t index = 0;   ///< the log index it was committed at
+  std::string sha256;   ///< of the YAML text, hex
+  std::string file;
+  std::string by;
+  int64_t at_ms = 0;
+  uint64_t push_id = 0;
+};
+
+struct drain_record {
+  std::string dc;
+  bool drained = false;
+  std::string by;
+  uint64_t index = 0; ///< log index: the override's version
+  int64_t at_ms = 0;
+};
+
+/// What a decider needs to serve: an immutable copy handed out after applies.
+struct replicated_view {
+  uint64_t applied_index = 0;
+  uint32_t config_version = 0;
+  std::shared_ptr<const std::string> yaml; ///< null while there is no config
+  std::string file;
+  std::vector<drain_record> drains;
+};
+using replicated_view_ptr = std::shared_ptr<const replicated_view>;
+
+struct apply_result {
+  uint32_t version = 0;   ///< config kinds: the version this entry has (a duplicate: the earlier one)
+  bool duplicate = false; ///< a retried push that was already applied
+  bool ignored = false;   ///< bootstrap_config while a config exists
+};
+
+class replicated_state {
+public:
+  static constexpr size_t history_limit = 10'000;
+  static constexpr size_t push_ids_kept = 1'000;
+
+  apply_result apply(const log_entry& e, uint64_t index);
+  /// Notes that `index` was applied without an FSM entry (a barrier or a
+  /// membership change), so applied_index() keeps up.
+  void skip(uint64_t index) { applied_index_ = std::max(applied_index_, index); }
+
+  std::vector<uint8_t> snapshot() const;
+  /// Replaces the state with a snapshot; false (state unchanged) if malformed.
+  bool restore(const uint8_t* data, size_t size);
+
+  uint64_t applied_index() const noexcept { return applied_index_; }
+  uint32_t config_version() const noexcept { return version_; }
+  const std::deque<config_record>& history() const noexcept { return history_; }
+  const std::map<std::string, drain_record>& drains() const noexcept { return drains_; }
+  replicated_view_ptr view() const;
+
+private:
+  uint64_t applied_index_ = 0;
+  uint32_t version_ = 0;
+  std::shared_ptr<const std::string> yaml_;
+  std::string file_;
+  std::deque<config_record> history_;
+  std::map<std::string, drain_record> drains_;
+  std::deque<std::pair<uint64_t, uint32_t>> push_ids_; ///< (push_id, version), oldest first
+};
+
+/// SHA-256 of `text` as 64 hex digits.
+std::string sha256_hex(const std::string& text);
+
+} // namespace gtmesh::consensus

@@ -1,0 +1,65 @@
+#include "core/mesh/node_identity.hpp"
+
+namespace gtmesh::mesh {
+
+const char* to_string(node_role r) noexcept {
+  switch (r) {
+    case node_role::decider:
+      return "decider";
+    case node_role::agent:
+      return "agent";
+    case node_role::operator_:
+      return "operator";
+    case node_role::none:
+      break;
+  }
+  return "none";
+}
+
+std::optional<node_role> parse_role(std::string_view text) noexcept {
+  if (text == "decider")
+    return node_role::decider;
+  if (text == "agent")
+    return node_role::agent;
+  if (text == "operator")
+    return node_role::operator_;
+  return std::nullopt;
+}
+
+std::string node_identity::describe() const {
+  std::string out = name + " (" + to_string(role);
+  if (role == node_role::agent)
+    out += " of " + dc;
+  return out + ")";
+}
+
+std::string node_identity::role_uri() const {
+  std::string out = std::string("gtmesh:") + to_string(role);
+  if (role == node_role::agent)
+    out += ":" + dc;
+  return out;
+}
+
+bool parse_role_uri(std::string_view uri, node_role& role, std::string& dc) noexcept {
+  constexpr std::string_view prefix = "gtmesh:";
+  if (uri.substr(0, prefix.size()) != prefix)
+    return false;
+  uri.remove_prefix(prefix.size());
+  auto colon = uri.find(':');
+  auto r = parse_role(uri.substr(0, colon));
+  if (!r)
+    return false;
+  if (*r == node_role::agent) {
+    if (colon == std::string_view::npos || colon + 1 >= uri.size())
+      return false; // an agent certificate names its DC
+    dc.assign(uri.substr(colon + 1));
+  } else if (colon != std::string_view::npos) {
+    return false;
+  } else {
+    dc.clear();
+  }
+  role = *r;
+  return true;
+}
+
+} // namespace gtmesh::mesh

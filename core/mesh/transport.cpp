@@ -1,0 +1,733 @@
+#include "core/mesh/transport.hpp"
+
+#include "core/mesh/envelope.hpp"
+#include "core/mesh/frame_reader.hpp"
+
+#include <asio.hpp>
+#include <asio/ssl.hpp>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include <array>
+#include <atomic>
+#include <charconv>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace gtmesh::mesh {
+
+namespace {
+
+using tcp = asio::ip::tcp;
+using clock_type = std::chrono::steady_clock;
+
+/// CN and role URI of a certificate.
+node_identity identity_of(X509* cert) {
+  node_identity id;
+  char cn[256] = {};
+  int n = X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof cn);
+  if (n > 0)
+    id.name.assign(cn, static_cast<size_t>(n));
+  auto* names = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  if (names) {
+    for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
+      const GENERAL_NAME* g = sk_GENERAL_NAME_value(names, i);
+      if (g->type != GEN_URI)
+        continue;
+      const ASN1_STRING* s = g->d.uniformResourceIdentifier;
+      std::string_view uri(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
+                           static_cast<size_t>(ASN1_STRING_length(s)));
+      if (parse_role_uri(uri, id.role, id.dc))
+        break;
+    }
+    GENERAL_NAMES_free(names);
+  }
+  return id;
+}
+
+std::string endpoint_text(const tcp::endpoint& e) {
+  auto a = e.address();
+  return (a.is_v6() ? "[" + a.to_string() + "]" : a.to_string()) + ":" + std::to_string(e.port());
+}
+
+class transport_impl;
+
+/// One link. Lives on the I/O thread; owned by shared_ptr from the
+/// transport's table and from its pending handlers.
+class connection : public std::enable_shared_from_this<connection> {
+public:
+  enum class phase { connecting, handshaking, up, closed };
+
+  connection(transport_impl& t, tcp::socket socket, bool outbound, uint64_t token, std::string target);
+
+  void start_inbound();
+  void start_outbound(const std::string& host, uint16_t port);
+  void send_frame(std::vector<uint8_t> framed);
+  void close(const std::string& reason);
+  void tick(clock_type::time_point now);
+
+  link_id id = 0;
+  phase state = phase::connecting;
+  link_peer peer;
+  std::string remote_address; ///< ip only, for the pending-per-address count
+  bool counted_pending = false;
+
+private:
+  tcp::socket& socket() { return tls_ ? tls_->next_layer() : plain_; }
+  void begin_handshake();
+  void on_connected();
+  void send_hello();
+  void read();
+  void on_bytes(size_t n);
+  void on_frame(std::vector<char>&& frame);
+  void on_hello(const std::vector<char>& frame);
+  void write_next();
+
+  transport_impl& t_;
+  tcp::socket plain_;
+  std::unique_ptr<asio::ssl::stream<tcp::socket>> tls_;
+  tcp::resolver resolver_;
+  frame_reader reader_;
+  std::array<uint8_t, 64 * 1024> buffer_{};
+  std::deque<std::vector<uint8_t>> queue_;
+  size_t queued_bytes_ = 0;
+  bool writing_ = false;
+  bool hello_sent_ = false;
+  clock_type::time_point started_ = clock_type::now();
+  clock_type::time_point last_recv_ = clock_type::now();
+  clock_type::time_point last_send_ = clock_type::now();
+  std::optional<node_identity> cert_identity_;
+};
+
+class transport_impl final : public transport {
+public:
+  transport_impl(transport_options options, link_events& events)
+      : options_(std::move(options)), events_(events), acceptor_(io_), ticker_(io_), accept_retry_(io_) {}
+
+  ~transport_impl() override { stop(); }
+
+  bool init(std::string& error);
+
+  std::string bound() const override { return bound_; }
+  uint16_t bound_port() const override { return bound_port_; }
+
+  void connect(const std::string& target, uint64_t token) override {
+    asio::post(io_, [this, target, token] { do_connect(target, token); });
+  }
+
+  void send(link_id link, std::vector<uint8_t> envelope) override {
+    asio::post(io_, [this, link, bytes = std::move(envelope)]() mutable {
+      auto it = links_.find(link);
+      if (it != links_.end() && it->second->state == connection::phase::up)
+        it->second->send_frame(frame_with_header(bytes));
+    });
+  }
+
+  void send_to(const std::string& address, std::vector<uint8_t> envelope) override {
+    asio::post(io_, [this, address, bytes = std::move(envelope)]() mutable {
+      connection* best = nullptr;
+      for (auto& [id, c] : links_)
+        if (c->state == connection::phase::up && c->peer.identity.role == node_role::decider &&
+            (c->peer.advertise == address || (c->peer.outbound && c->peer.target == address)) &&
+            (!best || (c->peer.outbound && !best->peer.outbound)))
+          best = c.get();
+      if (!best) {
+        ++counters_.unroutable;
+        return;
+      }
+      best->send_frame(frame_with_header(bytes));
+    });
+  }
+
+  void close(link_id link) override {
+    asio::post(io_, [this, link] {
+      auto it = links_.find(link);
+      if (it != links_.end())
+        it->second->close("closed locally");
+    });
+  }
+
+  std::optional<link_peer> peer(link_id link) const override {
+    std::lock_guard lock(peers_mutex_);
+    auto it = up_peers_.find(link);
+    if (it == up_peers_.end())
+      return std::nullopt;
+    return it->second;
+  }
+
+  transport_counters counters() const override {
+    transport_counters c;
+    c.accepted = counters_.accepted;
+    c.refused_pending = counters_.refused_pending;
+    c.handshake_timeouts = counters_.handshake_timeouts;
+    c.handshake_failures = counters_.handshake_failures;
+    c.refused_peers = counters_.refused_peers;
+    c.links_up = counters_.links_up;
+    c.idle_timeouts = counters_.idle_timeouts;
+    c.oversized_frames = counters_.oversized_frames;
+    c.slow_peers = counters_.slow_peers;
+    c.frames_in = counters_.frames_in;
+    c.frames_out = counters_.frames_out;
+    c.unroutable = counters_.unroutable;
+    return c;
+  }
+
+  void stop() override {
+    if (stopped_.exchange(true))
+      return;
+    asio::post(io_, [this] {
+      asio::error_code ignored;
+      acceptor_.close(ignored);
+      ticker_.cancel();
+      accept_retry_.cancel();
+      auto all = links_;
+      for (auto& [id, c] : all)
+        c->close("shutting down");
+      io_.stop();
+    });
+    if (thread_.joinable())
+      thread_.join();
+  }
+
+  // --- used by connections (I/O thread) ----------------------------------
+  const transport_options& options() const { return options_; }
+  asio::io_context& io() { return io_; }
+  asio::ssl::context* tls() { return tls_ctx_.get(); }
+  link_events& events() { return events_; }
+  void log(const std::string& line) {
+    if (options_.log)
+      options_.log(line);
+  }
+
+  void link_up(const std::shared_ptr<connection>& c) {
+    release_pending(*c);
+    ++counters_.links_up;
+    c->peer.link = c->id;
+    {
+      std::lock_guard lock(peers_mutex_);
+      up_peers_[c->id] = c->peer;
+    }
+    events_.on_link_up(c->peer);
+  }
+
+  void release_pending(connection& c) {
+    if (!c.counted_pending)
+      return;
+    c.counted_pending = false;
+    --pending_;
+    auto it = pending_by_address_.find(c.remote_address);
+    if (it != pending_by_address_.end() && --it->second == 0)
+      pending_by_address_.erase(it);
+  }
+
+  /// Removes a closed connection and reports it.
+  void link_closed(connection& c, bool was_up, const std::string& reason) {
+    release_pending(c);
+    auto keep = links_.find(c.id);
+    std::shared_ptr<connection> hold;
+    if (keep != links_.end()) {
+      hold = keep->second;
+      links_.erase(keep);
+    }
+    if (was_up) {
+      {
+        std::lock_guard lock(peers_mutex_);
+        up_peers_.erase(c.id);
+      }
+      events_.on_link_down(c.id, c.peer.token, reason);
+    }
+    else if (c.peer.outbound)
+      events_.on_link_down(0, c.peer.token, reason);
+  }
+
+  struct atomic_counters {
+    std::atomic<uint64_t> accepted{0}, refused_pending{0}, handshake_timeouts{0}, handshake_failures{0},
+      refused_peers{0}, links_up{0}, idle_timeouts{0}, oversized_frames{0}, slow_peers{0}, frames_in{0},
+      frames_out{0}, unroutable{0};
+  } counters_;
+
+private:
+  void accept();
+  void do_connect(const std::string& target, uint64_t token);
+  void schedule_tick();
+
+  transport_options options_;
+  link_events& events_;
+  asio::io_context io_;
+  std::unique_ptr<asio::ssl::context> tls_ctx_;
+  tcp::acceptor acceptor_;
+  asio::steady_timer ticker_;
+  asio::steady_timer accept_retry_;
+  std::thread thread_;
+  std::atomic<bool> stopped_{false};
+  std::string bound_;
+  uint16_t bound_port_ = 0;
+  link_id next_id_ = 1;
+  std::map<link_id, std::shared_ptr<connection>> links_;
+  size_t pending_ = 0;
+  std::map<std::string, size_t> pending_by_address_;
+  mutable std::mutex peers_mutex_;
+  std::map<link_id, link_peer> up_peers_; ///< copies for peer(), any thread
+
+  friend class connection;
+};
+
+// --- connection -------------------------------------------------------------
+
+connection::connection(transport_impl& t, tcp::socket socket, bool outbound, uint64_t token, std::string target)
+    : t_(t), plain_(std::move(socket)), resolver_(t.io()), reader_(t.options().max_handshake_bytes) {
+  peer.outbound = outbound;
+  peer.token = token;
+  peer.target = std::move(target);
+  if (t_.tls())
+    tls_ = std::make_unique<asio::ssl::stream<tcp::socket>>(std::move(plain_), *t_.tls());
+}
+
+void connection::start_inbound() {
+  asio::error_code ec;
+  auto ep = socket().remote_endpoint(ec);
+  if (!ec) {
+    peer.remote = endpoint_text(ep);
+    remote_address = ep.address().to_string();
+  }
+  socket().set_option(tcp::no_delay(true), ec);
+  begin_handshake();
+}
+
+void connection::start_outbound(const std::string& host, uint16_t port) {
+  auto self = shared_from_this();
+  resolver_.async_resolve(host, std::to_string(port), [this, self](const asio::error_code& ec,
+                                                                   tcp::resolver::results_type results) {
+    if (state == phase::closed)
+      return;
+    if (ec)
+      return close("cannot resolve " + peer.target + ": " + ec.message());
+    if (!t_.tls()) {
+      for (const auto& r : results)
+        if (!r.endpoint().address().is_loopback())
+          return close("plain mode connects to loopback only (" + peer.target +
+                       " is not): configure mutual TLS (docs/mesh.md)");
+    }
+    asio::async_connect(socket(), results, [this, self](const asio::error_code& ec, const tcp::endpoint& ep) {
+      if (state == phase::closed)
+        return;
+      if (ec)
+        return close("cannot connect to " + peer.target + ": " + ec.message());
+      peer.remote = endpoint_text(ep);
+      asio::error_code ignored;
+      socket().set_option(tcp::no_delay(true), ignored);
+      begin_handshake();
+    });
+  });
+}
+
+void connection::begin_handshake() {
+  state = phase::handshaking;
+  started_ = clock_type::now();
+  last_recv_ = started_;
+  if (!tls_) {
+    send_hello();
+    read();
+    return;
+  }
+  auto self = shared_from_this();
+  auto mode = peer.outbound ? asio::ssl::stream_base::client : asio::ssl::stream_base::server;
+  tls_->async_handshake(mode, [this, self](const asio::error_code& ec) {
+    if (state == phase::closed)
+      return;
+    if (ec) {
+      ++t_.counters_.handshake_failures;
+      return close("TLS handshake failed: " + ec.message());
+    }
+    X509* cert = SSL_get1_peer_certificate(tls_->native_handle());
+    if (!cert) {
+      ++t_.counters_.handshake_failures;
+      return close("peer sent no certificate");
+    }
+    cert_identity_ = identity_of(cert);
+    X509_free(cert);
+    send_hello();
+    read();
+  });
+}
+
+void connection::send_hello() {
+  const auto& o = t_.options();
+  hello_body h{o.self.name, static_cast<uint8_t>(o.self.role), o.self.dc, o.advertise};
+  hello_sent_ = true;
+  send_frame(frame_with_header(frame(message_kind::hello, o.self.name, h)));
+}
+
+void connection::read() {
+  auto self = shared_from_this();
+  auto handler = [this, self](const asio::error_code& ec, size_t n) {
+    if (state == phase::closed)
+      return;
+    if (ec)
+      return close(ec == asio::error::eof ? "closed by peer" : "read failed: " + ec.message());
+    on_bytes(n);
+    if (state != phase::closed)
+      read();
+  };
+  if (tls_)
+    tls_->async_read_some(asio::buffer(buffer_), handler);
+  else
+    plain_.async_read_some(asio::buffer(buffer_), handler);
+}
+
+void connection::on_bytes(size_t n) {
+  last_recv_ = clock_type::now();
+  bool ok = reader_.feed(buffer_.data(), n, [this](std::vector<char>&& f) {
+    if (state != phase::closed)
+      on_frame(std::move(f));
+  });
+  if (!ok && state != phase::closed) {
+    if (state == phase::up)
+      ++t_.counters_.oversized_frames;
+    else
+      ++t_.counters_.handshake_failures;
+    close(state == phase::up ? "frame above the size limit" : "handshake frame above the size limit");
+  }
+}
+
+void connection::on_frame(std::vector<char>&& f) {
+  if (f.empty())
+    return; // heartbeat
+  if (state == phase::handshaking)
+    return on_hello(f);
+  ++t_.counters_.frames_in;
+  t_.events().on_frame(id, std::move(f));
+}
+
+void connection::on_hello(const std::vector<char>& f) {
+  decode_error err;
+  auto env = decode(reinterpret_cast<const uint8_t*>(f.data()), f.size(), err);
+  hello_body h;
+  if (!env || env->kind != message_kind::hello || !decode_body(env->body, h)) {
+    ++t_.counters_.handshake_failures;
+    return close("the first frame was not a valid hello");
+  }
+  node_identity claimed{h.name, static_cast<node_role>(h.role <= 3 ? h.role : 0), h.dc};
+  if (cert_identity_) {
+    // Under TLS the certificate decides; the hello must not claim otherwise.
+    if (claimed.name != cert_identity_->name) {
+      ++t_.counters_.refused_peers;
+      t_.log("refused " + peer.remote + ": its hello names '" + claimed.name + "' but its certificate '" +
+             cert_identity_->name + "'");
+      return close("hello name does not match the certificate");
+    }
+    peer.identity = *cert_identity_;
+  } else {
+    peer.identity = claimed;
+  }
+  peer.advertise = h.advertise;
+  const auto& o = t_.options();
+  std::string why;
+  if (peer.identity.role == node_role::none)
+    why = "certificate of '" + peer.identity.name +
+          "' carries no gtmesh role (reissue it: gtmeshctl ca issue NAME --role decider|agent|operator)";
+  else if (peer.identity.name == o.self.name && peer.identity.role == o.self.role)
+    why = "connected to itself";
+  else if (o.admit)
+    why = o.admit(peer.identity, !peer.outbound);
+  if (!why.empty()) {
+    ++t_.counters_.refused_peers;
+    if (why != "connected to itself")
+      t_.log("refused " + peer.identity.describe() + " from " + peer.remote + ": " + why);
+    return close(why);
+  }
+  state = phase::up;
+  reader_.set_max(o.max_frame_bytes);
+  t_.link_up(shared_from_this());
+}
+
+void connection::send_frame(std::vector<uint8_t> framed) {
+  if (state == phase::closed)
+    return;
+  if (queued_bytes_ + framed.size() > t_.options().max_send_queue_bytes) {
+    ++t_.counters_.slow_peers;
+    return close("send queue above " + std::to_string(t_.options().max_send_queue_bytes >> 20) + " MB: peer too slow");
+  }
+  queued_bytes_ += framed.size();
+  queue_.push_back(std::move(framed));
+  if (!writing_)
+    write_next();
+}
+
+void connection::write_next() {
+  if (queue_.empty() || state == phase::closed) {
+    writing_ = false;
+    return;
+  }
+  writing_ = true;
+  last_send_ = clock_type::now();
+  auto self = shared_from_this();
+  auto handler = [this, self](const asio::error_code& ec, size_t) {
+    if (state == phase::closed)
+      return;
+    if (ec)
+      return close("write failed: " + ec.message());
+    queued_bytes_ -= queue_.front().size();
+    queue_.pop_front();
+    ++t_.counters_.frames_out;
+    write_next();
+  };
+  if (tls_)
+    asio::async_write(*tls_, asio::buffer(queue_.front()), handler);
+  else
+    asio::async_write(plain_, asio::buffer(queue_.front()), handler);
+}
+
+void connection::tick(clock_type::time_point now) {
+  const auto& o = t_.options();
+  switch (state) {
+    case phase::connecting:
+      if (now - started_ > o.connect_timeout)
+        close("cannot connect to " + peer.target + ": no answer within " + std::to_string(o.connect_timeout.count()) +
+              " ms");
+      return;
+    case phase::handshaking:
+      if (now - started_ > o.handshake_timeout) {
+        ++t_.counters_.handshake_timeouts;
+        close("no handshake within " + std::to_string(o.handshake_timeout.count()) + " ms");
+      }
+      return;
+    case phase::up:
+      if (now - last_recv_ > o.idle_timeout) {
+        ++t_.counters_.idle_timeouts;
+        close("nothing received for " + std::to_string(o.idle_timeout.count()) + " ms");
+        return;
+      }
+      if (now - last_send_ >= o.heartbeat && !writing_)
+        send_frame(std::vector<uint8_t>(frame_header_bytes, 0));
+      return;
+    case phase::closed:
+      return;
+  }
+}
+
+void connection::close(const std::string& reason) {
+  if (state == phase::closed)
+    return;
+  bool was_up = state == phase::up;
+  state = phase::closed;
+  asio::error_code ignored;
+  resolver_.cancel();
+  // No TLS close_notify: a peer that stopped reading must not keep us here.
+  socket().shutdown(tcp::socket::shutdown_both, ignored);
+  socket().close(ignored);
+  queue_.clear();
+  queued_bytes_ = 0;
+  t_.link_closed(*this, was_up, reason);
+}
+
+// --- transport_impl ----------------------------------------------------------
+
+bool transport_impl::init(std::string& error) {
+  if (options_.tls.enabled()) {
+    try {
+      tls_ctx_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls);
+      tls_ctx_->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                            asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                            asio::ssl::context::no_tlsv1_1);
+      tls_ctx_->load_verify_file(options_.tls.ca);
+      tls_ctx_->use_certificate_chain_file(options_.tls.cert);
+      tls_ctx_->use_private_key_file(options_.tls.key, asio::ssl::context::pem);
+      tls_ctx_->set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
+    } catch (const std::exception& e) {
+      error = "TLS files (ca " + options_.tls.ca + ", cert " + options_.tls.cert + ", key " + options_.tls.key +
+              "): " + e.what();
+      return false;
+    }
+    auto own = certificate_identity(options_.tls.cert, error);
+    if (!own)
+      return false;
+    if (own->role == node_role::none) {
+      error = options_.tls.cert + " carries no gtmesh role; reissue it with gtmeshctl ca issue " + own->name +
+              " --role " + to_string(options_.self.role);
+      return false;
+    }
+    if (options_.self.role != node_role::none &&
+        (own->role != options_.self.role || (own->role == node_role::agent && own->dc != options_.self.dc))) {
+      error = options_.tls.cert + " is the certificate of " + own->describe() + ", but this node runs as " +
+              options_.self.describe();
+      return false;
+    }
+    options_.self.name = own->name; // the certificate names us
+    options_.self.role = own->role;
+    options_.self.dc = own->dc;
+  }
+  if (!options_.listen.empty()) {
+    std::string host;
+    uint16_t port = 0;
+    if (!split_host_port(options_.listen, host, port)) {
+      error = "listen address '" + options_.listen + "': expected HOST:PORT";
+      return false;
+    }
+    if (!tls_ctx_ && !is_loopback_host(host)) {
+      error = "plain mode (no TLS files) listens on loopback only, not on " + options_.listen +
+              ": give the node mutual TLS (cluster.tls or --tls-ca/--tls-cert/--tls-key, docs/mesh.md)";
+      return false;
+    }
+    asio::error_code ec;
+    auto address = asio::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
+    if (ec) {
+      error = "listen address '" + options_.listen + "': " + ec.message();
+      return false;
+    }
+    tcp::endpoint ep(address, port);
+    acceptor_.open(ep.protocol(), ec);
+    if (!ec)
+      acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec)
+      acceptor_.bind(ep, ec);
+    if (!ec)
+      acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      error = "cannot listen on " + options_.listen + ": " + ec.message();
+      return false;
+    }
+    auto local = acceptor_.local_endpoint(ec);
+    bound_port_ = local.port();
+    bound_ = endpoint_text(local);
+    accept();
+  }
+  schedule_tick();
+  thread_ = std::thread([this] {
+    for (;;) {
+      try {
+        io_.run();
+        return;
+      } catch (const std::exception& e) {
+        // Our handlers do not throw; if one did, the link it served is in
+        // an unknown state, so the process must not go on pretending.
+        std::fprintf(stderr, "gtmesh: mesh transport: unexpected exception: %s\n", e.what());
+        std::abort();
+      }
+    }
+  });
+  return true;
+}
+
+void transport_impl::accept() {
+  acceptor_.async_accept([this](const asio::error_code& ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || stopped_)
+      return;
+    if (!ec) {
+      ++counters_.accepted;
+      asio::error_code e2;
+      auto ep = socket.remote_endpoint(e2);
+      std::string address = e2 ? std::string() : ep.address().to_string();
+      if (pending_ >= options_.max_pending || pending_by_address_[address] >= options_.max_pending_per_address ||
+          links_.size() >= options_.max_links) {
+        ++counters_.refused_pending;
+        if (pending_by_address_[address] == 0)
+          pending_by_address_.erase(address);
+        socket.close(e2);
+      } else {
+        auto c = std::make_shared<connection>(*this, std::move(socket), false, 0, std::string());
+        c->id = next_id_++;
+        c->counted_pending = true;
+        ++pending_;
+        ++pending_by_address_[address];
+        links_.emplace(c->id, c);
+        c->start_inbound();
+      }
+    }
+    if (ec) {
+      // EMFILE and friends: try again shortly instead of spinning; the tick
+      // closes stale handshakes meanwhile.
+      accept_retry_.expires_after(std::chrono::milliseconds(100));
+      accept_retry_.async_wait([this](const asio::error_code& e) {
+        if (!e && !stopped_)
+          accept();
+      });
+      return;
+    }
+    accept();
+  });
+}
+
+void transport_impl::do_connect(const std::string& target, uint64_t token) {
+  std::string host;
+  uint16_t port = 0;
+  if (!split_host_port(target, host, port)) {
+    events_.on_link_down(0, token, "bad address '" + target + "': expected HOST:PORT");
+    return;
+  }
+  auto c = std::make_shared<connection>(*this, tcp::socket(io_), true, token, target);
+  c->id = next_id_++;
+  links_.emplace(c->id, c);
+  c->start_outbound(host, port);
+}
+
+void transport_impl::schedule_tick() {
+  ticker_.expires_after(std::min<std::chrono::milliseconds>(options_.heartbeat, std::chrono::milliseconds(100)));
+  ticker_.async_wait([this](const asio::error_code& ec) {
+    if (ec || stopped_)
+      return;
+    auto now = clock_type::now();
+    auto all = links_; // a tick may close (and remove) links
+    for (auto& [id, c] : all)
+      c->tick(now);
+    schedule_tick();
+  });
+}
+
+} // namespace
+
+std::unique_ptr<transport> transport::create(transport_options options, link_events& events, std::string& error) {
+  auto t = std::make_unique<transport_impl>(std::move(options), events);
+  if (!t->init(error))
+    return nullptr;
+  return t;
+}
+
+std::optional<node_identity> certificate_identity(const std::string& pem_file, std::string& error) {
+  FILE* f = std::fopen(pem_file.c_str(), "r");
+  if (!f) {
+    error = "cannot open certificate " + pem_file;
+    return std::nullopt;
+  }
+  X509* cert = PEM_read_X509(f, nullptr, nullptr, nullptr);
+  std::fclose(f);
+  if (!cert) {
+    error = pem_file + " holds no PEM certificate";
+    return std::nullopt;
+  }
+  node_identity id = identity_of(cert);
+  X509_free(cert);
+  return id;
+}
+
+bool is_loopback_host(const std::string& host) {
+  if (host == "localhost")
+    return true;
+  asio::error_code ec;
+  auto a = asio::ip::make_address(host, ec);
+  return !ec && a.is_loopback();
+}
+
+bool split_host_port(const std::string& text, std::string& host, uint16_t& port) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon + 1 >= text.size())
+    return false;
+  host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  unsigned p = 0;
+  const char* first = text.data() + colon + 1;
+  const char* last = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(first, last, p);
+  if (ec != std::errc() || ptr != last || p > 65535 || host.empty())
+    return false;
+  port = static_cast<uint16_t>(p);
+  return true;
+}
+
+} // namespace gtmesh::mesh

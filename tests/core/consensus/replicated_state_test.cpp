@@ -1,0 +1,99 @@
+// core/consensus/replicated_state: versions, duplicates, bootstrap configs,
+// drains, and snapshots that restore exactly the same state.
+
+#include "core/consensus/replicated_state.hpp"
+
+#include <gtest/gtest.h>
+
+namespace gtmesh::consensus {
+namespace {
+
+log_entry config(const std::string& text, uint64_t id, entry_kind kind = entry_kind::config) {
+  log_entry e;
+  e.kind = kind;
+  e.yaml = text;
+  e.file = "f.yaml";
+  e.by = "op";
+  e.push_id = id;
+  return e;
+}
+
+TEST(replicated_state, each_config_gets_the_next_version_and_a_retry_gets_the_first_ones) {
+  replicated_state s;
+  EXPECT_EQ(s.apply(config("a", 1), 2).version, 1u);
+  EXPECT_EQ(s.apply(config("b", 2), 3).version, 2u);
+  auto retry = s.apply(config("a", 1), 4);
+  EXPECT_TRUE(retry.duplicate);
+  EXPECT_EQ(retry.version, 1u);
+  EXPECT_EQ(s.config_version(), 2u);
+  EXPECT_EQ(*s.view()->yaml, "b");
+  EXPECT_EQ(s.applied_index(), 4u);
+}
+
+TEST(replicated_state, a_bootstrap_config_applies_only_to_an_empty_cluster) {
+  replicated_state s;
+  EXPECT_EQ(s.apply(config("boot", 0, entry_kind::bootstrap_config), 2).version, 1u);
+  auto second = s.apply(config("other boot", 0, entry_kind::bootstrap_config), 3);
+  EXPECT_TRUE(second.ignored);
+  EXPECT_EQ(*s.view()->yaml, "boot");
+}
+
+TEST(replicated_state, drains_take_the_log_index_as_their_version) {
+  replicated_state s;
+  log_entry d;
+  d.kind = entry_kind::drain;
+  d.dc = "fra";
+  d.drained = true;
+  d.by = "op";
+  s.apply(d, 7);
+  ASSERT_EQ(s.drains().count("fra"), 1u);
+  EXPECT_TRUE(s.drains().at("fra").drained);
+  EXPECT_EQ(s.drains().at("fra").index, 7u);
+  d.drained = false;
+  s.apply(d, 9);
+  EXPECT_FALSE(s.drains().at("fra").drained);
+}
+
+TEST(replicated_state, a_snapshot_restores_the_same_state) {
+  replicated_state s;
+  for (uint64_t i = 1; i <= 50; ++i)
+    s.apply(config("v" + std::to_string(i), 100 + i), i + 1);
+  log_entry d;
+  d.kind = entry_kind::drain;
+  d.dc = "iad";
+  d.drained = true;
+  s.apply(d, 60);
+  auto bytes = s.snapshot();
+  replicated_state r;
+  ASSERT_TRUE(r.restore(bytes.data(), bytes.size()));
+  EXPECT_EQ(r.snapshot(), bytes);
+  EXPECT_EQ(r.config_version(), 50u);
+  EXPECT_TRUE(r.apply(config("v7", 107), 61).duplicate); // push ids survive the snapshot
+}
+
+TEST(replicated_state, a_malformed_snapshot_changes_nothing) {
+  replicated_state s;
+  s.apply(config("keep", 1), 2);
+  std::vector<uint8_t> junk = {0x93, 0x01, 0x02};
+  EXPECT_FALSE(s.restore(junk.data(), junk.size()));
+  EXPECT_EQ(*s.view()->yaml, "keep");
+}
+
+TEST(log_entry, decoding_is_total) {
+  log_entry e = config("x", 5);
+  auto bytes = encode(e);
+  log_entry out;
+  ASSERT_TRUE(decode(bytes.data(), bytes.size(), out));
+  EXPECT_EQ(out.yaml, "x");
+  EXPECT_EQ(out.push_id, 5u);
+  for (size_t cut = 0; cut < bytes.size(); ++cut)
+    EXPECT_FALSE(decode(bytes.data(), cut, out)) << cut;
+  std::vector<uint8_t> wrong_kind = encode(e);
+  log_entry bad;
+  bad.kind = static_cast<entry_kind>(9);
+  auto b = encode(bad);
+  EXPECT_FALSE(decode(b.data(), b.size(), out));
+}
+
+} // namespace
+} // namespace gtmesh::consensus
