@@ -1,0 +1,83 @@
+"""The results table and its place in docs/reliability.md: only the text
+between `<!-- chaos:begin -->` and `<!-- chaos:end -->` is replaced (the
+fuzz region and everything else stay byte for byte)."""
+import datetime
+import os
+import platform
+import re
+
+from . import util
+
+BEGIN = "<!-- chaos:begin -->"
+END = "<!-- chaos:end -->"
+
+
+def _cell(text):
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _count(v):
+    return "-" if v is None else str(v)
+
+
+def table(results):
+    rows = ["| Scenario | Fault | Property | Result | Convergence | Queries sent / answered / wrong "
+            "| Configs acked / lost | Notes |",
+            "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        queries = "%d / %d / %d" % (r.sent, r.answered, r.wrong) if r.sent else "-"
+        configs = "-" if r.acked is None else "%s / %s" % (_count(r.acked), _count(r.lost))
+        notes = list(r.notes)
+        failed = [text for ok, text in r.checks if not ok]
+        if r.error and r.error not in failed:
+            failed.append(r.error)
+        if failed:
+            notes = ["failed: " + "; ".join(failed)] + notes
+        rows.append("| `%s` | %s | %s | **%s** | %s | %s | %s | %s |" % (
+            r.name, _cell(r.fault), _cell(r.prop), r.status, _cell(r.convergence_text()), queries, configs,
+            _cell(" ".join(n if n.endswith(".") else n + "." for n in notes))))
+    return "\n".join(rows)
+
+
+def binaries_description(bins):
+    gtmesh = bins[0]
+    r = util.run(["git", "-C", os.path.dirname(gtmesh), "rev-parse", "--short", "HEAD"], timeout=10)
+    commit = r.stdout.strip() if r.returncode == 0 else None
+    return "`%s`%s" % (gtmesh, " (built from commit %s)" % commit if commit else "")
+
+
+def region(results, command, bins, seconds):
+    passed = sum(1 for r in results if r.status == "PASS")
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "Produced by `%s` on %s (%s, %s), %d scenario(s) in %.0f s: %d passed, %d failed."
+        % (command, when, platform.node() or "?", binaries_description(bins), len(results), seconds, passed,
+           len(results) - passed),
+        "Convergence is measured from the fault (or heal) to the moment after which every responder",
+        "answered only the expected answer; bounds are derived from the cluster config",
+        "(tools/chaos/chaoslib/cluster.py `Bounds`). Queries come from the client namespace to every",
+        "responder; \"wrong\" counts answers outside what the phase allows (timeouts are sent but not answered).",
+        "",
+        table(results),
+    ]
+    return "\n".join(lines)
+
+
+def replace_region(path, new_region):
+    """Rewrites only the chaos region of `path`; appends a section with
+    the markers when the file lacks them."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except FileNotFoundError:
+        text = "# Reliability\n"
+    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
+    block = BEGIN + "\n" + new_region.rstrip("\n") + "\n" + END
+    if pattern.search(text):
+        text = pattern.sub(lambda m: block, text, count=1)
+    else:
+        text = text.rstrip("\n") + "\n\n## Chaos scenarios\n\n" + block + "\n"
+    tmp = path + ".chaos-tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
