@@ -468,9 +468,15 @@ class Cluster:
                ["--timeout", "%gs" % timeout_s] + list(args)
         return self.topo.run(node, argv, timeout=timeout_s + 20)
 
-    def status(self, decider):
-        r = self.ctl("status", decider=decider)
-        return r.stdout if r.returncode == 0 else None
+    def status(self, decider, attempts=3):
+        """`gtmeshctl status` text, or None when the decider did not answer
+        (`attempts` tries: a single call can miss under load)."""
+        for i in range(attempts):
+            r = self.ctl("status", decider=decider)
+            if r.returncode == 0:
+                return r.stdout
+            util.debug("status of %s failed (try %d): %s" % (decider, i + 1, r.stderr.strip()[-200:]))
+        return None
 
     def config_version(self, decider):
         """(version, file) of the active config as status shows it, or None."""

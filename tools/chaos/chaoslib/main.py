@@ -49,6 +49,8 @@ def _run(scs, args, write_report, command):
     print()
     print(report.table(results))
     print()
+    print(report.details(results))
+    print()
     ok = all(r.status == "PASS" for r in results)
     if write_report:
         report.replace_region(REPORT, report.region(results, command, run.bins, seconds))

@@ -20,23 +20,50 @@ def _count(v):
     return "-" if v is None else str(v)
 
 
+def _convergence_cell(r):
+    """Short: the worst step, or the steps that missed their bound."""
+    steps = r.convergence
+    if not steps:
+        return "-"
+    missed = [(label, secs, bound) for label, secs, bound in steps
+              if secs is None or (bound is not None and secs > bound)]
+    if missed:
+        return "; ".join("%s: %s" % (label, "never" if secs is None else "%.1f s > %.1f s" % (secs, bound))
+                         for label, secs, bound in missed)
+    worst = max(steps, key=lambda st: st[1] / st[2] if st[2] else 0)
+    label, secs, bound = worst
+    return "%d step(s) within bounds; slowest %.1f s%s" % (len(steps), secs, " (bound %.1f s)" % bound if bound else "")
+
+
 def table(results):
     rows = ["| Scenario | Fault | Property | Result | Convergence | Queries sent / answered / wrong "
-            "| Configs acked / lost | Notes |",
-            "|---|---|---|---|---|---|---|---|"]
+            "| Configs acked / lost |",
+            "|---|---|---|---|---|---|---|"]
     for r in results:
         queries = "%d / %d / %d" % (r.sent, r.answered, r.wrong) if r.sent else "-"
         configs = "-" if r.acked is None else "%s / %s" % (_count(r.acked), _count(r.lost))
-        notes = list(r.notes)
+        rows.append("| `%s` | %s | %s | **%s** | %s | %s | %s |" % (
+            r.name, _cell(r.fault), _cell(r.prop), r.status, _cell(_convergence_cell(r)), queries, configs))
+    return "\n".join(rows)
+
+
+def details(results):
+    """One bullet per scenario: failed checks, every step's time, notes."""
+    out = []
+    for r in results:
         failed = [text for ok, text in r.checks if not ok]
         if r.error and r.error not in failed:
             failed.append(r.error)
+        parts = []
         if failed:
-            notes = ["failed: " + "; ".join(failed)] + notes
-        rows.append("| `%s` | %s | %s | **%s** | %s | %s | %s | %s |" % (
-            r.name, _cell(r.fault), _cell(r.prop), r.status, _cell(r.convergence_text()), queries, configs,
-            _cell(" ".join(n if n.endswith(".") else n + "." for n in notes))))
-    return "\n".join(rows)
+            parts.append("failed: " + "; ".join(failed))
+        if r.convergence:
+            parts.append("steps: " + r.convergence_text())
+        parts += r.notes
+        out.append("- `%s` (%s, %.0f s): %s" % (r.name, r.status, r.seconds,
+                                               " ".join(p if p.endswith(".") else p + "." for p in parts)
+                                               .replace("\n", " ")))
+    return "\n".join(out)
 
 
 def binaries_description(bins):
@@ -59,6 +86,10 @@ def region(results, command, bins, seconds):
         "responder; \"wrong\" counts answers outside what the phase allows (timeouts are sent but not answered).",
         "",
         table(results),
+        "",
+        "Per scenario (failed checks, every step against its bound, what was observed):",
+        "",
+        details(results),
     ]
     return "\n".join(lines)
 

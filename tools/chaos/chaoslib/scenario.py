@@ -108,6 +108,10 @@ class Run:
         self.janitor.cleanup()
 
 
+def _short(text, limit=160):
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _answers(x):
     if x is None:
         return set()
@@ -174,7 +178,10 @@ class Context:
         q.expect(t, None if before == "any" else _answers(before) | _answers(after), responders)
         q.expect(t + bound, _answers(after), responders)
         secs = q.wait_converged(t, _answers(after), wait if wait is not None else 2 * bound, responders, hold)
-        self.converged(label, secs, bound)
+        if not self.converged(label, secs, bound):
+            labels = list(q.responders) if responders is None else list(responders)
+            self.note("%s, answers since: %s" % (label, "; ".join("%s %s" % (d, _short(q.summary(d, t)))
+                                                                  for d in labels)))
         return t, secs
 
     # -- recording -----------------------------------------------------------

@@ -46,7 +46,8 @@ def invalid_push(ctx):
     while time.monotonic() < hold_until:
         time.sleep(0.2)
     after = {d: c.config_version(d) for d in c.deciders}
-    ctx.check(after == before, "every decider kept its version: %s" % after)
+    ctx.check(after == before, "every decider kept its version: before %s, after %s" % (
+        {d: v[0] if v else None for d, v in before.items()}, {d: v[0] if v else None for d, v in after.items()}))
     s = q.score()
     ctx.check(s["wrong"] == 0, "no responder ever answered a rejected config's marker (%s)" %
               "; ".join(s["wrong_examples"][:2]))

@@ -1,6 +1,8 @@
 """Backends failing their health probes: one DC, every DC."""
-from ..cluster import API, API_ANSWERS, FAIL_SAFE, www
-from ..dns import A, dig
+import threading
+
+from ..cluster import API, API_ANSWERS, FAIL_SAFE, WWW, www
+from ..dns import A, dig, dnsperf
 from ..scenario import scenario
 
 
@@ -38,7 +40,7 @@ def dc_failover(ctx):
           fault="every backend of every DC fails its probe; later all healthy again",
           prop="fail-safe answers (%s) on every responder within the failover bound; live answers "
                "again after recovery" % FAIL_SAFE,
-          ctest=True, order=20)
+          order=20)
 def all_dcs_down(ctx):
     c = ctx.cluster()
     b = c.bounds
@@ -60,3 +62,39 @@ def all_dcs_down(ctx):
     ctx.check(all(a == A(FAIL_SAFE) for a in got.values()),
               "dig: the priority profile answers its fail_safe everywhere: %s" % got)
     ctx.phase(q, "every DC healthy -> fra", all_up, fra, b.recover, before={safe, iad, sin})
+
+
+@scenario("failover-under-load",
+          fault="every fra backend fails its probe while dnsperf sends 150 queries/s to every responder "
+                "(bounded: -l 8 s -Q 150, under the responders' 200/s rate limit per client /24)",
+          prop="no query is lost or answered with an error during the failover (dnsperf), and every responder "
+               "answers iad within the failover bound (query loop)",
+          order=15)
+def failover_under_load(ctx):
+    c = ctx.cluster()
+    b = c.bounds
+    q = ctx.query_loop(c, rate=5)
+    baseline(ctx, c, q)
+    seconds, rate = 8, 150
+    stats = {}
+
+    def perf(d):
+        stats[d] = dnsperf(c.topo, c.dns_server(d), [WWW, API], seconds=seconds, rate=rate, work_dir=ctx.dir)
+
+    threads = [threading.Thread(target=perf, args=(d,)) for d in c.deciders]
+    for t in threads:
+        t.start()
+    ctx.phase(q, "fra down under load -> iad", lambda: c.dc_down("fra"), www("iad"), b.failover, before=www("fra"))
+    for t in threads:
+        t.join(timeout=seconds + 40)
+    for d in c.deciders:
+        st = stats.get(d, {"error": "no result"})
+        ctx.note("dnsperf %s: %s" % (d, st if "error" in st else "%d sent, %d completed, %d lost, %s, %.0f q/s, "
+                                     "avg %.2f ms" % (st.get("sent", 0), st.get("completed", 0), st.get("lost", 0),
+                                                      st.get("rcodes"), st.get("qps", 0),
+                                                      1000 * st.get("avg_latency_s", 0))))
+        ok = "error" not in st and st.get("sent", 0) > 0 and st.get("lost", 1) == 0 and \
+            set(st.get("rcodes", {})) <= {"NOERROR"}
+        ctx.check(ok, "dnsperf against %s: nothing lost, only NOERROR" % d)
+        ctx.result.sent += st.get("sent", 0)
+        ctx.result.answered += st.get("completed", 0)

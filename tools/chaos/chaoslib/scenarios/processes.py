@@ -27,7 +27,7 @@ def kill_agent(ctx):
           fault="SIGSTOP of fra's agent (hung, its TCP connections open); SIGCONT later",
           prop="heartbeats notice the hang: fra fails over to iad within the unreachable bound; after SIGCONT "
                "fra returns within the reconnect bound",
-          ctest=True, order=75)
+          order=75)
 def stop_agent(ctx):
     c = ctx.cluster()
     b = c.bounds
