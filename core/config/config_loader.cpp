@@ -7,13 +7,16 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 namespace gtmesh {
 
@@ -27,29 +30,41 @@ std::string join(const std::string& parent, std::string_view key) {
   return parent + "." + std::string(key);
 }
 
-std::string element(const std::string& parent, const node& n, size_t index) {
-  // Name list elements by their `name` when they have one: errors then read
-  // "profiles[api-eu].endpoints[eu-b].weight" rather than "profiles[3]...".
-  if (n.IsMap()) {
-    node name = n["name"];
-    if (name && name.IsScalar() && !name.Scalar().empty())
-      return parent + "[" + name.Scalar() + "]";
-  }
-  return parent + "[" + std::to_string(index) + "]";
+/// A mapping key as text; non-scalar keys (`? [a, b]: x`) have none.
+std::optional<std::string> key_text(const node& key) {
+  if (key.IsDefined() && key.IsScalar())
+    return key.Scalar();
+  return std::nullopt;
 }
 
-std::optional<long long> to_int(const std::string& s) {
+/// The position of a node for error messages; (-1, -1) when yaml-cpp has
+/// none (a node built here, not read from the text).
+YAML::Mark mark_of(const node& n) noexcept {
+  try {
+    return n.Mark();
+  } catch (...) {
+    return YAML::Mark::null_mark();
+  }
+}
+
+/// A decimal integer; nullopt when it is not one. `overflow` is set when it
+/// is one but does not fit in 64 bits.
+std::optional<long long> to_int(const std::string& s, bool* overflow = nullptr) {
   long long v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (overflow)
+    *overflow = ec == std::errc::result_out_of_range && p == s.data() + s.size();
   if (ec != std::errc{} || p != s.data() + s.size())
     return std::nullopt;
   return v;
 }
 
+/// A finite decimal number: "nan", "inf" and values beyond double's range
+/// are not numbers here (they would poison distances, weights and ranks).
 std::optional<double> to_double(const std::string& s) {
   double v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || p != s.data() + s.size())
+  if (ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v))
     return std::nullopt;
   return v;
 }
@@ -70,30 +85,113 @@ private:
   config_errors errors_;
   config_errors warnings_;
   config cfg_;
-  // Where each named top-level element was defined, for cross-reference errors.
-  std::map<std::string, node> profile_nodes_;
+
+  // The innermost element being read, for the last-resort error of run()
+  // should a yaml-cpp exception get past the checks after all.
+  std::string context_field_;
+  YAML::Mark context_mark_ = YAML::Mark::null_mark();
 
   config_location where(const node& n) const {
-    auto m = n.Mark();
-    return config_location{file_, m.line + 1, m.column + 1};
+    auto m = mark_of(n);
+    return config_location{file_, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0};
   }
   void error(const node& at, const std::string& field, std::string message) {
-    auto m = at.Mark();
-    errors_.push_back(config_error{file_, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0, field,
-                                   std::move(message)});
+    config_location w = where(at);
+    errors_.push_back(config_error{file_, w.line, w.column, field, std::move(message)});
   }
   void error_at(const config_location& w, const std::string& field, std::string message) {
     errors_.push_back(config_error{w.file, w.line, w.column, field, std::move(message)});
   }
   void warn(const node& at, const std::string& field, std::string message) {
-    auto m = at.Mark();
-    warnings_.push_back(config_error{file_, m.line + 1, m.column + 1, field, std::move(message)});
+    config_location w = where(at);
+    warnings_.push_back(config_error{file_, w.line, w.column, field, std::move(message)});
+  }
+  void enter(const node& n, const std::string& field) {
+    context_field_ = field;
+    context_mark_ = mark_of(n);
+  }
+
+  load_result read(std::string_view text);
+
+  // --- named elements ---------------------------------------------------------
+  // Name -> index of the elements parsed so far. config::find_* scans its
+  // vectors, which would make a config of n profiles cost n^2 to load.
+
+  using name_index = std::unordered_map<std::string, size_t>;
+  name_index dc_index_, service_index_, profile_index_, probe_index_;
+  std::set<std::string> zone_names_;
+
+  template <class T>
+  void add(name_index& index, std::vector<T>& list, T&& x) {
+    index.emplace(x.name, list.size()); // the first of duplicates wins, as in config::find_*
+    list.push_back(std::move(x));
+  }
+  template <class T>
+  const T* named(const name_index& index, const std::vector<T>& list, std::string_view name) const {
+    auto it = index.find(std::string(name));
+    return it == index.end() ? nullptr : &list[it->second];
+  }
+  const datacenter* find_dc(std::string_view n) const { return named(dc_index_, cfg_.datacenters, n); }
+  const service* find_service(std::string_view n) const { return named(service_index_, cfg_.services, n); }
+  const profile* find_profile(std::string_view n) const { return named(profile_index_, cfg_.profiles, n); }
+  const probe_settings* find_probe(std::string_view n) const { return named(probe_index_, cfg_.probes, n); }
+
+  // --- safe node access -----------------------------------------------------
+  //
+  // yaml-cpp throws on several innocent-looking calls: Type()/IsMap()/Mark()
+  // on the "zombie" node that operator[] returns for a missing key, operator[]
+  // on a scalar (BadSubscript), reset() with a zombie. The loader therefore
+  // never uses operator[] with a key: child() looks keys up in an index of
+  // the map's scalar keys, and returns a valid, undefined node when the key
+  // is absent (or the node is no mapping), on which every accessor is safe.
+
+  /// The scalar keys of one mapping, in order; a mapping is looked up about
+  /// once per allowed key, so the few most recent ones are kept.
+  struct map_index {
+    node map; ///< identity (Node::is); default: matches nothing
+    std::vector<std::pair<std::string, node>> entries;
+  };
+  std::array<map_index, 8> indexes_;
+  size_t next_index_ = 0;
+  const node undefined_ = node(YAML::NodeType::Undefined);
+
+  const map_index& index_of(const node& map) {
+    for (const auto& ix : indexes_)
+      if (ix.map.is(map))
+        return ix;
+    map_index& ix = indexes_[next_index_++ % indexes_.size()];
+    ix.map.reset(map); // never operator=: on a Node it rewrites the node it referred to
+    ix.entries.clear();
+    for (auto it = map.begin(); it != map.end(); ++it)
+      if (auto k = key_text(it->first))
+        ix.entries.emplace_back(std::move(*k), it->second);
+    return ix;
+  }
+
+  /// The value of the first entry of `map` whose key is the scalar `key`;
+  /// undefined when absent or when `map` is not a mapping. Never throws.
+  node child(const node& map, std::string_view key) {
+    if (!map.IsDefined() || !map.IsMap())
+      return undefined_;
+    for (const auto& [k, v] : index_of(map).entries)
+      if (k == key)
+        return v;
+    return undefined_;
+  }
+
+  std::string element(const std::string& parent, const node& n, size_t index) {
+    // Name list elements by their `name` when they have one: errors then read
+    // "profiles[api-eu].endpoints[eu-b].weight" rather than "profiles[3]...".
+    node name = child(n, "name");
+    if (name.IsDefined() && name.IsScalar() && !name.Scalar().empty())
+      return parent + "[" + name.Scalar() + "]";
+    return parent + "[" + std::to_string(index) + "]";
   }
 
   // --- generic typed access -------------------------------------------------
 
   bool is_map(const node& n, const std::string& field) {
-    if (n.IsMap())
+    if (n.IsDefined() && n.IsMap())
       return true;
     error(n, field, "expected a mapping (key: value)");
     return false;
@@ -104,7 +202,7 @@ private:
     std::set<std::string> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
       const node key = it->first; // a copy: it->first lives in a temporary proxy
-      std::string k = key.IsScalar() ? key.Scalar() : std::string("?");
+      std::string k = key_text(key).value_or("?");
       if (!seen.insert(k).second)
         error(key, join(field, k), "duplicate key");
       if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
@@ -119,7 +217,7 @@ private:
   /// A scalar string field. Missing + required -> error at the map.
   std::optional<std::string> str(const node& map, std::string_view key, const std::string& field,
                                  bool required = false) {
-    node n = map[std::string(key)];
+    node n = child(map, key);
     if (!n || n.IsNull()) {
       if (required)
         error(map, join(field, key), "required field is missing");
@@ -134,15 +232,20 @@ private:
 
   std::optional<long long> integer(const node& map, std::string_view key, const std::string& field, long long min,
                                    long long max, bool required = false) {
-    node n = map[std::string(key)];
+    node n = child(map, key);
     if (!n || n.IsNull()) {
       if (required)
         error(map, join(field, key), "required field is missing");
       return std::nullopt;
     }
     std::optional<long long> v;
+    bool overflow = false;
     if (n.IsScalar())
-      v = to_int(n.Scalar());
+      v = to_int(n.Scalar(), &overflow);
+    if (overflow) {
+      error(n, join(field, key), "value is out of range " + std::to_string(min) + ".." + std::to_string(max));
+      return std::nullopt;
+    }
     if (!v) {
       error(n, join(field, key), "expected an integer");
       return std::nullopt;
@@ -173,7 +276,7 @@ private:
 
   std::optional<double> number(const node& map, std::string_view key, const std::string& field,
                                bool required = false) {
-    node n = map[std::string(key)];
+    node n = child(map, key);
     if (!n || n.IsNull()) {
       if (required)
         error(map, join(field, key), "required field is missing");
@@ -184,7 +287,7 @@ private:
 
   std::optional<int64_t> duration(const node& map, std::string_view key, const std::string& field,
                                   int64_t min_ms, int64_t max_ms) {
-    node n = map[std::string(key)];
+    node n = child(map, key);
     if (!n || n.IsNull())
       return std::nullopt;
     std::optional<int64_t> v;
@@ -206,7 +309,7 @@ private:
   std::vector<std::pair<std::string, node>> str_list(const node& map, std::string_view key,
                                                      const std::string& field) {
     std::vector<std::pair<std::string, node>> out;
-    node n = map[std::string(key)];
+    node n = child(map, key);
     if (!n || n.IsNull())
       return out;
     if (n.IsScalar()) {
@@ -230,15 +333,19 @@ private:
   /// Iterates a sequence field, calling fn(element node, element field).
   void each(const node& map, std::string_view key, const std::string& field,
             const std::function<void(const node&, const std::string&)>& fn) {
-    node n = map[std::string(key)];
+    node n = child(map, key);
     if (!n || n.IsNull())
       return;
     if (!n.IsSequence()) {
       error(n, join(field, key), "expected a list");
       return;
     }
-    for (size_t i = 0; i < n.size(); ++i)
-      fn(n[i], element(join(field, key), n[i], i));
+    for (size_t i = 0; i < n.size(); ++i) {
+      const node item = n[i];
+      std::string f = element(join(field, key), item, i);
+      enter(item, f);
+      fn(item, f);
+    }
   }
 
   std::string resolve_path(const std::string& p) const {
@@ -261,7 +368,7 @@ private:
                                          const zone& z);
   std::vector<answer_item> parse_answer_list(const node& map, std::string_view key, const std::string& field,
                                              dns::rr_type type, const zone& z) {
-    node n = map[std::string(key)];
+    node n = child(map, key);
     if (!n || n.IsNull())
       return {};
     return parse_answers(n, join(field, key), type, z);
@@ -289,12 +396,40 @@ private:
 // ---------------------------------------------------------------------------
 
 load_result loader::run(std::string_view text) {
+  if (text.size() > max_config_bytes) {
+    load_result r;
+    r.errors.push_back(config_error{file_, 1, 1, "",
+                                    "the config is " + std::to_string(text.size()) + " bytes; the limit is " +
+                                      std::to_string(max_config_bytes)});
+    return r;
+  }
+  try {
+    return read(text);
+  } catch (const std::exception& e) {
+    // Every yaml-cpp call above is guarded, so reaching this is a bug here;
+    // still an error naming the element being read, never an abort. Fuzz
+    // builds let it escape, so that the fuzzer reports it as the bug it is.
+#ifdef GTMESH_FUZZING
+    throw;
+#endif
+    load_result r;
+    r.errors = std::move(errors_);
+    r.errors.push_back(config_error{file_, context_mark_.line >= 0 ? context_mark_.line + 1 : 0,
+                                    context_mark_.column >= 0 ? context_mark_.column + 1 : 0, context_field_,
+                                    std::string("cannot read this element (") + e.what() + ")"});
+    return r;
+  }
+}
+
+load_result loader::read(std::string_view text) {
   load_result result;
   node root;
   try {
     root = YAML::Load(std::string(text));
   } catch (const YAML::ParserException& e) {
-    errors_.push_back(config_error{file_, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax: " + e.msg});
+    // Also yaml-cpp's DeepRecursion: nesting beyond 2000 levels.
+    errors_.push_back(config_error{file_, e.mark.line >= 0 ? e.mark.line + 1 : 0,
+                                   e.mark.column >= 0 ? e.mark.column + 1 : 0, "", "YAML syntax: " + e.msg});
     result.errors = std::move(errors_);
     return result;
   }
@@ -305,29 +440,30 @@ load_result loader::run(std::string_view text) {
     check_keys(root, "",
                {"cluster", "measurement", "datacenters", "probes", "services", "zones", "profiles", "geo",
                 "latency_table"});
-    if (node c = root["cluster"])
+    if (node c = child(root, "cluster"))
       parse_cluster(c);
-    if (node m = root["measurement"])
+    if (node m = child(root, "measurement"))
       parse_measurement(m);
     each(root, "datacenters", "", [&](const node& n, const std::string& f) { parse_datacenter(n, f); });
     each(root, "probes", "", [&](const node& n, const std::string& f) {
       if (auto p = parse_probe(n, f, true))
-        cfg_.probes.push_back(std::move(*p));
+        add(probe_index_, cfg_.probes, std::move(*p));
     });
     each(root, "services", "", [&](const node& n, const std::string& f) { parse_service(n, f); });
     each(root, "profiles", "", [&](const node& n, const std::string& f) { parse_profile(n, f); });
     each(root, "zones", "", [&](const node& n, const std::string& f) { parse_zone(n, f); });
-    if (node g = root["geo"]) {
+    if (node g = child(root, "geo")) {
       if (is_map(g, "geo")) {
         check_keys(g, "geo", {"database"});
         if (auto db = str(g, "database", "geo", true)) {
           cfg_.geo_database = resolve_path(*db);
-          if (!std::filesystem::exists(cfg_.geo_database))
-            error(g["database"], "geo.database", "file not found: " + cfg_.geo_database);
+          std::error_code ec;
+          if (!std::filesystem::exists(cfg_.geo_database, ec))
+            error(child(g, "database"), "geo.database", "file not found: " + cfg_.geo_database);
         }
       }
     }
-    if (node l = root["latency_table"])
+    if (node l = child(root, "latency_table"))
       parse_latency_table(l);
     if (cfg_.datacenters.empty())
       error(root, "datacenters", "at least one datacenter is required");
@@ -355,7 +491,7 @@ void loader::parse_cluster(const node& n) {
   check_keys(n, "cluster", {"name", "tls"});
   if (auto s = str(n, "name", "cluster"))
     cfg_.cluster.name = *s;
-  if (node t = n["tls"]) {
+  if (node t = child(n, "tls")) {
     if (!is_map(t, "cluster.tls"))
       return;
     check_keys(t, "cluster.tls", {"ca", "cert", "key"});
@@ -403,21 +539,21 @@ void loader::parse_datacenter(const node& n, const std::string& field) {
     dc.name = *s;
   if (auto s = str(n, "region", field))
     dc.region = *s;
-  if (node loc = n["location"]) {
+  if (node loc = child(n, "location")) {
     std::string lf = join(field, "location");
     if (is_map(loc, lf)) {
       check_keys(loc, lf, {"lat", "lon"});
       auto lat = number(loc, "lat", lf, true);
       auto lon = number(loc, "lon", lf, true);
       if (lat && (*lat < -90 || *lat > 90))
-        error(loc["lat"], join(lf, "lat"), "latitude must be within -90..90");
+        error(child(loc, "lat"), join(lf, "lat"), "latitude must be within -90..90");
       else if (lon && (*lon < -180 || *lon > 180))
-        error(loc["lon"], join(lf, "lon"), "longitude must be within -180..180");
+        error(child(loc, "lon"), join(lf, "lon"), "longitude must be within -180..180");
       else if (lat && lon)
         dc.location = geo_point{*lat, *lon};
     }
   }
-  if (node ap = n["access_points"]) {
+  if (node ap = child(n, "access_points")) {
     std::string af = join(field, "access_points");
     if (is_map(ap, af)) {
       check_keys(ap, af, {"wan", "lan"});
@@ -427,9 +563,9 @@ void loader::parse_datacenter(const node& n, const std::string& field) {
         dc.lan_access_points.push_back(s);
     }
   }
-  if (cfg_.find_dc(dc.name))
+  if (find_dc(dc.name))
     error(n, join(field, "name"), "duplicate datacenter name '" + dc.name + "'");
-  cfg_.datacenters.push_back(std::move(dc));
+  add(dc_index_, cfg_.datacenters, std::move(dc));
 }
 
 std::optional<probe_settings> loader::parse_probe(const node& n, const std::string& field, bool named) {
@@ -449,13 +585,13 @@ std::optional<probe_settings> loader::parse_probe(const node& n, const std::stri
     else if (*s == "tcp")
       p.protocol = probe_protocol::tcp;
     else
-      error(n["protocol"], join(field, "protocol"), "unknown protocol '" + *s + "' (allowed: http, https, tcp)");
+      error(child(n, "protocol"), join(field, "protocol"), "unknown protocol '" + *s + "' (allowed: http, https, tcp)");
   }
   if (auto s = str(n, "host", field))
     p.host = *s;
   if (auto s = str(n, "path", field)) {
     if (s->empty() || s->front() != '/')
-      error(n["path"], join(field, "path"), "probe path must start with '/' (got '" + *s + "')");
+      error(child(n, "path"), join(field, "path"), "probe path must start with '/' (got '" + *s + "')");
     else
       p.path = *s;
   }
@@ -465,7 +601,7 @@ std::optional<probe_settings> loader::parse_probe(const node& n, const std::stri
     p.interval_ms = *v;
   if (auto v = duration(n, "timeout", field, 1, 86'400'000))
     p.timeout_ms = *v;
-  else if (!n["timeout"])
+  else if (!child(n, "timeout"))
     p.timeout_ms = std::min(p.timeout_ms, p.interval_ms); // default 30 s, never beyond the interval
   if (auto v = integer(n, "unhealthy_threshold", field, 1, 20))
     p.unhealthy_threshold = static_cast<int>(*v);
@@ -473,7 +609,7 @@ std::optional<probe_settings> loader::parse_probe(const node& n, const std::stri
     p.healthy_threshold = static_cast<int>(*v);
   if (auto v = integer(n, "min_servers", field, 0, 1000))
     p.min_servers = static_cast<int>(*v);
-  if (node m = n["match"]) {
+  if (node m = child(n, "match")) {
     std::string mf = join(field, "match");
     if (is_map(m, mf)) {
       check_keys(m, mf, {"status", "body"});
@@ -494,23 +630,23 @@ std::optional<probe_settings> loader::parse_probe(const node& n, const std::stri
           p.match_status.push_back(status_range{static_cast<int>(*a), static_cast<int>(*b)});
         }
         if (bad || p.match_status.empty())
-          error(m["status"], join(mf, "status"),
+          error(child(m, "status"), join(mf, "status"),
                 "expected a comma list of HTTP codes and ranges within 100-599, e.g. \"200-399,403\"");
       }
       if (auto s = str(m, "body", mf)) {
         if (s->size() > 4090)
-          error(m["body"], join(mf, "body"),
+          error(child(m, "body"), join(mf, "body"),
                 "body match is " + std::to_string(s->size()) + " characters; the limit is 4090");
         else
           p.match_body = *s;
       }
     }
   }
-  if (p.protocol == probe_protocol::tcp && (n["path"] || n["match"] || n["host"]))
+  if (p.protocol == probe_protocol::tcp && (child(n, "path") || child(n, "match") || child(n, "host")))
     warn(n, field, "path, host and match are ignored by tcp probes");
   if (p.timeout_ms > p.interval_ms)
     warn(n, join(field, "timeout"), "timeout is longer than the interval; probes will overlap");
-  if (named && cfg_.find_probe(p.name))
+  if (named && find_probe(p.name))
     error(n, join(field, "name"), "duplicate probe name '" + p.name + "'");
   return p;
 }
@@ -523,10 +659,10 @@ void loader::parse_service(const node& n, const std::string& field) {
   s.where = where(n);
   if (auto v = str(n, "name", field, true))
     s.name = *v;
-  if (node p = n["probe"]) {
+  if (node p = child(n, "probe")) {
     std::string pf = join(field, "probe");
     if (p.IsScalar()) {
-      if (const probe_settings* named = cfg_.find_probe(p.Scalar()))
+      if (const probe_settings* named = find_probe(p.Scalar()))
         s.probe = *named;
       else
         error(p, pf, "unknown probe '" + p.Scalar() + "' (define it under probes)");
@@ -537,14 +673,26 @@ void loader::parse_service(const node& n, const std::string& field) {
   if (auto v = duration(n, "interval", field, 1000, 3'600'000))
     s.interval_ms = *v;
   auto per_dc = [&](std::string_view key, auto&& fn) {
-    node m = n[std::string(key)];
+    node m = child(n, key);
     if (!m)
       return;
     std::string mf = join(field, key);
     if (!is_map(m, mf))
       return;
-    for (auto it = m.begin(); it != m.end(); ++it)
-      fn(it->first.Scalar(), it->second, join(mf, it->first.Scalar()), it->first);
+    std::set<std::string> seen;
+    for (auto it = m.begin(); it != m.end(); ++it) {
+      const node k = it->first;
+      auto dc = key_text(k);
+      if (!dc) {
+        error(k, mf, "expected a datacenter name as the key");
+        continue;
+      }
+      if (!seen.insert(*dc).second) {
+        error(k, join(mf, *dc), "duplicate key");
+        continue;
+      }
+      fn(*dc, it->second, join(mf, *dc), k);
+    }
   };
   per_dc("backends", [&](const std::string& dc, const node& v, const std::string& f, const node& key) {
     std::vector<std::string> list;
@@ -584,15 +732,20 @@ void loader::parse_service(const node& n, const std::string& field) {
     if (v.IsScalar())
       names.push_back(v.Scalar());
     else if (v.IsSequence())
-      for (size_t i = 0; i < v.size(); ++i)
-        names.push_back(v[i].Scalar());
+      for (size_t i = 0; i < v.size(); ++i) {
+        const node item = v[i];
+        if (item.IsScalar())
+          names.push_back(item.Scalar());
+        else
+          error(item, f + "[" + std::to_string(i) + "]", "expected a process name");
+      }
     else
       error(v, f, "expected a process name or a list of them");
     s.processes[dc] = std::move(names);
   });
-  if (cfg_.find_service(s.name))
+  if (find_service(s.name))
     error(n, join(field, "name"), "duplicate service name '" + s.name + "'");
-  cfg_.services.push_back(std::move(s));
+  add(service_index_, cfg_.services, std::move(s));
 }
 
 void loader::parse_zone(const node& n, const std::string& field) {
@@ -603,13 +756,13 @@ void loader::parse_zone(const node& n, const std::string& field) {
   z.where = where(n);
   if (auto v = str(n, "name", field, true)) {
     if (!dns::text_to_wire(*v))
-      error(n["name"], join(field, "name"), "not a valid domain name: '" + *v + "'");
+      error(child(n, "name"), join(field, "name"), "not a valid domain name: '" + *v + "'");
     z.name = dns::canonical_text(*v);
   }
   auto abs_name = [&](const std::string& s) {
     return s.ends_with(".") ? dns::canonical_text(s) : dns::canonical_text(s + "." + z.name);
   };
-  if (node soa = n["soa"]) {
+  if (node soa = child(n, "soa")) {
     std::string sf = join(field, "soa");
     if (is_map(soa, sf)) {
       check_keys(soa, sf, {"primary", "admin", "serial", "refresh", "retry", "expire", "minimum", "ttl"});
@@ -652,9 +805,8 @@ void loader::parse_zone(const node& n, const std::string& field) {
   }
   if (auto v = integer(n, "ns_ttl", field, 0, 2147483647))
     z.ns_ttl = static_cast<uint32_t>(*v);
-  for (const auto& other : cfg_.zones)
-    if (other.name == z.name)
-      error(n, join(field, "name"), "duplicate zone '" + z.name + "'");
+  if (!zone_names_.insert(z.name).second)
+    error(n, join(field, "name"), "duplicate zone '" + z.name + "'");
   each(n, "records", field, [&](const node& rn, const std::string& rf) { parse_record(rn, rf, z); });
   // One record per (name, type); CNAME beside other data is allowed as the
   // spec asks (a name can carry A, MX and CNAME policies) but flagged.
@@ -750,7 +902,7 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
               "location"});
   if (auto w = integer(n, "weight", field, 1, 1000))
     out.weight = static_cast<uint32_t>(*w);
-  if (node loc = n["location"]) {
+  if (node loc = child(n, "location")) {
     std::string lf = join(field, "location");
     if (is_map(loc, lf)) {
       check_keys(loc, lf, {"lat", "lon"});
@@ -764,11 +916,11 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
     case rr_type::a:
     case rr_type::aaaa:
       if (auto s = str(n, "address", field, true))
-        return address_of(*s, n["address"], join(field, "address"));
+        return address_of(*s, child(n, "address"), join(field, "address"));
       return false;
     case rr_type::cname:
       if (auto s = str(n, "target", field, true))
-        return name_of(*s, n["target"], join(field, "target"));
+        return name_of(*s, child(n, "target"), join(field, "target"));
       return false;
     case rr_type::mx: {
       auto host = str(n, "exchange", field);
@@ -786,7 +938,7 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
         v.srv_weight = static_cast<uint16_t>(*p);
       if (auto p = integer(n, "port", field, 0, 65535, true))
         v.port = static_cast<uint16_t>(*p);
-      return host && name_of(*host, n["target"], join(field, "target"));
+      return host && name_of(*host, child(n, "target"), join(field, "target"));
     }
     case rr_type::txt: {
       auto texts = str_list(n, "text", field);
@@ -826,7 +978,7 @@ std::vector<answer_item> loader::parse_answers(const node& n, const std::string&
 std::vector<dc_answers> loader::parse_dc_answers(const node& map, const std::string& field, dns::rr_type type,
                                                  const zone& z) {
   std::vector<dc_answers> out;
-  node n = map["answers"];
+  node n = child(map, "answers");
   std::string f = join(field, "answers");
   if (!n) {
     error(map, f, "required field is missing (a map of DC name to its answers)");
@@ -834,11 +986,22 @@ std::vector<dc_answers> loader::parse_dc_answers(const node& map, const std::str
   }
   if (!is_map(n, f))
     return out;
+  std::set<std::string> seen;
   for (auto it = n.begin(); it != n.end(); ++it) {
     dc_answers d;
-    d.dc = it->first.Scalar();
+    const node k = it->first;
+    auto name = key_text(k);
+    if (!name) {
+      error(k, f, "expected a datacenter name as the key");
+      continue;
+    }
+    d.dc = *name;
     std::string df = join(f, d.dc);
-    if (!cfg_.find_dc(d.dc)) {
+    if (!seen.insert(d.dc).second) {
+      error(k, df, "duplicate key");
+      continue;
+    }
+    if (!find_dc(d.dc)) {
       error(it->first, df, "unknown datacenter '" + d.dc + "'");
       continue;
     }
@@ -866,12 +1029,15 @@ std::optional<criterion> loader::parse_criterion(const node& n, const std::strin
   }
   if (!is_map(n, field))
     return std::nullopt;
+  const size_t errors_before = errors_.size();
   check_keys(n, field, {"equals", "within"});
+  if (errors_.size() != errors_before)
+    return std::nullopt; // a typo such as {equal: T}: its key error says it all
   if (n.size() != 1) {
     error(n, field, "a criterion has exactly one of equals, within");
     return std::nullopt;
   }
-  if (node e = n["equals"]) {
+  if (node e = child(n, "equals")) {
     c.kind = criterion_kind::equals;
     auto v = number_node(e, join(field, "equals"));
     if (!v)
@@ -879,13 +1045,13 @@ std::optional<criterion> loader::parse_criterion(const node& n, const std::strin
     c.target = *v;
     return c;
   }
-  node w = n["within"];
+  node w = child(n, "within");
   std::string wf = join(field, "within");
   if (!is_map(w, wf))
     return std::nullopt;
   check_keys(w, wf, {"target", "margin"});
   c.kind = criterion_kind::within;
-  node t = w["target"];
+  node t = child(w, "target");
   if (!t) {
     error(w, join(wf, "target"), "required field is missing");
     return std::nullopt;
@@ -898,7 +1064,7 @@ std::optional<criterion> loader::parse_criterion(const node& n, const std::strin
       return std::nullopt;
     c.target = *v;
   }
-  node m = w["margin"];
+  node m = child(w, "margin");
   if (!m || !m.IsScalar()) {
     error(m ? m : w, join(wf, "margin"), "required: an absolute margin (5) or a percentage (10%)");
     return std::nullopt;
@@ -925,14 +1091,14 @@ std::optional<metric_ref> loader::parse_metric_ref(const node& map, const std::s
     return std::nullopt;
   auto s = parse_source(*src);
   if (!s || *s == source::endpoint || (!allow_client && *s == source::client)) {
-    error(map["source"], join(field, "source"),
+    error(child(map, "source"), join(field, "source"),
           "unknown source '" + *src + "' (allowed: host, service" + (allow_client ? ", client)" : ")"));
     return std::nullopt;
   }
   r.src = *s;
   auto m = parse_metric(*s, *met);
   if (!m) {
-    error(map["metric"], join(field, "metric"),
+    error(child(map, "metric"), join(field, "metric"),
           "unknown " + *src + " metric '" + *met + "' (allowed: " + std::string(metric_names(*s)) + ")");
     return std::nullopt;
   }
@@ -941,13 +1107,13 @@ std::optional<metric_ref> loader::parse_metric_ref(const node& map, const std::s
     auto svc = str(map, "service", field, true);
     if (!svc)
       return std::nullopt;
-    if (!cfg_.find_service(*svc)) {
-      error(map["service"], join(field, "service"), "unknown service '" + *svc + "'");
+    if (!find_service(*svc)) {
+      error(child(map, "service"), join(field, "service"), "unknown service '" + *svc + "'");
       return std::nullopt;
     }
     r.service = *svc;
-  } else if (map["service"]) {
-    error(map["service"], join(field, "service"), "only service metrics take a service");
+  } else if (child(map, "service")) {
+    error(child(map, "service"), join(field, "service"), "only service metrics take a service");
   }
   return r;
 }
@@ -970,7 +1136,7 @@ std::optional<balance_kind> loader::parse_balance(const node& map, const std::st
   for (auto& [n, b] : names)
     if (*s == n)
       return b;
-  error(map["balance"], join(field, "balance"),
+  error(child(map, "balance"), join(field, "balance"),
         "unknown balance '" + *s +
           "' (allowed: all, top1, top2, top3, round_robin, weighted_round_robin, random, weighted_random, closest)");
   return std::nullopt;
@@ -986,7 +1152,7 @@ std::optional<all_down_action> loader::parse_all_down(const node& map, const std
     return all_down_action::fail_open;
   if (*s == "nodata")
     return all_down_action::nodata;
-  error(map["on_all_down"], join(field, "on_all_down"),
+  error(child(map, "on_all_down"), join(field, "on_all_down"),
         "unknown value '" + *s + "' (allowed: fail_safe, fail_open, nodata)");
   return std::nullopt;
 }
@@ -1015,14 +1181,14 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
   dc_policy& p = r.dc;
   if (auto ref = parse_metric_ref(n, field, true))
     p.select = *ref;
-  if (node c = n["criterion"]) {
+  if (node c = child(n, "criterion")) {
     if (auto crit = parse_criterion(c, join(field, "criterion")))
       p.rank = *crit;
   } else {
     // The natural direction of the metric: highest healthyBackends, lowest cpu.
     p.rank.kind = info(p.select.metric).direction == better::higher ? criterion_kind::highest : criterion_kind::lowest;
   }
-  if (node g = n["gate"]) {
+  if (node g = child(n, "gate")) {
     std::string gf = join(field, "gate");
     auto parse_gate = [&](const node& gn, const std::string& f) {
       if (!is_map(gn, f))
@@ -1030,7 +1196,7 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
       check_keys(gn, f, {"source", "service", "metric", "criterion"});
       gate gt;
       auto ref = parse_metric_ref(gn, f, false);
-      node c = gn["criterion"];
+      node c = child(gn, "criterion");
       if (!c) {
         error(gn, join(f, "criterion"), "required field is missing");
         return;
@@ -1065,7 +1231,7 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
     error(n, join(field, "fail_safe"), "on_all_down: fail_safe needs fail_safe answers");
   if (p.select.src == source::service)
     for (const auto& d : p.answers) {
-      const service* svc = cfg_.find_service(p.select.service);
+      const service* svc = find_service(p.select.service);
       if (svc && !svc->backends.count(d.dc) && !svc->lb_stats.count(d.dc))
         warn(n, join(field, "answers." + d.dc),
              "service '" + svc->name + "' has no backends or lb_stats in DC '" + d.dc + "': it never has data there");
@@ -1114,7 +1280,7 @@ void loader::parse_static_policy(const node& n, const std::string& field, record
       rule.dc = *dc;
       bool found = std::any_of(p.answers.begin(), p.answers.end(), [&](const dc_answers& a) { return a.dc == *dc; });
       if (!found)
-        error(rn["dc"], join(rf, "dc"), "DC '" + *dc + "' has no answers in " + join(field, "answers"));
+        error(child(rn, "dc"), join(rf, "dc"), "DC '" + *dc + "' has no answers in " + join(field, "answers"));
     }
     p.rules.push_back(std::move(rule));
   });
@@ -1134,45 +1300,45 @@ void loader::parse_record(const node& n, const std::string& field, zone& z) {
     auto wire = dns::text_to_wire(name);
     auto zw = dns::text_to_wire(z.name);
     if (!wire)
-      error(n["name"], join(field, "name"), "not a valid domain name: '" + *v + "'");
+      error(child(n, "name"), join(field, "name"), "not a valid domain name: '" + *v + "'");
     else if (zw && !dns::is_at_or_below(*wire, *zw))
-      error(n["name"], join(field, "name"), "'" + name + "' is outside zone " + z.name);
+      error(child(n, "name"), join(field, "name"), "'" + name + "' is outside zone " + z.name);
     r.name = name;
   }
   if (auto v = str(n, "type", field, true)) {
     auto t = dns::parse_rr_type(*v);
     using dns::rr_type;
     if (!t || *t == rr_type::any || *t == rr_type::opt)
-      error(n["type"], join(field, "type"), "unknown record type '" + *v + "' (allowed: A, AAAA, CNAME, MX, TXT, SRV)");
+      error(child(n, "type"), join(field, "type"), "unknown record type '" + *v + "' (allowed: A, AAAA, CNAME, MX, TXT, SRV)");
     else if (*t == rr_type::ns || *t == rr_type::soa)
-      error(n["type"], join(field, "type"), "SOA and NS come from the zone's soa and ns fields");
+      error(child(n, "type"), join(field, "type"), "SOA and NS come from the zone's soa and ns fields");
     else
       r.type = *t;
   }
   if (auto v = integer(n, "ttl", field, 0, 2147483647))
     r.ttl = static_cast<uint32_t>(*v);
-  int modes = (n["answers"] ? 1 : 0) + (n["dc"] ? 1 : 0) + (n["static"] ? 1 : 0) + (n["profile"] ? 1 : 0);
+  int modes = (child(n, "answers") ? 1 : 0) + (child(n, "dc") ? 1 : 0) + (child(n, "static") ? 1 : 0) + (child(n, "profile") ? 1 : 0);
   if (modes != 1) {
     error(n, field, "a record has exactly one of answers (plain), dc, static, profile");
-  } else if (n["answers"]) {
+  } else if (child(n, "answers")) {
     r.mode = record_mode::plain;
     r.plain = parse_answer_list(n, "answers", field, r.type, z);
     if (r.plain.empty())
       error(n, join(field, "answers"), "at least one answer is required");
     if (r.type == dns::rr_type::cname && r.plain.size() > 1)
       error(n, join(field, "answers"), "a CNAME record has exactly one answer");
-  } else if (n["dc"]) {
+  } else if (child(n, "dc")) {
     r.mode = record_mode::dc;
-    parse_dc_policy(n["dc"], join(field, "dc"), r, z);
-  } else if (n["static"]) {
+    parse_dc_policy(child(n, "dc"), join(field, "dc"), r, z);
+  } else if (child(n, "static")) {
     r.mode = record_mode::static_rules;
-    parse_static_policy(n["static"], join(field, "static"), r, z);
+    parse_static_policy(child(n, "static"), join(field, "static"), r, z);
   } else {
     r.mode = record_mode::profile;
     if (auto v = str(n, "profile", field)) {
       r.profile = *v;
-      if (!cfg_.find_profile(*v))
-        error(n["profile"], join(field, "profile"), "unknown profile '" + *v + "'");
+      if (!find_profile(*v))
+        error(child(n, "profile"), join(field, "profile"), "unknown profile '" + *v + "'");
     }
   }
   z.records.push_back(std::move(r));
@@ -1217,7 +1383,7 @@ void loader::parse_endpoint(const node& n, const std::string& field, profile& p)
     else if (*v == "nested")
       e.kind = endpoint_kind::nested;
     else
-      error(n["kind"], join(field, "kind"), "unknown kind '" + *v + "' (allowed: external, dc, nested)");
+      error(child(n, "kind"), join(field, "kind"), "unknown kind '" + *v + "' (allowed: external, dc, nested)");
   }
   if (auto v = str(n, "status", field)) {
     if (*v == "enabled")
@@ -1227,15 +1393,15 @@ void loader::parse_endpoint(const node& n, const std::string& field, profile& p)
     else if (*v == "stopped")
       e.status = endpoint_status::stopped;
     else
-      error(n["status"], join(field, "status"), "unknown status '" + *v + "' (allowed: enabled, disabled, stopped)");
+      error(child(n, "status"), join(field, "status"), "unknown status '" + *v + "' (allowed: enabled, disabled, stopped)");
   }
   auto forbid = [&](std::string_view key, std::string_view why) {
-    if (n[std::string(key)])
-      error(n[std::string(key)], join(field, key), std::string(why));
+    if (child(n, key))
+      error(child(n, key), join(field, key), std::string(why));
   };
   switch (e.kind) {
     case endpoint_kind::external:
-      if (node t = n["target"]) {
+      if (node t = child(n, "target")) {
         if (auto v = parse_target(t, join(field, "target"))) {
           e.answers.push_back(*v);
           e.target = t.Scalar();
@@ -1245,8 +1411,8 @@ void loader::parse_endpoint(const node& n, const std::string& field, profile& p)
       }
       if (auto v = str(n, "monitor", field)) {
         e.monitor = *v;
-        if (!cfg_.find_probe(*v))
-          error(n["monitor"], join(field, "monitor"), "unknown probe '" + *v + "' (define it under probes)");
+        if (!find_probe(*v))
+          error(child(n, "monitor"), join(field, "monitor"), "unknown probe '" + *v + "' (define it under probes)");
       }
       forbid("dc", "only dc endpoints name a DC (use location for performance routing)");
       forbid("profile", "only nested endpoints name a profile");
@@ -1254,15 +1420,15 @@ void loader::parse_endpoint(const node& n, const std::string& field, profile& p)
     case endpoint_kind::dc:
       if (auto v = str(n, "dc", field, true)) {
         e.dc = *v;
-        if (!cfg_.find_dc(*v))
-          error(n["dc"], join(field, "dc"), "unknown datacenter '" + *v + "'");
+        if (!find_dc(*v))
+          error(child(n, "dc"), join(field, "dc"), "unknown datacenter '" + *v + "'");
       }
       if (auto v = str(n, "service", field)) {
         e.service = *v;
-        if (!cfg_.find_service(*v))
-          error(n["service"], join(field, "service"), "unknown service '" + *v + "'");
+        if (!find_service(*v))
+          error(child(n, "service"), join(field, "service"), "unknown service '" + *v + "'");
       }
-      if (node a = n["answers"]) {
+      if (node a = child(n, "answers")) {
         std::string af = join(field, "answers");
         if (a.IsSequence()) {
           for (size_t i = 0; i < a.size(); ++i)
@@ -1296,8 +1462,8 @@ void loader::parse_endpoint(const node& n, const std::string& field, profile& p)
     e.weight = static_cast<uint32_t>(*v);
   if (auto v = str(n, "location", field)) {
     e.location = *v;
-    if (!cfg_.find_dc(*v))
-      error(n["location"], join(field, "location"), "unknown location '" + *v + "' (locations are DC names)");
+    if (!find_dc(*v))
+      error(child(n, "location"), join(field, "location"), "unknown location '" + *v + "' (locations are DC names)");
   } else if (e.kind == endpoint_kind::dc) {
     e.location = e.dc;
   }
@@ -1315,9 +1481,12 @@ void loader::parse_endpoint(const node& n, const std::string& field, profile& p)
     else
       error(sn, join(field, "subnets"), "not a CIDR prefix (1.2.3.0/24) or range (1.2.3.4-5.6.7.8): '" + s + "'");
   }
-  for (const auto& other : p.endpoints)
-    if (other.name == e.name)
-      error(n, join(field, "name"), "duplicate endpoint name '" + e.name + "'");
+  // Past the limit the profile is rejected anyway; comparing further would
+  // make thousands of endpoints cost n^2.
+  if (p.endpoints.size() <= max_endpoints_per_profile)
+    for (const auto& other : p.endpoints)
+      if (other.name == e.name)
+        error(n, join(field, "name"), "duplicate endpoint name '" + e.name + "'");
   p.endpoints.push_back(std::move(e));
 }
 
@@ -1332,15 +1501,15 @@ void loader::parse_profile(const node& n, const std::string& field) {
   if (auto v = str(n, "method", field, true)) {
     p.method = *v;
     if (!methods_.find(*v))
-      error(n["method"], join(field, "method"), "unknown method '" + *v + "' (allowed: " + methods_.names() + ")");
+      error(child(n, "method"), join(field, "method"), "unknown method '" + *v + "' (allowed: " + methods_.names() + ")");
   }
   if (auto v = str(n, "status", field)) {
     if (*v == "enabled" || *v == "disabled")
       p.enabled = *v == "enabled";
     else
-      error(n["status"], join(field, "status"), "unknown status '" + *v + "' (allowed: enabled, disabled)");
+      error(child(n, "status"), join(field, "status"), "unknown status '" + *v + "' (allowed: enabled, disabled)");
   }
-  if (node fs = n["fail_safe"]) {
+  if (node fs = child(n, "fail_safe")) {
     std::string ff = join(field, "fail_safe");
     if (fs.IsSequence()) {
       for (size_t i = 0; i < fs.size(); ++i)
@@ -1363,10 +1532,9 @@ void loader::parse_profile(const node& n, const std::string& field) {
     error(n, join(field, "endpoints"),
           std::to_string(p.endpoints.size()) + " endpoints; a profile has at most " +
             std::to_string(max_endpoints_per_profile));
-  if (cfg_.find_profile(p.name))
+  if (find_profile(p.name))
     error(n, join(field, "name"), "duplicate profile name '" + p.name + "'");
-  profile_nodes_[p.name] = n;
-  cfg_.profiles.push_back(std::move(p));
+  add(profile_index_, cfg_.profiles, std::move(p));
 }
 
 void loader::parse_latency_table(const node& n) {
@@ -1375,6 +1543,18 @@ void loader::parse_latency_table(const node& n) {
     return;
   }
   cfg_.latency_table = resolve_path(n.Scalar());
+  // A regular file of bounded size: /dev/zero or a FIFO would never end.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(cfg_.latency_table, ec)) {
+    error(n, "latency_table", "not a regular file: " + cfg_.latency_table);
+    return;
+  }
+  if (auto size = std::filesystem::file_size(cfg_.latency_table, ec); !ec && size > max_latency_table_bytes) {
+    error(n, "latency_table",
+          cfg_.latency_table + " is " + std::to_string(size) + " bytes; the limit is " +
+            std::to_string(max_latency_table_bytes));
+    return;
+  }
   std::ifstream in(cfg_.latency_table);
   if (!in) {
     error(n, "latency_table", "cannot open " + cfg_.latency_table);
@@ -1400,7 +1580,7 @@ void loader::parse_latency_table(const node& n) {
       continue; // header row
     if (!p)
       fail("not a CIDR prefix: '" + prefix + "'");
-    else if (!cfg_.find_dc(dc))
+    else if (!find_dc(dc))
       fail("unknown datacenter '" + dc + "'");
     else if (!r || *r < 0)
       fail("rtt_ms must be a non-negative number, got '" + rtt + "'");
@@ -1416,13 +1596,13 @@ void loader::check_references() {
     const service& s = cfg_.services[i];
     std::string f = "services[" + s.name + "]";
     for (const auto& [dc, list] : s.backends)
-      if (!cfg_.find_dc(dc))
+      if (!find_dc(dc))
         error_at(s.where, f + ".backends." + dc, "unknown datacenter '" + dc + "'");
     for (const auto& [dc, spec] : s.lb_stats)
-      if (!cfg_.find_dc(dc))
+      if (!find_dc(dc))
         error_at(s.where, f + ".lb_stats." + dc, "unknown datacenter '" + dc + "'");
     for (const auto& [dc, names] : s.processes)
-      if (!cfg_.find_dc(dc))
+      if (!find_dc(dc))
         error_at(s.where, f + ".processes." + dc, "unknown datacenter '" + dc + "'");
   }
   bool needs_geo = false;
@@ -1438,7 +1618,7 @@ void loader::check_references() {
           if (!rule.regions.empty())
             needs_geo = true;
       if (r.mode == record_mode::profile)
-        if (const profile* p = cfg_.find_profile(r.profile))
+        if (const profile* p = find_profile(r.profile))
           if (const profile_rules* m = methods_.find(p->method);
               r.type == dns::rr_type::cname && m && m->returns_many())
             error_at(r.where, "zones[" + z.name + "].records[" + r.name + "]",
@@ -1460,7 +1640,7 @@ void loader::check_profile(const profile& p, const std::string& field) {
     return field + ".endpoints[" + e.name + "]" + (key.empty() ? "" : "." + std::string(key));
   };
   for (const auto& e : p.endpoints)
-    if (e.kind == endpoint_kind::nested && !cfg_.find_profile(e.profile))
+    if (e.kind == endpoint_kind::nested && !find_profile(e.profile))
       error_at(e.where, efield(e, "profile"), "unknown profile '" + e.profile + "'");
   if (const profile_rules* m = methods_.find(p.method)) {
     profile_report report(p, errors_, warnings_);
@@ -1469,19 +1649,29 @@ void loader::check_profile(const profile& p, const std::string& field) {
 }
 
 void loader::check_cycles() {
-  // Depth-first search over nested endpoints; a grey node reached again is a cycle.
+  // Depth-first search over nested endpoints: a grey profile reached again is
+  // a cycle. levels[p] is the longest chain of profiles that p heads (1 = no
+  // nested endpoint), deepest[p] the child on that chain. The search never
+  // descends more than max_profile_nesting + 1 levels, so it is bounded even
+  // for a chain of thousands of profiles; the routing engine recurses once per
+  // level on the query path, which is why the depth is limited at all.
   enum class mark { white, grey, black };
   std::map<std::string, mark> marks;
+  std::map<std::string, int> levels;
+  std::map<std::string, std::string> deepest;
   std::vector<std::string> path;
-  std::function<void(const profile&)> visit = [&](const profile& p) {
+  const int limit = static_cast<int>(max_profile_nesting);
+  std::function<int(const profile&)> visit = [&](const profile& p) -> int {
     marks[p.name] = mark::grey;
     path.push_back(p.name);
+    int height = 1;
     for (const auto& e : p.endpoints) {
       if (e.kind != endpoint_kind::nested)
         continue;
-      const profile* child = cfg_.find_profile(e.profile);
+      const profile* child = find_profile(e.profile);
       if (!child)
         continue;
+      int below = 0;
       if (marks[child->name] == mark::grey) {
         std::string cycle;
         auto start = std::find(path.begin(), path.end(), child->name);
@@ -1490,16 +1680,40 @@ void loader::check_cycles() {
         cycle += child->name;
         error_at(e.where, "profiles[" + p.name + "].endpoints[" + e.name + "].profile",
                  "nested profiles form a cycle: " + cycle);
-      } else if (marks[child->name] == mark::white) {
-        visit(*child);
+        continue;
+      } else if (marks[child->name] == mark::black) {
+        below = levels[child->name];
+      } else if (static_cast<int>(path.size()) > limit) {
+        below = limit + 1; // already too deep: no need to look further
+      } else {
+        below = visit(*child);
+      }
+      if (1 + below > height) {
+        height = 1 + below;
+        deepest[p.name] = child->name;
       }
     }
     path.pop_back();
     marks[p.name] = mark::black;
+    levels[p.name] = height;
+    return height;
   };
   for (const auto& p : cfg_.profiles)
     if (marks[p.name] == mark::white)
       visit(p);
+  for (const auto& p : cfg_.profiles) {
+    if (levels[p.name] <= limit)
+      continue;
+    std::string chain = p.name;
+    std::string at = p.name;
+    for (int i = 0; i < limit && deepest.count(at); ++i) {
+      at = deepest[at];
+      chain += " -> " + at;
+    }
+    error_at(p.where, "profiles[" + p.name + "]",
+             "nested profiles are more than " + std::to_string(limit) + " levels deep: " + chain + " -> ...");
+    break; // one error: every profile above it on the chain is as deep
+  }
 }
 
 } // namespace
@@ -1536,9 +1750,13 @@ load_result load_config_file(const std::string& path, const method_catalog& meth
     r.errors.push_back(config_error{path, 0, 0, "", "cannot open config file"});
     return r;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return load_config_text(ss.str(), path, methods);
+  // Read one byte past the limit so that an oversized file (or /dev/zero)
+  // is reported by the size check rather than read to exhaustion.
+  std::string text;
+  char chunk[64 * 1024];
+  while (text.size() <= max_config_bytes && in.read(chunk, sizeof chunk).gcount() > 0)
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+  return load_config_text(text, path, methods);
 }
 
 } // namespace gtmesh

@@ -9,6 +9,11 @@
 
 namespace gtmesh {
 
+/// Largest config text accepted (the mesh carries configs in 16 MiB frames).
+inline constexpr size_t max_config_bytes = 16 * 1024 * 1024;
+/// Largest latency_table CSV accepted.
+inline constexpr size_t max_latency_table_bytes = 64 * 1024 * 1024;
+
 /// The outcome of loading a config: either a validated model (and possibly
 /// warnings) or a non-empty list of errors. Never both a model and errors.
 struct load_result {
@@ -21,6 +26,12 @@ struct load_result {
   std::string report() const;
 };
 
+/// Both loaders are total: whatever the bytes, they return a model or errors
+/// naming file:line:column and field, and never throw. Beyond yaml-cpp's own
+/// limit (2000 nested levels, reported as a YAML syntax error) they bound the
+/// input size (max_config_bytes) and the nesting of profiles
+/// (max_profile_nesting).
+///
 /// Reads and validates a YAML config file. `methods` is the routing method
 /// catalog (normally `routing_methods()` from core/routing/all_methods.hpp). Relative paths inside it
 /// (geo.database, latency_table) are resolved against the file's directory.

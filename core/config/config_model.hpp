@@ -274,6 +274,10 @@ inline constexpr int max_answers = 64;
 inline constexpr size_t max_endpoints_per_profile = 200;
 /// Most datacenters a config may declare; sizes per-decision scratch space.
 inline constexpr size_t max_datacenters = 1024;
+/// Most levels of nested profiles (as Azure Traffic Manager: 10): a record's
+/// profile is level 1, the child profile of one of its nested endpoints level
+/// 2, and so on. The routing engine recurses once per level on the query path.
+inline constexpr size_t max_profile_nesting = 10;
 
 struct config {
   std::string file; ///< the top-level file it was loaded from

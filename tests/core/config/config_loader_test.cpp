@@ -11,6 +11,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
 
 namespace gtmesh {
 namespace {
@@ -281,6 +283,210 @@ TEST(config_loader, defaults_follow_the_spec) {
   const gtmesh::profile* p = r.cfg->find_profile("p");
   EXPECT_EQ(p->endpoints[0].weight, 1u);
   EXPECT_EQ(p->on_all_down, all_down_action::fail_open);
+}
+
+// --- totality: any bytes give a model or errors, never an exception ---------
+// (tests/fuzz/config_yaml_fuzz.cpp runs the same entry point on random input;
+// each case below is a class of input that once escaped as an exception.)
+
+/// Loads `yaml` expecting no exception and a rejection whose every error has
+/// a message and, when it comes from the text, a line; returns the errors.
+config_errors expect_rejected(const std::string& yaml) {
+  load_result r;
+  try {
+    r = load(yaml);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "the loader threw: " << e.what() << "\ninput:\n" << yaml.substr(0, 400);
+    return {};
+  }
+  EXPECT_FALSE(r.ok()) << "accepted:\n" << yaml.substr(0, 400);
+  EXPECT_FALSE(r.errors.empty());
+  for (const auto& e : r.errors) {
+    EXPECT_FALSE(e.message.empty());
+    EXPECT_EQ(e.message.find("cannot read this element"), std::string::npos)
+      << "the last-resort handler caught it: " << e.to_string();
+  }
+  return r.errors;
+}
+
+/// A DC-mode record (line 14 of base + this) with `dc_body` inside dc: {...}.
+std::string dc_record(const std::string& dc_body) {
+  return base + "      - {name: x, type: A, dc: {" + dc_body + "}}\n";
+}
+
+TEST(config_loader, a_criterion_key_typo_is_an_error_naming_line_and_field) {
+  // {equal: up} for {equals: up} threw YAML::InvalidNode out of the loader
+  // (gtmesh check-config died with SIGABRT).
+  const std::string yaml =
+    dc_record("source: host, metric: status, criterion: {equal: up}, answers: {fra: [192.0.2.1]}");
+  expect_rejected(yaml);
+  expect_error(yaml, 14, "records[x].dc.criterion.equal", "unknown key (allowed: equals, within)");
+  auto r = load(yaml);
+  ASSERT_EQ(r.errors.size(), 1u) << r.report(); // the typo alone, no follow-on noise
+  EXPECT_EQ(r.errors[0].column, 75);
+  // The same typo in a gate, and one level further down in within.
+  expect_error(dc_record("source: host, metric: cpu, gate: {source: host, metric: status, criterion: {equal: up}}, "
+                         "answers: {fra: [192.0.2.1]}"),
+               14, "dc.gate.criterion.equal", "unknown key");
+  expect_error(dc_record("source: host, metric: cpu, criterion: {within: {target: best, margn: 5}}, "
+                         "answers: {fra: [192.0.2.1]}"),
+               14, "criterion.within.margn", "unknown key");
+}
+
+TEST(config_loader, malformed_shapes_are_errors_not_exceptions) {
+  // Sequence or scalar where a mapping is expected.
+  expect_error("cluster: [a, b]\n" + base, 1, "cluster", "expected a mapping");
+  expect_error("measurement: often\n" + base, 1, "measurement", "expected a mapping");
+  expect_error(base + "      - just-a-scalar\n", 14, "records[1]", "expected a mapping");
+  expect_error(base + "      - {name: x, type: A, dc: [fra]}\n", 14, "records[x].dc", "expected a mapping");
+  expect_error(dc_record("source: host, metric: cpu, criterion: {within: 5}, answers: {fra: [192.0.2.1]}"), 14,
+               "criterion.within", "expected a mapping");
+  expect_error(dc_record("source: host, metric: cpu, criterion: [lowest], answers: {fra: [192.0.2.1]}"), 14,
+               "criterion", "expected a mapping");
+  expect_error(dc_record("source: host, metric: cpu, criterion: {within: {margin: 5}}, answers: {fra: [192.0.2.1]}"),
+               14, "criterion.within.target", "required");
+  expect_error(dc_record("source: host, metric: cpu, criterion: {}, answers: {fra: [192.0.2.1]}"), 14, "criterion",
+               "exactly one of");
+  expect_error(dc_record("source: host, metric: cpu, answers: [192.0.2.1]"), 14, "dc.answers", "expected a mapping");
+  expect_error(dc_record("source: host, metric: cpu, answers: {fra: {address: [192.0.2.1]}}"), 14,
+               "answers.fra.address", "expected a string");
+  expect_error(dc_record("source: [host], metric: cpu, answers: {fra: [192.0.2.1]}"), 14, "dc.source",
+               "expected a string");
+  expect_error(base + "      - {name: x, type: A, static: {rules: {dc: fra}, answers: {fra: [192.0.2.1]}}}\n", 14,
+               "static.rules", "expected a list");
+  expect_error(with_service("  - {name: api, probe: [mon]}\n"), 8, "services[api].probe", "expected a mapping");
+  expect_error(with_service("  - {name: api, probe: {match: 200}}\n"), 8, "probe.match", "expected a mapping");
+  expect_error(with_service("  - {name: api, processes: {fra: [[nginx]]}}\n"), 8, "processes.fra[0]",
+               "expected a process name");
+  expect_error(with_service("  - {name: api, backends: {[fra]: [\"10.0.0.1:80\"]}}\n"), 8, "services[api].backends",
+               "expected a datacenter name");
+  expect_error(dc_record("source: host, metric: cpu, answers: {[fra]: [192.0.2.1]}"), 14, "dc.answers",
+               "expected a datacenter name");
+  expect_error(base + "geo: {database: [a.mmdb]}\n", 14, "geo.database", "expected a string");
+  expect_error(base + "latency_table: {file: x}\n", 14, "latency_table", "expected a path");
+  expect_error("- a\n- b\n", 1, "", "expected a mapping");
+  expect_error("just text\n", 1, "", "expected a mapping");
+  // Every one of them also passes the generic checks.
+  for (const std::string& yaml :
+       {"cluster: [a, b]\n" + base, base + "      - just-a-scalar\n", std::string("- a\n"),
+        dc_record("source: host, metric: cpu, criterion: {within: 5}, answers: {fra: [192.0.2.1]}")})
+    expect_rejected(yaml);
+}
+
+TEST(config_loader, wrong_scalar_types_and_huge_numbers) {
+  expect_error(base + "      - {name: x, type: A, ttl: [1], answers: [192.0.2.1]}\n", 14, "records[x].ttl",
+               "expected an integer");
+  expect_error(base + "      - {name: x, type: A, ttl: {a: 1}, answers: [192.0.2.1]}\n", 14, "records[x].ttl",
+               "expected an integer");
+  expect_error(base + "      - {name: x, type: A, ttl: 99999999999999999999999, answers: [192.0.2.1]}\n", 14,
+               "records[x].ttl", "out of range 0..2147483647");
+  expect_error(base + "      - {name: x, type: A, ttl: -99999999999999999999999, answers: [192.0.2.1]}\n", 14,
+               "records[x].ttl", "out of range");
+  // Numbers beyond double's range, and nan/inf, are not numbers.
+  expect_error("datacenters:\n  - {name: fra, location: {lat: 1e999, lon: 0}}\n" + base.substr(base.find("probes:")),
+               2, "location.lat", "expected a number");
+  expect_error("datacenters:\n  - {name: fra, location: {lat: nan, lon: 0}}\n" + base.substr(base.find("probes:")),
+               2, "location.lat", "expected a number");
+  expect_error("datacenters:\n  - {name: fra, location: {lat: 0, lon: -inf}}\n" + base.substr(base.find("probes:")),
+               2, "location.lon", "expected a number");
+  expect_error(dc_record("source: host, metric: cpu, criterion: {within: {target: best, margin: nan%}}, "
+                         "answers: {fra: [192.0.2.1]}"),
+               14, "within.margin", "non-negative number");
+  // A duration of 10^300 seconds would overflow the int64 of milliseconds.
+  expect_error(with_service("  - {name: api, interval: 1e300s}\n"), 8, "services[api].interval", "expected a duration");
+  expect_error(with_service("  - {name: api, interval: nan}\n"), 8, "services[api].interval", "expected a duration");
+}
+
+TEST(config_loader, duplicate_keys_in_every_kind_of_mapping_are_rejected) {
+  expect_error(with_service("  - {name: api, backends: {fra: [\"10.0.0.1:80\"], fra: [\"10.0.0.2:80\"]}}\n"), 8,
+               "backends.fra", "duplicate key");
+  expect_error(dc_record("source: host, metric: cpu, answers: {fra: [192.0.2.1], fra: [192.0.2.2]}"), 14,
+               "answers.fra", "duplicate key");
+  expect_error(base + "zones: []\n", 14, "zones", "duplicate key");
+}
+
+TEST(config_loader, invalid_utf8_and_control_bytes_are_errors_or_accepted_never_thrown) {
+  for (std::string bad : {std::string("\xff\xfe"), std::string("a\xc3"), std::string("\xed\xa0\x80"),
+                          std::string("x\0y", 3)}) {
+    load_result r;
+    EXPECT_NO_THROW(r = load(base + "      - {name: \"" + bad + "\", type: A, answers: [192.0.2.1]}\n"));
+    EXPECT_NO_THROW(r = load(bad + ": 1\n" + base));
+    EXPECT_FALSE(r.ok());
+    EXPECT_NO_THROW(r = load(base + bad));
+  }
+}
+
+TEST(config_loader, deep_nesting_is_a_syntax_error_not_a_stack_overflow) {
+  // yaml-cpp stops at 2000 levels; a stack overflow would kill the test.
+  for (const std::string& open : {std::string("["), std::string("{a: "), std::string("- ")}) {
+    std::string yaml;
+    for (int i = 0; i < 100'000; ++i)
+      yaml += open;
+    auto errors = expect_rejected(yaml);
+    ASSERT_FALSE(errors.empty());
+    EXPECT_NE(errors[0].message.find("YAML syntax"), std::string::npos) << errors[0].to_string();
+  }
+}
+
+TEST(config_loader, anchors_and_self_referencing_aliases_terminate) {
+  // yaml-cpp registers an anchor before its children, so *z inside &z
+  // builds a sequence that contains itself.
+  expect_rejected("zones: &z [*z]\n" + base.substr(0, base.find("zones:")));
+  expect_rejected("datacenters: &d [{name: fra, access_points: {wan: *d}}]\n" + base.substr(base.find("probes:")));
+  expect_error("x: &a [*a]\n" + base, 1, "x", "unknown key");
+  expect_error(base + "      - &r {name: x, type: A, answers: [192.0.2.1]}\n      - *r\n", 14, "records",
+               "duplicate record");
+  expect_rejected(base + "      - {name: y, type: A, answers: *undefined}\n");
+}
+
+std::string nested_chain(int levels) {
+  std::string yaml = base + "profiles:\n";
+  for (int i = 1; i <= levels; ++i) {
+    yaml += "  - {name: p" + std::to_string(i) + ", method: priority, endpoints: [";
+    if (i < levels)
+      yaml += "{name: n, kind: nested, profile: p" + std::to_string(i + 1) + ", priority: 1}, ";
+    yaml += "{name: e, kind: external, target: 192.0.2.1, priority: 2}]}\n";
+  }
+  return yaml;
+}
+
+TEST(config_loader, nested_profiles_are_limited_to_ten_levels) {
+  auto ten = load(nested_chain(static_cast<int>(max_profile_nesting)));
+  EXPECT_TRUE(ten.ok()) << ten.report();
+  expect_error(nested_chain(static_cast<int>(max_profile_nesting) + 1), 15, "profiles[p1]",
+               "more than 10 levels deep: p1 -> p2 -> p3");
+  // A long chain is one error, found without walking the whole chain.
+  auto errors = expect_rejected(nested_chain(500));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].message.find("levels deep"), std::string::npos);
+}
+
+TEST(config_loader, oversized_input_and_endless_files_are_refused) {
+  std::string big = base + "# " + std::string(max_config_bytes, 'x') + "\n";
+  auto errors = expect_rejected(big);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].message.find("the limit is"), std::string::npos);
+  // /dev/zero exists and opens, but has no end.
+  expect_error(base + "latency_table: /dev/zero\n", 14, "latency_table", "not a regular file");
+  auto r = load_config_file("/dev/zero", routing_methods());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.errors[0].message.find("the limit is"), std::string::npos) << r.report();
+}
+
+TEST(config_loader, check_config_names_the_typo_and_exits_1_not_134) {
+  // System level: the real binary, as an operator runs it.
+  const std::string bin = test::gtmesh_bin();
+  ASSERT_TRUE(std::filesystem::exists(bin)) << bin << " is not built";
+  const std::string file = source_dir() + "/tests/core/config/data/criterion_typo.yaml";
+  const std::string out = testing::TempDir() + "check_config_typo.txt";
+  int status = std::system((bin + " check-config " + file + " > " + out + " 2>&1").c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1) << "134 is SIGABRT: an exception escaped";
+  std::ifstream in(out);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(file + ":18:23: zones[example.com].records[www].dc.criterion.equal: unknown key"),
+            std::string::npos)
+    << text;
 }
 
 } // namespace
