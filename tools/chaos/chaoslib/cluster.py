@@ -61,12 +61,15 @@ class CliProfile:
     # "all". Today "all" makes TLS links flap (see the mesh-stability
     # scenario); Raft membership needs "all".
     peers: str = "earlier"
+    # gtmeshctl gets every decider (--decider target --decider other ...) so
+    # that it can retry elsewhere (the coming gtmeshctl retries pushes).
+    ctl_all_deciders: bool = False
 
 
 PROFILES = {
     "today": CliProfile("today"),
     "raft": CliProfile("raft", cert_roles=True, advertise=True, peers_include_self=True, configs_command=True,
-                       peers="all"),
+                       peers="all", ctl_all_deciders=True),
 }
 
 
@@ -462,9 +465,22 @@ class Cluster:
         return {d: got[self.dns_server(d)] for d in self.deciders}
 
     # -- gtmeshctl -----------------------------------------------------------
-    def ctl(self, *args, decider=None, timeout_s=5, node="client"):
+    def _decider_args(self, d, all_deciders=None):
+        """--decider d (first), and the others after it when the profile
+        lets gtmeshctl retry elsewhere."""
+        if all_deciders is None:
+            all_deciders = self.cli.ctl_all_deciders
+        order = [d] + ([x for x in self.deciders if x != d] if all_deciders else [])
+        out = []
+        for x in order:
+            out += ["--decider", self.mesh_addr(x)]
+        return out
+
+    def ctl(self, *args, decider=None, timeout_s=5, node="client", all_deciders=False):
+        """gtmeshctl against one decider (status and the like must reach the
+        one asked, so no fallback by default)."""
         d = decider or self.deciders[0]
-        argv = [self.ctl_bin, "--decider", self.mesh_addr(d)] + self.tls_args("operator") + \
+        argv = [self.ctl_bin] + self._decider_args(d, all_deciders) + self.tls_args("operator") + \
                ["--timeout", "%gs" % timeout_s] + list(args)
         return self.topo.run(node, argv, timeout=timeout_s + 20)
 
@@ -499,14 +515,14 @@ class Cluster:
         today's `status` identifies it); returns a PushResult."""
         path, sha = self.write_push_file(yaml_text, label)
         d = decider or self.deciders[0]
-        r = self.ctl("push", path, decider=d, timeout_s=timeout_s)
+        r = self.ctl("push", path, decider=d, timeout_s=timeout_s, all_deciders=None)
         res = PushResult(d, path, sha, r.returncode, r.stdout, r.stderr)
         util.log("push %s to %s: %s" % (os.path.basename(path), d, res))
         return res
 
     def push_argv(self, path, decider, timeout_s=10):
         """The command line of a push (to run it in the background)."""
-        return self.topo.exec_argv("client", [self.ctl_bin, "--decider", self.mesh_addr(decider)] +
+        return self.topo.exec_argv("client", [self.ctl_bin] + self._decider_args(decider) +
                                    self.tls_args("operator") + ["--timeout", "%gs" % timeout_s, "push", path])
 
     def sha_of_file_name(self, name):

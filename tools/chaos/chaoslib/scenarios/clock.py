@@ -31,6 +31,11 @@ def skew_round(ctx, c, q, proc_name, spec, steady_s):
         p.restart(faketime=spec)
     q.expect(t, fra)
     hold(steady_s, t)
+    # What the skewed node itself reports (the skew took: ages move).
+    st = c.status(proc_name if proc_name.startswith("decider") else "decider1") or ""
+    dc_line = next((l.strip() for l in st.splitlines() if l.strip().startswith("dc fra")), "no status")
+    ctx.note("clock %s on %s: %s status says %s" % (spec, proc_name, proc_name if proc_name.startswith("decider")
+                                                   else "decider1", dc_line))
     per = q.score()["per"]
     summary = {d: q.summary(d, t) for d in c.deciders}
     wrong_now = {d: per[d]["wrong"] - before[d] for d in c.deciders}
