@@ -4,6 +4,8 @@
 //   gtmesh serve --config FILE --listen ADDR:PORT [--listen ...] [--state STATE.yaml]
 //                [--port-file FILE] [--udp-threads N] [--max-udp-size N]
 //                [--tcp-idle-timeout DURATION] [--tcp-max-connections N] [--no-tcp]
+//                [--tcp-max-connections-per-client N] [--tcp-client-ipv4-prefix N]
+//                [--tcp-client-ipv6-prefix N] [--tcp-pressure-idle-timeout DURATION]
 //                [--rrl-rate N] [--rrl-slip N] [--rrl-ipv4-prefix N] [--rrl-ipv6-prefix N]
 //                [--rrl-loopback]
 //
@@ -110,6 +112,8 @@ void usage() {
   std::fputs("usage: gtmesh serve --config FILE --listen ADDR:PORT [--listen ...] [--state STATE.yaml]\n"
              "         [--port-file FILE] [--udp-threads N] [--max-udp-size N]\n"
              "         [--tcp-idle-timeout DURATION] [--tcp-max-connections N] [--no-tcp]\n"
+             "         [--tcp-max-connections-per-client N] [--tcp-client-ipv4-prefix N] [--tcp-client-ipv6-prefix N]\n"
+             "         [--tcp-pressure-idle-timeout DURATION]\n"
              "         [--rrl-rate N] [--rrl-slip N] [--rrl-ipv4-prefix N] [--rrl-ipv6-prefix N] [--rrl-loopback]\n"
              "  ADDR:PORT is 127.0.0.1:53, [::1]:53, 0.0.0.0:5353, [::]:0 (port 0: the kernel picks one;\n"
              "  --port-file receives the bound addresses, one per line, once the responder answers).\n"
@@ -139,6 +143,10 @@ int serve(const args& a) {
     {"--udp-batch", 1, 1024, [&](long v) { options.udp_batch = static_cast<int>(v); }},
     {"--max-udp-size", 512, 4096, [&](long v) { options.lookup.max_udp_size = static_cast<uint16_t>(v); }},
     {"--tcp-max-connections", 1, 100000, [&](long v) { options.tcp_max_connections = static_cast<size_t>(v); }},
+    {"--tcp-max-connections-per-client", 0, 100000,
+     [&](long v) { options.tcp_max_connections_per_client = static_cast<size_t>(v); }},
+    {"--tcp-client-ipv4-prefix", 0, 32, [&](long v) { options.tcp_client_ipv4_prefix = static_cast<int>(v); }},
+    {"--tcp-client-ipv6-prefix", 0, 128, [&](long v) { options.tcp_client_ipv6_prefix = static_cast<int>(v); }},
     {"--rrl-rate", 0, 1000000, [&](long v) { options.rrl.responses_per_second = static_cast<uint32_t>(v); }},
     {"--rrl-slip", 0, 10, [&](long v) { options.rrl.slip = static_cast<uint32_t>(v); }},
     {"--rrl-ipv4-prefix", 0, 32, [&](long v) { options.rrl.ipv4_prefix = static_cast<int>(v); }},
@@ -162,6 +170,14 @@ int serve(const args& a) {
       return 2;
     }
     options.tcp_idle_timeout = std::chrono::milliseconds(*ms);
+  }
+  if (r.option("--tcp-pressure-idle-timeout", text)) {
+    auto ms = parse_duration_ms(text);
+    if (!ms || *ms <= 0) {
+      std::fprintf(stderr, "gtmesh serve: --tcp-pressure-idle-timeout: expected a duration like 1s or 200ms\n");
+      return 2;
+    }
+    options.tcp_pressure_idle_timeout = std::chrono::milliseconds(*ms);
   }
   std::string unknown;
   auto positional = r.positional(unknown);

@@ -37,9 +37,15 @@ enum class dns_counter : uint8_t {
   rrl_slipped,        ///< rate-limited responses sent truncated instead (slip)
   unmeasured_queued,  ///< client prefixes queued for the client agents
   unmeasured_dropped, ///< ... dropped because the queue was full
-  tcp_accepted,
-  tcp_rejected,       ///< connections closed at once: connection limit reached
+  tcp_accepted,       ///< connections admitted
+  tcp_rejected,       ///< new connections closed at once: table full, none idle
+  tcp_client_limited, ///< new connections closed at once: client at its limit, none of its idle
+  tcp_evicted,        ///< idle connections closed to admit a new one (table full)
+  tcp_client_evicted, ///< a client's idle connections closed for its own new one (client limit)
   tcp_idle_closed,    ///< connections closed by the idle timeout
+  tcp_pressure_closed, ///< connections closed by the shorter idle timeout under pressure
+  tcp_write_timeout,  ///< connections closed because the client did not take a response
+  tcp_accept_errors,  ///< accept() failures (e.g. out of file descriptors)
   tcp_bad_length,     ///< TCP messages shorter than a header (connection closed)
   recv_errors,
   send_errors,

@@ -45,6 +45,12 @@ int responder_options::udp_thread_count() const noexcept {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
+size_t responder_options::tcp_client_limit() const noexcept {
+  if (tcp_max_connections_per_client > 0)
+    return tcp_max_connections_per_client;
+  return tcp_max_connections / 16 > 0 ? tcp_max_connections / 16 : 1;
+}
+
 std::string responder_options::validate() const {
   if (listen.empty())
     return "no listen address";
@@ -60,6 +66,13 @@ std::string responder_options::validate() const {
     return "TCP connection limit must be at least 1";
   if (tcp && tcp_idle_timeout.count() <= 0)
     return "TCP idle timeout must be positive";
+  if (tcp && tcp_max_connections_per_client > tcp_max_connections)
+    return "TCP connections per client must not exceed the TCP connection limit";
+  if (tcp_client_ipv4_prefix < 0 || tcp_client_ipv4_prefix > 32 || tcp_client_ipv6_prefix < 0 ||
+      tcp_client_ipv6_prefix > 128)
+    return "TCP client prefix lengths must be 0-32 (IPv4) and 0-128 (IPv6)";
+  if (tcp && tcp_pressure_idle_timeout.count() <= 0)
+    return "TCP idle timeout under pressure must be positive";
   if (rrl.ipv4_prefix < 0 || rrl.ipv4_prefix > 32 || rrl.ipv6_prefix < 0 || rrl.ipv6_prefix > 128)
     return "RRL prefix lengths must be 0-32 (IPv4) and 0-128 (IPv6)";
   return {};

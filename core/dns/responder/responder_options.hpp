@@ -41,10 +41,31 @@ struct responder_options {
   /// net.core.rmem_max / wmem_max); 0 = keep the kernel default.
   int socket_buffer_bytes = 1 << 20;
   bool tcp = true;
-  /// A TCP connection with no complete query for this long is closed.
+  /// A TCP connection with no complete query for this long is closed; so is
+  /// one whose client has not taken a response for this long.
   std::chrono::milliseconds tcp_idle_timeout{10'000};
-  /// Connections beyond this are accepted and closed at once (counted).
+  /// Open TCP connections at most. A new connection beyond it closes the
+  /// connection idle longest (no query in progress); only when none is idle
+  /// is the new one closed at once (tcp_rejected). See tcp_server.hpp.
   size_t tcp_max_connections = 256;
+  /// Open TCP connections per client at most; a client is a prefix of
+  /// tcp_client_ipv4_prefix / tcp_client_ipv6_prefix bits. A new connection
+  /// beyond it closes that client's own connection idle longest; only when
+  /// none of its connections is idle is the new one closed at once
+  /// (tcp_client_limited). 0 = a sixteenth of tcp_max_connections, at least
+  /// 1 (tcp_client_limit()).
+  size_t tcp_max_connections_per_client = 0;
+  /// Client prefix lengths for tcp_max_connections_per_client: one client
+  /// is an IPv4 /24 or an IPv6 /56, as for RRL, because one attacker
+  /// commonly holds a whole /24 or /56 (per address, IPv6 would not limit
+  /// anyone).
+  int tcp_client_ipv4_prefix = 24;
+  int tcp_client_ipv6_prefix = 56;
+  /// While more than half of tcp_max_connections are open, idle connections
+  /// are closed after this instead of tcp_idle_timeout (RFC 7766 6.2.3:
+  /// servers may shorten idle timeouts under load; NSD uses 200 ms beyond
+  /// half of tcp-count). Set it to tcp_idle_timeout to turn this off.
+  std::chrono::milliseconds tcp_pressure_idle_timeout{1'000};
   lookup_settings lookup;
   rrl_settings rrl;
 
@@ -52,6 +73,8 @@ struct responder_options {
   std::string validate() const;
   /// udp_threads with 0 resolved to the number of cores.
   int udp_thread_count() const noexcept;
+  /// tcp_max_connections_per_client with 0 resolved (see there).
+  size_t tcp_client_limit() const noexcept;
 };
 
 } // namespace gtmesh::dns

@@ -2,6 +2,8 @@
 
 #include <asio.hpp>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <thread>
 
@@ -29,7 +31,192 @@ asio::ip::address to_asio(const ip_address& a) {
   return asio::ip::address_v6(bytes);
 }
 
+/// A SplitMix64 step: a good spread for one 64-bit word.
+uint64_t mix(uint64_t x) noexcept {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+using entry = tcp_connection_table::entry;
+using entry_list = tcp_connection_table::entry_list;
+
+// The two intrusive lists an entry can be in, as one template over its links.
+template <entry* entry::*Prev, entry* entry::*Next>
+struct links {
+  static void push_back(entry_list& l, entry& e) noexcept {
+    e.*Prev = l.tail;
+    e.*Next = nullptr;
+    if (l.tail)
+      l.tail->*Next = &e;
+    else
+      l.head = &e;
+    l.tail = &e;
+    ++l.size;
+  }
+  static void erase(entry_list& l, entry& e) noexcept {
+    if (e.*Prev)
+      e.*Prev->*Next = e.*Next;
+    else
+      l.head = e.*Next;
+    if (e.*Next)
+      e.*Next->*Prev = e.*Prev;
+    else
+      l.tail = e.*Prev;
+    e.*Prev = e.*Next = nullptr;
+    --l.size;
+  }
+};
+
 } // namespace
+
+// --- tcp_connection_table ----------------------------------------------------
+
+struct tcp_connection_table::lists {
+  using all = links<&entry::prev_, &entry::next_>;                  ///< idle_ or busy_
+  using client = links<&entry::client_prev_, &entry::client_next_>; ///< a client's idle list
+};
+
+tcp_connection_table::limits tcp_connection_table::limits::from(const responder_options& o) noexcept {
+  limits l;
+  l.max_connections = o.tcp_max_connections;
+  l.max_per_client = o.tcp_client_limit();
+  l.ipv4_prefix = o.tcp_client_ipv4_prefix;
+  l.ipv6_prefix = o.tcp_client_ipv6_prefix;
+  l.idle_timeout = o.tcp_idle_timeout;
+  l.pressure_idle_timeout = o.tcp_pressure_idle_timeout;
+  return l;
+}
+
+tcp_connection_table::tcp_connection_table(const limits& l, uint64_t seed)
+  : limits_(l), clients_(0, client_hash{seed}) {
+  // Every open connection belongs to one client, so the map never holds
+  // more than max_connections nodes: reserving now means it never rehashes.
+  clients_.reserve(l.max_connections);
+}
+
+size_t tcp_connection_table::client_hash::operator()(const client_key& k) const noexcept {
+  const auto hi = static_cast<uint64_t>(k.prefix >> 64), lo = static_cast<uint64_t>(k.prefix);
+  return static_cast<size_t>(mix(hi ^ seed) ^ mix(lo + seed + (k.v4 ? 1 : 0)));
+}
+
+tcp_connection_table::client_key tcp_connection_table::key_of(const ip_address& peer) const noexcept {
+  int length = unified_length(peer.v4(), peer.v4() ? limits_.ipv4_prefix : limits_.ipv6_prefix);
+  return client_key{peer.key() & prefix_mask(length), peer.v4()};
+}
+
+const tcp_connection_table::client_state* tcp_connection_table::find(const ip_address& peer) const {
+  auto it = clients_.find(key_of(peer));
+  return it == clients_.end() ? nullptr : &it->second;
+}
+
+size_t tcp_connection_table::connections_of(const ip_address& peer) const {
+  const client_state* c = find(peer);
+  return c ? c->connections : 0;
+}
+
+tcp_connection_table::decision tcp_connection_table::admit(const ip_address& peer) const {
+  if (const client_state* c = find(peer); c && c->connections >= limits_.max_per_client) {
+    // Its own longest-idle connection goes: a client at its limit can always
+    // replace a connection it no longer uses, but never grows beyond it.
+    if (c->idle.head)
+      return {admission::admit_evicting_own, c->idle.head};
+    return {admission::refuse_client, nullptr};
+  }
+  if (size() >= limits_.max_connections) {
+    if (idle_.head)
+      return {admission::admit_evicting_oldest, idle_.head};
+    return {admission::refuse_full, nullptr};
+  }
+  return {admission::admit, nullptr};
+}
+
+void tcp_connection_table::add(entry& e, const ip_address& peer, time_point now) {
+  const client_key key = key_of(peer);
+  client_state& c = clients_[key];
+  c.prefix = key.prefix;
+  c.v4 = key.v4;
+  ++c.connections;
+  e.client_ = &c;
+  e.since_ = now;
+  e.idle_ = true;
+  lists::all::push_back(idle_, e);
+  lists::client::push_back(c.idle, e);
+}
+
+void tcp_connection_table::remove(entry& e) noexcept {
+  client_state* c = e.client_;
+  if (!c)
+    return;
+  if (e.idle_) {
+    lists::all::erase(idle_, e);
+    lists::client::erase(c->idle, e);
+  } else {
+    lists::all::erase(busy_, e);
+  }
+  e.client_ = nullptr;
+  e.idle_ = false;
+  if (--c->connections == 0)
+    clients_.erase(client_key{c->prefix, c->v4}); // the hash and equality do not throw
+}
+
+void tcp_connection_table::set_busy(entry& e, time_point now) noexcept {
+  if (!e.client_ || !e.idle_)
+    return;
+  lists::all::erase(idle_, e);
+  lists::client::erase(e.client_->idle, e);
+  e.idle_ = false;
+  e.since_ = now;
+  lists::all::push_back(busy_, e);
+}
+
+void tcp_connection_table::set_idle(entry& e, time_point now) noexcept {
+  if (!e.client_)
+    return;
+  if (e.idle_) {
+    // Still idle (a dropped message): it restarts the idle period at the
+    // back of the lists, as a response would.
+    lists::all::erase(idle_, e);
+    lists::client::erase(e.client_->idle, e);
+  } else {
+    lists::all::erase(busy_, e);
+  }
+  e.idle_ = true;
+  e.since_ = now;
+  lists::all::push_back(idle_, e);
+  lists::client::push_back(e.client_->idle, e);
+}
+
+std::chrono::milliseconds tcp_connection_table::effective_idle_timeout() const noexcept {
+  if (under_pressure())
+    return std::min(limits_.idle_timeout, limits_.pressure_idle_timeout);
+  return limits_.idle_timeout;
+}
+
+tcp_connection_table::expired tcp_connection_table::next_expired(time_point now) const noexcept {
+  if (busy_.head && busy_.head->since_ + limits_.idle_timeout <= now)
+    return {busy_.head, expiry_reason::write};
+  if (idle_.head && idle_.head->since_ + effective_idle_timeout() <= now) {
+    bool normal = idle_.head->since_ + limits_.idle_timeout <= now;
+    return {idle_.head, normal ? expiry_reason::idle : expiry_reason::pressure};
+  }
+  return {};
+}
+
+std::optional<tcp_connection_table::time_point> tcp_connection_table::next_deadline() const noexcept {
+  std::optional<time_point> out;
+  if (busy_.head)
+    out = busy_.head->since_ + limits_.idle_timeout;
+  if (idle_.head) {
+    time_point t = idle_.head->since_ + effective_idle_timeout();
+    if (!out || t < *out)
+      out = t;
+  }
+  return out;
+}
+
+// --- tcp_server ----------------------------------------------------------------
 
 struct tcp_server::impl {
   impl(const responder_options& o, snapshot_publisher& p, snapshot_publisher::reader& r, uint64_t seed)
@@ -37,11 +224,29 @@ struct tcp_server::impl {
       publisher(p),
       reader(r),
       unmeasured(std::make_unique<unmeasured_queue>()),
-      processor(o.lookup, counters, nullptr, unmeasured.get(), seed) {}
+      processor(o.lookup, counters, nullptr, unmeasured.get(), seed),
+      table(tcp_connection_table::limits::from(o), mix(seed)) {}
 
   class connection;
 
-  void accept(asio::ip::tcp::acceptor& acceptor);
+  /// A listening socket and the timer that delays accepting again after an
+  /// accept() failure, so that running out of descriptors does not spin.
+  struct listener {
+    explicit listener(asio::io_context& io) : acceptor(io), retry(io) {}
+    asio::ip::tcp::acceptor acceptor;
+    asio::steady_timer retry;
+  };
+
+  void accept(listener& l);
+  /// Admits, or closes at once, a newly accepted connection (counted).
+  void admit(asio::ip::tcp::socket socket);
+  /// Closes `e`'s connection and counts why.
+  void close(tcp_connection_table::entry& e, dns_counter why);
+  /// Arms the sweep timer for the table's next deadline unless it will
+  /// fire by then anyway. Cheap when nothing changes (no timer call).
+  void schedule_sweep();
+  /// Closes every connection that has expired.
+  void sweep();
   /// Answers the message in `buffer` (after the 2-byte prefix) in place;
   /// returns the response size, or 0 for no response.
   size_t answer(uint8_t* message, size_t length, const ip_address& peer);
@@ -52,48 +257,51 @@ struct tcp_server::impl {
   worker_counters counters;
   std::unique_ptr<unmeasured_queue> unmeasured;
   query_processor processor;
-  size_t open_connections = 0;
+  // Before io: connections destroyed with the io_context's pending handlers
+  // leave the table in their destructors.
+  tcp_connection_table table;
   asio::io_context io{1};
-  std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors;
+  asio::steady_timer sweep_timer{io};
+  tcp_connection_table::time_point sweep_deadline{};
+  bool sweep_armed = false;
+  std::vector<std::unique_ptr<listener>> listeners;
   std::thread thread;
 };
 
 /// One client connection: read a length, read the message, answer, write,
-/// repeat; closed on EOF, error, a runt message or the idle timer.
-class tcp_server::impl::connection : public std::enable_shared_from_this<connection> {
+/// repeat; closed on EOF, error, a runt message, by the sweep (timeouts) or
+/// to make room for another connection (eviction).
+class tcp_server::impl::connection : public tcp_connection_table::entry,
+                                     public std::enable_shared_from_this<connection> {
 public:
-  connection(impl& server, asio::ip::tcp::socket socket)
+  connection(impl& server, asio::ip::tcp::socket socket, const ip_address& peer)
     : server_(server),
       socket_(std::move(socket)),
-      timer_(server.io),
-      buffer_(std::make_unique<uint8_t[]>(2 + max_tcp_message)) {
-    ++server_.open_connections;
-    asio::error_code ec;
-    auto remote = socket_.remote_endpoint(ec);
-    if (!ec)
-      peer_ = from_asio(remote.address());
-  }
-  ~connection() { --server_.open_connections; }
+      buffer_(std::make_unique<uint8_t[]>(2 + max_tcp_message)),
+      peer_(peer) {}
+  ~connection() { close(); }
 
   void start() { read_length(); }
 
-private:
-  void arm_timer() {
-    timer_.expires_after(server_.options.tcp_idle_timeout);
-    timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
-      if (ec)
-        return; // cancelled: a query arrived or the connection closed
-      self->server_.counters.bump(dns_counter::tcp_idle_closed);
-      asio::error_code ignored;
-      self->socket_.close(ignored);
-    });
+  /// Leaves the table and closes the socket (idempotent). Pending reads and
+  /// writes then complete with an error and release the connection; their
+  /// handlers must not touch the socket again (hence `open_`).
+  void close() noexcept {
+    if (!open_)
+      return;
+    open_ = false;
+    server_.table.remove(*this);
+    asio::error_code ignored;
+    socket_.close(ignored);
   }
 
+private:
+  static tcp_connection_table::time_point now() noexcept { return tcp_connection_table::clock::now(); }
+
   void read_length() {
-    arm_timer();
     asio::async_read(socket_, asio::buffer(buffer_.get(), 2),
                      [self = shared_from_this()](const asio::error_code& ec, size_t) {
-                       if (ec)
+                       if (ec || !self->open_)
                          return self->close();
                        size_t length = static_cast<size_t>(self->buffer_[0]) << 8 | self->buffer_[1];
                        self->read_message(length);
@@ -103,17 +311,21 @@ private:
   void read_message(size_t length) {
     asio::async_read(socket_, asio::buffer(buffer_.get() + 2, length),
                      [self = shared_from_this(), length](const asio::error_code& ec, size_t) {
-                       if (ec)
+                       if (ec || !self->open_)
                          return self->close();
-                       self->timer_.cancel();
                        size_t size = self->server_.answer(self->buffer_.get() + 2, length, self->peer_);
                        if (size == 0) {
                          if (length < 12) {
                            self->server_.counters.bump(dns_counter::tcp_bad_length);
                            return self->close();
                          }
-                         return self->read_length(); // dropped (e.g. a response): next message
+                         // Dropped (e.g. a response): a complete message all
+                         // the same, so the idle period restarts.
+                         self->server_.table.set_idle(*self, now());
+                         self->server_.schedule_sweep();
+                         return self->read_length();
                        }
+                       self->server_.table.set_busy(*self, now());
                        self->write(size);
                      });
   }
@@ -123,25 +335,23 @@ private:
     buffer_[1] = static_cast<uint8_t>(size);
     asio::async_write(socket_, asio::buffer(buffer_.get(), 2 + size),
                       [self = shared_from_this()](const asio::error_code& ec, size_t) {
+                        if (!self->open_)
+                          return; // closed by the sweep or evicted: counted there
                         if (ec) {
                           self->server_.counters.bump(dns_counter::send_errors);
                           return self->close();
                         }
+                        self->server_.table.set_idle(*self, now());
+                        self->server_.schedule_sweep();
                         self->read_length();
                       });
   }
 
-  void close() {
-    asio::error_code ignored;
-    timer_.cancel();
-    socket_.close(ignored);
-  }
-
   impl& server_;
   asio::ip::tcp::socket socket_;
-  asio::steady_timer timer_;
   std::unique_ptr<uint8_t[]> buffer_;
   ip_address peer_;
+  bool open_ = true;
 };
 
 size_t tcp_server::impl::answer(uint8_t* message, size_t length, const ip_address& peer) {
@@ -155,21 +365,111 @@ size_t tcp_server::impl::answer(uint8_t* message, size_t length, const ip_addres
   return size;
 }
 
-void tcp_server::impl::accept(asio::ip::tcp::acceptor& acceptor) {
-  acceptor.async_accept([this, &acceptor](const asio::error_code& ec, asio::ip::tcp::socket socket) {
+void tcp_server::impl::close(tcp_connection_table::entry& e, dns_counter why) {
+  counters.bump(why);
+  static_cast<connection&>(e).close();
+}
+
+void tcp_server::impl::admit(asio::ip::tcp::socket socket) {
+  asio::error_code ec;
+  auto remote = socket.remote_endpoint(ec);
+  if (ec) {
+    // Gone (reset) before we got to it: nothing to admit.
+    counters.bump(dns_counter::tcp_accept_errors);
+    socket.close(ec);
+    return;
+  }
+  const ip_address peer = from_asio(remote.address());
+  const tcp_connection_table::decision d = table.admit(peer);
+  switch (d.verdict) {
+  case tcp_connection_table::admission::refuse_client:
+    counters.bump(dns_counter::tcp_client_limited);
+    socket.close(ec);
+    return;
+  case tcp_connection_table::admission::refuse_full:
+    counters.bump(dns_counter::tcp_rejected);
+    socket.close(ec);
+    return;
+  case tcp_connection_table::admission::admit_evicting_own:
+    close(*d.evict, dns_counter::tcp_client_evicted);
+    break;
+  case tcp_connection_table::admission::admit_evicting_oldest:
+    close(*d.evict, dns_counter::tcp_evicted);
+    break;
+  case tcp_connection_table::admission::admit:
+    break;
+  }
+  counters.bump(dns_counter::tcp_accepted);
+  auto c = std::make_shared<connection>(*this, std::move(socket), peer);
+  table.add(*c, peer, tcp_connection_table::clock::now());
+  c->start();
+  // A new connection can start pressure, which brings every idle deadline
+  // forward.
+  schedule_sweep();
+}
+
+void tcp_server::impl::schedule_sweep() {
+  std::optional<tcp_connection_table::time_point> deadline = table.next_deadline();
+  if (!deadline || (sweep_armed && sweep_deadline <= *deadline))
+    return;
+  sweep_armed = true;
+  sweep_deadline = *deadline;
+  // expires_at() cancels a wait still pending: its handler sees
+  // operation_aborted and does nothing. If it had already fired and is
+  // queued, it runs a harmless extra sweep.
+  sweep_timer.expires_at(*deadline);
+  sweep_timer.async_wait([this](const asio::error_code& ec) {
+    if (ec == asio::error::operation_aborted)
+      return;
+    sweep_armed = false;
+    sweep();
+    schedule_sweep();
+  });
+}
+
+void tcp_server::impl::sweep() {
+  const auto now = tcp_connection_table::clock::now();
+  // Bounded: each round removes one connection.
+  for (size_t left = table.size(); left > 0; --left) {
+    tcp_connection_table::expired x = table.next_expired(now);
+    if (!x.which)
+      break;
+    switch (x.reason) {
+    case tcp_connection_table::expiry_reason::idle:
+      close(*x.which, dns_counter::tcp_idle_closed);
+      break;
+    case tcp_connection_table::expiry_reason::pressure:
+      close(*x.which, dns_counter::tcp_pressure_closed);
+      break;
+    case tcp_connection_table::expiry_reason::write:
+      close(*x.which, dns_counter::tcp_write_timeout);
+      break;
+    }
+  }
+}
+
+void tcp_server::impl::accept(listener& l) {
+  l.acceptor.async_accept([this, &l](const asio::error_code& ec, asio::ip::tcp::socket socket) {
     if (ec == asio::error::operation_aborted)
       return;
     if (!ec) {
-      if (open_connections >= options.tcp_max_connections) {
-        counters.bump(dns_counter::tcp_rejected);
-        asio::error_code ignored;
-        socket.close(ignored);
-      } else {
-        counters.bump(dns_counter::tcp_accepted);
-        std::make_shared<connection>(*this, std::move(socket))->start();
-      }
+      admit(std::move(socket));
+      return accept(l);
     }
-    accept(acceptor);
+    counters.bump(dns_counter::tcp_accept_errors);
+    if ((ec == asio::error::no_descriptors || ec.value() == ENFILE) && table.longest_idle()) {
+      // Out of file descriptors: free one the way a full table does (gdnsd
+      // does the same) and try again at once.
+      close(*table.longest_idle(), dns_counter::tcp_evicted);
+      return accept(l);
+    }
+    // Anything else (or nothing to free): try again shortly instead of
+    // spinning on an error that persists.
+    l.retry.expires_after(std::chrono::milliseconds(100));
+    l.retry.async_wait([this, &l](const asio::error_code& wait_ec) {
+      if (wait_ec != asio::error::operation_aborted)
+        accept(l);
+    });
   });
 }
 
@@ -181,12 +481,13 @@ tcp_server::~tcp_server() {
   stop();
   // Destroying the io_context destroys pending handlers and with them the
   // connections; acceptors go before the io_context.
-  impl_->acceptors.clear();
+  impl_->listeners.clear();
 }
 
 bool tcp_server::listen(const listen_address& at, std::string& error) {
   asio::error_code ec;
-  auto acceptor = std::make_unique<asio::ip::tcp::acceptor>(impl_->io);
+  auto l = std::make_unique<impl::listener>(impl_->io);
+  asio::ip::tcp::acceptor* acceptor = &l->acceptor;
   asio::ip::tcp::endpoint endpoint(to_asio(at.address), at.port);
   acceptor->open(endpoint.protocol(), ec);
   if (!ec) {
@@ -201,13 +502,13 @@ bool tcp_server::listen(const listen_address& at, std::string& error) {
     error = "tcp listen " + at.to_string() + ": " + ec.message();
     return false;
   }
-  impl_->acceptors.push_back(std::move(acceptor));
+  impl_->listeners.push_back(std::move(l));
   return true;
 }
 
 void tcp_server::start() {
-  for (auto& a : impl_->acceptors)
-    impl_->accept(*a);
+  for (auto& l : impl_->listeners)
+    impl_->accept(*l);
   impl_->thread = std::thread([this] { impl_->io.run(); });
 }
 

@@ -1,25 +1,35 @@
 // The query path allocates nothing (STYLE: "A test with an allocation-
 // counting hook enforces this"). This file replaces the global allocation
 // functions of the whole test_dns binary with ones that count calls made on
-// a thread while `counting` is set; every other call passes through.
+// a thread while `counting` is set, or on any thread while
+// `counting_everywhere` is set (for the TCP server's own thread); every
+// other call passes through.
 
 #include "core/dns/lookup/query_processor.hpp"
+#include "core/dns/responder/dns_responder.hpp"
 #include "tests/core/dns/dns_test_messages.hpp"
 #include "tests/core/dns/test_zone.hpp"
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <new>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 namespace {
 
 thread_local bool counting = false;
+std::atomic<bool> counting_everywhere{false};
 std::atomic<size_t> allocations{0};
 
 void* counted_alloc(size_t n, size_t align = 0) {
-  if (counting)
+  if (counting || counting_everywhere.load(std::memory_order_relaxed))
     allocations.fetch_add(1, std::memory_order_relaxed);
   if (n == 0)
     n = 1;
@@ -147,6 +157,83 @@ TEST(allocation, answering_thousands_of_queries_allocates_nothing) {
   EXPECT_GT(counters.get(dns_counter::truncated), 0u);
   EXPECT_GT(counters.get(dns_counter::cname_chased), 0u);
   EXPECT_GT(queries.size() * 10, 4000u) << "thousands of queries";
+}
+
+/// Writes all of `data` and reads `responses` length-prefixed messages into
+/// `into` (reused), with plain syscalls so that the client allocates
+/// nothing either. False on error or after 10 s.
+bool exchange(int fd, const bytes& data, size_t responses, std::vector<uint8_t>& into) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (size_t sent = 0; sent < data.size();) {
+    ssize_t n = send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0)
+      return false;
+    sent += static_cast<size_t>(n);
+  }
+  size_t have = 0, seen = 0;
+  while (seen < responses) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0)
+      return false;
+    ssize_t n = recv(fd, into.data() + have, into.size() - have, 0);
+    if (n <= 0)
+      return false;
+    have += static_cast<size_t>(n);
+    size_t at = 0; // drop the complete messages in front
+    while (have - at >= 2 && have - at >= 2 + (static_cast<size_t>(into[at]) << 8 | into[at + 1])) {
+      at += 2 + (static_cast<size_t>(into[at]) << 8 | into[at + 1]);
+      ++seen;
+    }
+    std::copy(into.begin() + static_cast<std::ptrdiff_t>(at), into.begin() + static_cast<std::ptrdiff_t>(have),
+              into.begin());
+    have -= at;
+  }
+  return have == 0;
+}
+
+TEST(allocation, answering_queries_over_tcp_allocates_nothing) {
+  responder_options o;
+  o.listen.push_back(*listen_address::parse("127.0.0.1:0"));
+  o.udp_threads = 1;
+  std::string error;
+  auto r = dns_responder::create(o, error);
+  ASSERT_TRUE(r) << error;
+  r->publish(test::make_test_snapshot(), test::test_now_ms);
+  r->start();
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(r->bound()[0].port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)), 0);
+
+  // 200 pipelined queries per round, of several kinds (NXDOMAIN, a large
+  // answer, a CNAME chain); responses are read as they come.
+  bytes round;
+  for (int i = 0; i < 200; ++i) {
+    query_spec q = test::spec(i % 4 == 0 ? "big.example.test" : i % 4 == 1 ? "nope.example.test"
+                                                        : i % 4 == 2 ? "alias2.example.test"
+                                                                     : "www.example.test");
+    q.id = static_cast<uint16_t>(i);
+    bytes m = test::make_query(q);
+    round.push_back(static_cast<uint8_t>(m.size() >> 8));
+    round.push_back(static_cast<uint8_t>(m.size()));
+    round.insert(round.end(), m.begin(), m.end());
+  }
+  std::vector<uint8_t> in(1 << 20);
+  ASSERT_TRUE(exchange(fd, round, 200, in)) << "warm-up round";
+  allocations = 0;
+  counting_everywhere = true;
+  bool ok = true;
+  for (int i = 0; i < 10 && ok; ++i)
+    ok = exchange(fd, round, 200, in);
+  counting_everywhere = false;
+  close(fd);
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(allocations.load(), 0u) << "2000 queries over one TCP connection";
+  EXPECT_GE(r->counters()[dns_counter::tcp_queries], 2200u);
 }
 
 } // namespace

@@ -77,6 +77,17 @@ tcp_client::tcp_client(const listen_address& at) {
   }
 }
 
+tcp_client::tcp_client(const listen_address& at, const ip_address& source) {
+  sock to, from;
+  socklen_t len = fill(at, to);
+  socklen_t from_len = fill(listen_address{source, 0}, from);
+  fd_ = socket(to.any.sa_family, SOCK_STREAM, 0);
+  if (fd_ >= 0 && (bind(fd_, &from.any, from_len) != 0 || connect(fd_, &to.any, len) != 0)) {
+    close(fd_);
+    fd_ = -1;
+  }
+}
+
 tcp_client::~tcp_client() {
   if (fd_ >= 0)
     close(fd_);
@@ -121,6 +132,14 @@ std::optional<bytes> tcp_client::read_message(std::chrono::milliseconds timeout)
   if (!read_exact(msg.data(), msg.size(), deadline))
     return std::nullopt;
   return msg;
+}
+
+bool tcp_client::closed_by_peer() {
+  pollfd p{fd_, POLLIN, 0};
+  if (poll(&p, 1, 0) <= 0)
+    return false;
+  uint8_t b;
+  return recv(fd_, &b, 1, MSG_PEEK | MSG_DONTWAIT) <= 0;
 }
 
 bool tcp_client::wait_closed(std::chrono::milliseconds timeout) {
