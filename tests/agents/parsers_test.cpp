@@ -19,6 +19,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 namespace gtmesh::agents {
 namespace {
 
@@ -73,6 +75,32 @@ TEST(http_response, garbage_and_early_close_are_malformed) {
   EXPECT_EQ(parse_http_response("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", true, 64).status_of_parse,
             state::malformed);
   EXPECT_EQ(parse_http_response("HTTP/1.1 2x0 OK\r\n\r\n", false, 64).status_of_parse, state::malformed);
+}
+
+// Found by tests/fuzz/http_response_fuzz.cpp.
+TEST(http_response, more_informational_heads_than_the_limit_are_malformed_not_status_0) {
+  std::string r;
+  for (int i = 0; i <= max_informational_heads; ++i)
+    r += "HTTP/1.1 100 Continue\r\n\r\n";
+  r += "HTTP/1.1 200 OK\r\n\r\n";
+  auto p = parse_http_response(r, true, 64);
+  EXPECT_EQ(p.status_of_parse, state::malformed) << "status " << p.status;
+  EXPECT_NE(p.error.find("informational"), std::string::npos) << p.error;
+}
+
+TEST(http_response, a_chunk_size_near_2_to_the_64_does_not_wrap_into_a_complete_body) {
+  // nl + 2 + size wrapped around: the chunk passed for complete, its
+  // "data" was the terminating 0 chunk, and the response completed.
+  const std::string head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (std::string size : {"fffffffffffffffe", "ffffffffffffffff", "fffffffffffffffd"}) {
+    auto p = parse_http_response(head + size + "\r\n0\r\n\r\n", true, 64 * 1024);
+    EXPECT_EQ(p.status_of_parse, state::malformed) << size << ": body '" << p.body << "'";
+    EXPECT_EQ(parse_http_response(head + size + "\r\n0\r\n\r\n", false, 64 * 1024).status_of_parse,
+              state::incomplete)
+      << size;
+  }
+  // Beyond 64 bits it is no size at all.
+  EXPECT_EQ(parse_http_response(head + "10000000000000000\r\nxx\r\n", false, 64).status_of_parse, state::malformed);
 }
 
 TEST(host_port, parses_names_ipv4_and_ipv6) {
@@ -211,6 +239,20 @@ TEST(haproxy_stats, summarises_the_proxy_named_like_the_service) {
   EXPECT_FALSE(tcp->requests_total) << "TCP mode has no request counter";
   EXPECT_FALSE(summarize_haproxy(*t, "shop"));
   EXPECT_FALSE(haproxy_stat_table::parse("Unknown command\n", error));
+}
+
+TEST(haproxy_stats, a_page_of_n_columns_and_n_rows_is_summarised_in_linear_time) {
+  // The proxy name column was looked up by name for every row: 60,000
+  // columns x 60,000 rows (180 KB) took seconds. Now it is looked up once.
+  std::string csv = "# " + std::string(60'000, ',') + "\n";
+  for (int i = 0; i < 60'000; ++i)
+    csv += "x\n";
+  std::string error;
+  auto t = haproxy_stat_table::parse(csv, error);
+  ASSERT_TRUE(t) << error;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(summarize_haproxy(*t, "web"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }
 
 TEST(nginx_stub_status, parses_the_page) {

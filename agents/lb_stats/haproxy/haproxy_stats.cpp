@@ -51,12 +51,21 @@ std::optional<haproxy_stat_table> haproxy_stat_table::parse(std::string_view csv
   return t;
 }
 
-std::string_view haproxy_stat_table::field(size_t row, std::string_view column) const {
-  auto it = std::find(columns_.begin(), columns_.end(), column);
-  if (it == columns_.end() || row >= rows_.size())
+std::optional<size_t> haproxy_stat_table::column(std::string_view name) const {
+  auto it = std::find(columns_.begin(), columns_.end(), name);
+  if (it == columns_.end())
+    return std::nullopt;
+  return static_cast<size_t>(it - columns_.begin());
+}
+
+std::string_view haproxy_stat_table::field(size_t row, std::optional<size_t> col) const {
+  if (!col || row >= rows_.size() || *col >= rows_[row].size())
     return {};
-  size_t col = static_cast<size_t>(it - columns_.begin());
-  return col < rows_[row].size() ? std::string_view(rows_[row][col]) : std::string_view{};
+  return rows_[row][*col];
+}
+
+std::string_view haproxy_stat_table::field(size_t row, std::string_view name) const {
+  return field(row, column(name));
 }
 
 std::optional<uint64_t> haproxy_stat_table::number(size_t row, std::string_view column) const {
@@ -75,10 +84,12 @@ bool haproxy_server_healthy(std::string_view status) noexcept {
 std::optional<haproxy_service_stats> summarize_haproxy(const haproxy_stat_table& table, std::string_view service) {
   haproxy_service_stats s;
   std::optional<size_t> frontend, backend;
+  const auto pxname = table.column("pxname"), svname = table.column("svname"), addr = table.column("addr"),
+             status = table.column("status");
   for (size_t r = 0; r < table.rows(); ++r) {
-    if (table.field(r, "pxname") != service)
+    if (table.field(r, pxname) != service)
       continue;
-    std::string_view sv = table.field(r, "svname");
+    std::string_view sv = table.field(r, svname);
     if (sv == "FRONTEND") {
       frontend = r;
     } else if (sv == "BACKEND") {
@@ -86,8 +97,8 @@ std::optional<haproxy_service_stats> summarize_haproxy(const haproxy_stat_table&
     } else {
       haproxy_service_stats::server srv;
       srv.name = std::string(sv);
-      srv.addr = std::string(table.field(r, "addr"));
-      srv.status = std::string(table.field(r, "status"));
+      srv.addr = std::string(table.field(r, addr));
+      srv.status = std::string(table.field(r, status));
       srv.healthy = haproxy_server_healthy(srv.status);
       s.healthy_servers += srv.healthy ? 1 : 0;
       s.servers.push_back(std::move(srv));

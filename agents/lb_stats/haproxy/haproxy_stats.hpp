@@ -16,12 +16,18 @@ namespace gtmesh::agents {
 /// (the header line starts with "# pxname,svname,…"; columns vary by version).
 class haproxy_stat_table {
 public:
-  /// nullopt (with `error` set) if there is no header line.
+  /// nullopt (with `error` set) if there is no header line. Total: any
+  /// bytes give a table or an error, in time linear in their length.
   static std::optional<haproxy_stat_table> parse(std::string_view csv, std::string& error);
 
   size_t rows() const noexcept { return rows_.size(); }
+  /// The position of a column by header name (the first of duplicates).
+  std::optional<size_t> column(std::string_view name) const;
   /// The cell at (row, column name); "" when the column does not exist.
+  /// Looks the column up each time: loops over rows use column() once and
+  /// the overload below (a page of n columns and n rows would cost n^2).
   std::string_view field(size_t row, std::string_view column) const;
+  std::string_view field(size_t row, std::optional<size_t> column) const;
   /// The cell as an unsigned number; nullopt when empty or not a number.
   std::optional<uint64_t> number(size_t row, std::string_view column) const;
 

@@ -92,7 +92,7 @@ http_response parse_http_response(std::string_view data, bool eof, size_t max_bo
   http_response r;
   head h;
   // Skip informational (1xx) heads: the real response follows.
-  for (int guard = 0; guard < 8; ++guard) {
+  for (int guard = 0; guard < max_informational_heads; ++guard) {
     switch (parse_head(data, h, r.error)) {
       case head_parse::incomplete:
         if (eof) {
@@ -110,6 +110,13 @@ http_response parse_http_response(std::string_view data, bool eof, size_t max_bo
       break;
     data.remove_prefix(h.body_offset);
     h = head{};
+  }
+  if (h.status < 200) {
+    // Still informational after the limit: no final status to judge (this
+    // was once reported as a complete response with status 0).
+    r.status_of_parse = http_response::state::malformed;
+    r.error = "more than " + std::to_string(max_informational_heads) + " informational (1xx) responses";
+    return r;
   }
   r.status = h.status;
   std::string_view body = data.substr(h.body_offset);
@@ -141,7 +148,9 @@ http_response parse_http_response(std::string_view data, bool eof, size_t max_bo
       }
       if (n == 0)
         return complete(decoded, false);
-      if (rest.size() < nl + 2 + n) {
+      // Compared with what is there, never as nl + 2 + n: a chunk size near
+      // 2^64 would wrap the sum and pass for a complete chunk.
+      if (n > rest.size() - (nl + 2)) {
         // Partial chunk: keep what is there, enough for a truncated body.
         decoded.append(rest.substr(nl + 2));
         if (decoded.size() >= max_body)
