@@ -5,9 +5,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <cmath>
 #include <ctime>
+#include <set>
 #include <fstream>
-#include <sstream>
 
 namespace gtmesh {
 
@@ -32,42 +33,96 @@ std::shared_ptr<measurement_view> empty_view(const routing_plan& plan) {
 
 namespace {
 
+// The times a state may name: years 1..9999 (Unix ms).
+constexpr int64_t min_time_ms = -62'135'596'800'000;
+constexpr int64_t max_time_ms = 253'402'300'799'999;
+
+// yaml-cpp throws from Type()/Mark()/reset() on the "zombie" node that
+// operator[] returns for a missing key, and from operator[] on a scalar: the
+// reader looks keys up with child(), which returns a valid, undefined node
+// instead, and names keys with key_text(), which refuses non-scalar keys.
+
+YAML::Node child(const YAML::Node& map, std::string_view key) {
+  if (map.IsDefined() && map.IsMap())
+    for (auto it = map.begin(); it != map.end(); ++it)
+      if (it->first.IsScalar() && it->first.Scalar() == key)
+        return it->second;
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
+std::optional<std::string> key_text(const YAML::Node& key) {
+  if (key.IsDefined() && key.IsScalar())
+    return key.Scalar();
+  return std::nullopt;
+}
+
 class state_reader {
 public:
   state_reader(std::string file, const routing_plan& plan) : file_(std::move(file)), plan_(plan) {}
 
+  /// Total: whatever the bytes, a view or errors naming file:line:column and
+  /// field, never an exception.
   state_load_result run(std::string_view text, int64_t default_now) {
     state_load_result res;
+    if (text.size() > max_state_bytes) {
+      res.errors.push_back(config_error{file_, 1, 1, "",
+                                        "the state is " + std::to_string(text.size()) + " bytes; the limit is " +
+                                          std::to_string(max_state_bytes)});
+      return res;
+    }
+    try {
+      read(text, default_now, res);
+    } catch (const std::exception& e) {
+      // Every yaml-cpp call is guarded, so reaching this is a bug here; still
+      // an error, never an abort. Fuzz builds let it escape, so that the
+      // fuzzer reports it as the bug it is.
+#ifdef GTMESH_FUZZING
+      throw;
+#endif
+      res.view = nullptr;
+      res.errors = std::move(errors_);
+      res.errors.push_back(config_error{file_, 0, 0, field_, std::string("cannot read this element (") + e.what() + ")"});
+    }
+    return res;
+  }
+
+private:
+  void read(std::string_view text, int64_t default_now, state_load_result& res) {
     YAML::Node root;
     try {
       root = YAML::Load(std::string(text));
     } catch (const YAML::ParserException& e) {
-      res.errors.push_back(config_error{file_, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax: " + e.msg});
-      return res;
+      // Also yaml-cpp's DeepRecursion: nesting beyond 2000 levels.
+      res.errors.push_back(config_error{file_, e.mark.line >= 0 ? e.mark.line + 1 : 0,
+                                        e.mark.column >= 0 ? e.mark.column + 1 : 0, "", "YAML syntax: " + e.msg});
+      return;
     }
     now_ = default_now;
     view_ = std::make_shared<measurement_view>(plan_.layout);
-    if (root && !root.IsNull()) {
+    if (root.IsDefined() && !root.IsNull()) {
       if (!root.IsMap()) {
         error(root, "", "expected a mapping");
       } else {
+        std::set<std::string> seen;
         for (auto it = root.begin(); it != root.end(); ++it) {
-          std::string k = it->first.Scalar();
+          std::string k = key_text(it->first).value_or("?");
           if (k != "now" && k != "hosts" && k != "services" && k != "clients" && k != "endpoints" && k != "drained")
             error(it->first, k, "unknown key (allowed: now, hosts, services, clients, endpoints, drained)");
+          else if (!seen.insert(k).second)
+            error(it->first, k, "duplicate key");
         }
-        if (auto n = root["now"]) {
+        if (auto n = child(root, "now")) {
           auto t = n.IsScalar() ? parse_time_ms(n.Scalar()) : std::nullopt;
-          if (!t)
-            error(n, "now", "expected a UTC time like 2026-11-29T12:00:00Z or Unix milliseconds");
+          if (!t || *t < min_time_ms || *t > max_time_ms)
+            error(n, "now", "expected a UTC time like 2026-11-29T12:00:00Z or Unix milliseconds, within years 1..9999");
           else
             now_ = *t;
         }
-        read_hosts(root["hosts"]);
-        read_services(root["services"]);
-        read_clients(root["clients"]);
-        read_endpoints(root["endpoints"]);
-        read_drained(root["drained"]);
+        read_hosts(child(root, "hosts"));
+        read_services(child(root, "services"));
+        read_clients(child(root, "clients"));
+        read_endpoints(child(root, "endpoints"));
+        read_drained(child(root, "drained"));
       }
     }
     view_->finish();
@@ -75,23 +130,36 @@ public:
     res.errors = std::move(errors_);
     if (res.errors.empty())
       res.view = view_;
-    return res;
   }
 
-private:
   std::string file_;
   const routing_plan& plan_;
   std::shared_ptr<measurement_view> view_;
   int64_t now_ = 0;
   config_errors errors_;
+  std::string field_; ///< the entry being read, for the last-resort error
 
   void error(const YAML::Node& n, const std::string& field, std::string msg) {
-    auto m = n.Mark();
-    errors_.push_back(config_error{file_, m.line + 1, m.column + 1, field, std::move(msg)});
+    YAML::Mark m = YAML::Mark::null_mark();
+    try {
+      m = n.Mark();
+    } catch (...) {
+      // nop: an error without a position rather than none
+    }
+    errors_.push_back(config_error{file_, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0, field,
+                                   std::move(msg)});
+  }
+
+  /// The text of a mapping key, or an error when it is not a scalar.
+  std::optional<std::string> key_of(const YAML::Node& key, const std::string& parent) {
+    auto k = key_text(key);
+    if (!k)
+      error(key, parent, "expected a name as the key");
+    return k;
   }
 
   bool map_at(const YAML::Node& n, const std::string& field) {
-    if (!n || n.IsNull())
+    if (!n.IsDefined() || n.IsNull())
       return false;
     if (!n.IsMap()) {
       error(n, field, "expected a mapping");
@@ -102,23 +170,31 @@ private:
 
   /// A value: 3, up, down, or {value: V, age: 5s}.
   bool value_of(const YAML::Node& n, const std::string& field, double& value, int64_t& at) {
+    field_ = field;
     YAML::Node v = n;
     at = now_;
     if (n.IsMap()) {
-      for (auto it = n.begin(); it != n.end(); ++it)
-        if (it->first.Scalar() != "value" && it->first.Scalar() != "age")
-          error(it->first, field + "." + it->first.Scalar(), "unknown key (allowed: value, age)");
-      v.reset(n["value"]);
-      if (auto a = n["age"]) {
+      std::set<std::string> seen;
+      for (auto it = n.begin(); it != n.end(); ++it) {
+        std::string k = key_text(it->first).value_or("?");
+        if (k != "value" && k != "age")
+          error(it->first, field + "." + k, "unknown key (allowed: value, age)");
+        else if (!seen.insert(k).second)
+          error(it->first, field + "." + k, "duplicate key");
+      }
+      v.reset(child(n, "value")); // reset rebinds; operator= would rewrite the node v referred to
+      if (auto a = child(n, "age")) {
         auto ms = a.IsScalar() ? parse_duration_ms(a.Scalar()) : std::nullopt;
-        if (!ms) {
-          error(a, field + ".age", "expected a duration such as 5s or 2m");
+        // An age reaching before year 1 (or overflowing int64) is no age.
+        int64_t then = 0;
+        if (!ms || __builtin_sub_overflow(now_, *ms, &then) || then < min_time_ms) {
+          error(a, field + ".age", "expected a duration such as 5s or 2m, reaching no further back than year 1");
           return false;
         }
-        at = now_ - *ms;
+        at = then;
       }
     }
-    if (!v || !v.IsScalar()) {
+    if (!v.IsDefined() || !v.IsScalar()) {
       error(n, field, "expected a number, up or down");
       return false;
     }
@@ -132,17 +208,23 @@ private:
       return true;
     }
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-    if (ec != std::errc{} || p != s.data() + s.size()) {
-      error(v, field, "expected a number, up or down, got '" + s + "'");
+    if (ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(value)) {
+      // nan, inf and 1e999 included: they would poison every ranking.
+      error(v, field, "expected a finite number, up or down, got '" + s + "'");
       return false;
     }
     return true;
   }
 
   uint32_t dc_of(const YAML::Node& key, const std::string& field) {
-    uint32_t dc = plan_.find_dc(key.Scalar());
+    auto name = key_text(key);
+    if (!name) {
+      error(key, field, "expected a datacenter name");
+      return no_index;
+    }
+    uint32_t dc = plan_.find_dc(*name);
     if (dc == no_index)
-      error(key, field, "unknown datacenter '" + key.Scalar() + "'");
+      error(key, field, "unknown datacenter '" + *name + "'");
     return dc;
   }
 
@@ -151,7 +233,10 @@ private:
     if (!map_at(n, field))
       return;
     for (auto it = n.begin(); it != n.end(); ++it) {
-      std::string name = it->first.Scalar();
+      auto key = key_of(it->first, field);
+      if (!key)
+        continue;
+      const std::string& name = *key;
       auto m = parse_metric(src, name);
       if (!m) {
         error(it->first, field + "." + name,
@@ -169,7 +254,7 @@ private:
     if (!map_at(n, "hosts"))
       return;
     for (auto it = n.begin(); it != n.end(); ++it) {
-      std::string f = "hosts." + it->first.Scalar();
+      std::string f = "hosts." + key_text(it->first).value_or("?");
       uint32_t dc = dc_of(it->first, f);
       if (dc == no_index)
         continue;
@@ -182,16 +267,19 @@ private:
     if (!map_at(n, "services"))
       return;
     for (auto it = n.begin(); it != n.end(); ++it) {
-      std::string f = "services." + it->first.Scalar();
-      uint32_t svc = plan_.find_service(it->first.Scalar());
+      auto name = key_of(it->first, "services");
+      if (!name)
+        continue;
+      std::string f = "services." + *name;
+      uint32_t svc = plan_.find_service(*name);
       if (svc == no_index) {
-        error(it->first, f, "unknown service '" + it->first.Scalar() + "'");
+        error(it->first, f, "unknown service '" + *name + "'");
         continue;
       }
       if (!map_at(it->second, f))
         continue;
       for (auto dit = it->second.begin(); dit != it->second.end(); ++dit) {
-        std::string df = f + "." + dit->first.Scalar();
+        std::string df = f + "." + key_text(dit->first).value_or("?");
         uint32_t dc = dc_of(dit->first, df);
         if (dc == no_index)
           continue;
@@ -205,16 +293,19 @@ private:
     if (!map_at(n, "clients"))
       return;
     for (auto it = n.begin(); it != n.end(); ++it) {
-      std::string f = "clients." + it->first.Scalar();
-      auto prefix = ip_prefix::parse(it->first.Scalar());
+      auto text = key_of(it->first, "clients");
+      if (!text)
+        continue;
+      std::string f = "clients." + *text;
+      auto prefix = ip_prefix::parse(*text);
       if (!prefix) {
-        error(it->first, f, "not a CIDR prefix: '" + it->first.Scalar() + "'");
+        error(it->first, f, "not a CIDR prefix: '" + *text + "'");
         continue;
       }
       if (!map_at(it->second, f))
         continue;
       for (auto dit = it->second.begin(); dit != it->second.end(); ++dit) {
-        std::string df = f + "." + dit->first.Scalar();
+        std::string df = f + "." + key_text(dit->first).value_or("?");
         uint32_t dc = dc_of(dit->first, df);
         if (dc == no_index)
           continue;
@@ -228,7 +319,10 @@ private:
     if (!map_at(n, "endpoints"))
       return;
     for (auto it = n.begin(); it != n.end(); ++it) {
-      std::string key = it->first.Scalar();
+      auto text = key_of(it->first, "endpoints");
+      if (!text)
+        continue;
+      const std::string& key = *text;
       std::string f = "endpoints." + key;
       uint32_t mon = plan_.find_monitor(key);
       if (mon == no_index) {
@@ -250,7 +344,8 @@ private:
       return;
     }
     for (size_t i = 0; i < n.size(); ++i) {
-      uint32_t dc = dc_of(n[i], "drained[" + std::to_string(i) + "]");
+      const YAML::Node item = n[i];
+      uint32_t dc = dc_of(item, "drained[" + std::to_string(i) + "]");
       if (dc != no_index)
         view_->set_drained(dc, true);
     }
@@ -272,9 +367,12 @@ state_load_result load_state_file(const std::string& path, const routing_plan& p
     r.errors.push_back(config_error{path, 0, 0, "", "cannot open state file"});
     return r;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return load_state_text(ss.str(), path, plan, default_now_ms);
+  // One byte past the limit at most: /dev/zero is refused, not read forever.
+  std::string text;
+  char chunk[64 * 1024];
+  while (text.size() <= max_state_bytes && in.read(chunk, sizeof chunk).gcount() > 0)
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+  return load_state_text(text, path, plan, default_now_ms);
 }
 
 } // namespace gtmesh

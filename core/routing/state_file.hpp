@@ -28,6 +28,9 @@
 
 namespace gtmesh {
 
+/// Largest state text accepted.
+inline constexpr size_t max_state_bytes = 16 * 1024 * 1024;
+
 struct state_load_result {
   std::shared_ptr<measurement_view> view; ///< null when errors is not empty
   int64_t now_ms = 0; ///< the file's `now`, else the default passed in
@@ -36,7 +39,9 @@ struct state_load_result {
 
 /// Parses a state file against `plan` (DC, service and endpoint names must
 /// exist in its config). Ages are taken back from `now` (the file's, else
-/// `default_now_ms`).
+/// `default_now_ms`). Total: any bytes give a view or errors naming
+/// file:line:column and field, never an exception; values are finite numbers
+/// (or up/down), times and ages stay within years 1..9999.
 state_load_result load_state_file(const std::string& path, const routing_plan& plan, int64_t default_now_ms);
 state_load_result load_state_text(std::string_view yaml, const std::string& file, const routing_plan& plan,
                                   int64_t default_now_ms);
