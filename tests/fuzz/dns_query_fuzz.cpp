@@ -5,7 +5,8 @@
 // response to that query: within the buffer, QR set, the query's ID, and
 // sections that parse to the end with backward-only compression pointers.
 //
-// Built and run by run_dns_fuzz.sh (clang, -fsanitize=fuzzer,address,undefined).
+// Built and run by run_fuzz.sh (clang, -fsanitize=fuzzer,address,undefined);
+// seeds from make_dns_corpus.py, dictionary dns_query.dict.
 // The first input byte picks the transport, the client address and the clock.
 
 #include "core/config/config_loader.hpp"
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 using namespace gtmesh;
@@ -23,9 +25,19 @@ using namespace gtmesh::dns;
 
 namespace {
 
+// One record per routing feature the query path can reach: plain records of
+// every type, CNAME chains, truncation, static rules (subnet and region), DC
+// mode (each source, gates, within, pick, balance algorithms) and every
+// profile method, nested. The geo database is the committed test one.
 const char* config_yaml = R"(datacenters:
   - {name: fra, location: {lat: 50.1, lon: 8.7}}
   - {name: iad, location: {lat: 38.9, lon: -77.4}}
+  - {name: sin, location: {lat: 1.35, lon: 103.8}}
+probes:
+  - {name: mon, path: /health}
+services:
+  - {name: web, backends: {fra: ["10.0.0.1:80", "10.0.0.2:80"], iad: ["10.1.0.1:80"], sin: ["10.2.0.1:80"]}}
+geo: {database: @MMDB@}
 zones:
   - name: example.test
     soa: {primary: ns1.example.test., admin: hostmaster.example.test., minimum: 60}
@@ -64,6 +76,45 @@ zones:
         dc: {source: host, metric: cpu, criterion: lowest, balance: weighted_random,
              answers: {fra: [{address: 192.0.2.1, weight: 1}, {address: 192.0.2.2, weight: 3}], iad: [198.51.100.1]}}
       - {name: api, type: A, profile: by-subnet}
+      - name: gated
+        type: A
+        dc: {source: service, service: web, metric: healthyBackends, criterion: highest,
+             gate: [{source: host, metric: status, criterion: {equals: up}},
+                    {source: host, metric: cpu, criterion: {within: {target: 50, margin: 40}}}],
+             pick_dc_count: 2, balance: round_robin,
+             answers: {fra: [192.0.2.50, 192.0.2.51], iad: [198.51.100.50], sin: [203.0.113.50]},
+             fail_safe: [192.0.2.59]}
+      - name: within
+        type: A
+        dc: {source: host, metric: cpu, criterion: {within: {target: best, margin: 50%}}, pick_dc_count: 3,
+             balance: top2, answers: {fra: [192.0.2.60, 192.0.2.61, 192.0.2.62], iad: [198.51.100.60],
+             sin: [203.0.113.60]}, on_all_down: nodata}
+      - name: near6
+        type: AAAA
+        dc: {source: client, metric: rtt, balance: closest,
+             answers: {fra: [{address: "2001:db8::70", location: {lat: 50, lon: 8}}, "2001:db8::71"],
+                       iad: ["2001:db8::72"]}, fail_safe: ["2001:db8::79"]}
+      - name: lossy
+        type: A
+        dc: {source: client, metric: packetLoss, criterion: {equals: 0}, balance: weighted_round_robin,
+             answers: {fra: [{address: 192.0.2.80, weight: 2}, 192.0.2.81], iad: [198.51.100.80]}}
+      - name: geo-static
+        type: A
+        static:
+          rules:
+            - {region: [DE, GEO-EU], dc: fra}
+            - {region: US-CA, dc: iad}
+            - {dc: sin}
+          answers: {fra: [192.0.2.90], iad: [198.51.100.90], sin: [203.0.113.90]}
+          balance: random
+      - {name: shop, type: A, profile: shop-geo}
+      - {name: app, type: A, profile: app-failover}
+      - {name: app-alias, type: CNAME, profile: app-names}
+      - {name: perf, type: A, profile: perf}
+      - {name: pool, type: A, profile: pool}
+      - {name: pool, type: AAAA, profile: pool}
+      - {name: mxdc, type: MX, dc: {source: host, metric: mem, answers: {fra: ["10 mx-fra.example.test."],
+                                                                    iad: ["10 mx-iad.example.test."]}}}
   - name: other.test
     soa: {primary: ns1.example.test., admin: hostmaster.example.test.}
     ns: [ns1.example.test.]
@@ -75,14 +126,68 @@ profiles:
     endpoints:
       - {name: lan, kind: external, target: 10.10.0.10, subnets: [10.0.0.0/8]}
       - {name: public, kind: external, target: lan.example.test}
+  - name: shop-geo
+    method: geographic
+    endpoints:
+      - {name: california, kind: external, target: 192.0.2.1, regions: [US-CA]}
+      - {name: eu, kind: dc, dc: fra, answers: [192.0.2.2], regions: [GEO-EU, GEO-ME, GEO-AF]}
+      - {name: germany-legal, kind: external, target: 192.0.2.3, regions: [DE], status: stopped}
+      - {name: rest, kind: nested, profile: shop-world, regions: [WORLD], min_child_endpoints: 2}
+  - name: shop-world
+    method: weighted
+    endpoints:
+      - {name: us, kind: dc, dc: iad, service: web, answers: [198.51.100.1], weight: 3}
+      - {name: eu, kind: dc, dc: fra, answers: [192.0.2.2]}
+      - {name: asia, kind: dc, dc: sin, answers: [203.0.113.1], status: disabled}
+  - name: app-failover
+    method: priority
+    fail_safe: [192.0.2.250]
+    endpoints:
+      - {name: primary, kind: dc, dc: fra, service: web, answers: [192.0.2.10], priority: 1}
+      - {name: secondary, kind: dc, dc: iad, answers: [198.51.100.10], priority: 2}
+      - {name: cloud, kind: external, target: 203.0.113.10, priority: 3, monitor: mon}
+  - name: app-names
+    method: priority
+    endpoints:
+      - {name: a, kind: external, target: www.example.test., priority: 1, monitor: mon}
+      - {name: b, kind: external, target: www.other.test., priority: 2}
+  - name: perf
+    method: performance
+    endpoints:
+      - {name: eu-1, kind: dc, dc: fra, answers: [192.0.2.110]}
+      - {name: eu-2, kind: external, target: 192.0.2.111, location: fra}
+      - {name: us, kind: dc, dc: iad, answers: [198.51.100.110]}
+      - {name: asia, kind: nested, profile: shop-world, location: sin}
+  - name: pool
+    method: multivalue
+    max_return: 3
+    on_all_down: fail_open
+    endpoints:
+      - {name: n1, kind: external, target: 192.0.2.121, monitor: mon}
+      - {name: n2, kind: external, target: 192.0.2.122, monitor: mon}
+      - {name: n3, kind: external, target: 192.0.2.123}
+      - {name: n4, kind: external, target: 192.0.2.124}
+      - {name: n6, kind: external, target: "2001:db8::121", monitor: mon}
 )";
 
 const char* state_yaml = R"(now: 2026-11-29T12:00:00Z
 hosts:
-  fra: {status: up, cpu: 20}
-  iad: {status: up, cpu: 60}
+  fra: {status: up, cpu: 20, mem: 50}
+  iad: {status: up, cpu: 60, mem: {value: 40, age: 20m}}
+  sin: {status: down, cpu: 5}
+services:
+  web: {fra: {healthyBackends: 2}, iad: {healthyBackends: 1}, sin: {healthyBackends: 0}}
 clients:
-  198.51.100.0/24: {fra: {rtt: 12}, iad: {rtt: 95}}
+  198.51.100.0/24: {fra: {rtt: 12, packetLoss: 0}, iad: {rtt: 95, packetLoss: 1.5}}
+  192.0.2.0/24: {fra: {rtt: 110}, iad: {rtt: 15, packetLoss: 0}, sin: {rtt: 200}}
+  "2001:db8:100::/48": {fra: {rtt: 30}, iad: {rtt: {value: 20, age: 1h}}}
+endpoints:
+  app-failover/cloud: up
+  app-names/a: down
+  pool/n1: up
+  pool/n2: {value: down, age: 30s}
+  pool/n6: up
+drained: [sin]
 )";
 
 constexpr int64_t now_ms = 1'795'953'600'000;
@@ -99,17 +204,24 @@ struct harness {
                            *ip_address::parse("2001:db8:100::9"), *ip_address::parse("127.0.0.1")};
 
   harness() {
-    load_result loaded = load_config_text(config_yaml, "fuzz.yaml", routing_methods());
+    std::string yaml = config_yaml;
+    yaml.replace(yaml.find("@MMDB@"), 6, std::string(GTMESH_SOURCE_DIR) + "/tests/data/test.mmdb");
+    load_result loaded = load_config_text(yaml, "fuzz.yaml", routing_methods());
     if (!loaded.ok()) {
       std::fputs(loaded.report().c_str(), stderr);
       std::abort();
     }
     compile_result compiled = compile_plan(loaded.cfg, 1);
-    if (!compiled.plan)
+    if (!compiled.plan) {
+      std::fprintf(stderr, "%s\n", compiled.error.c_str());
       std::abort();
+    }
     state_load_result st = load_state_text(state_yaml, "fuzz-state.yaml", *compiled.plan, now_ms);
-    if (!st.view)
+    if (!st.view) {
+      for (const auto& e : st.errors)
+        std::fprintf(stderr, "%s\n", e.to_string().c_str());
       std::abort();
+    }
     snapshot = make_snapshot(compiled.plan, st.view, now_ms, 1);
     rrl_settings rs;
     rs.responses_per_second = 3;
