@@ -1,25 +1,29 @@
 #!/usr/bin/env bash
 # A local multi-process gtmesh cluster on loopback: three DCs (fra, iad, sin)
 # with two HTTP backends each (`gtmesh backend`), one agent process per DC and
-# two deciders, each with its own DNS responder and RocksDB folder. The same
-# cluster as `gtmesh demo`, as separate processes, for the multi-process tests
-# and for trying failures by hand (kill -9 a decider, partition a link).
+# three deciders, each with its own DNS responder, Raft log and RocksDB
+# folder. The same cluster as `gtmesh demo`, as separate processes, for the
+# multi-process tests and for trying failures by hand (kill -9 a decider,
+# partition a link).
 #
-#   tools/cluster.sh start DIR [--tls]   start everything; writes DIR/cluster.env
-#   tools/cluster.sh stop DIR            stop everything started in DIR
-#   tools/cluster.sh restart-decider DIR N   start decider N (1 or 2) again
+#   tools/cluster.sh start DIR [--tls]       start everything; writes DIR/cluster.env
+#   tools/cluster.sh stop DIR                stop everything started in DIR
+#   tools/cluster.sh restart-decider DIR N   start decider N (1..3) again, same addresses
 #
-# DIR/cluster.env holds DNS1, DNS2 (ADDR:PORT of each responder), MESH1, MESH2
-# (each decider), GTMESHCTL (a gtmeshctl command line for decider 1) and the
-# pids. Every port is picked by the kernel (port 0) and read back from port
-# files, so several clusters can run side by side. With --tls a cluster CA
-# and node certificates are made with `gtmeshctl ca` and every mesh link is
-# mutual TLS.
+# DIR/cluster.env holds DNS1..DNS3 (ADDR:PORT of each responder), MESH1..MESH3
+# (each decider), GTMESHCTL (a gtmeshctl command line naming every decider,
+# decider 1 first), GTMESHCTL1..3 (one decider each) and the pids. The
+# deciders' mesh and DNS ports are picked free before they start (every
+# decider must know every other's address: Raft membership), the backends'
+# by the kernel, so several clusters can run side by side. With --tls a
+# cluster CA and role certificates are made with `gtmeshctl ca` and every
+# mesh link is mutual TLS.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${GTMESH_BIN:-$here/build/tools/gtmesh}
 ctl=${GTMESHCTL_BIN:-$(dirname "$bin")/gtmeshctl}
+deciders=(1 2 3)
 
 wait_for_file() { # FILE SECONDS
   local deadline=$((SECONDS + $2))
@@ -32,33 +36,58 @@ wait_for_file() { # FILE SECONDS
   done
 }
 
+free_port() { # a TCP and UDP port free right now on 127.0.0.1
+  python3 -c '
+import socket
+while True:
+    t = socket.socket(); t.bind(("127.0.0.1", 0)); p = t.getsockname()[1]
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        u.bind(("127.0.0.1", p)); print(p); break
+    except OSError:
+        pass
+    finally:
+        t.close(); u.close()'
+}
+
+addresses() { # DIR: picks every decider's mesh and DNS address once
+  local dir=$1
+  [ -f "$dir/addresses" ] && return 0
+  for n in "${deciders[@]}"; do
+    echo "mesh$n 127.0.0.1:$(free_port)"
+    echo "dns$n 127.0.0.1:$(free_port)"
+  done >"$dir/addresses"
+}
+
+address() { # DIR KEY
+  awk -v k="$2" '$1 == k {print $2}' "$1/addresses"
+}
+
 start_decider() { # DIR N
-  local dir=$1 n=$2 other=$((3 - $2)) peer_args=() tls_args=() mesh=127.0.0.1:0 dns=127.0.0.1:0
-  # A restart keeps its ports, so that peers and clients find it again.
-  if [ -f "$dir/decider$n.ports" ]; then
-    mesh=$(awk '/^mesh/{print $2}' "$dir/decider$n.ports")
-    dns=$(awk '/^dns/{print $2}' "$dir/decider$n.ports")
-  fi
-  [ -f "$dir/decider$other.ports" ] && peer_args=(--peer "$(awk '/^mesh/{print $2}' "$dir/decider$other.ports")")
+  local dir=$1 n=$2 peer_args=() tls_args=()
+  for m in "${deciders[@]}"; do
+    [ "$m" = "$n" ] || peer_args+=(--peer "$(address "$dir" "mesh$m")")
+  done
   [ -f "$dir/tls/ca.pem" ] && tls_args=(--tls-ca "$dir/tls/ca.pem" --tls-cert "$dir/tls/decider$n.pem" --tls-key "$dir/tls/decider$n.key")
   rm -f "$dir/decider$n.ports"
-  "$bin" decider --config "$dir/cluster.yaml" --data-dir "$dir/decider$n" --listen "$mesh" \
-    --name "decider$n" --dns "$dns" --port-file "$dir/decider$n.ports" --faults \
+  "$bin" decider --config "$dir/cluster.yaml" --data-dir "$dir/decider$n" --listen "$(address "$dir" "mesh$n")" \
+    --name "decider$n" --dns "$(address "$dir" "dns$n")" --port-file "$dir/decider$n.ports" --faults \
     --dc-down-after 3s "${peer_args[@]}" "${tls_args[@]}" >>"$dir/decider$n.log" 2>&1 &
   echo $! >"$dir/decider$n.pid"
   wait_for_file "$dir/decider$n.ports" 30
 }
 
 write_env() { # DIR
-  local dir=$1 tls=""
-  [ -f "$dir/tls/ca.pem" ] && tls="--tls-ca $dir/tls/ca.pem --tls-cert $dir/tls/gtmeshctl.pem --tls-key $dir/tls/gtmeshctl.key"
+  local dir=$1 tls="" all=""
+  [ -f "$dir/tls/ca.pem" ] && tls=" --tls-ca $dir/tls/ca.pem --tls-cert $dir/tls/gtmeshctl.pem --tls-key $dir/tls/gtmeshctl.key"
+  for n in "${deciders[@]}"; do all+=" --decider $(address "$dir" "mesh$n")"; done
   {
-    echo "DNS1=$(awk '/^dns/{print $2}' "$dir/decider1.ports")"
-    echo "DNS2=$(awk '/^dns/{print $2}' "$dir/decider2.ports")"
-    echo "MESH1=$(awk '/^mesh/{print $2}' "$dir/decider1.ports")"
-    echo "MESH2=$(awk '/^mesh/{print $2}' "$dir/decider2.ports")"
-    echo "GTMESHCTL=\"$ctl --decider $(awk '/^mesh/{print $2}' "$dir/decider1.ports") $tls\""
-    echo "GTMESHCTL2=\"$ctl --decider $(awk '/^mesh/{print $2}' "$dir/decider2.ports") $tls\""
+    for n in "${deciders[@]}"; do
+      echo "DNS$n=$(address "$dir" "dns$n")"
+      echo "MESH$n=$(address "$dir" "mesh$n")"
+      echo "GTMESHCTL$n=\"$ctl --decider $(address "$dir" "mesh$n")$tls\""
+    done
+    echo "GTMESHCTL=\"$ctl$all$tls\""
   } >"$dir/cluster.env"
 }
 
@@ -68,9 +97,13 @@ start() { # DIR [--tls]
   dir=$(cd "$dir" && pwd)
   if [ "${2:-}" = "--tls" ]; then
     "$ctl" ca init --dir "$dir/tls" --cluster local >/dev/null
-    for node in decider1 decider2 agent-fra agent-iad agent-sin gtmeshctl; do
-      "$ctl" ca issue "$node" --dir "$dir/tls" >/dev/null
+    for n in "${deciders[@]}"; do
+      "$ctl" ca issue "decider$n" --role decider --dir "$dir/tls" >/dev/null
     done
+    for dc in fra iad sin; do
+      "$ctl" ca issue "agent-$dc" --role agent --dc "$dc" --dir "$dir/tls" >/dev/null
+    done
+    "$ctl" ca issue gtmeshctl --role operator --dir "$dir/tls" >/dev/null
   fi
   # Backends: two per DC, /health fails while DIR/down-<dc> exists.
   local ports=()
@@ -93,20 +126,23 @@ start() { # DIR [--tls]
       -e "s#@MMDB@#$here/tests/data/test.mmdb#g" \
       "$here/configs/cluster.yaml.in" >"$dir/cluster.yaml"
   "$bin" check-config "$dir/cluster.yaml" >/dev/null
-  start_decider "$dir" 1
-  start_decider "$dir" 2
+  addresses "$dir"
+  for n in "${deciders[@]}"; do start_decider "$dir" "$n"; done
   write_env "$dir"
-  local d1 d2
-  d1=$(awk '/^mesh/{print $2}' "$dir/decider1.ports")
-  d2=$(awk '/^mesh/{print $2}' "$dir/decider2.ports")
+  local d1 d2 d3
+  d1=$(address "$dir" mesh1)
+  d2=$(address "$dir" mesh2)
+  d3=$(address "$dir" mesh3)
   for dc in fra iad sin; do
     local tls_args=()
     [ -f "$dir/tls/ca.pem" ] && tls_args=(--tls-ca "$dir/tls/ca.pem" --tls-cert "$dir/tls/agent-$dc.pem" --tls-key "$dir/tls/agent-$dc.key")
-    # Agents of even DCs prefer decider 2, so both deciders have agents.
-    local order=("$d1" "$d2")
-    [ "$dc" = iad ] && order=("$d2" "$d1")
+    # Each DC's agent prefers another decider, so every decider has agents.
+    local order=("$d1" "$d2" "$d3")
+    [ "$dc" = iad ] && order=("$d2" "$d3" "$d1")
+    [ "$dc" = sin ] && order=("$d3" "$d1" "$d2")
     "$bin" agent --config "$dir/cluster.yaml" --dc "$dc" --instance a1 --quiet \
-      --decider "${order[0]}" --decider "${order[1]}" "${tls_args[@]}" >>"$dir/agent-$dc.log" 2>&1 &
+      --decider "${order[0]}" --decider "${order[1]}" --decider "${order[2]}" "${tls_args[@]}" \
+      >>"$dir/agent-$dc.log" 2>&1 &
     echo $! >"$dir/agent-$dc.pid"
   done
   cat "$dir/cluster.env"
@@ -133,5 +169,5 @@ case "${1:-}" in
   start) start "$2" "${3:-}" ;;
   stop) stop "$2" ;;
   restart-decider) start_decider "$(cd "$2" && pwd)" "$3"; write_env "$(cd "$2" && pwd)" ;;
-  *) echo "usage: $0 start DIR [--tls] | stop DIR | restart-decider DIR N" >&2; exit 2 ;;
+  *) echo "usage: $0 start DIR [--tls] | stop DIR | restart-decider DIR N (1..3)" >&2; exit 2 ;;
 esac

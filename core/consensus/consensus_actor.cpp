@@ -2,6 +2,7 @@
 
 #include "core/mesh/envelope.hpp"
 #include "core/mesh/mesh_types.hpp"
+#include "core/mesh/node_runtime.hpp"
 
 #include <caf/event_based_actor.hpp>
 
@@ -44,7 +45,7 @@ void send_to(self_ptr self, const std::string& address, std::vector<uint8_t> byt
 
 void report(self_ptr self) {
   auto& st = self->state;
-  if (!st.node)
+  if (!st.node || !st.options.decider)
     return;
   if (st.fsm.applied_index() != st.reported_index) {
     st.reported_index = st.fsm.applied_index();
@@ -141,6 +142,7 @@ void propose_here(self_ptr self, std::vector<uint8_t> entry, std::function<void(
 
 caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consensus_actor_options options) {
   self->state.options = std::move(options);
+  exit_on_unexpected_exception(self, "consensus");
   if (!start_node(self))
     log(self, self->state.start_error + " (retrying)");
   self->send(self, raft_tick_atom_v);
@@ -237,7 +239,7 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
       std::vector<uint8_t> bytes(entry.begin(), entry.end());
       if (st.node && !st.node->is_leader() && !st.node->leader_address().empty()) {
         uint64_t id = st.next_proposal++;
-        st.forwarded.emplace(id, consensus_state::forwarded{promise, std::chrono::steady_clock::now() +
+        st.forwarded.emplace(id, consensus_state::forwarded_proposal{promise, std::chrono::steady_clock::now() +
                                                                        st.options.proposal_timeout});
         send_to(self, st.node->leader_address(),
                 frame(message_kind::proposal, st.options.name, proposal_body{id, std::move(bytes)}));
@@ -245,6 +247,13 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
       }
       propose_here(self, std::move(bytes), [promise](const proposal_reply_body& r) mutable { promise.deliver(r); });
       return promise;
+    },
+    [=](attach_atom, const caf::actor& decider) {
+      // The decider actor is spawned after us (it needs our handle).
+      self->state.options.decider = decider;
+      self->state.reported_index = ~uint64_t{0};
+      self->state.quorum = !self->state.quorum; // report the current value too
+      report(self);
     },
     [=](status_atom) -> std::string {
       auto& st = self->state;

@@ -60,11 +60,11 @@ struct consensus_state {
   replicated_state fsm;
   std::unique_ptr<raft_node> node;
   std::string start_error; ///< why the node is not running, if it is not
-  struct forwarded {
+  struct forwarded_proposal {
     caf::response_promise promise;
     std::chrono::steady_clock::time_point deadline;
   };
-  std::map<uint64_t, forwarded> forwarded; ///< proposals waiting for the leader's reply
+  std::map<uint64_t, forwarded_proposal> forwarded; ///< proposals waiting for the leader's reply
   uint64_t next_proposal = 1;
   bool quorum = false;
   uint64_t reported_index = ~uint64_t{0};

@@ -1,5 +1,6 @@
 #include "core/decider/decider_actor.hpp"
 
+#include "core/consensus/log_entry.hpp"
 #include "core/dns/responder/responder_actor.hpp"
 #include "core/mesh/mesh_types.hpp"
 #include "core/mesh/node_runtime.hpp"
@@ -7,9 +8,8 @@
 
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
-#include <caf/system_messages.hpp>
 #include <caf/event_based_actor.hpp>
-#include <caf/node_id.hpp>
+#include <caf/system_messages.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -29,32 +29,62 @@ namespace {
 using namespace gtmesh::mesh;
 using self_ptr = caf::stateful_actor<decider_state>*;
 
-std::vector<char> to_chars(const std::vector<uint8_t>& bytes) {
-  return std::vector<char>(bytes.begin(), bytes.end());
-}
-
 void log(self_ptr self, const std::string& text) {
   if (self->state.options.log)
     self->state.options.log(text);
 }
 
-/// Sends one frame to `to` through the fault hooks of link `link`.
-void send_frame(self_ptr self, const caf::actor& to, const std::string& link, const std::vector<uint8_t>& bytes) {
-  if (!to)
-    return;
+const std::string& node_name(self_ptr self) {
+  return self->state.core->name();
+}
+
+/// The name fault hooks know a link by: a decider's address, else the node name.
+std::string link_name(self_ptr self, link_id link) {
+  auto it = self->state.links.find(link);
+  if (it == self->state.links.end())
+    return "?";
+  const link_peer& p = it->second;
+  if (p.identity.role == node_role::decider)
+    return !p.advertise.empty() ? p.advertise : p.target;
+  return p.identity.name;
+}
+
+/// Sends one envelope on a link, through the fault hooks.
+void send_frame(self_ptr self, link_id link, const std::vector<uint8_t>& bytes) {
+  auto& st = self->state;
   std::vector<int64_t> plan{0};
-  if (self->state.options.faults)
-    plan = self->state.options.faults->plan(link);
+  if (st.options.faults)
+    plan = st.options.faults->plan(link_name(self, link));
   for (int64_t delay : plan) {
-    if (delay == 0)
-      self->send(to, frame_atom_v, to_chars(bytes));
-    else
-      self->delayed_send(to, std::chrono::milliseconds(delay), frame_atom_v, to_chars(bytes));
+    if (delay > 0) {
+      self->delayed_send(self, std::chrono::milliseconds(delay), deliver_atom_v, link,
+                         std::vector<char>(bytes.begin(), bytes.end()));
+      continue;
+    }
+    auto local = st.local_links.find(link);
+    if (local != st.local_links.end())
+      self->send(local->second, frame_atom_v, link, std::vector<char>(bytes.begin(), bytes.end()));
+    else if (st.options.transport)
+      st.options.transport->send(link, bytes);
   }
 }
 
-const std::string& node_name(self_ptr self) {
-  return self->state.core->name();
+/// One link per other decider (the one we dialled when it is up).
+std::vector<link_id> decider_links(self_ptr self) {
+  auto& st = self->state;
+  std::map<std::string, link_id> best;
+  for (const auto& [id, p] : st.links) {
+    if (p.identity.role != node_role::decider)
+      continue;
+    std::string key = !p.advertise.empty() ? p.advertise : p.identity.name;
+    auto it = best.find(key);
+    if (it == best.end() || (p.outbound && !st.links[it->second].outbound))
+      best[key] = id;
+  }
+  std::vector<link_id> out;
+  for (const auto& [k, id] : best)
+    out.push_back(id);
+  return out;
 }
 
 void schedule_rebuild(self_ptr self) {
@@ -89,42 +119,136 @@ void check_expiry(self_ptr self) {
     schedule_rebuild(self);
 }
 
-/// Pushes the active config to every connected agent (and peers).
-void broadcast_config(self_ptr self, bool to_peers) {
-  auto& st = self->state;
-  const active_config* c = st.core->config();
-  if (!c)
-    return;
-  auto bytes = frame(message_kind::config_push, node_name(self), config_body{c->version, c->yaml, c->file, false});
-  for (const auto& a : st.agents)
-    send_frame(self, a, st.contacts[a.address()].name, bytes);
-  if (to_peers)
-    for (const auto& p : st.peers)
-      send_frame(self, p.handle, p.target, bytes);
+std::vector<uint8_t> config_frame(self_ptr self) {
+  const active_config* c = self->state.core->config();
+  return frame(message_kind::config_push, node_name(self), config_body{c->version, c->yaml, c->file, false});
 }
 
-void remember_contact(self_ptr self, const caf::actor& sender, const std::string& name, const std::string& dc,
-                      bool agent) {
+/// Pushes the active config to every connected agent.
+void broadcast_config(self_ptr self) {
   auto& st = self->state;
-  auto [it, fresh] = st.contacts.emplace(sender.address(), decider_state::contact{name, dc, agent});
-  if (!fresh)
+  if (!st.core->config())
     return;
-  self->monitor(sender);
-  if (agent)
-    st.agents.push_back(sender);
+  auto bytes = config_frame(self);
+  for (const auto& [link, origin] : st.agents)
+    send_frame(self, link, bytes);
 }
 
-std::string status_reply(self_ptr self) {
+/// Sends the replies whose change this decider has applied (or that waited
+/// too long: they were committed all the same).
+void release_waiting(self_ptr self, bool expire) {
+  auto& st = self->state;
+  auto now = std::chrono::steady_clock::now();
+  for (auto it = st.waiting.begin(); it != st.waiting.end();) {
+    if (it->index <= st.core->applied_index() || (expire && now >= it->deadline)) {
+      send_frame(self, it->link, it->frame);
+      it = st.waiting.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+/// Proposes a log entry; `reply` turns the outcome into the frame the
+/// operator gets, sent once this decider has applied the change.
+void propose(self_ptr self, const consensus::log_entry& entry, link_id link,
+             std::function<std::vector<uint8_t>(const proposal_reply_body&)> reply) {
+  auto& st = self->state;
+  auto bytes = consensus::encode(entry);
+  self
+    ->request(st.options.consensus, st.options.operator_timeout + std::chrono::seconds(1), propose_atom_v,
+              std::vector<char>(bytes.begin(), bytes.end()))
+    .then(
+      [self, link, reply](const proposal_reply_body& r) {
+        auto& s = self->state;
+        if (link == 0)
+          return;
+        if (!r.ok || r.index <= s.core->applied_index()) {
+          send_frame(self, link, reply(r));
+          return;
+        }
+        s.waiting.push_back(decider_state::waiting_reply{
+          r.index, link, reply(r), std::chrono::steady_clock::now() + std::chrono::seconds(2)});
+      },
+      [self, link, reply](caf::error&) {
+        if (link == 0)
+          return;
+        proposal_reply_body r;
+        r.error = "the consensus log did not answer in time; the change may still be applied, and retrying with "
+                  "the same push id is safe";
+        send_frame(self, link, reply(r));
+      });
+}
+
+void handle_push(self_ptr self, link_id link, const link_peer& from, const config_body& push) {
   auto& st = self->state;
   int64_t now = wall_clock_ms();
+  std::string file = push.file.empty() ? "pushed.yaml" : push.file;
+  std::string report;
+  auto errors = st.core->validate_config(push.yaml, file, now, push.dry_run, &report);
+  if (push.dry_run || !errors.empty()) {
+    config_reply_body reply;
+    reply.accepted = errors.empty();
+    reply.version = st.core->config_version();
+    reply.errors = std::move(errors);
+    reply.report = std::move(report);
+    send_frame(self, link, frame(message_kind::config_reply, node_name(self), reply));
+    return;
+  }
+  consensus::log_entry e;
+  e.kind = consensus::entry_kind::config;
+  e.yaml = push.yaml;
+  e.file = file;
+  e.by = from.identity.name;
+  e.push_id = push.push_id;
+  e.at_ms = now;
+  std::string name = node_name(self);
+  propose(self, e, link, [self, name, who = from.identity.name](const proposal_reply_body& r) {
+    config_reply_body reply;
+    reply.accepted = r.ok;
+    reply.version = r.version;
+    if (!r.ok) {
+      reply.errors.push_back(r.error);
+      reply.retry = true;
+    } else {
+      log(self, "config version " + std::to_string(r.version) + " pushed by " + who + " committed at log index " +
+                  std::to_string(r.index));
+    }
+    return frame(message_kind::config_reply, name, reply);
+  });
+}
+
+std::string links_text(self_ptr self) {
+  auto& st = self->state;
   std::ostringstream out;
-  out << st.core->status_text(now);
   out << "  peers:";
   if (st.peers.empty())
     out << " none";
-  for (const auto& p : st.peers)
-    out << " " << p.target << (p.handle ? " (connected)" : " (down)");
+  for (const auto& p : st.peers) {
+    out << " " << p.address;
+    if (p.link) {
+      auto it = st.links.find(p.link);
+      out << " (" << (it != st.links.end() ? it->second.identity.name : std::string("?")) << ", connected)";
+    } else {
+      out << " (down)";
+    }
+  }
   out << "\n";
+  if (st.options.transport) {
+    auto c = st.options.transport->counters();
+    out << "  mesh links: " << st.links.size() << " up; " << c.accepted << " connections accepted, "
+        << c.refused_pending << " refused (too many handshakes), " << c.handshake_timeouts << " handshake timeouts, "
+        << c.handshake_failures << " failed handshakes, " << c.refused_peers << " peers refused, " << c.idle_timeouts
+        << " idle timeouts, " << c.oversized_frames << " oversized frames\n";
+  }
+  return out.str();
+}
+
+std::string status_text(self_ptr self) {
+  auto& st = self->state;
+  int64_t now = wall_clock_ms();
+  std::ostringstream out;
+  out << st.core->status_text(now) << links_text(self);
   for (const auto& [origin, n] : st.nodes)
     out << "  node " << origin << " (dc " << n.dc << "): config version " << n.config_version << ", " << n.status
         << ", reported " << format_age(now - n.at_ms) << " ago\n";
@@ -140,32 +264,47 @@ std::string status_reply(self_ptr self) {
   return out.str();
 }
 
-reply_body handle_request(self_ptr self, const request_body& req, const std::string& sender) {
+/// Replies to one operator or decider request (status, explain, ...).
+void handle_request(self_ptr self, link_id link, const link_peer& from, const request_body& req) {
   auto& st = self->state;
   int64_t now = wall_clock_ms();
   const auto& a = req.args;
   auto arg = [&](size_t i) { return i < a.size() ? a[i] : std::string(); };
-  if (req.command == "status")
-    return {true, status_reply(self)};
-  if (req.command == "explain")
-    return {true, st.core->explain(arg(0), arg(1), arg(2), arg(3), now, arg(4) == "json")};
-  if (req.command == "drain" || req.command == "undrain") {
-    if (!st.core->set_drain(arg(0), req.command == "drain", arg(1).empty() ? sender : arg(1), now))
-      return {false, "unknown datacenter '" + arg(0) + "'"};
-    std::string err;
-    if (!st.core->flush(err)) // persisted before the operator hears "done"
-      return {false, "the override is active but not persisted yet (retrying every 100 ms): " + err};
-    schedule_rebuild(self);
-    // Replicate at once instead of waiting for the next gossip round.
-    delta_body d;
-    d.overrides = st.core->overrides();
-    d.overrides_version = st.core->overrides_version();
-    for (const auto& p : st.peers)
-      send_frame(self, p.handle, p.target, frame(message_kind::delta, node_name(self), d));
-    return {true, arg(0) + (req.command == "drain" ? " drained" : " undrained") + " (override version " +
-                    std::to_string(st.core->overrides_version()) + ")"};
+  auto reply = [&](bool ok, const std::string& text) {
+    send_frame(self, link, frame(message_kind::reply, node_name(self), reply_body{ok, text}));
+  };
+  const node_role role = from.identity.role;
+  const bool reader = role == node_role::operator_ || role == node_role::decider;
+  auto refuse = [&](const char* needs) {
+    ++st.rejected["refused: role"];
+    reply(false, "refused: '" + req.command + "' needs " + needs + "; this link is " + from.identity.describe());
+  };
+  if (req.command == "status" || req.command == "configs") {
+    if (!reader)
+      return refuse("an operator certificate");
+    auto text = req.command == "status" ? status_text(self) : std::string();
+    std::string name = node_name(self);
+    auto atom_reply = [self, link, name, text](std::string consensus_text) {
+      send_frame(self, link, frame(message_kind::reply, name, reply_body{true, text + consensus_text}));
+    };
+    auto failed = [self, link, name](caf::error&) {
+      send_frame(self, link,
+                 frame(message_kind::reply, name, reply_body{false, "the consensus actor did not answer"}));
+    };
+    if (req.command == "status")
+      self->request(st.options.consensus, std::chrono::seconds(2), status_atom_v).then(atom_reply, failed);
+    else
+      self->request(st.options.consensus, std::chrono::seconds(2), history_atom_v).then(atom_reply, failed);
+    return;
+  }
+  if (req.command == "explain") {
+    if (!reader)
+      return refuse("an operator certificate");
+    return reply(true, st.core->explain(arg(0), arg(1), arg(2), arg(3), now, arg(4) == "json"));
   }
   if (req.command == "history") {
+    if (!reader)
+      return refuse("an operator certificate");
     // Untrusted text: parsed without exceptions (an exception would end the actor).
     int64_t since = 0;
     uint64_t limit = 100;
@@ -174,35 +313,75 @@ reply_body handle_request(self_ptr self, const request_body& req, const std::str
              std::from_chars(text.data(), text.data() + text.size(), out).ptr == text.data() + text.size();
     };
     if (!number(arg(0), since) || !number(arg(1), limit) || limit == 0 || limit > 100'000)
-      return {false, "history: --since takes Unix milliseconds, --limit 1..100000"};
+      return reply(false, "history: --since takes Unix milliseconds, --limit 1..100000");
     std::ostringstream out;
     for (const auto& t : st.core->history(since, limit))
       out << t.at_ms << " " << (t.dc.empty() ? "-" : t.dc) << " " << t.subject << ": " << t.from << " -> " << t.to
           << (t.reason.empty() ? "" : " (" + t.reason + ")") << "\n";
-    return {true, out.str()};
+    return reply(true, out.str());
+  }
+  if (req.command == "drain" || req.command == "undrain") {
+    if (role != node_role::operator_)
+      return refuse("an operator certificate");
+    if (!st.core->has_dc(arg(0)))
+      return reply(false, "unknown datacenter '" + arg(0) + "'");
+    consensus::log_entry e;
+    e.kind = consensus::entry_kind::drain;
+    e.dc = arg(0);
+    e.drained = req.command == "drain";
+    e.by = arg(1).empty() ? from.identity.name : arg(1);
+    e.at_ms = now;
+    std::string name = node_name(self);
+    bool drained = e.drained;
+    std::string dc = e.dc;
+    propose(self, e, link, [name, dc, drained](const proposal_reply_body& r) {
+      reply_body b;
+      b.ok = r.ok;
+      b.text = r.ok ? dc + (drained ? " drained" : " undrained") + " (log index " + std::to_string(r.index) + ")"
+                    : "not applied: " + r.error;
+      return frame(message_kind::reply, name, b);
+    });
+    return;
   }
   if (req.command == "fault") {
+    if (role != node_role::operator_)
+      return refuse("an operator certificate");
     if (!st.options.faults)
-      return {false, "fault hooks are not enabled on this node"};
+      return reply(false, "fault hooks are not enabled on this node");
     if (a.empty())
-      return {true, st.options.faults->describe()};
+      return reply(true, st.options.faults->describe());
     link_faults f;
     if (!fault_injector::parse(arg(1), f))
-      return {false, "bad fault spec '" + arg(1) + "' (e.g. drop=0.3,dup=0.1,reorder=0.2,delay=100ms,partition,none)"};
+      return reply(false,
+                   "bad fault spec '" + arg(1) + "' (e.g. drop=0.3,dup=0.1,reorder=0.2,delay=100ms,partition,none)");
     st.options.faults->set(arg(0), f);
-    return {true, "faults on link " + arg(0) + ": " + (f.any() ? arg(1) : "none")};
+    return reply(true, "faults on link " + arg(0) + ": " + (f.any() ? arg(1) : "none"));
   }
   if (req.command == "node-report") {
+    if (role != node_role::agent)
+      return refuse("an agent certificate");
     st.nodes[arg(0)] = decider_state::node_report{arg(1), arg(2), arg(3), now};
-    return {true, "ok"};
+    return reply(true, "ok");
   }
-  return {false, "unknown command '" + req.command + "'"};
+  if (req.command == "config") {
+    if (role != node_role::agent)
+      return refuse("an agent certificate");
+    if (st.core->config())
+      send_frame(self, link, config_frame(self));
+    return;
+  }
+  reply(false, "unknown command '" + req.command + "'");
 }
 
-void on_frame(self_ptr self, const std::vector<char>& bytes) {
+void on_frame(self_ptr self, link_id link, const std::vector<char>& bytes) {
   auto& st = self->state;
   ++st.frames;
-  caf::actor sender = caf::actor_cast<caf::actor>(self->current_sender());
+  auto peer_it = st.links.find(link);
+  if (peer_it == st.links.end()) {
+    ++st.rejected["link gone"];
+    return;
+  }
+  const link_peer from = peer_it->second;
   decode_error err;
   auto env = decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), err);
   if (!env) {
@@ -211,15 +390,28 @@ void on_frame(self_ptr self, const std::vector<char>& bytes) {
   }
   const int64_t now = wall_clock_ms();
   auto reject = [&] { ++st.rejected["malformed body"]; };
+  const node_role role = from.identity.role;
   switch (env->kind) {
     case message_kind::measurements: {
+      if (role != node_role::agent) {
+        ++st.rejected["refused: measurements from a non-agent"];
+        return;
+      }
       measurement_batch b;
       if (!decode_body(env->body, b) || b.origin != env->sender)
         return reject();
-      remember_contact(self, sender, b.origin, b.items.empty() ? std::string() : b.items.front().dc, true);
+      // An agent reports for its own DC only (its certificate names it).
+      bool own_dc = b.origin.rfind(from.identity.dc + "/", 0) == 0 &&
+                    std::all_of(b.items.begin(), b.items.end(),
+                                [&](const measurement& m) { return m.dc == from.identity.dc; });
+      if (!own_dc) {
+        ++st.rejected["refused: measurements for another DC"];
+        return;
+      }
+      st.agents[link] = b.origin;
       uint64_t before = st.core->table().have(b.origin);
       ack_body ack = st.core->on_batch(b, now);
-      send_frame(self, sender, b.origin, frame(message_kind::ack, node_name(self), ack));
+      send_frame(self, link, frame(message_kind::ack, node_name(self), ack));
       if (b.items.empty())
         return;
       schedule_rebuild(self);
@@ -229,61 +421,42 @@ void on_frame(self_ptr self, const std::vector<char>& bytes) {
       if (ack.have > before) {
         delta_body d;
         d.origins.push_back(delta_body::origin_delta{b.origin, b.base_seq, ack.have, b.items});
-        auto bytes = frame(message_kind::delta, node_name(self), d);
-        for (const auto& p : st.peers)
-          send_frame(self, p.handle, p.target, bytes);
+        auto out = frame(message_kind::delta, node_name(self), d);
+        for (link_id p : decider_links(self))
+          send_frame(self, p, out);
       }
       return;
     }
     case message_kind::digest: {
+      if (role != node_role::decider) {
+        ++st.rejected["refused: gossip from a non-decider"];
+        return;
+      }
       digest_body peer;
       if (!decode_body(env->body, peer))
         return reject();
-      remember_contact(self, sender, env->sender, "", false);
-      st.core->saw_config_version(peer.config_version);
-      // A decider we did not know of gossips with us: gossip back (it
-      // reconnects to us if the link drops; we have no address for it).
-      bool known = std::any_of(st.peers.begin(), st.peers.end(),
-                               [&](const decider_state::peer& p) { return p.handle == sender; });
-      if (!known && sender) {
-        st.peers.push_back(decider_state::peer{env->sender, sender});
-        st.peers.back().dynamic = true;
-        log(self, "peer " + env->sender + " joined");
-      }
       delta_body d = st.core->delta_for(peer);
-      if (const active_config* c = st.core->config(); c && st.core->config_newer_than(peer.config_version, peer.config_hash))
-        d.config = config_body{c->version, c->yaml, c->file, false};
       if (peer.reply_wanted) {
         d.has_digest = true;
         d.digest = st.core->digest();
         d.digest.reply_wanted = false;
       }
-      send_frame(self, sender, env->sender, frame(message_kind::delta, node_name(self), d));
+      send_frame(self, link, frame(message_kind::delta, node_name(self), d));
       return;
     }
     case message_kind::delta: {
+      if (role != node_role::decider) {
+        ++st.rejected["refused: gossip from a non-decider"];
+        return;
+      }
       delta_body d;
       if (!decode_body(env->body, d))
         return reject();
       st.core->on_delta(d, now);
-      if (d.config.version >= st.core->config_version() && d.config.version > 0) {
-        std::string why;
-        if (st.core->adopt_config(d.config, now, why)) {
-          log(self, "adopted config version " + std::to_string(d.config.version) + " from " + env->sender);
-          broadcast_config(self, false);
-        } else if (!why.empty()) {
-          log(self, "kept config version " + std::to_string(st.core->config_version()) + ": version " +
-                      std::to_string(d.config.version) + " from " + env->sender + " does not load: " + why);
-        }
-      }
       if (d.has_digest) {
-        st.core->saw_config_version(d.digest.config_version);
         delta_body back = st.core->delta_for(d.digest);
-        if (const active_config* c = st.core->config();
-            c && st.core->config_newer_than(d.digest.config_version, d.digest.config_hash))
-          back.config = config_body{c->version, c->yaml, c->file, false};
-        if (!back.origins.empty() || back.config.version || !back.overrides.empty())
-          send_frame(self, sender, env->sender, frame(message_kind::delta, node_name(self), back));
+        if (!back.origins.empty())
+          send_frame(self, link, frame(message_kind::delta, node_name(self), back));
       }
       if (st.core->dirty())
         schedule_rebuild(self);
@@ -293,101 +466,109 @@ void on_frame(self_ptr self, const std::vector<char>& bytes) {
       config_body push;
       if (!decode_body(env->body, push))
         return reject();
-      if (push.version == 0 || push.dry_run) {
-        // From an operator: validate, assign the next version, replicate.
-        config_reply_body reply = st.core->push_config(push, now);
-        std::string err;
-        if (reply.accepted && !push.dry_run && !st.core->flush(err))
-          reply.errors.push_back("version " + std::to_string(reply.version) +
-                                 " is active but not persisted yet (retrying every 100 ms): " + err);
-        send_frame(self, sender, env->sender, frame(message_kind::config_reply, node_name(self), reply));
-        if (reply.accepted && !push.dry_run) {
-          log(self, "accepted config version " + std::to_string(reply.version) + " pushed by " + env->sender);
-          broadcast_config(self, true);
-          schedule_rebuild(self);
-        }
+      if (role != node_role::operator_) {
+        ++st.rejected["refused: role"];
+        config_reply_body r;
+        r.errors.push_back("refused: pushing a config needs an operator certificate; this link is " +
+                           from.identity.describe());
+        send_frame(self, link, frame(message_kind::config_reply, node_name(self), r));
         return;
       }
-      std::string why;
-      if (st.core->adopt_config(push, now, why)) {
-        log(self, "adopted config version " + std::to_string(push.version) + " from " + env->sender);
-        broadcast_config(self, false);
-        schedule_rebuild(self);
-      }
+      handle_push(self, link, from, push);
       return;
     }
     case message_kind::request: {
       request_body req;
       if (!decode_body(env->body, req))
         return reject();
-      if (req.command == "config") {
-        if (const active_config* c = st.core->config())
-          send_frame(self, sender, env->sender,
-                     frame(message_kind::config_push, node_name(self), config_body{c->version, c->yaml, c->file, false}));
-        return;
-      }
-      reply_body reply = handle_request(self, req, env->sender);
-      send_frame(self, sender, env->sender, frame(message_kind::reply, node_name(self), reply));
+      handle_request(self, link, from, req);
       return;
     }
-    case message_kind::heartbeat:
-    case message_kind::ack:
-    case message_kind::config_reply:
-    case message_kind::reply:
-      return; // not addressed to a decider
+    default:
+      return; // not addressed to a decider (acks, replies, consensus frames go elsewhere)
   }
 }
 
 void connect_peers(self_ptr self) {
   auto& st = self->state;
+  if (!st.options.transport)
+    return;
   auto now = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < st.peers.size(); ++i) {
-    auto& p = st.peers[i];
-    if (p.handle || p.connecting || p.dynamic || now < p.retry_at)
-      continue;
-    std::string host;
-    uint16_t port = 0;
-    if (!split_host_port(p.target, host, port))
+  for (auto& p : st.peers) {
+    if (p.link || p.connecting || now < p.retry_at)
       continue;
     p.connecting = true;
-    self->request(connector(self->system()), std::chrono::seconds(5), caf::connect_atom_v, host, port)
-      .then(
-        [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>&) {
-          auto& q = self->state.peers[i];
-          q.connecting = false;
-          if (!ptr)
-            return;
-          q.handle = caf::actor_cast<caf::actor>(ptr);
-          q.backoff = std::chrono::milliseconds(200);
-          self->monitor(q.handle);
-          // It may have joined as a dynamic peer before we reached it.
-          auto& all = self->state.peers;
-          all.erase(std::remove_if(all.begin(), all.end(),
-                                   [&](const decider_state::peer& p) { return p.dynamic && p.handle == q.handle; }),
-                    all.end());
-          log(self, "connected to peer " + q.target);
-        },
-        [=](caf::error&) {
-          auto& q = self->state.peers[i];
-          q.connecting = false;
-          q.retry_at = std::chrono::steady_clock::now() + q.backoff;
-          q.backoff = std::min(q.backoff * 2, std::chrono::milliseconds(5000));
-        });
+    p.token = st.next_token++;
+    st.options.transport->connect(p.address, p.token);
   }
 }
 
 void gossip(self_ptr self) {
   auto& st = self->state;
   connect_peers(self);
-  std::vector<size_t> up;
-  for (size_t i = 0; i < st.peers.size(); ++i)
-    if (st.peers[i].handle)
-      up.push_back(i);
+  auto up = decider_links(self);
   if (up.empty())
     return;
   static thread_local std::mt19937 random(std::random_device{}());
-  auto& p = st.peers[up[random() % up.size()]];
-  send_frame(self, p.handle, p.target, frame(message_kind::digest, node_name(self), st.core->digest()));
+  send_frame(self, up[random() % up.size()], frame(message_kind::digest, node_name(self), st.core->digest()));
+}
+
+/// An empty cluster gets the config this decider was started with.
+void maybe_bootstrap(self_ptr self, uint32_t cluster_version) {
+  auto& st = self->state;
+  if (cluster_version != 0 || st.bootstrap_proposed)
+    return;
+  const active_config* c = st.core->config();
+  std::string text = !st.core->bootstrap_yaml().empty() ? st.core->bootstrap_yaml() : (c ? c->yaml : "");
+  if (text.empty())
+    return;
+  consensus::log_entry e;
+  e.kind = consensus::entry_kind::bootstrap_config;
+  e.yaml = text;
+  e.file = c ? c->file : "bootstrap.yaml";
+  e.by = node_name(self);
+  e.at_ms = wall_clock_ms();
+  st.bootstrap_proposed = true;
+  auto bytes = consensus::encode(e);
+  self
+    ->request(st.options.consensus, st.options.operator_timeout + std::chrono::seconds(1), propose_atom_v,
+              std::vector<char>(bytes.begin(), bytes.end()))
+    .then([self](const proposal_reply_body& r) { self->state.bootstrap_proposed = r.ok; },
+          [self](caf::error&) { self->state.bootstrap_proposed = false; });
+}
+
+void link_down(self_ptr self, link_id link, uint64_t token, const std::string& reason) {
+  auto& st = self->state;
+  auto now = std::chrono::steady_clock::now();
+  for (auto& p : st.peers) {
+    if ((link == 0 && p.token == token && p.connecting) || (link != 0 && p.link == link)) {
+      if (link != 0)
+        log(self, "peer " + p.address + " is down: " + reason);
+      p.link = 0;
+      p.connecting = false;
+      p.retry_at = now + p.backoff;
+      p.backoff = std::min(p.backoff * 2, std::chrono::milliseconds(5000));
+    }
+  }
+  if (link == 0)
+    return;
+  auto peer = st.links.find(link);
+  if (peer != st.links.end() && peer->second.identity.role == node_role::decider && !peer->second.outbound)
+    log(self, "decider " + peer->second.identity.name + " disconnected: " + reason);
+  st.links.erase(link);
+  st.local_links.erase(link);
+  auto agent = st.agents.find(link);
+  if (agent != st.agents.end()) {
+    if (!agent->second.empty()) {
+      st.core->agent_gone(agent->second, wall_clock_ms());
+      log(self, "agent " + agent->second + " left: " + reason);
+      schedule_rebuild(self);
+    }
+    st.agents.erase(agent);
+  }
+  st.waiting.erase(std::remove_if(st.waiting.begin(), st.waiting.end(),
+                                  [&](const decider_state::waiting_reply& w) { return w.link == link; }),
+                   st.waiting.end());
 }
 
 } // namespace
@@ -397,37 +578,88 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
   auto& st = self->state;
   st.core = std::move(core);
   st.options = std::move(options);
-  for (const auto& target : st.options.peers)
-    st.peers.push_back(decider_state::peer{target});
+  for (const auto& address : st.options.peers)
+    st.peers.push_back(decider_state::peer{address});
+  exit_on_unexpected_exception(self, "decider");
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& s = self->state;
-    for (auto& p : s.peers)
-      if (p.handle && p.handle.address() == dm.source) {
-        log(self, "peer " + p.target + " is down");
-        p.handle = nullptr;
+    for (auto it = s.local_links.begin(); it != s.local_links.end(); ++it)
+      if (it->second.address() == dm.source) {
+        link_down(self, it->first, 0, "in-process agent stopped");
+        return;
       }
-    s.peers.erase(std::remove_if(s.peers.begin(), s.peers.end(),
-                                 [](const decider_state::peer& p) { return p.dynamic && !p.handle; }),
-                  s.peers.end());
-    auto it = s.contacts.find(dm.source);
-    if (it != s.contacts.end()) {
-      if (it->second.agent) {
-        s.core->agent_gone(it->second.name, wall_clock_ms());
-        s.agents.erase(std::remove_if(s.agents.begin(), s.agents.end(),
-                                      [&](const caf::actor& a) { return a.address() == dm.source; }),
-                       s.agents.end());
-        log(self, "agent " + it->second.name + " left");
-        schedule_rebuild(self);
-      }
-      s.contacts.erase(it);
-    }
   });
   self->send(self, gossip_atom_v);
   self->send(self, flush_atom_v);
   self->send(self, rebuild_atom_v);
   self->send(self, send_atom_v);
   return {
-    [=](frame_atom, const std::vector<char>& bytes) { on_frame(self, bytes); },
+    [=](frame_atom, link_id link, const std::vector<char>& bytes) { on_frame(self, link, bytes); },
+    [=](link_up_atom, const link_peer& peer) {
+      auto& s = self->state;
+      s.links[peer.link] = peer;
+      if (peer.identity.role == node_role::agent)
+        s.agents.emplace(peer.link, std::string());
+      for (auto& p : s.peers)
+        if (peer.outbound && p.connecting && p.token == peer.token) {
+          p.connecting = false;
+          p.link = peer.link;
+          p.backoff = std::chrono::milliseconds(200);
+          log(self, "connected to peer " + p.address + " (" + peer.identity.name + ")");
+        }
+    },
+    [=](link_down_atom, link_id link, uint64_t token, const std::string& reason) {
+      link_down(self, link, token, reason);
+    },
+    [=](local_link_atom, const caf::actor& agent, link_peer peer) {
+      // An agent in this process (the demo): no socket, same protocol.
+      auto& s = self->state;
+      peer.link = s.next_local_link++;
+      s.links[peer.link] = peer;
+      s.local_links[peer.link] = agent;
+      s.agents.emplace(peer.link, std::string());
+      self->monitor(agent);
+      link_peer me;
+      me.link = peer.link;
+      me.identity = node_identity{node_name(self), node_role::decider, ""};
+      self->send(agent, link_up_atom_v, me);
+    },
+    [=](deliver_atom, link_id link, const std::vector<char>& bytes) {
+      // A frame a fault hook held back: no further faults on it.
+      auto& s = self->state;
+      auto local = s.local_links.find(link);
+      if (local != s.local_links.end())
+        self->send(local->second, frame_atom_v, link, bytes);
+      else if (s.options.transport)
+        s.options.transport->send(link, std::vector<uint8_t>(bytes.begin(), bytes.end()));
+    },
+    [=](committed_atom, const consensus::replicated_view_ptr& view) {
+      auto& s = self->state;
+      if (!view)
+        return;
+      auto change = s.core->apply_view(*view, wall_clock_ms());
+      if (change.config) {
+        log(self, "config version " + std::to_string(s.core->config_version()) + " is active");
+        broadcast_config(self);
+      } else if (!s.core->config_error().empty()) {
+        log(self, s.core->config_error());
+      }
+      if (change.config || change.overrides)
+        schedule_rebuild(self);
+      release_waiting(self, false);
+      maybe_bootstrap(self, view->config_version);
+    },
+    [=](quorum_atom, bool quorum) {
+      auto& s = self->state;
+      bool was = s.core->isolated();
+      s.core->set_isolated(!quorum, wall_clock_ms());
+      if (was != s.core->isolated()) {
+        log(self, quorum ? "a majority of deciders is reachable again"
+                         : "no majority of deciders reachable: serving the last-known-good state, measurements stop "
+                           "ageing; pushes and drains fail until the majority is back");
+        schedule_rebuild(self);
+      }
+    },
     [=](gossip_atom) {
       gossip(self);
       self->delayed_send(self, self->state.options.gossip_interval, gossip_atom_v);
@@ -440,6 +672,7 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
       if (!s.core->flush(err))
         log(self, "persisting state failed (retrying): " + err);
       check_expiry(self);
+      release_waiting(self, true);
       self->delayed_send(self, self->state.options.flush_interval, flush_atom_v);
     },
     [=](rebuild_atom) {
@@ -456,8 +689,8 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
               if (prefixes.empty())
                 return;
               auto bytes = frame(message_kind::request, node_name(self), request_body{"client-prefixes", prefixes});
-              for (const auto& a : self->state.agents)
-                send_frame(self, a, self->state.contacts[a.address()].name, bytes);
+              for (const auto& [link, origin] : self->state.agents)
+                send_frame(self, link, bytes);
             },
             [](caf::error&) {});
       self->delayed_send(self, std::chrono::seconds(1), send_atom_v);

@@ -1,28 +1,37 @@
 #pragma once
 
-// The decider actor (SPEC section 1, issue 5): owns a decider_core and
-// connects it to the world.
+// The decider actor (SPEC section 1): owns a decider_core and connects it to
+// the world through the mesh transport (core/mesh/transport.hpp) and the
+// consensus actor (core/consensus/consensus_actor.hpp).
 //
-// Every message between nodes is (frame_atom, std::vector<char>) holding one
-// envelope (core/mesh/envelope.hpp); replies go back to the sender as frames
-// too, so every exchange tolerates loss, duplication and reordering:
+// Every message between nodes is one envelope (core/mesh/envelope.hpp) on a
+// link; replies go back on the link the request came from:
 //
-//   agent   --measurements-->  decider  --ack{have, config version}--> agent
-//   agent   --request config-> decider  --config_push-------------->   agent
-//   decider --digest-------->  peer     --delta + digest----------->    decider
-//   decider --delta (what the peer lacks)----------------------------> peer
+//   agent     --measurements-->  decider --ack{have, config version}--> agent
+//   agent     --request config-> decider --config_push--------------->  agent
+//   decider   --digest-------->  peer    --delta + digest----------->   decider   (gossip: measurements)
+//   decider   --delta (what the peer lacks)----------------------------> peer
 //   gtmeshctl --config_push / request--> decider --config_reply / reply--> gtmeshctl
 //
-// Timers: gossip (push-pull with one random connected peer, reconnect lost
+// Roles (node_identity.hpp; from the certificate under mutual TLS):
+// measurements only from agents, and only for the agent's own DC; config
+// pushes, drains and fault hooks only from operators; gossip only from
+// deciders; status, explain and history from operators and deciders. A
+// refused frame is counted and, for requests, answered with why.
+//
+// Configs and drains are proposed to the Raft log through the consensus
+// actor; the operator hears "accepted as version N" once a majority has the
+// change on disk and this decider applies it. Measurements stay in gossip.
+//
+// Timers: gossip (push-pull with one random connected peer; reconnect lost
 // peers with exponential backoff), flush (RocksDB, one synced batch when
 // anything changed) and rebuild (a new snapshot when the state changed, at
 // most every min_rebuild_interval, and when the prepared decisions expire),
 // which is published to every attached DNS responder actor.
-// Membership: agents and peers are monitored; a DC whose agents are all gone
-// turns down after decider_options::dc_down_after_ms.
 
 #include "core/decider/decider_core.hpp"
 #include "core/mesh/fault_hooks.hpp"
+#include "core/mesh/transport.hpp"
 
 #include <caf/actor.hpp>
 #include <caf/behavior.hpp>
@@ -40,11 +49,14 @@
 namespace gtmesh::decider {
 
 struct decider_actor_options {
-  std::vector<std::string> peers; ///< other deciders, "host:port"
+  std::vector<std::string> peers; ///< the other deciders' mesh addresses
+  std::shared_ptr<mesh::transport> transport; ///< null: in-process links only (tests)
+  caf::actor consensus;                       ///< this decider's consensus actor
   std::chrono::milliseconds gossip_interval{200};
   std::chrono::milliseconds flush_interval{100};
   std::chrono::milliseconds min_rebuild_interval{20};
-  std::shared_ptr<mesh::fault_injector> faults; ///< optional
+  std::chrono::milliseconds operator_timeout{5000}; ///< a push or drain not committed by then fails
+  std::shared_ptr<mesh::fault_injector> faults;     ///< optional
   /// Messages for the operator (stderr in the binaries).
   std::function<void(const std::string&)> log;
 };
@@ -55,23 +67,22 @@ struct decider_state {
   std::shared_ptr<decider_core> core;
   decider_actor_options options;
 
+  /// A configured peer decider and the link we dialled to it.
   struct peer {
-    std::string target; ///< "host:port"
-    caf::actor handle;
+    std::string address;
+    mesh::link_id link = 0;
     bool connecting = false;
+    uint64_t token = 0;
     std::chrono::milliseconds backoff{200};
     std::chrono::steady_clock::time_point retry_at{};
-    bool dynamic = false; ///< joined by gossiping with us; no address to reconnect to
   };
   std::vector<peer> peers;
-  /// Senders we monitor: agents (origin, dc) and peers (name).
-  struct contact {
-    std::string name;
-    std::string dc;
-    bool agent = false;
-  };
-  std::map<caf::actor_addr, contact> contacts;
-  std::vector<caf::actor> agents; ///< connected agent links, for config pushes
+  std::map<mesh::link_id, mesh::link_peer> links;    ///< every up link, both directions
+  std::map<mesh::link_id, caf::actor> local_links;   ///< in-process agent links (demo)
+  mesh::link_id next_local_link = (mesh::link_id{1} << 62);
+  uint64_t next_token = 1;
+  /// Agent links and the origin each reports as (from its first batch).
+  std::map<mesh::link_id, std::string> agents;
   std::vector<caf::actor> responders;
   struct node_report {
     std::string dc;
@@ -80,7 +91,16 @@ struct decider_state {
     int64_t at_ms = 0;
   };
   std::map<std::string, node_report> nodes; ///< what each agent last reported
+  /// Operator changes committed but not applied here yet: the reply waits.
+  struct waiting_reply {
+    uint64_t index = 0;
+    mesh::link_id link = 0;
+    std::vector<uint8_t> frame;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::vector<waiting_reply> waiting;
   bool rebuild_scheduled = false;
+  bool bootstrap_proposed = false;
   std::set<std::string> unreachable; ///< DCs down for lack of agents, at the last snapshot
   int64_t last_rebuild_ms = 0;
   std::map<std::string, uint64_t> rejected; ///< frames dropped, by reason

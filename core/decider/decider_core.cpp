@@ -39,8 +39,7 @@ bool decider_core::restore(int64_t now_ms, std::string& error) {
       table_.restore_mark(origin, have);
     table_.take_changes(); // already on disk
     overrides_ = store_->load_overrides();
-    for (const auto& o : overrides_)
-      overrides_version_ = std::max(overrides_version_, o.version);
+    applied_index_ = store_->load_applied_index();
     // The newest stored config that still loads (a build may have tightened
     // validation); never a broken one.
     for (const auto& c : store_->config_history()) {
@@ -63,73 +62,106 @@ bool decider_core::restore(int64_t now_ms, std::string& error) {
   std::stringstream ss;
   ss << in.rdbuf();
   error.clear();
-  return activate(1, ss.str(), options_.initial_config_file, now_ms, error, true);
+  // Version 0: served at once, committed as version 1 by the cluster's
+  // bootstrap entry (unless the cluster already has a config).
+  bootstrap_yaml_ = ss.str();
+  return activate(0, bootstrap_yaml_, options_.initial_config_file, now_ms, error, false);
 }
 
-mesh::config_reply_body decider_core::push_config(const mesh::config_body& push, int64_t now_ms) {
-  mesh::config_reply_body reply;
-  load_result loaded = load_config_text(push.yaml, push.file.empty() ? "pushed.yaml" : push.file, routing_methods());
+std::vector<std::string> decider_core::validate_config(const std::string& yaml, const std::string& file,
+                                                       int64_t now_ms, bool dry_run_wanted, std::string* report) {
+  std::vector<std::string> errors;
+  load_result loaded = load_config_text(yaml, file.empty() ? "pushed.yaml" : file, routing_methods());
   if (!loaded.ok()) {
     for (const auto& e : loaded.errors)
-      reply.errors.push_back(e.to_string());
+      errors.push_back(e.to_string());
     ++counters_.config_rejected;
-    return reply;
+    return errors;
   }
   compile_result compiled = compile_plan(loaded.cfg);
   if (!compiled.plan) {
-    reply.errors.push_back(compiled.error);
+    errors.push_back(compiled.error);
     ++counters_.config_rejected;
-    return reply;
+    return errors;
   }
-  if (push.dry_run) {
-    reply.accepted = true;
-    reply.version = config_version();
-    reply.report = dry_run(loaded.cfg, now_ms);
-    return reply;
-  }
-  // Above every version seen anywhere in the cluster: a push to a decider
-  // that is behind must not lose to an older config.
-  uint32_t version = push.version ? push.version : std::max(config_version(), max_seen_config_version_) + 1;
-  if (version <= config_version()) {
-    reply.errors.push_back("version " + std::to_string(version) + " is not newer than the active version " +
-                           std::to_string(config_version()));
-    ++counters_.config_rejected;
-    return reply;
-  }
-  std::string error;
-  if (!activate(version, push.yaml, push.file.empty() ? "pushed.yaml" : push.file, now_ms, error, true)) {
-    reply.errors.push_back(error);
-    ++counters_.config_rejected;
-    return reply;
-  }
-  ++counters_.config_accepted;
-  reply.accepted = true;
-  reply.version = version;
-  return reply;
+  if (dry_run_wanted && report)
+    *report = dry_run(loaded.cfg, now_ms);
+  return errors;
 }
 
-void decider_core::saw_config_version(uint32_t version) noexcept {
-  max_seen_config_version_ = std::max(max_seen_config_version_, version);
-}
-
-bool decider_core::config_newer_than(uint32_t version, uint64_t hash) const noexcept {
-  if (!active_)
-    return false;
-  return version < active_->version || (version == active_->version && hash < active_->hash);
-}
-
-bool decider_core::adopt_config(const mesh::config_body& body, int64_t now_ms, std::string& error) {
-  // Highest version wins; two different configs pushed under one version
-  // (during a partition) resolve to the same one everywhere, by hash.
-  uint64_t hash = std::hash<std::string>{}(body.yaml);
-  if (body.version < config_version() || (body.version == config_version() && (!active_ || hash <= active_->hash)))
-    return false;
-  if (!activate(body.version, body.yaml, body.file, now_ms, error, true)) {
-    ++counters_.config_rejected;
-    return false;
+decider_core::view_change decider_core::apply_view(const consensus::replicated_view& v, int64_t now_ms) {
+  view_change change;
+  if (v.applied_index <= applied_index_)
+    return change; // a replay after a restart: already applied and persisted
+  applied_index_ = v.applied_index;
+  pending_.applied_index = applied_index_;
+  if (v.yaml && v.config_version > 0 &&
+      (!active_ || active_->version != v.config_version || active_->yaml != *v.yaml)) {
+    std::string error;
+    if (activate(v.config_version, *v.yaml, v.file, now_ms, error, true)) {
+      config_error_.clear();
+      ++counters_.config_accepted;
+      change.config = true;
+    } else {
+      // Committed, but it does not load on this decider (a file it names is
+      // missing here?): keep serving the last config that does.
+      config_error_ = "committed config version " + std::to_string(v.config_version) +
+                      " does not load here; still serving version " + std::to_string(config_version()) + ": " + error;
+      ++counters_.config_rejected;
+    }
   }
-  ++counters_.config_accepted;
-  return true;
+  std::vector<mesh::dc_override> next;
+  for (const auto& d : v.drains)
+    next.push_back(mesh::dc_override{d.dc, d.drained, d.index, d.by});
+  auto key = [](const mesh::dc_override& o) { return std::tie(o.dc, o.drained, o.version, o.by); };
+  bool same = next.size() == overrides_.size() &&
+              std::equal(next.begin(), next.end(), overrides_.begin(),
+                         [&](const auto& a, const auto& b) { return key(a) == key(b); });
+  if (!same) {
+    for (const auto& o : next)
+      pending_.overrides.push_back(o);
+    overrides_ = std::move(next);
+    change.overrides = true;
+    dirty_ = true;
+  }
+  return change;
+}
+
+void decider_core::set_isolated(bool isolated, int64_t now_ms) {
+  if (isolated == (isolated_since_ >= 0))
+    return;
+  if (isolated) {
+    unreachable_at_isolation_ = unreachable_dcs(now_ms);
+    isolated_since_ = now_ms;
+  } else {
+    isolated_since_ = -1;
+    unreachable_at_isolation_.clear();
+  }
+  dirty_ = true;
+}
+
+view_inputs decider_core::inputs(int64_t now_ms) const {
+  view_inputs in;
+  if (isolated_since_ < 0) {
+    in.measurements = [this](const std::function<void(const measurement&)>& fn) { table_.for_each(fn); };
+  } else {
+    // Ageing paused since isolation began: a value that was fresh then still
+    // is; one measured since then is as it is.
+    int64_t paused = std::max<int64_t>(0, now_ms - isolated_since_);
+    in.measurements = [this, paused, now_ms](const std::function<void(const measurement&)>& fn) {
+      table_.for_each([&](const measurement& m) {
+        if (m.at_ms >= now_ms - paused || paused == 0)
+          return fn(m);
+        measurement aged = m;
+        aged.at_ms = std::min(m.at_ms + paused, now_ms);
+        fn(aged);
+      });
+    };
+  }
+  in.overrides = overrides_;
+  in.unreachable_dcs = unreachable_dcs(now_ms);
+  in.now_ms = now_ms;
+  return in;
 }
 
 mesh::ack_body decider_core::on_batch(const mesh::measurement_batch& batch, int64_t now_ms) {
@@ -148,17 +180,11 @@ mesh::digest_body decider_core::digest() const {
   mesh::digest_body d = table_.digest();
   d.config_version = config_version();
   d.config_hash = config_hash();
-  d.overrides_version = overrides_version_;
   return d;
 }
 
 mesh::delta_body decider_core::delta_for(const mesh::digest_body& peer) const {
-  mesh::delta_body d = table_.delta_for(peer);
-  // Overrides are few: always sent, so that concurrent drains with equal
-  // versions still settle on one winner everywhere.
-  d.overrides = overrides_;
-  d.overrides_version = overrides_version_;
-  return d;
+  return table_.delta_for(peer); // configs and drains travel by the Raft log, not by gossip
 }
 
 void decider_core::on_delta(const mesh::delta_body& delta, int64_t now_ms) {
@@ -174,40 +200,8 @@ void decider_core::on_delta(const mesh::delta_body& delta, int64_t now_ms) {
     if (table_.have(od.origin) > marks[od.origin])
       last_heard_[od.origin] = now_ms;
   }
-  // Overrides: last writer wins per DC by (version, author, drained), the
-  // same order everywhere, so any two deciders settle on one winner.
-  auto order = [](const mesh::dc_override& x) { return std::tie(x.version, x.by, x.drained); };
-  for (const auto& o : delta.overrides) {
-    auto it = std::find_if(overrides_.begin(), overrides_.end(), [&](auto& x) { return x.dc == o.dc; });
-    bool newer = it == overrides_.end() || order(o) > order(*it);
-    if (!newer)
-      continue;
-    if (it == overrides_.end())
-      overrides_.push_back(o);
-    else
-      *it = o;
-    pending_.overrides.push_back(o);
-    overrides_version_ = std::max(overrides_version_, o.version);
-    changed = true;
-  }
   if (changed)
     dirty_ = true;
-}
-
-bool decider_core::set_drain(const std::string& dc, bool drained, const std::string& by, int64_t now_ms) {
-  if (!active_ || !active_->cfg->find_dc(dc))
-    return false;
-  mesh::dc_override o{dc, drained, std::max<uint64_t>(overrides_version_ + 1, static_cast<uint64_t>(now_ms)),
-                      by + "@" + options_.name};
-  overrides_version_ = o.version;
-  auto it = std::find_if(overrides_.begin(), overrides_.end(), [&](auto& x) { return x.dc == dc; });
-  if (it == overrides_.end())
-    overrides_.push_back(o);
-  else
-    *it = o;
-  pending_.overrides.push_back(o);
-  dirty_ = true;
-  return true;
 }
 
 void decider_core::agent_alive(const std::string& origin, const std::string& dc, int64_t now_ms) {
@@ -231,6 +225,8 @@ void decider_core::agent_gone(const std::string& origin, int64_t now_ms) {
 }
 
 std::set<std::string> decider_core::unreachable_dcs(int64_t now_ms) const {
+  if (isolated_since_ >= 0)
+    return unreachable_at_isolation_; // agents lost while isolated do not fail their DC
   // A DC is unreachable when it had agents here and every one of them left
   // more than the bound ago and has sent nothing since, through us or through
   // another decider (an agent that moved to another decider is alive).
@@ -253,11 +249,7 @@ std::set<std::string> decider_core::unreachable_dcs(int64_t now_ms) const {
 snapshot_ptr decider_core::build_snapshot(int64_t now_ms) {
   if (!active_)
     return nullptr;
-  view_inputs in;
-  in.measurements = [this](const std::function<void(const measurement&)>& fn) { table_.for_each(fn); };
-  in.overrides = overrides_;
-  in.unreachable_dcs = unreachable_dcs(now_ms);
-  in.now_ms = now_ms;
+  view_inputs in = inputs(now_ms);
   std::vector<health_change> changes;
   auto view = build_view(*active_->plan, in, previous_up_, &changes);
   for (const auto& c : changes)
@@ -330,10 +322,18 @@ std::vector<state::health_transition> decider_core::history(int64_t since_ms, si
 std::string decider_core::status_text(int64_t now_ms) const {
   std::ostringstream out;
   out << "decider " << options_.name << ": config version " << config_version();
+  if (config_version() == 0)
+    out << " (the bootstrap config, not committed yet)";
   if (active_)
     out << " (" << active_->file << ")";
+  out << ", log index " << applied_index_;
   out << ", " << table_.size() << " measurements from " << table_.origin_count() << " origins, snapshot #"
       << generation_ << "\n";
+  if (!config_error_.empty())
+    out << "  CONFIG NOT APPLIED: " << config_error_ << "\n";
+  if (isolated_since_ >= 0)
+    out << "  ISOLATED for " << format_age(now_ms - isolated_since_)
+        << ": no majority of deciders reachable; measurements stopped ageing, answers stay last-known-good\n";
   if (!active_)
     return out.str();
   auto down = unreachable_dcs(now_ms);
@@ -366,8 +366,8 @@ std::string decider_core::status_text(int64_t now_ms) const {
     out << ", " << agents << " agent(s) connected\n";
   }
   for (const auto& o : overrides_)
-    out << "  override: " << o.dc << (o.drained ? " drained" : " undrained") << " by " << o.by << " (v" << o.version
-        << ")\n";
+    out << "  override: " << o.dc << (o.drained ? " drained" : " undrained") << " by " << o.by << " (log index "
+        << o.version << ")\n";
   return out.str();
 }
 
@@ -429,11 +429,7 @@ std::string decider_core::dry_run(const config_ptr& candidate, int64_t now_ms) c
   if (!next.plan)
     return "the candidate config does not compile: " + next.error;
   // Measurements as they are now, seen through each config.
-  view_inputs in;
-  in.measurements = [this](const std::function<void(const measurement&)>& fn) { table_.for_each(fn); };
-  in.overrides = overrides_;
-  in.unreachable_dcs = unreachable_dcs(now_ms);
-  in.now_ms = now_ms;
+  view_inputs in = inputs(now_ms);
   std::map<std::string, bool> scratch;
   auto next_snap = make_snapshot(next.plan, build_view(*next.plan, in, scratch, nullptr), now_ms);
   snapshot_ptr cur_snap;

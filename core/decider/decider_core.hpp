@@ -1,12 +1,19 @@
 #pragma once
 
 // Everything a decider decides, without the actor around it: the replicated
-// measurement table, the config versions, operator overrides, agent
-// membership, persistence and snapshot building. The CAF decider actor
-// (decider_actor.hpp) owns one and feeds it messages and timer ticks; tests
-// drive it directly with an injected clock.
+// measurement table, the config and operator overrides the Raft log
+// committed (core/consensus), agent membership, persistence and snapshot
+// building. The CAF decider actor (decider_actor.hpp) owns one and feeds it
+// messages and timer ticks; tests drive it directly with an injected clock.
+//
+// Configs and drains are never decided here: an operator's change is
+// validated here, committed by the deciders' Raft log, and comes back as a
+// replicated_view (apply_view), the same on every decider. Until the first
+// view arrives a decider serves what it persisted last (its last-known-good
+// state), or the config it was started with (version 0, not yet committed).
 
 #include "core/config/config_loader.hpp"
+#include "core/consensus/replicated_state.hpp"
 #include "core/decider/view_builder.hpp"
 #include "core/mesh/envelope.hpp"
 #include "core/mesh/gossip_state.hpp"
@@ -46,29 +53,40 @@ public:
   decider_core(decider_options options, std::unique_ptr<state::store> store);
 
   /// Loads config, measurements, marks and overrides from the store (or the
-  /// initial config file). Returns false with `error` when no config is usable.
+  /// initial config file, as version 0). Returns false with `error` when no
+  /// config is usable.
   bool restore(int64_t now_ms, std::string& error);
 
   // --- config ----------------------------------------------------------
-  /// Validates a pushed config; if accepted assigns the next version
-  /// (version 0) or takes the given one when newer, persists it and makes it
-  /// active. Rejected configs never replace the active one.
-  mesh::config_reply_body push_config(const mesh::config_body& push, int64_t now_ms);
-  /// A config received from a peer: adopted only if its version is higher.
-  bool adopt_config(const mesh::config_body& body, int64_t now_ms, std::string& error);
+  /// Loads and compiles a config text the way activation would; returns the
+  /// errors (file:line:column: field: ...), empty when it would be accepted.
+  /// With `dry_run`, `report` says which answers would change.
+  std::vector<std::string> validate_config(const std::string& yaml, const std::string& file, int64_t now_ms,
+                                           bool dry_run, std::string* report);
+  /// Applies what the Raft log committed, if newer than what was applied:
+  /// the config (activated if it differs from the active one; a config that
+  /// does not load here keeps the old one active and is reported by
+  /// config_error()) and the drains. Persisted with the index at the next flush.
+  struct view_change {
+    bool config = false;    ///< a new config became active
+    bool overrides = false; ///< drains changed
+  };
+  view_change apply_view(const consensus::replicated_view& v, int64_t now_ms);
+  uint64_t applied_index() const noexcept { return applied_index_; }
+  /// Why the newest committed config is not the active one here ("" if it is).
+  const std::string& config_error() const noexcept { return config_error_; }
   const active_config* config() const noexcept { return active_ ? &*active_ : nullptr; }
   uint32_t config_version() const noexcept { return active_ ? active_->version : 0; }
+  bool has_dc(const std::string& dc) const { return active_ && active_->cfg->find_dc(dc); }
+  /// The text the decider was started with (--config), for the bootstrap
+  /// entry of an empty cluster; empty if it restored a config instead.
+  const std::string& bootstrap_yaml() const noexcept { return bootstrap_yaml_; }
 
   // --- measurements and anti-entropy --------------------------------------
   mesh::ack_body on_batch(const mesh::measurement_batch& batch, int64_t now_ms);
   mesh::digest_body digest() const;
   mesh::delta_body delta_for(const mesh::digest_body& peer) const;
   void on_delta(const mesh::delta_body& delta, int64_t now_ms);
-  /// Notes a peer's config version from its digest, so that the next push
-  /// is numbered above every version in the cluster.
-  void saw_config_version(uint32_t version) noexcept;
-  /// True when the peer's config (version, content hash) is older than ours.
-  bool config_newer_than(uint32_t version, uint64_t hash) const noexcept;
   uint64_t config_hash() const noexcept { return active_ ? active_->hash : 0; }
   /// Forgets measurements older than the retention (client networks seen
   /// once, removed agents), in memory and on disk at the next flush.
@@ -76,12 +94,19 @@ public:
   const mesh::gossip_state& table() const noexcept { return table_; }
 
   // --- overrides ---------------------------------------------------------
-  /// Sets or clears a drain; returns false for an unknown DC. The version is
-  /// a hybrid clock (max(last + 1, now)), so a drain issued at a decider that
-  /// is behind still wins over older ones.
-  bool set_drain(const std::string& dc, bool drained, const std::string& by, int64_t now_ms);
+  /// The drains the log committed (version = the log index of each).
   const std::vector<mesh::dc_override>& overrides() const noexcept { return overrides_; }
-  uint64_t overrides_version() const noexcept { return overrides_version_; }
+
+  // --- partitions ----------------------------------------------------------
+  /// While a decider cannot reach a majority of the deciders (it cannot
+  /// tell its own isolation from the DCs' failure), measurements stop
+  /// ageing: the values it last had keep counting as they did when contact
+  /// was lost, and DCs whose agents it lost meanwhile are not declared
+  /// unreachable. Fresh values from agents it still hears apply as usual.
+  /// The majority side, which still sees the truth through gossip, fails
+  /// over as it should (docs/mesh.md, "Partitions").
+  void set_isolated(bool isolated, int64_t now_ms);
+  bool isolated() const noexcept { return isolated_since_ >= 0; }
 
   // --- membership --------------------------------------------------------
   /// An agent (origin) of `dc` is connected / sent something.
@@ -126,14 +151,19 @@ public:
 private:
   bool activate(uint32_t version, const std::string& yaml, const std::string& file, int64_t now_ms,
                 std::string& error, bool persist);
+  /// view_inputs for a plan at now_ms (measurements aged as isolation says).
+  view_inputs inputs(int64_t now_ms) const;
 
   decider_options options_;
   std::unique_ptr<state::store> store_;
   std::optional<active_config> active_;
   mesh::gossip_state table_;
   std::vector<mesh::dc_override> overrides_;
-  uint64_t overrides_version_ = 0;
-  uint32_t max_seen_config_version_ = 0;
+  uint64_t applied_index_ = 0;
+  std::string config_error_;
+  std::string bootstrap_yaml_;
+  int64_t isolated_since_ = -1;
+  std::set<std::string> unreachable_at_isolation_;
   /// Decider-local time each origin last brought something new (liveness
   /// must not depend on the agents' clocks).
   std::map<std::string, int64_t> last_heard_;

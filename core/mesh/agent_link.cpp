@@ -5,21 +5,14 @@
 
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
-#include <caf/system_messages.hpp>
 #include <caf/event_based_actor.hpp>
-#include <caf/node_id.hpp>
-
-#include <set>
+#include <caf/system_messages.hpp>
 
 namespace gtmesh::mesh {
 
 namespace {
 
 using self_ptr = caf::stateful_actor<agent_link_state>*;
-
-std::vector<char> to_chars(const std::vector<uint8_t>& bytes) {
-  return std::vector<char>(bytes.begin(), bytes.end());
-}
 
 /// Sends through the fault hooks (dropped, duplicated or delayed).
 void send_frame(self_ptr self, const std::vector<uint8_t>& bytes) {
@@ -30,10 +23,14 @@ void send_frame(self_ptr self, const std::vector<uint8_t>& bytes) {
   if (st.options.faults)
     plan = st.options.faults->plan("decider");
   for (int64_t delay : plan) {
-    if (delay == 0)
-      self->send(st.decider, frame_atom_v, to_chars(bytes));
-    else
-      self->delayed_send(st.decider, std::chrono::milliseconds(delay), frame_atom_v, to_chars(bytes));
+    if (delay > 0) {
+      self->delayed_send(self, std::chrono::milliseconds(delay), deliver_atom_v, st.decider,
+                         std::vector<char>(bytes.begin(), bytes.end()));
+    } else if (st.options.local_decider) {
+      self->send(st.options.local_decider, frame_atom_v, st.decider, std::vector<char>(bytes.begin(), bytes.end()));
+    } else if (st.options.transport) {
+      st.options.transport->send(st.decider, bytes);
+    }
   }
 }
 
@@ -49,42 +46,19 @@ void connect(self_ptr self) {
   if (st.decider || st.connecting)
     return;
   if (st.options.local_decider) {
-    st.decider = st.options.local_decider;
-    st.acked = 0;
-    report(self, "connected");
+    link_peer me;
+    me.identity = node_identity{st.options.origin, node_role::agent, st.options.dc};
+    st.connecting = true;
+    self->send(st.options.local_decider, local_link_atom_v, caf::actor_cast<caf::actor>(self), me);
     return;
   }
-  if (st.options.deciders.empty())
+  if (st.options.deciders.empty() || !st.options.transport)
     return;
   const std::string& target = st.options.deciders[st.next_decider % st.options.deciders.size()];
   st.next_decider++;
-  std::string host;
-  uint16_t port = 0;
-  if (!split_host_port(target, host, port))
-    return;
   st.connecting = true;
-  self->request(connector(self->system()), std::chrono::seconds(5), caf::connect_atom_v, host, port)
-    .then(
-      [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>&) {
-        auto& s = self->state;
-        s.connecting = false;
-        if (!ptr) {
-          self->delayed_send(self, s.backoff, gossip_atom_v);
-          return;
-        }
-        s.decider = caf::actor_cast<caf::actor>(ptr);
-        self->monitor(s.decider);
-        s.acked = 0; // this decider may lack what another one acknowledged
-        s.sent_max = 0;
-        s.backoff = std::chrono::milliseconds(200);
-        report(self, "connected");
-      },
-      [=](caf::error&) {
-        auto& s = self->state;
-        s.connecting = false;
-        s.backoff = std::min(s.backoff * 2, std::chrono::milliseconds(5000));
-        self->delayed_send(self, s.backoff, gossip_atom_v);
-      });
+  st.token++;
+  st.options.transport->connect(target, st.token);
 }
 
 void send_batch(self_ptr self) {
@@ -164,18 +138,24 @@ void on_frame(self_ptr self, const std::vector<char>& bytes) {
   }
 }
 
+void lost_decider(self_ptr self) {
+  auto& st = self->state;
+  st.decider = 0;
+  st.connecting = false;
+  st.backoff = std::min(st.backoff * 2, std::chrono::milliseconds(5000));
+  self->delayed_send(self, st.backoff, gossip_atom_v);
+}
+
 } // namespace
 
 caf::behavior agent_link(caf::stateful_actor<agent_link_state>* self, agent_link_options options) {
   self->state.options = std::move(options);
   self->state.config_version = self->state.options.config_version;
-  self->set_down_handler([=](caf::down_msg& dm) {
-    auto& st = self->state;
-    if (dm.source == st.decider.address()) {
-      st.decider = nullptr;
-      self->delayed_send(self, st.backoff, gossip_atom_v);
-    }
-  });
+  exit_on_unexpected_exception(self, "agent link");
+  if (self->state.options.local_decider) {
+    self->monitor(self->state.options.local_decider);
+    self->set_down_handler([=](caf::down_msg&) { lost_decider(self); });
+  }
   connect(self);
   self->send(self, send_atom_v);
   return {
@@ -190,7 +170,38 @@ caf::behavior agent_link(caf::stateful_actor<agent_link_state>* self, agent_link
       self->delayed_send(self, self->state.options.send_interval, send_atom_v);
     },
     [=](gossip_atom) { connect(self); }, // reconnect timer
-    [=](frame_atom, const std::vector<char>& bytes) { on_frame(self, bytes); },
+    [=](link_up_atom, const link_peer& peer) {
+      auto& s = self->state;
+      if (!s.connecting || (!s.options.local_decider && peer.token != s.token)) {
+        if (s.options.transport && peer.link)
+          s.options.transport->close(peer.link); // a late link we no longer want
+        return;
+      }
+      s.connecting = false;
+      s.decider = peer.link;
+      s.acked = 0; // this decider may lack what another one acknowledged
+      s.sent_max = 0;
+      s.backoff = std::chrono::milliseconds(200);
+      report(self, "connected");
+    },
+    [=](link_down_atom, link_id link, uint64_t token, const std::string&) {
+      auto& s = self->state;
+      if ((link != 0 && link == s.decider) || (link == 0 && s.connecting && token == s.token))
+        lost_decider(self);
+    },
+    [=](frame_atom, link_id link, const std::vector<char>& bytes) {
+      if (link == self->state.decider)
+        on_frame(self, bytes);
+    },
+    [=](deliver_atom, link_id link, const std::vector<char>& bytes) {
+      auto& s = self->state;
+      if (link != s.decider)
+        return;
+      if (s.options.local_decider)
+        self->send(s.options.local_decider, frame_atom_v, link, bytes);
+      else if (s.options.transport)
+        s.options.transport->send(link, std::vector<uint8_t>(bytes.begin(), bytes.end()));
+    },
   };
 }
 

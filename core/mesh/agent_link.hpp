@@ -1,6 +1,6 @@
 #pragma once
 
-// The agent's link to the deciders (SPEC section 1 and issue 5): every
+// The agent's link to the deciders (SPEC section 1): every
 // interval it sends the decider it is connected to one batch holding every
 // latest measurement above the mark that decider acknowledged (mesh_sink),
 // and resends from the mark when no ack comes back, so lost, duplicated or
@@ -16,6 +16,7 @@
 
 #include "core/mesh/fault_hooks.hpp"
 #include "core/mesh/mesh_sink.hpp"
+#include "core/mesh/transport.hpp"
 
 #include <caf/actor.hpp>
 #include <caf/behavior.hpp>
@@ -34,6 +35,7 @@ struct agent_link_options {
   std::string origin; ///< "fra/agent-1"
   std::string dc;
   std::vector<std::string> deciders; ///< "host:port" (ignored with local_decider)
+  std::shared_ptr<mesh::transport> transport; ///< links to the deciders (its events come to this actor)
   caf::actor local_decider;          ///< in-process decider (demo): no network
   std::shared_ptr<mesh_sink> sink;
   std::shared_ptr<fault_injector> faults; ///< optional
@@ -61,8 +63,9 @@ struct agent_link_options {
 struct agent_link_state {
   agent_link_state() = default; // non-aggregate (deps-notes: C++20 pitfall)
   agent_link_options options;
-  caf::actor decider;
+  link_id decider = 0;   ///< the link to the decider we report to (0: none)
   bool connecting = false;
+  uint64_t token = 0;
   size_t next_decider = 0;
   std::chrono::milliseconds backoff{200};
   uint64_t acked = 0;

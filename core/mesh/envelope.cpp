@@ -79,7 +79,8 @@ struct wire_config {
   std::string y;
   std::string f;
   bool dry = false;
-  MSGPACK_DEFINE_MAP(v, y, f, dry)
+  uint64_t id = 0;
+  MSGPACK_DEFINE_MAP(v, y, f, dry, id)
 };
 
 struct wire_delta {
@@ -97,7 +98,8 @@ struct wire_config_reply {
   uint32_t v = 0;
   std::vector<std::string> e;
   std::string r;
-  MSGPACK_DEFINE_MAP(a, v, e, r)
+  bool rt = false;
+  MSGPACK_DEFINE_MAP(a, v, e, r, rt)
 };
 
 struct wire_request {
@@ -201,6 +203,47 @@ const char* to_string(decode_error e) noexcept {
   return "?";
 }
 
+std::optional<message_kind> peek_kind(const uint8_t* data, size_t size) noexcept {
+  // encode() writes a map whose first keys are "v" then "k" (wire_envelope).
+  size_t at = 0;
+  auto byte = [&](uint8_t& out) {
+    if (at >= size)
+      return false;
+    out = data[at++];
+    return true;
+  };
+  uint8_t b = 0;
+  if (!byte(b) || (b & 0xf0) != 0x80) // a fixmap
+    return std::nullopt;
+  for (int field = 0; field < 2; ++field) {
+    uint8_t len = 0, key = 0;
+    if (!byte(len) || len != 0xa1 || !byte(key)) // a one-letter fixstr key
+      return std::nullopt;
+    uint64_t value = 0;
+    if (!byte(b))
+      return std::nullopt;
+    if (b < 0x80) {
+      value = b;
+    } else if (b == 0xcc) {
+      uint8_t x = 0;
+      if (!byte(x))
+        return std::nullopt;
+      value = x;
+    } else if (b == 0xcd) {
+      uint8_t hi = 0, lo = 0;
+      if (!byte(hi) || !byte(lo))
+        return std::nullopt;
+      value = (uint64_t{hi} << 8) | lo;
+    } else {
+      return std::nullopt;
+    }
+    if (key == 'k')
+      return value >= 1 && value <= max_message_kind ? std::optional<message_kind>(static_cast<message_kind>(value))
+                                                     : std::nullopt;
+  }
+  return std::nullopt;
+}
+
 std::vector<uint8_t> encode(const envelope& e) {
   return pack(wire_envelope{e.version, static_cast<uint8_t>(e.kind), e.sender, e.body});
 }
@@ -277,7 +320,7 @@ std::vector<uint8_t> encode_body(const delta_body& b) {
   for (const auto& o : b.overrides)
     w.ov.push_back(wire_override{o.dc, o.drained, o.version, o.by});
   w.ovv = b.overrides_version;
-  w.cf = wire_config{b.config.version, b.config.yaml, b.config.file, b.config.dry_run};
+  w.cf = wire_config{b.config.version, b.config.yaml, b.config.file, b.config.dry_run, b.config.push_id};
   w.hd = b.has_digest;
   if (b.has_digest)
     w.dg = digest_to_wire(b.digest);
@@ -285,11 +328,11 @@ std::vector<uint8_t> encode_body(const delta_body& b) {
 }
 
 std::vector<uint8_t> encode_body(const config_body& b) {
-  return pack(wire_config{b.version, b.yaml, b.file, b.dry_run});
+  return pack(wire_config{b.version, b.yaml, b.file, b.dry_run, b.push_id});
 }
 
 std::vector<uint8_t> encode_body(const config_reply_body& b) {
-  return pack(wire_config_reply{b.accepted, b.version, b.errors, b.report});
+  return pack(wire_config_reply{b.accepted, b.version, b.errors, b.report, b.retry});
 }
 
 std::vector<uint8_t> encode_body(const request_body& b) {
@@ -357,7 +400,7 @@ bool decode_body(const std::vector<uint8_t>& bytes, delta_body& out) noexcept {
       out.overrides.push_back(dc_override{o.dc, o.d, o.v, o.by});
     }
     out.overrides_version = w.ovv;
-    out.config = config_body{w.cf.v, std::move(w.cf.y), std::move(w.cf.f), w.cf.dry};
+    out.config = config_body{w.cf.v, std::move(w.cf.y), std::move(w.cf.f), w.cf.dry, w.cf.id};
     out.has_digest = w.hd;
     return !w.hd || digest_from_wire(w.dg, out.digest);
   } catch (...) {
@@ -370,7 +413,7 @@ bool decode_body(const std::vector<uint8_t>& bytes, config_body& out) noexcept {
   if (!unpack_into(bytes.data(), bytes.size(), w))
     return false;
   try {
-    out = config_body{w.v, std::move(w.y), std::move(w.f), w.dry};
+    out = config_body{w.v, std::move(w.y), std::move(w.f), w.dry, w.id};
     return true;
   } catch (...) {
     return false;
@@ -382,7 +425,7 @@ bool decode_body(const std::vector<uint8_t>& bytes, config_reply_body& out) noex
   if (!unpack_into(bytes.data(), bytes.size(), w))
     return false;
   try {
-    out = config_reply_body{w.a, w.v, std::move(w.e), std::move(w.r)};
+    out = config_reply_body{w.a, w.v, std::move(w.e), std::move(w.r), w.rt};
     return true;
   } catch (...) {
     return false;

@@ -106,6 +106,7 @@ struct config_body {
   std::string yaml;
   std::string file; ///< the name errors carry
   bool dry_run = false;
+  uint64_t push_id = 0; ///< chosen by the pusher: a retry with the same id is applied once
 };
 
 /// delta: entries of each origin above the peer's high-water mark, the new
@@ -132,6 +133,7 @@ struct config_reply_body {
   uint32_t version = 0;
   std::vector<std::string> errors;
   std::string report; ///< dry run: which answers would change
+  bool retry = false; ///< not committed for a reason a retry (same push id) may overcome
 };
 
 /// request / reply: operator commands. `args` and `text` keep the wire
@@ -195,6 +197,16 @@ bool decode_body(const std::vector<uint8_t>& bytes, reply_body& out) noexcept;
 bool decode_body(const std::vector<uint8_t>& bytes, hello_body& out) noexcept;
 bool decode_body(const std::vector<uint8_t>& bytes, proposal_body& out) noexcept;
 bool decode_body(const std::vector<uint8_t>& bytes, proposal_reply_body& out) noexcept;
+
+/// The kind of an encoded envelope, read from its first fields without
+/// decoding it (routing on the I/O thread); nullopt when the bytes do not
+/// start the way encode() writes them. Says nothing about validity.
+std::optional<message_kind> peek_kind(const uint8_t* data, size_t size) noexcept;
+
+/// A body encoded elsewhere (a Raft RPC, core/consensus/raft_wire.hpp).
+inline const std::vector<uint8_t>& encode_body(const std::vector<uint8_t>& raw) {
+  return raw;
+}
 
 /// Builds a whole frame: envelope of `kind` around `body`.
 template <class Body>

@@ -8,6 +8,9 @@
 #include <caf/make_message.hpp>
 #include <caf/send.hpp>
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace gtmesh::mesh {
 
 node_config::node_config(const node_settings& s) {
@@ -16,6 +19,23 @@ node_config::node_config(const node_settings& s) {
   add_message_types<caf::id_block::gtmesh_mesh>();
   set("scheduler.policy", s.testing_scheduler ? caf::atom("testing") : caf::atom("sharing"));
   set("logger.verbosity", caf::atom("quiet"));
+}
+
+void exit_on_unexpected_exception(caf::scheduled_actor* self, const char* actor_name) {
+  std::string name = actor_name;
+  self->set_exception_handler([name](caf::scheduled_actor*, std::exception_ptr& e) -> caf::error {
+    std::string what = "unknown exception";
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      what = x.what();
+    } catch (...) {
+    }
+    std::fprintf(stderr, "gtmesh: fatal: unexpected exception in the %s actor: %s; exiting so that the node restarts\n",
+                 name.c_str(), what.c_str());
+    std::fflush(stderr);
+    std::_Exit(70);
+  });
 }
 
 void actor_link_events::set_target(caf::actor target) {
@@ -43,7 +63,22 @@ void actor_link_events::on_link_down(link_id link, uint64_t token, const std::st
   deliver(link_down_atom_v, link, token, reason);
 }
 
+void actor_link_events::route(message_kind kind, caf::actor actor) {
+  std::lock_guard lock(mutex_);
+  routes_[kind] = std::move(actor);
+}
+
 void actor_link_events::on_frame(link_id link, std::vector<char>&& frame) {
+  if (!routes_.empty()) {
+    auto kind = peek_kind(reinterpret_cast<const uint8_t*>(frame.data()), frame.size());
+    if (kind) {
+      auto it = routes_.find(*kind);
+      if (it != routes_.end()) {
+        caf::anon_send(it->second, frame_atom_v, link, std::move(frame));
+        return;
+      }
+    }
+  }
   deliver(frame_atom_v, link, std::move(frame));
 }
 

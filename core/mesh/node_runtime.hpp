@@ -6,12 +6,15 @@
 // an actor's mailbox. CAF carries messages inside a process only; between
 // processes the transport does (see transport.hpp for why).
 
+#include "core/mesh/envelope.hpp"
 #include "core/mesh/transport.hpp"
 
 #include <caf/actor.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/message.hpp>
+#include <caf/scheduled_actor.hpp>
 
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -29,6 +32,12 @@ public:
   explicit node_config(const node_settings& s = {});
 };
 
+/// An exception escaping one of `self`'s handlers leaves that actor in an
+/// unknown state; a frozen node that still answers DNS is worse than a
+/// restart. The handler prints what happened and ends the process with
+/// exit code 70 (systemd's Restart=on-failure brings it back).
+void exit_on_unexpected_exception(caf::scheduled_actor* self, const char* actor_name);
+
 /// Forwards transport events to one actor as (link_up_atom, link_peer),
 /// (link_down_atom, link, token, reason) and (frame_atom, link, bytes).
 /// The actor usually needs the transport to exist before it is spawned, so
@@ -37,6 +46,10 @@ public:
 class actor_link_events final : public link_events {
 public:
   void set_target(caf::actor target);
+  /// Frames of `kind` go to `actor` instead (the consensus actor takes the
+  /// Raft frames, so that a busy decider actor never delays a heartbeat).
+  /// Set before the transport starts.
+  void route(message_kind kind, caf::actor actor);
   void on_link_up(const link_peer& peer) override;
   void on_link_down(link_id link, uint64_t token, const std::string& reason) override;
   void on_frame(link_id link, std::vector<char>&& frame) override;
@@ -47,6 +60,7 @@ private:
 
   std::mutex mutex_;
   caf::actor target_;
+  std::map<message_kind, caf::actor> routes_;
   std::vector<caf::message> held_;
 };
 

@@ -115,6 +115,8 @@ public:
       batch.Put(handles_[cf_marks], origin, be64(have));
     for (const auto& o : w.overrides)
       batch.Put(handles_[cf_overrides], o.dc, pack(wire_override{o.drained, o.version, o.by}));
+    if (w.applied_index)
+      batch.Put(handles_[cf_default], "applied_index", be64(*w.applied_index));
     for (const auto& t : w.transitions)
       batch.Put(handles_[cf_health], be64(static_cast<uint64_t>(t.at_ms)) + be64(health_seq_++),
                 pack(wire_transition{t.at_ms, t.dc, t.subject, t.from, t.to, t.reason}));
@@ -186,6 +188,13 @@ public:
         out.push_back(mesh::dc_override{it->key().ToString(), w.d, w.v, w.by});
     }
     return out;
+  }
+
+  uint64_t load_applied_index() override {
+    std::string value;
+    if (!db_->Get(rocksdb::ReadOptions(), handles_[cf_default], "applied_index", &value).ok())
+      return 0;
+    return read_be(rocksdb::Slice(value), 0, 8);
   }
 
   std::vector<health_transition> timeline(int64_t since_ms, size_t limit) override {

@@ -153,14 +153,30 @@ int agent(const args& a) {
     current_yaml = ss.str();
   }
   {
-    mesh::node_settings settings;
-    settings.tls = with_config_tls(tls, loaded.cfg.get());
-    mesh::node_config ncfg(settings);
+    mesh::node_config ncfg;
     caf::actor_system sys{ncfg};
+    mesh::actor_link_events events;
+    mesh::transport_options to;
+    to.self = mesh::node_identity{node.origin(), mesh::node_role::agent, dc};
+    to.tls = with_config_tls(tls, loaded.cfg.get());
+    to.admit = [](const mesh::node_identity& peer, bool inbound) -> std::string {
+      if (inbound || peer.role != mesh::node_role::decider)
+        return "an agent reports to deciders only, not to " + peer.describe();
+      return "";
+    };
+    if (!quiet)
+      to.log = [](const std::string& line) { std::fprintf(stderr, "gtmesh agent: %s\n", line.c_str()); };
+    std::string error;
+    std::shared_ptr<mesh::transport> transport = mesh::transport::create(to, events, error);
+    if (!transport) {
+      std::fprintf(stderr, "gtmesh agent: %s\n", error.c_str());
+      return 1;
+    }
     mesh::agent_link_options lo;
     lo.origin = node.origin();
     lo.dc = dc;
     lo.deciders = deciders;
+    lo.transport = transport;
     lo.sink = mesh;
     lo.on_config = [&](uint32_t version, const std::string& yaml, const std::string& file) -> std::string {
       std::lock_guard lock(mutex);
@@ -179,6 +195,7 @@ int agent(const args& a) {
     lo.on_client_prefixes = [&](const std::vector<std::string>& prefixes) { node.learn_prefixes(prefixes); };
     lo.on_sequence_behind = [&](uint64_t seq) { node.continue_above(seq); };
     auto link = sys.spawn(mesh::agent_link, lo);
+    events.set_target(link);
     node.start();
     std::thread signal_waiter([&] {
       int sig = 0;
@@ -203,6 +220,7 @@ int agent(const args& a) {
     }
     lock.unlock();
     signal_waiter.join();
+    transport->stop();
     caf::anon_send_exit(link, caf::exit_reason::user_shutdown);
   }
   return 0;

@@ -1,24 +1,29 @@
 // gtmesh decider: one decider node of the mesh (docs/mesh.md).
 //
-//   gtmesh decider --config FILE --data-dir DIR --listen HOST:PORT [--name NAME]
+//   gtmesh decider --config FILE --data-dir DIR --listen HOST:PORT [--advertise HOST:PORT] [--name NAME]
 //                  [--peer HOST:PORT]... [--dns ADDR:PORT]... [--dns-threads N]
 //                  [--port-file FILE] [--faults] [--dc-down-after DURATION] [--keep-configs N]
-//                  [--gossip-interval DURATION] [--tls-ca F --tls-cert F --tls-key F]
+//                  [--gossip-interval DURATION] [--election-timeout DURATION]
+//                  [--tls-ca F --tls-cert F --tls-key F]
 //
-// --config is the bootstrap config, used only while DIR holds none (after
-// that, pushed versions in RocksDB win). With --dns the decider serves DNS
-// itself; after a restart the responder answers from the last-known-good
-// state in DIR before any new measurement arrives.
+// Every decider of a cluster is started with the addresses of all the others
+// (--peer); with its own (--advertise, default --listen) they are the Raft
+// membership, bootstrapped once into an empty data folder. --config is the
+// bootstrap config: served at once, and committed as version 1 when the
+// cluster has none (after that, committed versions in DIR win). With --dns
+// the decider serves DNS itself; after a restart the responder answers from
+// the last-known-good state in DIR before any new measurement arrives.
 
 #include "core/config/duration.hpp"
+#include "core/consensus/consensus_actor.hpp"
 #include "core/decider/decider_actor.hpp"
 #include "core/dns/responder/responder_actor.hpp"
 #include "core/mesh/mesh_types.hpp"
+#include "core/mesh/node_runtime.hpp"
 #include "core/routing/all_methods.hpp"
 #include "tools/gtmesh/node_options.hpp"
 
 #include <caf/all.hpp>
-#include <caf/io/all.hpp>
 
 #include <csignal>
 #include <cstdio>
@@ -31,10 +36,10 @@ namespace gtmesh::cli {
 namespace {
 
 void usage() {
-  std::fputs("usage: gtmesh decider --config FILE --data-dir DIR --listen HOST:PORT [--name NAME]\n"
-             "         [--peer HOST:PORT]... [--dns ADDR:PORT]... [--dns-threads N] [--port-file FILE]\n"
+  std::fputs("usage: gtmesh decider --config FILE --data-dir DIR --listen HOST:PORT [--advertise HOST:PORT]\n"
+             "         [--name NAME] [--peer HOST:PORT]... [--dns ADDR:PORT]... [--dns-threads N] [--port-file FILE]\n"
              "         [--faults] [--dc-down-after DURATION] [--keep-configs N] [--gossip-interval DURATION]\n"
-             "         [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n",
+             "         [--election-timeout DURATION] [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n",
              stderr);
 }
 
@@ -42,10 +47,11 @@ void usage() {
 
 int decider(const args& a) {
   arg_reader r(a);
-  std::string config_path, data_dir, listen, name, port_file, text;
+  std::string config_path, data_dir, listen, advertise, name, port_file, text;
   r.option("--config", config_path);
   r.option("--data-dir", data_dir);
   r.option("--listen", listen);
+  r.option("--advertise", advertise);
   r.option("--name", name);
   r.option("--port-file", port_file);
   auto peers = r.options("--peer");
@@ -53,6 +59,7 @@ int decider(const args& a) {
   bool with_faults = r.flag("--faults");
   decider::decider_options core_options;
   decider::decider_actor_options actor_options;
+  unsigned election_timeout_ms = 1000;
   int dns_threads = 1;
   if (r.option("--dns-threads", text))
     dns_threads = std::max(1, std::atoi(text.c_str()));
@@ -80,9 +87,16 @@ int decider(const args& a) {
     }
     actor_options.gossip_interval = std::chrono::milliseconds(*ms);
   }
+  if (r.option("--election-timeout", text)) {
+    auto ms = parse_duration_ms(text);
+    if (!ms || *ms < 200 || *ms > 60'000) {
+      std::fprintf(stderr, "gtmesh decider: --election-timeout: expected 200ms..60s\n");
+      return 2;
+    }
+    election_timeout_ms = static_cast<unsigned>(*ms);
+  }
   load_result boot = load_config_file(config_path, routing_methods());
-  mesh::node_settings settings;
-  settings.tls = tls_options(r, boot.cfg.get());
+  mesh::tls_files tls = tls_options(r, boot.cfg.get());
   std::string unknown, host;
   uint16_t port = 0;
   if (!r.positional(unknown).empty() || !unknown.empty() || config_path.empty() || data_dir.empty() ||
@@ -96,8 +110,42 @@ int decider(const args& a) {
     std::fputs(boot.report().c_str(), stderr);
     return 1;
   }
+  if (advertise.empty()) {
+    if (host == "0.0.0.0" || host == "::" || port == 0) {
+      std::fprintf(stderr, "gtmesh decider: --listen %s is not an address the other deciders can use: give "
+                           "--advertise HOST:PORT\n",
+                   listen.c_str());
+      return 2;
+    }
+    advertise = listen;
+  }
+  std::string ahost;
+  uint16_t aport = 0;
+  if (!mesh::split_host_port(advertise, ahost, aport) || aport == 0) {
+    std::fprintf(stderr, "gtmesh decider: --advertise: expected HOST:PORT\n");
+    return 2;
+  }
+  for (const auto& p : peers)
+    if (!mesh::split_host_port(p, ahost, aport)) {
+      std::fprintf(stderr, "gtmesh decider: --peer %s: expected HOST:PORT\n", p.c_str());
+      return 2;
+    }
+  std::vector<std::string> voters{advertise};
+  for (const auto& p : peers)
+    if (std::find(voters.begin(), voters.end(), p) == voters.end())
+      voters.push_back(p);
+  peers.erase(std::remove(peers.begin(), peers.end(), advertise), peers.end());
   if (name.empty())
-    name = "decider@" + listen;
+    name = "decider@" + advertise;
+  if (tls.enabled()) {
+    std::string error;
+    auto id = mesh::certificate_identity(tls.cert, error);
+    if (!id) {
+      std::fprintf(stderr, "gtmesh decider: %s\n", error.c_str());
+      return 1;
+    }
+    name = id->name; // under TLS the certificate names the node
+  }
 
   sigset_t signals = block_stop_signals();
 
@@ -115,8 +163,9 @@ int decider(const args& a) {
     std::fprintf(stderr, "gtmesh decider: %s\n", error.c_str());
     return 1;
   }
-  std::fprintf(stderr, "gtmesh decider %s: config version %u (%s), %zu measurements restored\n", name.c_str(),
-               core->config_version(), core->config()->file.c_str(), core->table().size());
+  std::fprintf(stderr, "gtmesh decider %s: config version %u (%s), log index %llu, %zu measurements restored\n",
+               name.c_str(), core->config_version(), core->config()->file.c_str(),
+               static_cast<unsigned long long>(core->applied_index()), core->table().size());
 
   // The responder answers from the restored state before anything else runs.
   std::unique_ptr<dns::dns_responder> responder;
@@ -140,36 +189,69 @@ int decider(const args& a) {
     responder->start();
   }
 
-  std::string mesh_bound;
   std::vector<std::string> dns_bound;
   if (responder)
     for (const auto& b : responder->bound())
       dns_bound.push_back(b.to_string());
+  auto log = [name](const std::string& line) {
+    std::fprintf(stderr, "gtmesh decider %s: %s\n", name.c_str(), line.c_str());
+  };
   {
-    mesh::node_config cfg(settings);
+    mesh::node_config cfg;
     caf::actor_system sys{cfg};
-    actor_options.peers = peers;
+    mesh::actor_link_events events;
+    mesh::transport_options to;
+    to.self = mesh::node_identity{name, mesh::node_role::decider, ""};
+    to.advertise = advertise;
+    to.tls = tls;
+    to.listen = listen;
+    to.log = log;
+    to.admit = [](const mesh::node_identity& peer, bool inbound) -> std::string {
+      if (!inbound && peer.role != mesh::node_role::decider)
+        return "a --peer address must be a decider, not " + peer.describe();
+      return "";
+    };
+    std::shared_ptr<mesh::transport> transport = mesh::transport::create(to, events, error);
+    if (!transport) {
+      std::fprintf(stderr, "gtmesh decider: %s\n", error.c_str());
+      return 1;
+    }
+    std::shared_ptr<mesh::fault_injector> faults;
     if (with_faults)
-      actor_options.faults = std::make_shared<mesh::fault_injector>(static_cast<uint64_t>(::getpid()));
-    actor_options.log = [name](const std::string& line) { std::fprintf(stderr, "gtmesh decider %s: %s\n", name.c_str(), line.c_str()); };
+      faults = std::make_shared<mesh::fault_injector>(static_cast<uint64_t>(::getpid()));
+
+    consensus::consensus_actor_options co;
+    co.name = name;
+    co.address = advertise;
+    co.voters = voters;
+    co.data_dir = data_dir;
+    co.election_timeout_ms = election_timeout_ms;
+    co.transport = transport;
+    co.faults = faults;
+    co.log = log;
+    auto consensus = sys.spawn(consensus::consensus_actor, co);
+
+    actor_options.peers = peers;
+    actor_options.transport = transport;
+    actor_options.consensus = consensus;
+    actor_options.faults = faults;
+    actor_options.log = log;
     auto decider = sys.spawn(decider::decider_actor, core, actor_options);
+    caf::anon_send(consensus, mesh::attach_atom_v, decider);
     caf::actor responder_handle;
     if (responder) {
       responder_handle = caf::actor_cast<caf::actor>(
         sys.spawn(dns::responder_actor_impl, dns::responder_handoff{std::move(responder)}));
       caf::anon_send(decider, mesh::attach_atom_v, responder_handle);
     }
-    auto bound = mesh::publish_actor(sys, decider, host, port);
-    if (!bound) {
-      std::fprintf(stderr, "gtmesh decider: cannot listen on %s: %s\n", listen.c_str(), sys.render(bound.error()).c_str());
-      caf::anon_send_exit(decider, caf::exit_reason::user_shutdown);
-      if (responder_handle)
-        caf::anon_send_exit(responder_handle, caf::exit_reason::user_shutdown);
-      return 1;
-    }
-    mesh_bound = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(*bound);
-    std::fprintf(stderr, "gtmesh decider %s: mesh on %s%s", name.c_str(), mesh_bound.c_str(),
-                 settings.tls.enabled() ? " (mutual TLS)" : "");
+    for (auto kind : {mesh::message_kind::consensus, mesh::message_kind::proposal, mesh::message_kind::proposal_reply})
+      events.route(kind, consensus);
+    events.set_target(decider);
+
+    std::string mesh_bound = transport->bound();
+    std::fprintf(stderr, "gtmesh decider %s: mesh on %s%s, advertised as %s, %zu decider(s) in the cluster",
+                 name.c_str(), mesh_bound.c_str(), tls.enabled() ? " (mutual TLS)" : "", advertise.c_str(),
+                 voters.size());
     for (const auto& d : dns_bound)
       std::fprintf(stderr, ", DNS on %s", d.c_str());
     std::fprintf(stderr, "\n");
@@ -183,7 +265,9 @@ int decider(const args& a) {
     }
     int sig = 0;
     sigwait(&signals, &sig);
+    transport->stop();
     caf::anon_send_exit(decider, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(consensus, caf::exit_reason::user_shutdown);
     if (responder_handle)
       caf::anon_send_exit(responder_handle, caf::exit_reason::user_shutdown);
   }

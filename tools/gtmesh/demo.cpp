@@ -6,17 +6,19 @@
 //
 //   gtmesh demo [--dns-port 5353] [--mesh-port 7400] [--data-dir gtmesh-demo] [--port-file FILE]
 
+#include "core/consensus/consensus_actor.hpp"
+#include "core/consensus/log_entry.hpp"
 #include "core/decider/decider_actor.hpp"
 #include "core/dns/responder/responder_actor.hpp"
 #include "core/mesh/agent_link.hpp"
 #include "core/mesh/mesh_types.hpp"
+#include "core/mesh/node_runtime.hpp"
 #include "core/routing/all_methods.hpp"
 #include "tools/gtmesh/agent_node.hpp"
 #include "tools/gtmesh/health_backend.hpp"
 #include "tools/gtmesh/node_options.hpp"
 
 #include <caf/all.hpp>
-#include <caf/io/all.hpp>
 
 
 #include <csignal>
@@ -187,7 +189,7 @@ int demo(const args& a) {
   }
 
   // 3. The decider, restored from RocksDB; this run's config (new backend
-  // ports) becomes the next version.
+  // ports) becomes the next version once its Raft log (one voter) runs.
   std::string error;
   auto store = state::store::open(dir + "/decider", error);
   if (!store) {
@@ -204,14 +206,6 @@ int demo(const args& a) {
     std::fprintf(stderr, "gtmesh demo: %s\n", error.c_str());
     stop_backends();
     return 1;
-  }
-  if (core->config()->yaml != yaml) {
-    auto reply = core->push_config(mesh::config_body{0, yaml, config_path, false}, now);
-    if (!reply.accepted) {
-      std::fprintf(stderr, "gtmesh demo: %s\n", reply.errors.empty() ? "config rejected" : reply.errors[0].c_str());
-      stop_backends();
-      return 1;
-    }
   }
 
   // 4. The DNS responder, answering from the restored state at once.
@@ -230,20 +224,68 @@ int demo(const args& a) {
 
   int rc = 0;
   {
-    mesh::node_settings settings;
-    mesh::node_config cfg(settings);
+    mesh::node_config cfg;
     caf::actor_system sys{cfg};
+    auto log = [](const std::string& line) { std::fprintf(stderr, "gtmesh demo: decider: %s\n", line.c_str()); };
+    // The mesh listener is for gtmeshctl; the agents are in this process.
+    mesh::actor_link_events events;
+    mesh::transport_options to;
+    to.self = mesh::node_identity{dopt.name, mesh::node_role::decider, ""};
+    to.listen = "127.0.0.1:" + std::to_string(mesh_port);
+    to.log = log;
+    std::shared_ptr<mesh::transport> transport = mesh::transport::create(to, events, error);
+    if (!transport)
+      std::fprintf(stderr, "gtmesh demo: gtmeshctl will not reach the decider: %s\n", error.c_str());
+    // One voter. Its Raft address names it, not a port (the port may change
+    // between runs; the address is stored in the log).
+    consensus::consensus_actor_options co;
+    co.name = dopt.name;
+    co.address = "demo-decider:1";
+    co.voters = {co.address};
+    co.data_dir = dir + "/decider";
+    co.transport = transport;
+    co.log = log;
+    auto consensus = sys.spawn(consensus::consensus_actor, co);
     decider::decider_actor_options aopt;
     aopt.gossip_interval = std::chrono::milliseconds(500);
-    aopt.log = [](const std::string& line) { std::fprintf(stderr, "gtmesh demo: decider: %s\n", line.c_str()); };
+    aopt.transport = transport;
+    aopt.consensus = consensus;
+    aopt.log = log;
     auto decider_handle = sys.spawn(decider::decider_actor, core, aopt);
+    caf::anon_send(consensus, mesh::attach_atom_v, decider_handle);
     auto responder_handle =
       caf::actor_cast<caf::actor>(sys.spawn(dns::responder_actor_impl, dns::responder_handoff{std::move(responder)}));
     caf::anon_send(decider_handle, mesh::attach_atom_v, responder_handle);
-    auto mesh_bound = mesh::publish_actor(sys, decider_handle, "127.0.0.1", static_cast<uint16_t>(mesh_port));
-    if (!mesh_bound)
-      std::fprintf(stderr, "gtmesh demo: gtmeshctl will not reach the decider: 127.0.0.1:%d: %s\n", mesh_port,
-                   sys.render(mesh_bound.error()).c_str());
+    for (auto kind : {mesh::message_kind::consensus, mesh::message_kind::proposal, mesh::message_kind::proposal_reply})
+      events.route(kind, consensus);
+    events.set_target(decider_handle);
+    std::optional<uint16_t> mesh_bound;
+    if (transport)
+      mesh_bound = transport->bound_port();
+    if (core->config()->yaml != yaml) {
+      // This run's backends listen on new ports: commit its config.
+      consensus::log_entry e;
+      e.kind = consensus::entry_kind::config;
+      e.yaml = yaml;
+      e.file = config_path;
+      e.by = "gtmesh demo";
+      e.push_id = static_cast<uint64_t>(now) * 1000 + 1;
+      e.at_ms = now;
+      auto bytes = consensus::encode(e);
+      caf::scoped_actor self{sys};
+      bool committed = false;
+      std::string why;
+      for (int attempt = 0; attempt < 100 && !committed; ++attempt) {
+        self->request(consensus, std::chrono::seconds(5), mesh::propose_atom_v, std::vector<char>(bytes.begin(), bytes.end()))
+          .receive([&](const mesh::proposal_reply_body& r) { committed = r.ok; why = r.error; },
+                   [&](caf::error& err) { why = sys.render(err); });
+        if (!committed)
+          std::this_thread::sleep_for(std::chrono::milliseconds(100)); // the one voter elects itself first
+      }
+      if (!committed)
+        std::fprintf(stderr, "gtmesh demo: this run's config was not committed (%s); serving the stored one\n",
+                     why.c_str());
+    }
 
     // 5. The agents of each DC, delivering to the decider in this process.
     std::vector<std::shared_ptr<mesh::mesh_sink>> sinks; // outlive the nodes that deliver to them
@@ -320,7 +362,10 @@ int demo(const args& a) {
         self->receive([](caf::down_msg&) {}, caf::after(std::chrono::seconds(5)) >> [] {});
     }
     nodes.clear();
+    if (transport)
+      transport->stop();
     caf::anon_send_exit(decider_handle, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(consensus, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(responder_handle, caf::exit_reason::user_shutdown);
   }
   if (!core->flush(error))

@@ -1,45 +1,49 @@
 // gtmeshctl: the operator's tool (SPEC section 1, docs/mesh.md).
 //
 //   gtmeshctl [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F] [--timeout DURATION] COMMAND
-//     push FILE [--dry-run]        validate locally, send to a decider, which versions and replicates it
-//     status                       per node: config version, peers, DC health, measurement ages
+//     push FILE [--dry-run]        validate locally, then commit it through the deciders' Raft log
+//     status                       per node: config version, consensus, peers, DC health, measurement ages
+//     configs                      the committed config history: VERSION SHA256 LOG-INDEX FILE BY AT_MS
 //     explain NAME [TYPE] [--client IP] [--ecs PREFIX] [--json]   a live decision trace
-//     drain DC | undrain DC        an operator override that persists and replicates
+//     drain DC | undrain DC        an operator override, committed through the Raft log
 //     history [--since UNIX_MS] [--limit N]   the health transition timeline
-//     fault LINK SPEC              fault hooks of a decider started with --faults
+//     fault LINK SPEC              fault hooks of a decider started with --faults (this decider only)
 //                                  (SPEC: drop=0.3,dup=0.1,reorder=0.2,delay=100ms,partition,none)
-//     ca init [--dir DIR] [--cluster NAME]   create the cluster CA (ca.pem, ca.key)
-//     ca issue NODE [--dir DIR]              a certificate for NODE signed by that CA
+//     ca init [--dir DIR] [--cluster NAME]                         create the cluster CA (ca.pem, ca.key)
+//     ca issue NODE --role decider|agent|operator [--dc DC] [--dir DIR]   a certificate for NODE
 //
-// The decider defaults to $GTMESH_DECIDER, else 127.0.0.1:7400; with several
-// --decider the first that answers is used.
+// The decider defaults to $GTMESH_DECIDER, else 127.0.0.1:7400. Pushes and
+// drains that fail for a reason a retry can overcome (no leader yet, the
+// leader changed) are retried, against every --decider in turn, for
+// --retry-for (default 15 s): a push carries an id the cluster applies
+// once, so a retry never creates a second version.
 
 #include "core/config/config_loader.hpp"
 #include "core/config/duration.hpp"
 #include "core/mesh/envelope.hpp"
-#include "core/mesh/mesh_types.hpp"
-#include "core/mesh/node_runtime.hpp"
+#include "core/mesh/mesh_client.hpp"
 #include "core/routing/all_methods.hpp"
 #include "tools/gtmesh/commands.hpp"
-
-#include <caf/all.hpp>
-#include <caf/io/all.hpp>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
+#include <thread>
+#include <unistd.h>
 
 using namespace gtmesh;
 
 namespace {
 
 int usage() {
-  std::fputs("usage: gtmeshctl [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F] [--timeout D] COMMAND\n"
-             "  push FILE [--dry-run] | status | explain NAME [TYPE] [--client IP] [--ecs PREFIX] [--json]\n"
+  std::fputs("usage: gtmeshctl [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F] [--timeout D]\n"
+             "                 [--retry-for D] COMMAND\n"
+             "  push FILE [--dry-run] | status | configs | explain NAME [TYPE] [--client IP] [--ecs PREFIX] [--json]\n"
              "  drain DC | undrain DC | history [--since MS] [--limit N] | fault LINK SPEC\n"
-             "  ca init [--dir DIR] [--cluster NAME] | ca issue NODE [--dir DIR]\n",
+             "  ca init [--dir DIR] [--cluster NAME] | ca issue NODE --role decider|agent|operator [--dc DC] [--dir DIR]\n",
              stderr);
   return 2;
 }
@@ -56,8 +60,19 @@ std::string quote(const std::string& s) {
   return out + "'";
 }
 
-/// The cluster CA and node certificates, made with the openssl CLI.
-int ca_command(const std::vector<std::string>& pos, const std::string& dir, const std::string& cluster) {
+bool valid_node_name(const std::string& name) {
+  if (name.empty() || name.size() > 64)
+    return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.' && c != '@')
+      return false;
+  return true;
+}
+
+/// The cluster CA and node certificates, made with the openssl CLI. The role
+/// (and an agent's DC) goes into a subjectAltName URI (core/mesh/node_identity.hpp).
+int ca_command(const std::vector<std::string>& pos, const std::string& dir, const std::string& cluster,
+               const std::string& role_text, const std::string& dc) {
   std::filesystem::create_directories(dir);
   const std::string d = quote(dir);
   if (pos.size() == 2 && pos[1] == "init") {
@@ -77,20 +92,121 @@ int ca_command(const std::vector<std::string>& pos, const std::string& dir, cons
   }
   if (pos.size() == 3 && pos[1] == "issue") {
     const std::string& node = pos[2];
-    if (node.find('/') != std::string::npos || node.empty()) {
-      std::fprintf(stderr, "gtmeshctl: bad node name '%s'\n", node.c_str());
+    if (!valid_node_name(node)) {
+      std::fprintf(stderr, "gtmeshctl: bad node name '%s' (letters, digits, - _ . @)\n", node.c_str());
       return 2;
     }
+    auto role = mesh::parse_role(role_text);
+    if (!role) {
+      std::fprintf(stderr, "gtmeshctl: ca issue needs --role decider|agent|operator\n");
+      return 2;
+    }
+    if ((*role == mesh::node_role::agent) != !dc.empty() || (!dc.empty() && !valid_node_name(dc))) {
+      std::fprintf(stderr, "gtmeshctl: an agent certificate names its DC (--dc DC); other roles take none\n");
+      return 2;
+    }
+    mesh::node_identity id{node, *role, dc};
     std::string base = d + "/" + quote(node);
+    std::string ext = dir + "/" + node + ".ext";
+    std::ofstream(ext) << "subjectAltName=URI:" << id.role_uri() << "\nextendedKeyUsage=serverAuth,clientAuth\n";
     int rc = run("openssl req -newkey rsa:2048 -nodes -sha256 -subj " + quote("/CN=" + node) + " -keyout " + base +
                  ".key -out " + base + ".csr 2>/dev/null && openssl x509 -req -sha256 -days 825 -in " + base +
-                 ".csr -CA " + d + "/ca.pem -CAkey " + d + "/ca.key -CAcreateserial -out " + base +
-                 ".pem 2>/dev/null && rm -f " + base + ".csr");
+                 ".csr -CA " + d + "/ca.pem -CAkey " + d + "/ca.key -CAcreateserial -extfile " + quote(ext) +
+                 " -out " + base + ".pem 2>/dev/null && rm -f " + base + ".csr");
+    std::filesystem::remove(ext);
     if (rc == 0)
-      std::printf("issued %s/%s.pem and %s/%s.key\n", dir.c_str(), node.c_str(), dir.c_str(), node.c_str());
+      std::printf("issued %s/%s.pem and %s/%s.key for %s\n", dir.c_str(), node.c_str(), dir.c_str(), node.c_str(),
+                  id.describe().c_str());
     return rc;
   }
   return usage();
+}
+
+uint64_t random_push_id() {
+  std::random_device rd;
+  uint64_t id = (uint64_t{rd()} << 32) ^ rd();
+  return id ? id : 1;
+}
+
+struct request {
+  mesh::message_kind kind = mesh::message_kind::request;
+  std::vector<uint8_t> body;
+  bool retryable = false; ///< a push or drain: retry on the reasons a retry may fix
+};
+
+struct outcome {
+  int rc = 1;
+  bool retry = false;
+  std::string retry_reason;
+};
+
+/// One attempt against one decider.
+outcome attempt(const std::string& target, const mesh::node_identity& self, const mesh::tls_files& tls,
+                std::chrono::milliseconds timeout, const request& req, const std::string& cmd, bool dry_run) {
+  outcome out;
+  std::string error;
+  auto client = mesh::mesh_client::connect(target, self, tls, timeout, error);
+  if (!client) {
+    out.retry = true;
+    out.retry_reason = target + ": " + error;
+    return out;
+  }
+  if (cmd == "send-garbage") {
+    // Test aid (docs/mesh.md): bytes that are no envelope, and an envelope
+    // of an unknown schema version; the decider must count and drop both.
+    client->send({0x93, 0xc1, 'g', 'a', 'r', 'b', 'a', 'g', 'e'});
+    client->send(mesh::encode(mesh::envelope{static_cast<uint16_t>(mesh::schema_version + 1),
+                                             mesh::message_kind::measurements, "gtmeshctl", {1, 2, 3}}));
+  }
+  client->send(mesh::encode(mesh::envelope{mesh::schema_version, req.kind, self.name, req.body}));
+  auto env = client->receive({mesh::message_kind::config_reply, mesh::message_kind::reply}, timeout, error);
+  if (!env) {
+    out.retry = req.retryable;
+    out.retry_reason = target + ": " + error;
+    if (!req.retryable)
+      std::fprintf(stderr, "gtmeshctl: %s: %s\n", target.c_str(), error.c_str());
+    return out;
+  }
+  if (env->kind == mesh::message_kind::config_reply) {
+    mesh::config_reply_body reply;
+    if (!mesh::decode_body(env->body, reply)) {
+      std::fprintf(stderr, "gtmeshctl: malformed reply from %s\n", target.c_str());
+      return out;
+    }
+    if (!reply.accepted && reply.retry) {
+      out.retry = true;
+      out.retry_reason = target + ": " + (reply.errors.empty() ? std::string("not committed") : reply.errors[0]);
+      return out;
+    }
+    if (!reply.accepted) {
+      for (const auto& e : reply.errors)
+        std::fprintf(stderr, "error: %s\n", e.c_str());
+      std::fprintf(stderr, "gtmeshctl: the config was rejected; the cluster keeps the version in use\n");
+      return out;
+    }
+    if (dry_run)
+      std::fputs(reply.report.c_str(), stdout);
+    else
+      std::printf("accepted as version %u by %s: committed by a majority of the deciders\n", reply.version,
+                  env->sender.c_str());
+    out.rc = 0;
+    return out;
+  }
+  mesh::reply_body reply;
+  if (!mesh::decode_body(env->body, reply)) {
+    std::fprintf(stderr, "gtmeshctl: malformed reply from %s\n", target.c_str());
+    return out;
+  }
+  if (!reply.ok && req.retryable && reply.text.rfind("not applied: ", 0) == 0) {
+    out.retry = true;
+    out.retry_reason = target + ": " + reply.text;
+    return out;
+  }
+  std::fputs(reply.text.c_str(), reply.ok ? stdout : stderr);
+  if (!reply.text.empty() && reply.text.back() != '\n')
+    std::fputc('\n', reply.ok ? stdout : stderr);
+  out.rc = reply.ok ? 0 : 1;
+  return out;
 }
 
 } // namespace
@@ -99,23 +215,27 @@ int main(int argc, char** argv) {
   cli::args all(argv + 1, argv + argc);
   cli::arg_reader r(all);
   std::vector<std::string> deciders = r.options("--decider");
-  mesh::node_settings settings;
-  r.option("--tls-ca", settings.tls.ca);
-  r.option("--tls-cert", settings.tls.cert);
-  r.option("--tls-key", settings.tls.key);
-  std::string timeout_text = "5s", client, ecs, since, limit;
+  mesh::tls_files tls;
+  r.option("--tls-ca", tls.ca);
+  r.option("--tls-cert", tls.cert);
+  r.option("--tls-key", tls.key);
+  std::string timeout_text = "5s", retry_text = "15s", client, ecs, since, limit, role, dc;
   r.option("--timeout", timeout_text);
+  r.option("--retry-for", retry_text);
   r.option("--client", client);
   r.option("--ecs", ecs);
   r.option("--since", since);
   r.option("--limit", limit);
+  r.option("--role", role);
+  r.option("--dc", dc);
   std::string ca_dir = "tls", cluster = "gtmesh";
   r.option("--dir", ca_dir);
   r.option("--cluster", cluster);
   bool dry_run = r.flag("--dry-run");
   bool json = r.flag("--json");
   auto timeout = parse_duration_ms(timeout_text);
-  if (!timeout)
+  auto retry_for = parse_duration_ms(retry_text);
+  if (!timeout || !retry_for)
     return usage();
   if (all.empty() || (all.size() == 1 && (all[0] == "-h" || all[0] == "--help")))
     return usage();
@@ -131,11 +251,14 @@ int main(int argc, char** argv) {
   if (pos.empty())
     return usage();
   if (pos[0] == "ca")
-    return ca_command(pos, ca_dir, cluster);
+    return ca_command(pos, ca_dir, cluster, role, dc);
+  if ((tls.ca.empty() || tls.cert.empty() || tls.key.empty()) && !(tls.ca.empty() && tls.cert.empty() && tls.key.empty())) {
+    std::fprintf(stderr, "gtmeshctl: mutual TLS needs all of --tls-ca, --tls-cert and --tls-key\n");
+    return 2;
+  }
 
   // Build the request before connecting: a bad local config never leaves.
-  mesh::message_kind kind = mesh::message_kind::request;
-  std::vector<uint8_t> body;
+  request req;
   const std::string& cmd = pos[0];
   if (cmd == "push") {
     if (pos.size() != 2)
@@ -149,104 +272,54 @@ int main(int argc, char** argv) {
     std::ifstream in(pos[1]);
     std::stringstream text;
     text << in.rdbuf();
-    kind = mesh::message_kind::config_push;
-    body = mesh::encode_body(mesh::config_body{0, text.str(), std::filesystem::path(pos[1]).filename(), dry_run});
-  } else if (cmd == "status" || cmd == "history") {
-    body = mesh::encode_body(mesh::request_body{cmd, {since, limit}});
+    req.kind = mesh::message_kind::config_push;
+    req.body = mesh::encode_body(mesh::config_body{0, text.str(), std::filesystem::path(pos[1]).filename(), dry_run,
+                                                   dry_run ? 0 : random_push_id()});
+    req.retryable = !dry_run;
+  } else if ((cmd == "status" || cmd == "history" || cmd == "configs") && pos.size() == 1) {
+    req.body = mesh::encode_body(mesh::request_body{cmd, {since, limit}});
   } else if (cmd == "explain" && (pos.size() == 2 || pos.size() == 3)) {
-    body = mesh::encode_body(
+    req.body = mesh::encode_body(
       mesh::request_body{cmd, {pos[1], pos.size() == 3 ? pos[2] : "A", client, ecs, json ? "json" : ""}});
   } else if ((cmd == "drain" || cmd == "undrain") && pos.size() == 2) {
     const char* user = std::getenv("USER");
-    body = mesh::encode_body(mesh::request_body{cmd, {pos[1], std::string("gtmeshctl:") + (user ? user : "?")}});
-  } else if (cmd == "send-garbage") {
-    kind = mesh::message_kind::heartbeat; // test aid: the frames are built below
+    req.body = mesh::encode_body(mesh::request_body{cmd, {pos[1], std::string("gtmeshctl:") + (user ? user : "?")}});
+    req.retryable = true; // setting a drain twice is the same drain
+  } else if (cmd == "send-garbage" && pos.size() == 1) {
+    req.body = mesh::encode_body(mesh::request_body{"status", {}});
   } else if (cmd == "fault" && (pos.size() == 1 || pos.size() == 3)) {
-    body = mesh::encode_body(mesh::request_body{cmd, pos.size() == 3 ? std::vector<std::string>{pos[1], pos[2]}
-                                                                      : std::vector<std::string>{}});
+    req.body = mesh::encode_body(mesh::request_body{cmd, pos.size() == 3 ? std::vector<std::string>{pos[1], pos[2]}
+                                                                          : std::vector<std::string>{}});
   } else {
     return usage();
   }
   if (deciders.empty())
     deciders.push_back(std::getenv("GTMESH_DECIDER") ? std::getenv("GTMESH_DECIDER") : "127.0.0.1:7400");
 
-  mesh::node_config cfg(settings);
-  caf::actor_system sys{cfg};
-  caf::actor decider;
-  std::string errors;
-  for (const auto& target : deciders) {
-    std::string host;
-    uint16_t port = 0;
-    if (!mesh::split_host_port(target, host, port)) {
-      std::fprintf(stderr, "gtmeshctl: bad decider address '%s'\n", target.c_str());
-      return 2;
-    }
-    auto h = mesh::connect_actor(sys, host, port);
-    if (h) {
-      decider = *h;
+  const char* user = std::getenv("USER");
+  mesh::node_identity self{std::string("gtmeshctl@") + (user ? user : "?"), mesh::node_role::operator_, ""};
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(*retry_for);
+  std::string reasons;
+  for (size_t i = 0;; ++i) {
+    const std::string& target = deciders[i % deciders.size()];
+    outcome o = attempt(target, self, tls, std::chrono::milliseconds(*timeout), req, cmd, dry_run);
+    if (!o.retry)
+      return o.rc;
+    reasons += "  " + o.retry_reason + "\n";
+    bool tried_all = i + 1 >= deciders.size();
+    if (!req.retryable && tried_all)
       break;
+    if (req.retryable && std::chrono::steady_clock::now() >= deadline && tried_all)
+      break;
+    if (req.retryable && tried_all) {
+      std::fprintf(stderr, "gtmeshctl: not committed yet (%s); retrying\n", o.retry_reason.c_str());
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
     }
-    errors += "  " + target + ": " + sys.render(h.error()) + "\n";
   }
-  if (!decider) {
-    std::fprintf(stderr, "gtmeshctl: no decider answered:\n%s", errors.c_str());
-    return 1;
-  }
-  caf::scoped_actor self{sys};
-  if (cmd == "send-garbage") {
-    // Test aid (docs/mesh.md): random bytes and an envelope of an unknown
-    // schema version; the decider must count and drop both.
-    std::vector<char> junk = {'\x93', '\xc1', 'g', 'a', 'r', 'b', 'a', 'g', 'e'};
-    auto future = mesh::encode(mesh::envelope{static_cast<uint16_t>(mesh::schema_version + 1),
-                                              mesh::message_kind::measurements, "gtmeshctl", {1, 2, 3}});
-    self->send(decider, mesh::frame_atom_v, junk);
-    self->send(decider, mesh::frame_atom_v, std::vector<char>(future.begin(), future.end()));
-    kind = mesh::message_kind::request;
-    body = mesh::encode_body(mesh::request_body{"status", {}});
-  }
-  auto frame = mesh::encode(mesh::envelope{mesh::schema_version, kind, "gtmeshctl", body});
-  self->send(decider, mesh::frame_atom_v, std::vector<char>(frame.begin(), frame.end()));
-  int rc = 1;
-  bool done = false;
-  while (!done) {
-    self->receive(
-      [&](mesh::frame_atom, const std::vector<char>& bytes) {
-        mesh::decode_error err;
-        auto env = mesh::decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), err);
-        if (!env)
-          return;
-        if (env->kind == mesh::message_kind::config_reply) {
-          mesh::config_reply_body reply;
-          if (!mesh::decode_body(env->body, reply))
-            return;
-          done = true;
-          if (!reply.accepted) {
-            for (const auto& e : reply.errors)
-              std::fprintf(stderr, "error: %s\n", e.c_str());
-            std::fprintf(stderr, "gtmeshctl: the decider rejected the config; the cluster keeps version in use\n");
-            return;
-          }
-          if (dry_run)
-            std::fputs(reply.report.c_str(), stdout);
-          else
-            std::printf("accepted as version %u by %s; replicating to every decider and agent\n", reply.version,
-                        env->sender.c_str());
-          rc = 0;
-        } else if (env->kind == mesh::message_kind::reply) {
-          mesh::reply_body reply;
-          if (!mesh::decode_body(env->body, reply))
-            return;
-          done = true;
-          std::fputs(reply.text.c_str(), reply.ok ? stdout : stderr);
-          if (!reply.text.empty() && reply.text.back() != '\n')
-            std::fputc('\n', reply.ok ? stdout : stderr);
-          rc = reply.ok ? 0 : 1;
-        }
-      },
-      caf::after(std::chrono::milliseconds(*timeout)) >> [&] {
-        std::fprintf(stderr, "gtmeshctl: no answer within %s\n", timeout_text.c_str());
-        done = true;
-      });
-  }
-  return rc;
+  std::fprintf(stderr, "gtmeshctl: %s:\n%s", req.retryable ? "the change was not acknowledged" : "no decider answered",
+               reasons.c_str());
+  if (req.retryable)
+    std::fprintf(stderr, "gtmeshctl: no majority of deciders committed it in time; every responder keeps serving "
+                         "the state in use. It may still be applied if a majority returns: check `gtmeshctl configs`\n");
+  return 1;
 }

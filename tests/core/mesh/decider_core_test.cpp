@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 namespace gtmesh::decider {
 namespace {
@@ -72,28 +73,76 @@ protected:
   }
 };
 
-TEST_F(decider_core_test, pushes_get_increasing_versions_and_bad_configs_never_replace_the_active_one) {
+/// What the Raft log would hand the decider after committing `yaml` as
+/// `version` at log index `index`.
+consensus::replicated_view committed(const std::string& yaml, uint32_t version, uint64_t index,
+                                     std::vector<consensus::drain_record> drains = {}) {
+  consensus::replicated_view v;
+  v.applied_index = index;
+  v.config_version = version;
+  v.yaml = std::make_shared<const std::string>(yaml);
+  v.file = "c.yaml";
+  v.drains = std::move(drains);
+  return v;
+}
+
+TEST_F(decider_core_test, committed_configs_activate_in_log_order_and_one_that_does_not_load_keeps_the_old_one) {
   auto d = open();
-  auto r1 = d->push_config(mesh::config_body{0, config_v1, "v1.yaml"}, t0);
-  ASSERT_TRUE(r1.accepted) << (r1.errors.empty() ? "" : r1.errors[0]);
-  EXPECT_EQ(r1.version, 1u);
-  auto bad = d->push_config(mesh::config_body{0, config_v1 + "      - {name: x, type: A, answers: [nope]}\n", "v2.yaml"}, t0);
-  EXPECT_FALSE(bad.accepted);
-  ASSERT_FALSE(bad.errors.empty());
-  EXPECT_NE(bad.errors[0].find("v2.yaml:"), std::string::npos) << bad.errors[0];
+  EXPECT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
   EXPECT_EQ(d->config_version(), 1u);
-  auto r2 = d->push_config(mesh::config_body{0, config_v1, "v2.yaml"}, t0);
-  EXPECT_EQ(r2.version, 2u);
-  // A peer's older version is ignored; a newer one wins.
+  EXPECT_EQ(d->applied_index(), 2u);
+  // Committed by the cluster but broken here: the old one stays active.
+  auto bad = committed(config_v1 + "      - {name: x, type: A, answers: [nope]}\n", 2, 3);
+  EXPECT_FALSE(d->apply_view(bad, t0).config);
+  EXPECT_EQ(d->config_version(), 1u);
+  EXPECT_NE(d->config_error().find("version 2 does not load here"), std::string::npos) << d->config_error();
+  EXPECT_TRUE(d->apply_view(committed(config_v1, 3, 4), t0).config);
+  EXPECT_EQ(d->config_version(), 3u);
+  EXPECT_TRUE(d->config_error().empty());
+  // A replay of an older view (a restarted log catching up) changes nothing.
+  EXPECT_FALSE(d->apply_view(committed(config_v1, 1, 2), t0).config);
+  EXPECT_EQ(d->config_version(), 3u);
+}
+
+TEST_F(decider_core_test, validation_names_file_line_and_field_and_a_dry_run_changes_nothing) {
+  auto d = open();
+  d->apply_view(committed(config_v1, 1, 2), t0);
+  auto errors = d->validate_config(config_v1 + "      - {name: x, type: A, answers: [nope]}\n", "v2.yaml", t0, false,
+                                   nullptr);
+  ASSERT_FALSE(errors.empty());
+  EXPECT_NE(errors[0].find("v2.yaml:"), std::string::npos) << errors[0];
+  std::string changed = config_v1;
+  changed.replace(changed.find("192.0.2.250"), 11, "192.0.2.251");
+  std::string report;
+  EXPECT_TRUE(d->validate_config(changed, "c2.yaml", t0, true, &report).empty());
+  EXPECT_EQ(d->config_version(), 1u);
+  EXPECT_NE(report.find("www.example.com. A from 192.0.2.1: 192.0.2.250 -> 192.0.2.251"), std::string::npos)
+    << report;
+}
+
+TEST_F(decider_core_test, the_start_config_is_served_as_version_0_until_the_cluster_commits_one) {
+  std::string file = dir + "-boot.yaml";
+  {
+    std::ofstream(file) << config_v1;
+  }
   std::string err;
-  EXPECT_FALSE(d->adopt_config(mesh::config_body{2, config_v1, "peer.yaml"}, t0, err));
-  EXPECT_TRUE(d->adopt_config(mesh::config_body{5, config_v1, "peer.yaml"}, t0, err));
-  EXPECT_EQ(d->config_version(), 5u);
+  auto st = state::store::open(dir, err);
+  ASSERT_TRUE(st) << err;
+  decider_options o{"d1"};
+  o.initial_config_file = file;
+  decider_core d(o, std::move(st));
+  ASSERT_TRUE(d.restore(t0, err)) << err;
+  EXPECT_EQ(d.config_version(), 0u);
+  EXPECT_EQ(d.bootstrap_yaml(), config_v1);
+  ASSERT_TRUE(d.build_snapshot(t0)); // answers at once
+  EXPECT_TRUE(d.apply_view(committed(config_v1, 1, 2), t0).config);
+  EXPECT_EQ(d.config_version(), 1u);
+  std::filesystem::remove(file);
 }
 
 TEST_F(decider_core_test, verdicts_of_several_agents_are_merged_per_backend) {
   auto d = open();
-  ASSERT_TRUE(d->push_config(mesh::config_body{0, config_v1, "c.yaml"}, t0).accepted);
+  ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
   // Two agent instances in fra disagree about 10.0.0.1; both see 10.0.0.2 down.
   d->on_batch(mesh::measurement_batch{"fra/a1", 0, 2,
                                       {verdict("fra/a1", "fra", "10.0.0.1:80", true, 1),
@@ -131,9 +180,8 @@ TEST_F(decider_core_test, state_survives_a_restart_and_answers_before_new_measur
   std::vector<std::string> before;
   {
     auto d = open();
-    ASSERT_TRUE(d->push_config(mesh::config_body{0, config_v1, "c.yaml"}, t0).accepted);
+    ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2, {{"fra", true, "ops", 3, t0}}), t0).config);
     d->on_batch(mesh::measurement_batch{"iad/a1", 0, 1, {verdict("iad/a1", "iad", "10.1.0.1:80", true, 1)}}, t0);
-    ASSERT_TRUE(d->set_drain("fra", true, "ops", t0));
     before = answers(d->build_snapshot(t0), "www.example.com", t0);
     std::string err;
     ASSERT_TRUE(d->flush(err)) << err;
@@ -143,6 +191,7 @@ TEST_F(decider_core_test, state_survives_a_restart_and_answers_before_new_measur
   std::string err;
   ASSERT_TRUE(d->restore(t0 + 1000, err)) << err;
   EXPECT_EQ(d->config_version(), 1u);
+  EXPECT_EQ(d->applied_index(), 2u);
   EXPECT_EQ(d->table().have("iad/a1"), 1u);
   ASSERT_EQ(d->overrides().size(), 1u);
   EXPECT_TRUE(d->overrides()[0].drained);
@@ -155,7 +204,7 @@ TEST_F(decider_core_test, state_survives_a_restart_and_answers_before_new_measur
 
 TEST_F(decider_core_test, a_dc_whose_agents_all_left_is_down_after_the_bound) {
   auto d = open();
-  ASSERT_TRUE(d->push_config(mesh::config_body{0, config_v1, "c.yaml"}, t0).accepted);
+  ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
   measurement up;
   up.origin = "fra/a1";
   up.dc = "fra";
@@ -172,62 +221,52 @@ TEST_F(decider_core_test, a_dc_whose_agents_all_left_is_down_after_the_bound) {
   EXPECT_EQ(snap->view->host(snap->plan->find_dc("fra"), metric_id::host_status).value, 0);
 }
 
-TEST_F(decider_core_test, drains_replicate_by_version_and_unknown_dcs_are_refused) {
-  auto a = open();
-  decider_core b(decider_options{"d2"}, nullptr);
-  ASSERT_TRUE(a->push_config(mesh::config_body{0, config_v1, "c.yaml"}, t0).accepted);
-  EXPECT_FALSE(a->set_drain("ams", true, "ops", t0));
-  ASSERT_TRUE(a->set_drain("iad", true, "ops", t0));
-  b.on_delta(a->delta_for(b.digest()), t0);
-  ASSERT_EQ(b.overrides().size(), 1u);
-  EXPECT_EQ(b.overrides()[0].dc, "iad");
-  ASSERT_TRUE(a->set_drain("iad", false, "ops", t0));
-  b.on_delta(a->delta_for(b.digest()), t0);
-  EXPECT_FALSE(b.overrides()[0].drained);
-  // An old delta arriving late does not roll it back.
-  mesh::delta_body old;
-  old.overrides.push_back(mesh::dc_override{"iad", true, 1, "ops"});
-  old.overrides_version = 1;
-  b.on_delta(old, t0);
-  EXPECT_FALSE(b.overrides()[0].drained);
+TEST_F(decider_core_test, drains_come_from_the_log_and_a_late_replay_does_not_roll_them_back) {
+  auto d = open();
+  ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
+  EXPECT_TRUE(d->apply_view(committed(config_v1, 1, 3, {{"iad", true, "ops", 3, t0}}), t0).overrides);
+  ASSERT_EQ(d->overrides().size(), 1u);
+  EXPECT_TRUE(d->overrides()[0].drained);
+  EXPECT_EQ(d->overrides()[0].version, 3u);
+  auto snap = d->build_snapshot(t0);
+  EXPECT_TRUE(snap->view->drained(snap->plan->find_dc("iad")));
+  EXPECT_TRUE(d->apply_view(committed(config_v1, 1, 4, {{"iad", false, "ops", 4, t0}}), t0).overrides);
+  EXPECT_FALSE(d->overrides()[0].drained);
+  EXPECT_FALSE(d->apply_view(committed(config_v1, 1, 3, {{"iad", true, "ops", 3, t0}}), t0).overrides);
+  EXPECT_FALSE(d->overrides()[0].drained);
+  EXPECT_TRUE(d->has_dc("iad"));
+  EXPECT_FALSE(d->has_dc("ams"));
 }
 
-TEST_F(decider_core_test, concurrent_drains_and_equal_config_versions_settle_on_one_winner) {
-  decider_core a(decider_options{"a"}, nullptr), b(decider_options{"b"}, nullptr);
-  std::string other = config_v1;
-  other.replace(other.find("192.0.2.250"), 11, "192.0.2.251");
-  // A partition: both accept a push as version 1 with different text, and
-  // drain different states of the same DC at the same instant.
-  ASSERT_TRUE(a.push_config(mesh::config_body{0, config_v1, "a.yaml"}, t0).accepted);
-  ASSERT_TRUE(b.push_config(mesh::config_body{0, other, "b.yaml"}, t0).accepted);
-  ASSERT_TRUE(a.set_drain("fra", true, "ops", t0));
-  ASSERT_TRUE(b.set_drain("fra", false, "ops", t0));
-  // Heal: each side adopts whatever the other sends when it is newer.
-  auto exchange = [&](decider_core& from, decider_core& to) {
-    mesh::delta_body d = from.delta_for(to.digest());
-    if (from.config_newer_than(to.config_version(), to.config_hash()))
-      d.config = mesh::config_body{from.config()->version, from.config()->yaml, from.config()->file, false};
-    to.on_delta(d, t0);
-    std::string err;
-    if (d.config.version)
-      to.adopt_config(d.config, t0, err);
-  };
-  exchange(a, b);
-  exchange(b, a);
-  exchange(a, b);
-  EXPECT_EQ(a.config_hash(), b.config_hash());
-  ASSERT_EQ(a.overrides().size(), 1u);
-  ASSERT_EQ(b.overrides().size(), 1u);
-  EXPECT_EQ(a.overrides()[0].drained, b.overrides()[0].drained);
-  // A push numbers itself above every version seen in the cluster.
-  a.saw_config_version(7);
-  EXPECT_EQ(a.push_config(mesh::config_body{0, config_v1, "c.yaml"}, t0).version, 8u);
+TEST_F(decider_core_test, an_isolated_decider_keeps_its_last_known_good_view) {
+  auto d = open();
+  ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
+  d->on_batch(mesh::measurement_batch{"fra/a1", 0, 1, {verdict("fra/a1", "fra", "10.0.0.1:80", true, 1)}}, t0);
+  d->on_batch(mesh::measurement_batch{"iad/a1", 0, 1, {verdict("iad/a1", "iad", "10.1.0.1:80", true, 1)}}, t0);
+  d->agent_gone("fra/a1", t0 + 1000);
+  d->set_isolated(true, t0 + 1000);
+  // Long after both verdicts would be stale (30 s) and fra's agent gone for
+  // more than dc_down_after, the isolated decider still answers fra.
+  auto snap = d->build_snapshot(t0 + 60'000);
+  EXPECT_EQ(answers(snap, "www.example.com", t0 + 60'000), std::vector<std::string>{"192.0.2.1"});
+  EXPECT_TRUE(d->unreachable_dcs(t0 + 60'000).empty());
+  EXPECT_NE(d->status_text(t0 + 60'000).find("ISOLATED"), std::string::npos);
+  // A fresh verdict from an agent it still hears (fra/a1 came back) applies at once.
+  d->on_batch(mesh::measurement_batch{"fra/a1", 1, 2, {verdict("fra/a1", "fra", "10.0.0.1:80", false, 2, t0 + 60'000)}},
+              t0 + 60'000);
+  snap = d->build_snapshot(t0 + 60'000);
+  EXPECT_EQ(answers(snap, "www.example.com", t0 + 60'000), std::vector<std::string>{"192.0.2.2"});
+  // Back with the majority: ageing resumes; iad's old verdict is stale and
+  // fra's fresh one says down: fail-safe.
+  d->set_isolated(false, t0 + 61'000);
+  snap = d->build_snapshot(t0 + 61'000);
+  EXPECT_EQ(answers(snap, "www.example.com", t0 + 61'000), std::vector<std::string>{"192.0.2.250"});
 }
 
 TEST_F(decider_core_test, measurements_past_their_retention_are_forgotten_in_memory_and_on_disk) {
   {
     auto d = open();
-    ASSERT_TRUE(d->push_config(mesh::config_body{0, config_v1, "c.yaml"}, t0).accepted);
+    ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
     d->on_batch(mesh::measurement_batch{"iad/a1", 0, 1, {verdict("iad/a1", "iad", "10.1.0.1:80", true, 1, t0)}}, t0);
     std::string err;
     ASSERT_TRUE(d->flush(err));
@@ -239,18 +278,6 @@ TEST_F(decider_core_test, measurements_past_their_retention_are_forgotten_in_mem
   std::string err;
   ASSERT_TRUE(d->restore(t0, err)) << err;
   EXPECT_EQ(d->table().size(), 0u);
-}
-
-TEST_F(decider_core_test, dry_run_lists_the_answers_that_would_change) {
-  auto d = open();
-  ASSERT_TRUE(d->push_config(mesh::config_body{0, config_v1, "c.yaml"}, t0).accepted);
-  std::string changed = config_v1;
-  changed.replace(changed.find("192.0.2.250"), 11, "192.0.2.251");
-  auto r = d->push_config(mesh::config_body{0, changed, "c2.yaml", true}, t0);
-  ASSERT_TRUE(r.accepted);
-  EXPECT_EQ(d->config_version(), 1u); // a dry run changes nothing
-  EXPECT_NE(r.report.find("www.example.com. A from 192.0.2.1: 192.0.2.250 -> 192.0.2.251"), std::string::npos)
-    << r.report;
 }
 
 } // namespace

@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """The mesh end to end, as separate processes on loopback (tools/cluster.sh):
-6 HTTP backends, 3 agent processes, 2 deciders with RocksDB and a DNS
-responder each, queried with the real `dig`.
+6 HTTP backends, 3 agent processes, 3 deciders with a Raft log, RocksDB and a
+DNS responder each, queried with the real `dig`.
 
 Checks, in order (each one can fail):
   1. both responders answer from live measurements (not fail_safe)
   2. garbage and unknown-schema frames are counted and dropped, state intact
   3. failover: fra's backends go down -> both responders move to iad
-  4. config push: validated, versioned, replicated to both deciders and every
-     agent, answering the new record cluster-wide; a dry run and an invalid
-     config change nothing
-  5. drain / undrain via the other decider replicates to both responders
+  4. config push: validated, committed by the Raft log, applied by every
+     decider and agent, answering the new record cluster-wide; a dry run and
+     an invalid config change nothing
+  5. drain / undrain via another decider replicates to every responder
   6. kill -9 of a decider: the other keeps answering; the restarted one
      answers from RocksDB at once (before any new measurement)
   7. a hung peer (SIGSTOP) is detected through heartbeats
@@ -99,6 +99,7 @@ def main():
         subprocess.run([CLUSTER, "start", work], check=True, env=env_vars, stdout=subprocess.DEVNULL, timeout=120)
         env = read_env(os.path.join(work, "cluster.env"))
         dns1, dns2, mesh1, mesh2 = env["DNS1"], env["DNS2"], env["MESH1"], env["MESH2"]
+        mesh3 = env["MESH3"]
 
         # 1. Live answers on both responders.
         ok1, t1, v1 = wait_for(lambda: dig(dns1, "www.demo.example"), [FRA], 30, 0.1)
@@ -161,7 +162,7 @@ def main():
         # A functional deadline; the < 1 s target is measured by tools/bench/mesh_bench.py.
         check(ok_a and ok_b, "the pushed config answers on both deciders' responders (after %.3f s)" % applied)
         ok, _, _ = wait_for(lambda: len(re.findall(r"config version 2, applied|config version 2, connected",
-                                                   ctl(mesh1, "status").stdout + ctl(mesh2, "status").stdout)),
+                                                   "".join(ctl(m, "status").stdout for m in (mesh1, mesh2, mesh3)))),
                             3, 10, 0.2)
         check(ok, "every agent reports config version 2")
         check("config version 2" in ctl(mesh2, "status").stdout, "decider 2 holds version 2")
