@@ -16,6 +16,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 namespace gtmesh::decider {
 
@@ -350,6 +351,8 @@ void handle_request(self_ptr self, link_id link, const link_peer& from, const re
       return reply(false, "fault hooks are not enabled on this node");
     if (a.empty())
       return reply(true, st.options.faults->describe());
+    if (arg(0) == "!throw") // test hook: an unexpected exception must end the process (docs/reliability.md)
+      throw std::runtime_error("fault hook: an exception thrown on purpose inside the decider actor");
     link_faults f;
     if (!fault_injector::parse(arg(1), f))
       return reply(false,
@@ -638,6 +641,13 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
       if (!view)
         return;
       auto change = s.core->apply_view(*view, wall_clock_ms());
+      if (change.config || change.overrides) {
+        // On disk before it is served: a restart never goes back to an
+        // older config than the one its responder answered from.
+        std::string err;
+        if (!s.core->flush(err))
+          log(self, "persisting the committed state failed (serving it anyway; the log has it): " + err);
+      }
       if (change.config) {
         log(self, "config version " + std::to_string(s.core->config_version()) + " is active");
         broadcast_config(self);

@@ -21,7 +21,10 @@
 #include <caf/all.hpp>
 
 
+#include <condition_variable>
 #include <csignal>
+#include <deque>
+#include <mutex>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -291,6 +294,26 @@ int demo(const args& a) {
     std::vector<std::shared_ptr<mesh::mesh_sink>> sinks; // outlive the nodes that deliver to them
     std::vector<std::unique_ptr<agent_node>> nodes;
     std::vector<caf::actor> links;
+    // Tasks are swapped on this thread, never on an actor thread: an agent
+    // runner's actor system must not be created or destroyed inside an actor
+    // of another one (the demo then hung at exit).
+    std::mutex swap_mutex;
+    std::condition_variable swap_wake;
+    std::deque<std::pair<agent_node*, config_ptr>> swaps;
+    bool swap_stop = false;
+    std::thread swapper([&] {
+      std::unique_lock lock(swap_mutex);
+      for (;;) {
+        swap_wake.wait(lock, [&] { return swap_stop || !swaps.empty(); });
+        if (swaps.empty() && swap_stop)
+          return;
+        auto [n, cfg] = swaps.front();
+        swaps.pop_front();
+        lock.unlock();
+        n->reconfigure(cfg);
+        lock.lock();
+      }
+    });
     for (const char* dc : dcs) {
       agents::agent_options opt;
       opt.dc = dc;
@@ -307,12 +330,20 @@ int demo(const args& a) {
       lo.on_client_prefixes = [n = node.get()](const std::vector<std::string>& p) { n->learn_prefixes(p); };
       lo.on_sequence_behind = [n = node.get()](uint64_t seq) { n->continue_above(seq); };
       // A config pushed to the demo's decider reaches its agents too.
-      lo.on_config = [n = node.get(), dc = std::string(dc)](uint32_t, const std::string& text,
-                                                            const std::string& file) -> std::string {
+      lo.on_config = [&, n = node.get(), dc = std::string(dc),
+                      current = yaml](uint32_t, const std::string& text, const std::string& file) mutable -> std::string {
+        if (text == current)
+          return ""; // the same text under a cluster version number: nothing to rebuild
         load_result next = load_config_text(text, file, routing_methods());
         if (!next.ok())
           return next.report();
-        return n->reconfigure(next.cfg);
+        if (!next.cfg->find_dc(dc))
+          return "the new config has no datacenter '" + dc + "'";
+        current = text;
+        std::lock_guard lock(swap_mutex);
+        swaps.emplace_back(n, next.cfg);
+        swap_wake.notify_one();
+        return "";
       };
       node->start();
       sinks.push_back(sink);
@@ -361,6 +392,12 @@ int demo(const args& a) {
       for (size_t i = 0; i < links.size(); ++i)
         self->receive([](caf::down_msg&) {}, caf::after(std::chrono::seconds(5)) >> [] {});
     }
+    {
+      std::lock_guard lock(swap_mutex);
+      swap_stop = true;
+      swap_wake.notify_one();
+    }
+    swapper.join();
     nodes.clear();
     if (transport)
       transport->stop();

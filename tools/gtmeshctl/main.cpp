@@ -32,6 +32,7 @@
 #include <random>
 #include <sstream>
 #include <thread>
+#include <pwd.h>
 #include <unistd.h>
 
 using namespace gtmesh;
@@ -120,6 +121,14 @@ int ca_command(const std::vector<std::string>& pos, const std::string& dir, cons
     return rc;
   }
   return usage();
+}
+
+std::string user_name() {
+  if (const char* u = std::getenv("USER"); u && *u)
+    return u;
+  if (const passwd* pw = getpwuid(getuid()))
+    return pw->pw_name;
+  return std::to_string(getuid());
 }
 
 uint64_t random_push_id() {
@@ -282,8 +291,7 @@ int main(int argc, char** argv) {
     req.body = mesh::encode_body(
       mesh::request_body{cmd, {pos[1], pos.size() == 3 ? pos[2] : "A", client, ecs, json ? "json" : ""}});
   } else if ((cmd == "drain" || cmd == "undrain") && pos.size() == 2) {
-    const char* user = std::getenv("USER");
-    req.body = mesh::encode_body(mesh::request_body{cmd, {pos[1], std::string("gtmeshctl:") + (user ? user : "?")}});
+    req.body = mesh::encode_body(mesh::request_body{cmd, {pos[1], "gtmeshctl:" + user_name()}});
     req.retryable = true; // setting a drain twice is the same drain
   } else if (cmd == "send-garbage" && pos.size() == 1) {
     req.body = mesh::encode_body(mesh::request_body{"status", {}});
@@ -296,8 +304,7 @@ int main(int argc, char** argv) {
   if (deciders.empty())
     deciders.push_back(std::getenv("GTMESH_DECIDER") ? std::getenv("GTMESH_DECIDER") : "127.0.0.1:7400");
 
-  const char* user = std::getenv("USER");
-  mesh::node_identity self{std::string("gtmeshctl@") + (user ? user : "?"), mesh::node_role::operator_, ""};
+  mesh::node_identity self{"gtmeshctl@" + user_name(), mesh::node_role::operator_, ""};
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(*retry_for);
   std::string reasons;
   for (size_t i = 0;; ++i) {

@@ -81,13 +81,28 @@ def main():
         status = subprocess.run([GTMESHCTL, "--decider", mesh, "status"], capture_output=True, text=True, timeout=30)
         check(status.returncode == 0 and status.stdout.count("1 agent(s) connected") == 3,
               "gtmeshctl status sees three DCs with their agents")
+        # A pushed config reaches the in-process agents (their tasks are
+        # rebuilt), and the demo still stops cleanly afterwards.
+        cfg = open(os.path.join(work, "data", "demo.yaml")).read()
+        pushed = os.path.join(work, "pushed.yaml")
+        open(pushed, "w").write(cfg.replace("192.0.2.250", "192.0.2.251"))
+        r = subprocess.run([GTMESHCTL, "--decider", mesh, "push", pushed], capture_output=True, text=True, timeout=30)
+        check(r.returncode == 0 and "accepted as version 2" in r.stdout, "a push is committed: %s" % r.stdout.strip())
+        ok, _ = wait_for(lambda: subprocess.run([GTMESHCTL, "--decider", mesh, "status"], capture_output=True,
+                                                text=True, timeout=30).stdout.count("config version 2, applied"),
+                         3, 10)
+        check(ok, "the three in-process agents apply it")
         proc.send_signal(signal.SIGTERM)
-        check(proc.wait(timeout=30) == 0, "SIGTERM stops the demo cleanly")
+        try:
+            code = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            code = None
+        check(code == 0, "SIGTERM stops the demo cleanly, also after a push")
         proc, dns, mesh = start(work)
         first = dig(dns, "www.demo.example")
         check(first in (["192.0.2.10"], ["192.0.2.250"]), "a restarted demo answers at once: %s" % first)
         status = subprocess.run([GTMESHCTL, "--decider", mesh, "status"], capture_output=True, text=True, timeout=30)
-        check("config version 2" in status.stdout, "the restart's new backend ports became config version 2")
+        check("config version 3" in status.stdout, "the restart's new backend ports became config version 3")
         ok, got = wait_for(lambda: dig(dns, "www.demo.example"), ["192.0.2.10"], 30)
         check(ok, "and it serves live answers again: %s" % got)
     finally:

@@ -1,0 +1,391 @@
+#!/usr/bin/env python3
+"""Trust the control plane: every defect of the issue, reproduced against the
+real binaries, must stay fixed.
+
+A plain single decider on loopback:
+  1. plain mode refuses to listen outside loopback
+  2. frames claiming 4 GiB / 16 MB before and after the hello allocate
+     nothing: RSS stays flat, the connection is closed
+  3. 200 half-open connections are closed within the handshake timeout and
+     every descriptor comes back
+  4. a one-key typo (`criterion: {equal: up}`) is an error naming the line,
+     from gtmeshctl (exit 1, not SIGABRT) and as a raw config_push frame
+     sent straight to the decider, which stays up and answers
+  5. an unexpected exception inside the decider actor ends the process with
+     exit code 70 instead of leaving a frozen node
+
+A three-decider cluster with mutual TLS and role certificates (tools/cluster.sh --tls):
+  6. roles: an agent certificate cannot push, drain or set faults; an agent
+     of fra cannot report for iad; an operator cannot gossip; a certificate
+     without a role is refused at the handshake; gtmeshctl refuses an agent
+     certificate locally
+  7. connect-and-close on the mesh port (5 per second) drops no link
+  8. the lost-push reproduction: kill -9 decider 1, push A through decider 2,
+     restart decider 1, at once push B through decider 1: two versions, in
+     order, the same history on every decider, B served everywhere
+  9. without a majority a push fails with a clear error and nothing changes;
+     responders keep answering; with the majority back it goes through
+"""
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "mesh_lib"))
+import mesh_wire  # noqa: E402
+
+SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+GTMESH = os.environ.get("GTMESH_BIN", os.path.join(SRC, "build", "tools", "gtmesh"))
+GTMESHCTL = os.path.join(os.path.dirname(GTMESH), "gtmeshctl")
+CLUSTER = os.path.join(SRC, "tools", "cluster.sh")
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+    return ok
+
+
+def wait_for(fn, seconds, step=0.05):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        v = fn()
+        if v:
+            return v
+        time.sleep(step)
+    return fn()
+
+
+def dig(server, name):
+    host, port = server.rsplit(":", 1)
+    out = subprocess.run(["dig", "@" + host, "-p", port, name, "+short", "+time=1", "+tries=1"],
+                         capture_output=True, text=True, timeout=10)
+    return out.stdout.split()
+
+
+def rss_kb(pid):
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def fd_count(pid):
+    return len(os.listdir("/proc/%d/fd" % pid))
+
+
+def host_port(address):
+    host, port = address.rsplit(":", 1)
+    return host, int(port)
+
+
+TYPO = """
+datacenters: [{name: fra}, {name: iad}]
+services:
+  - {name: web, backends: {fra: ["10.0.0.1:80"], iad: ["10.1.0.1:80"]}}
+zones:
+  - name: example.com
+    soa: {primary: ns1, admin: hostmaster}
+    ns: [ns1]
+    records:
+      - name: www
+        type: A
+        dc:
+          source: service
+          service: web
+          metric: healthyBackends
+          gate: {source: host, metric: status, criterion: {equal: up}}
+          answers: {fra: [192.0.2.1], iad: [192.0.2.2]}
+"""
+
+
+def plain_decider(work):
+    """Checks 1-5 against one plain decider."""
+    cfg = os.path.join(work, "single.yaml")
+    open(cfg, "w").write(TYPO.replace("{equal: up}", "{equals: up}"))
+    # 1. Plain mode stays on loopback.
+    r = subprocess.run([GTMESH, "decider", "--config", cfg, "--data-dir", os.path.join(work, "wild"),
+                        "--listen", "0.0.0.0:0", "--advertise", "192.0.2.1:7400"],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode != 0 and "loopback only" in r.stderr,
+          "plain mode refuses to listen outside loopback: %s" % r.stderr.strip()[-160:])
+
+    ports = os.path.join(work, "single.ports")
+    log = open(os.path.join(work, "single.log"), "w")
+    proc = subprocess.Popen([GTMESH, "decider", "--config", cfg, "--data-dir", os.path.join(work, "single"),
+                             "--listen", "127.0.0.1:0", "--advertise", "single:1", "--dns", "127.0.0.1:0",
+                             "--port-file", ports, "--faults"], stdout=log, stderr=log)
+    try:
+        check(wait_for(lambda: os.path.exists(ports) and os.path.getsize(ports) > 0, 30), "a plain decider starts")
+        mesh = [l.split()[1] for l in open(ports) if l.startswith("mesh")][0]
+        host, port = host_port(mesh)
+        ok = wait_for(lambda: "config version 1" in subprocess.run(
+            [GTMESHCTL, "--decider", mesh, "status"], capture_output=True, text=True, timeout=30).stdout, 15, 0.2)
+        check(bool(ok), "its single-voter log commits the start config as version 1")
+
+        # 2. Allocation bombs: the old BASP header, then length prefixes.
+        base_rss = rss_kb(proc.pid)
+        bombs = [bytes([1, 0, 0, 0]) + b"\xff\xff\xff\xff" + bytes(24),  # BASP-style: 32 bytes claiming 4 GiB
+                 b"\xff\xff\xff\xff", b"\x40\x00\x00\x00" * 3]
+        closed = 0
+        for bomb in bombs:
+            link = mesh_wire.Link(host, port, "bomb", "operator", hello=False)
+            link.send_raw(bomb)
+            closed += link.closed_within(2)  # the decider's own hello is read and ignored
+            link.close()
+        check(closed == len(bombs), "size claims before the hello are refused at once (%d of %d closed)"
+              % (closed, len(bombs)))
+        # After a hello: a 15 MB claim with 1 KB behind it holds 1 KB, not 15 MB.
+        links = []
+        for _ in range(20):
+            l = mesh_wire.Link(host, port, "probe", "operator")
+            l.send_raw(b"\x00\xf0\x00\x00" + b"x" * 1024)
+            links.append(l)
+        time.sleep(0.3)  # let the decider read them (what is measured here is memory, not timing)
+        grown = rss_kb(proc.pid) - base_rss
+        check(grown < 32 * 1024, "20 links claiming 15 MB frames each grow RSS by %d KB (limit 32 MB)" % grown)
+        big = mesh_wire.Link(host, port, "probe", "operator")
+        big.send_raw(b"\x7f\xff\xff\xff")
+        check(big.closed_within(2), "a frame above 16 MB is refused and the link closed")
+        silent_closed = sum(1 for l in links if l.closed_within(3))
+        check(silent_closed == len(links), "links that go silent are closed within the idle timeout (%d of %d)"
+              % (silent_closed, len(links)))
+        for l in links:
+            l.close()
+        big.close()
+
+        # 3. Half-open connections.
+        base_fds = fd_count(proc.pid)
+        held = [socket.create_connection((host, port), timeout=3) for _ in range(200)]
+        started = time.monotonic()
+        gone = wait_for(lambda: fd_count(proc.pid) <= base_fds + 2, 10, 0.1)
+        took = time.monotonic() - started
+        check(bool(gone), "200 half-open connections are closed within the handshake timeout (%.1f s; fds %d -> %d)"
+              % (took, base_fds, fd_count(proc.pid)))
+        for s in held:
+            s.close()
+        status = subprocess.run([GTMESHCTL, "--decider", mesh, "status"], capture_output=True, text=True, timeout=30)
+        m = re.search(r"(\d+) refused \(too many handshakes\), (\d+) handshake timeouts", status.stdout)
+        check(m is not None and int(m.group(1)) + int(m.group(2)) >= 190,
+              "status counts them: %s" % (m.group(0) if m else status.stdout[-300:]))
+
+        # 4. The one-key typo.
+        typo = os.path.join(work, "typo.yaml")
+        open(typo, "w").write(TYPO)
+        r = subprocess.run([GTMESHCTL, "--decider", mesh, "push", typo], capture_output=True, text=True, timeout=30)
+        check(r.returncode == 1 and "typo.yaml:16:" in r.stderr and "nothing was pushed" in r.stderr,
+              "gtmeshctl push of the typo exits 1 naming the line: %s" % r.stderr.strip().splitlines()[:1])
+        r = subprocess.run([GTMESH, "check-config", typo], capture_output=True, text=True, timeout=30)
+        check(r.returncode == 1 and "typo.yaml:16:" in r.stderr, "check-config names the line too (exit %d)"
+              % r.returncode)
+        l = mesh_wire.Link(host, port, "raw-pusher", "operator")
+        l.send("config_push", {"v": 0, "y": TYPO, "f": "raw.yaml", "dry": False, "id": 7})
+        env = l.expect(["config_reply"], 10)
+        errors = env["body"].get("e", []) if env else []
+        check(env is not None and not env["body"].get("a") and any("raw.yaml:16:" in e for e in errors),
+              "a raw config_push frame with the typo is answered with the error: %s" % errors[:1])
+        l.close()
+        status = subprocess.run([GTMESHCTL, "--decider", mesh, "status"], capture_output=True, text=True, timeout=30)
+        check(status.returncode == 0 and "config version 1" in status.stdout,
+              "the decider is still up and serving version 1")
+
+        # 5. An unexpected exception ends the process.
+        subprocess.run([GTMESHCTL, "--decider", mesh, "fault", "!throw", "x"], capture_output=True, text=True,
+                       timeout=30)
+        try:
+            code = proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            code = None
+        log.flush()
+        check(code == 70 and "unexpected exception" in open(os.path.join(work, "single.log")).read(),
+              "an exception inside the decider actor ends the process with exit code 70 (got %s)" % code)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def tls_cluster(work):
+    """Checks 6-9 against tools/cluster.sh --tls."""
+    env_vars = dict(os.environ, GTMESH_BIN=GTMESH)
+    cdir = os.path.join(work, "cluster")
+    subprocess.run([CLUSTER, "start", cdir, "--tls"], check=True, env=env_vars, stdout=subprocess.DEVNULL,
+                   timeout=180)
+    env = {}
+    for line in open(os.path.join(cdir, "cluster.env")):
+        k, _, v = line.strip().partition("=")
+        env[k] = v.strip('"')
+    tls_dir = os.path.join(cdir, "tls")
+
+    def certs(name):
+        return {"ca": tls_dir + "/ca.pem", "cert": "%s/%s.pem" % (tls_dir, name), "key": "%s/%s.key" % (tls_dir, name)}
+
+    op = ["--tls-ca", tls_dir + "/ca.pem", "--tls-cert", tls_dir + "/gtmeshctl.pem", "--tls-key",
+          tls_dir + "/gtmeshctl.key"]
+
+    def ctl(mesh, *args, retry_for="15s"):
+        return subprocess.run([GTMESHCTL, "--decider", mesh, *op, "--retry-for", retry_for, *args],
+                              capture_output=True, text=True, timeout=60)
+
+    def ctl_all(*args, retry_for="15s"):
+        deciders = []
+        for n in (1, 2, 3):
+            deciders += ["--decider", env["MESH%d" % n]]
+        return subprocess.run([GTMESHCTL, *deciders, *op, "--retry-for", retry_for, *args], capture_output=True,
+                              text=True, timeout=60)
+
+    def logs():
+        return "".join(open(os.path.join(cdir, f)).read() for f in os.listdir(cdir) if f.startswith("decider")
+                       and f.endswith(".log"))
+
+    try:
+        ok = wait_for(lambda: dig(env["DNS1"], "www.demo.example") == ["192.0.2.10"], 30, 0.1)
+        check(bool(ok), "the TLS cluster answers from live measurements")
+        ok = wait_for(lambda: all("config version 1" in ctl(env["MESH%d" % n], "status").stdout for n in (1, 2, 3)),
+                      20, 0.2)
+        check(bool(ok), "all three deciders hold config version 1")
+
+        # 6. Roles.
+        host, port = host_port(env["MESH1"])
+        cfg = open(os.path.join(cdir, "cluster.yaml")).read()
+        agent = mesh_wire.Link(host, port, "agent-fra", "agent", "fra", tls=certs("agent-fra"))
+        agent.send("config_push", {"v": 0, "y": cfg, "f": "evil.yaml", "dry": False, "id": 99})
+        env_ = agent.expect(["config_reply"], 10)
+        err = (env_["body"].get("e") or [""])[0] if env_ else ""
+        check(env_ is not None and not env_["body"].get("a") and "needs an operator certificate" in err,
+              "an agent certificate cannot push a config: %s" % err)
+        for command, args in (("drain", ["fra", "evil"]), ("fault", ["*", "partition"])):
+            answer = mesh_wire.request(agent, command, args)
+            check(answer is not None and not answer[0] and "needs an operator certificate" in answer[1],
+                  "an agent certificate cannot %s: %s" % (command, answer))
+        # iad's host down, claimed by fra's agent (host status: source 0, metric 3).
+        item = {"d": "iad", "s": 0, "k": "", "m": 3, "v": 0.0, "t": int(time.time() * 1000), "q": 1}
+        agent.send("measurements", {"o": "iad/evil", "base": 0, "max": 1, "i": [item]}, sender="iad/evil")
+        agent.send("measurements", {"o": "fra/evil", "base": 0, "max": 1, "i": [item]}, sender="fra/evil")
+        # Frames are handled in order: the reply to this one means the two
+        # batches were handled (closing at once could reset the connection
+        # before they are read).
+        mesh_wire.request(agent, "node-report", ["fra/evil", "fra", "1", "probe"])
+        agent.close()
+        operator = mesh_wire.Link(host, port, "gtmeshctl", "operator", tls=certs("gtmeshctl"))
+        operator.send("digest", {"h": [], "cv": 0, "ch": 0, "ov": 0, "r": True})
+        mesh_wire.request(operator, "explain", ["www.demo.example", "A"])
+        operator.close()
+        st = wait_for(lambda: (lambda t: t if "measurements for another DC" in t and "gossip from a non-decider" in t
+                                else None)(ctl(env["MESH1"], "status").stdout), 10, 0.2)
+        check(bool(st), "measurements for another DC and gossip from an operator are counted and dropped")
+        check(dig(env["DNS1"], "www.demo.example") == ["192.0.2.10"] and "version 1" in ctl(env["MESH1"], "status").stdout,
+              "and nothing of it reached state: still version 1, still fra")
+        # A certificate of the cluster CA without a role.
+        subprocess.run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=norole", "-keyout",
+                        tls_dir + "/norole.key", "-out", tls_dir + "/norole.csr"], check=True, capture_output=True)
+        subprocess.run(["openssl", "x509", "-req", "-in", tls_dir + "/norole.csr", "-CA", tls_dir + "/ca.pem",
+                        "-CAkey", tls_dir + "/ca.key", "-CAcreateserial", "-out", tls_dir + "/norole.pem", "-days",
+                        "2"], check=True, capture_output=True)
+        try:
+            nr = mesh_wire.Link(host, port, "norole", "operator", tls=certs("norole"))
+            refused = nr.closed_within(5)
+            nr.close()
+        except OSError:
+            refused = True
+        check(refused and "carries no gtmesh role" in logs(), "a certificate without a role is refused")
+        r = subprocess.run([GTMESHCTL, "--decider", env["MESH1"], "--tls-ca", tls_dir + "/ca.pem", "--tls-cert",
+                            tls_dir + "/agent-fra.pem", "--tls-key", tls_dir + "/agent-fra.key", "status"],
+                           capture_output=True, text=True, timeout=30)
+        check(r.returncode != 0 and "agent-fra (agent of fra)" in r.stderr,
+              "gtmeshctl refuses to run with an agent certificate: %s" % r.stderr.strip()[-120:])
+
+        # 7. Connect-and-close under TLS drops no link.
+        before = len(re.findall(r"is down|left:|disconnected", logs()))
+        for _ in range(50):
+            s = socket.create_connection((host, port), timeout=2)
+            s.close()
+            time.sleep(0.2)
+        after = len(re.findall(r"is down|left:|disconnected", logs()))
+        check(after == before, "50 bare connect-and-close in 10 s drop no mesh link (%d -> %d)" % (before, after))
+        check(ctl(env["MESH1"], "status").returncode == 0, "and gtmeshctl status still answers")
+
+        # 8. The lost-push reproduction.
+        pid1 = int(open(os.path.join(cdir, "decider1.pid")).read())
+        os.kill(pid1, signal.SIGKILL)
+        a = os.path.join(cdir, "a.yaml")
+        b = os.path.join(cdir, "b.yaml")
+        open(a, "w").write(cfg.replace("fail_safe: [192.0.2.250]", "fail_safe: [192.0.2.251]", 1))
+        open(b, "w").write(cfg.replace("fail_safe: [192.0.2.250]", "fail_safe: [192.0.2.252]", 1))
+        ra = ctl(env["MESH2"], "push", a)
+        subprocess.run([CLUSTER, "restart-decider", cdir, "1"], check=True, env=env_vars, timeout=60)
+        rb = ctl(env["MESH1"], "push", b)
+        va = re.search(r"accepted as version (\d+)", ra.stdout)
+        vb = re.search(r"accepted as version (\d+)", rb.stdout)
+        check(va is not None and vb is not None and int(vb.group(1)) == int(va.group(1)) + 1,
+              "A and B get two versions in push order (%s, %s)" % (ra.stdout.strip() or ra.stderr.strip(),
+                                                                    rb.stdout.strip() or rb.stderr.strip()))
+        histories = wait_for(lambda: (lambda h: h if len(set(h)) == 1 and va and vb and h[0].count("\n") >= int(
+            vb.group(1)) else None)([ctl(env["MESH%d" % n], "configs").stdout for n in (1, 2, 3)]), 15, 0.2)
+        check(bool(histories), "every decider holds the same config history")
+        if histories and va and vb:
+            import hashlib
+            lines = {int(l.split()[0]): l.split()[1] for l in histories[0].splitlines() if l.strip()}
+            check(lines.get(int(va.group(1))) == hashlib.sha256(open(a, "rb").read()).hexdigest() and
+                  lines.get(int(vb.group(1))) == hashlib.sha256(open(b, "rb").read()).hexdigest(),
+                  "version %s is A and version %s is B on every decider" % (va.group(1), vb.group(1)))
+        served = wait_for(lambda: all(("version %s" % (vb.group(1) if vb else "?")) in ctl(env["MESH%d" % n],
+                                                                                          "status").stdout
+                                      for n in (1, 2, 3)), 15, 0.2)
+        check(bool(served), "every decider serves B")
+
+        # 9. No majority: a push fails cleanly; the responders keep answering.
+        pid2 = int(open(os.path.join(cdir, "decider2.pid")).read())
+        pid3 = int(open(os.path.join(cdir, "decider3.pid")).read())
+        os.kill(pid2, signal.SIGSTOP)
+        os.kill(pid3, signal.SIGSTOP)
+        try:
+            time.sleep(3)  # past the election timeout: decider 1 knows it is alone
+            c = os.path.join(cdir, "c.yaml")
+            open(c, "w").write(cfg.replace("fail_safe: [192.0.2.250]", "fail_safe: [192.0.2.253]", 1))
+            r = ctl(env["MESH1"], "push", c, retry_for="3s")
+            check(r.returncode == 1 and "not acknowledged" in r.stderr,
+                  "without a majority a push fails with a clear error: %s" % r.stderr.strip().splitlines()[-1:])
+            check(dig(env["DNS1"], "www.demo.example") == ["192.0.2.10"], "decider 1's responder keeps answering")
+            check("NO MAJORITY" in ctl(env["MESH1"], "status").stdout, "status says there is no majority")
+        finally:
+            os.kill(pid2, signal.SIGCONT)
+            os.kill(pid3, signal.SIGCONT)
+        r = ctl(env["MESH1"], "push", c, retry_for="20s")
+        check(r.returncode == 0 and "accepted as version" in r.stdout, "with the majority back it is committed")
+    finally:
+        subprocess.run([CLUSTER, "stop", cdir], env=env_vars, timeout=60)
+        if failures:
+            for log in sorted(os.listdir(cdir)):
+                if log.endswith(".log"):
+                    print("---- " + log)
+                    print(open(os.path.join(cdir, log)).read()[-2500:])
+
+
+def main():
+    if not shutil.which("dig") or not shutil.which("openssl"):
+        print("skip: dig or openssl missing")
+        return 77
+    work = tempfile.mkdtemp(prefix="gtmesh-control-")
+    try:
+        plain_decider(work)
+        tls_cluster(work)
+    finally:
+        if failures and os.path.exists(os.path.join(work, "single.log")):
+            print("---- single.log")
+            print(open(os.path.join(work, "single.log")).read()[-2500:])
+        shutil.rmtree(work, ignore_errors=True)
+    print("%d check(s) failed" % len(failures) if failures else "all checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
