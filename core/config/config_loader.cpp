@@ -1335,7 +1335,10 @@ void loader::parse_record(const node& n, const std::string& field, zone& z) {
     parse_static_policy(child(n, "static"), join(field, "static"), r, z);
   } else {
     r.mode = record_mode::profile;
-    if (auto v = str(n, "profile", field)) {
+    // Required: `profile: ~` (or an anchored null, `profile: &a`) chose this
+    // mode but names no profile; it reached compile_plan as profile "" and
+    // a null dereference there (found by config_yaml_fuzz).
+    if (auto v = str(n, "profile", field, true)) {
       r.profile = *v;
       if (!find_profile(*v))
         error(child(n, "profile"), join(field, "profile"), "unknown profile '" + *v + "'");

@@ -333,6 +333,16 @@ TEST(config_loader, a_criterion_key_typo_is_an_error_naming_line_and_field) {
                14, "criterion.within.margn", "unknown key");
 }
 
+TEST(config_loader, a_profile_record_with_a_null_profile_is_rejected) {
+  // Found by config_yaml_fuzz (`profile: &ool`, an anchored null): the record
+  // chose profile mode, named no profile, validated, and compile_plan
+  // dereferenced find_profile("") == nullptr.
+  for (std::string value : {"", "~", "null", "&a"}) {
+    const std::string yaml = base + "      - {name: x, type: A, profile: " + value + "}\n";
+    expect_error(yaml, 14, "records[x].profile", "required field is missing");
+  }
+}
+
 TEST(config_loader, malformed_shapes_are_errors_not_exceptions) {
   // Sequence or scalar where a mapping is expected.
   expect_error("cluster: [a, b]\n" + base, 1, "cluster", "expected a mapping");
