@@ -78,7 +78,17 @@ bool start_node(self_ptr self) {
   o.send = [self](const std::string& address, std::vector<uint8_t>&& body) {
     send_to(self, address, frame(message_kind::consensus, self->state.options.name, body));
   };
-  o.log = st.options.log;
+  // Storage errors repeat at every restart attempt: said once per message
+  // and minute.
+  o.log = [self](const std::string& line) {
+    auto& s = self->state;
+    auto now = std::chrono::steady_clock::now();
+    if (line == s.last_log_line && now - s.last_log_at < std::chrono::minutes(1))
+      return;
+    s.last_log_line = line;
+    s.last_log_at = now;
+    log(self, line);
+  };
   st.fsm = replicated_state{};
   st.reported_index = ~uint64_t{0};
   auto node = std::make_unique<raft_node>(o, std::move(store), st.fsm);
@@ -106,6 +116,8 @@ std::string raft_error_text(self_ptr self, int status) {
              "with the same push id is safe";
     case RAFT_SHUTDOWN:
       return "the decider is shutting down";
+    case RAFT_IOERR:
+      return "the consensus log could not be written on the leader (is its disk full?)";
     default:
       return std::string("consensus error: ") + raft_strerror(status);
   }
@@ -143,27 +155,42 @@ void propose_here(self_ptr self, std::vector<uint8_t> entry, std::function<void(
 caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consensus_actor_options options) {
   self->state.options = std::move(options);
   exit_on_unexpected_exception(self, "consensus");
+  self->state.restart_backoff = self->state.options.restart_after;
   if (!start_node(self))
     log(self, self->state.start_error + " (retrying)");
+  self->state.started_at = std::chrono::steady_clock::now();
   self->send(self, raft_tick_atom_v);
   return {
     [=](raft_tick_atom) {
       auto& st = self->state;
+      auto now = std::chrono::steady_clock::now();
       if (st.node && st.node->unavailable()) {
-        log(self, "the consensus server stopped (storage failed?); restarting it");
+        // Storage failed (a full disk): restart from the log, backing off
+        // (each attempt opens the log again) while it keeps failing.
+        bool quick_failure = now - st.started_at < std::chrono::seconds(10);
+        st.restart_backoff = quick_failure ? std::min(st.restart_backoff * 2, std::chrono::milliseconds(30'000))
+                                           : st.options.restart_after;
+        log(self, "the consensus server stopped (its storage failed); restarting it from its log in " +
+                    std::to_string(st.restart_backoff.count()) + " ms");
         st.node.reset();
+        st.restarting = true;
+        self->delayed_send(self, st.restart_backoff, raft_tick_atom_v);
+        return;
       }
       if (!st.node) {
         if (!start_node(self)) {
-          self->delayed_send(self, st.options.restart_after, raft_tick_atom_v);
+          st.restart_backoff = std::min(st.restart_backoff * 2, std::chrono::milliseconds(30'000));
+          self->delayed_send(self, st.restart_backoff, raft_tick_atom_v);
           return;
         }
-        log(self, "the consensus server runs again");
+        st.started_at = now;
+        if (st.restarting)
+          log(self, "the consensus server runs again");
+        st.restarting = false;
       }
       st.node->tick();
       report(self);
       // Forwarded proposals the leader never answered.
-      auto now = std::chrono::steady_clock::now();
       for (auto it = st.forwarded.begin(); it != st.forwarded.end();) {
         if (now < it->second.deadline) {
           ++it;

@@ -69,6 +69,11 @@ struct consensus_state {
   bool quorum = false;
   uint64_t reported_index = ~uint64_t{0};
   uint64_t refused_frames = 0;
+  bool restarting = false;
+  std::chrono::milliseconds restart_backoff{1000};
+  std::chrono::steady_clock::time_point started_at{};
+  std::string last_log_line;
+  std::chrono::steady_clock::time_point last_log_at{};
   static inline const char* name = "gtmesh.consensus";
 };
 

@@ -412,6 +412,7 @@ void on_frame(self_ptr self, link_id link, const std::vector<char>& bytes) {
         return;
       }
       st.agents[link] = b.origin;
+      rebase_to_local_clock(b.items, b.sent_at_ms, now);
       uint64_t before = st.core->table().have(b.origin);
       ack_body ack = st.core->on_batch(b, now);
       send_frame(self, link, frame(message_kind::ack, node_name(self), ack));
@@ -423,6 +424,7 @@ void on_frame(self_ptr self, link_id link, const std::vector<char>& bytes) {
       // milliseconds of the verdict. Gossip still repairs what this loses.
       if (ack.have > before) {
         delta_body d;
+        d.sent_at_ms = now;
         d.origins.push_back(delta_body::origin_delta{b.origin, b.base_seq, ack.have, b.items});
         auto out = frame(message_kind::delta, node_name(self), d);
         for (link_id p : decider_links(self))
@@ -439,6 +441,7 @@ void on_frame(self_ptr self, link_id link, const std::vector<char>& bytes) {
       if (!decode_body(env->body, peer))
         return reject();
       delta_body d = st.core->delta_for(peer);
+      d.sent_at_ms = wall_clock_ms();
       if (peer.reply_wanted) {
         d.has_digest = true;
         d.digest = st.core->digest();
@@ -455,9 +458,12 @@ void on_frame(self_ptr self, link_id link, const std::vector<char>& bytes) {
       delta_body d;
       if (!decode_body(env->body, d))
         return reject();
+      for (auto& od : d.origins)
+        rebase_to_local_clock(od.items, d.sent_at_ms, now);
       st.core->on_delta(d, now);
       if (d.has_digest) {
         delta_body back = st.core->delta_for(d.digest);
+        back.sent_at_ms = wall_clock_ms();
         if (!back.origins.empty())
           send_frame(self, link, frame(message_kind::delta, node_name(self), back));
       }
@@ -679,8 +685,17 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
       auto& s = self->state;
       if (++s.flushes % 600 == 0) // once a minute: forget measurements past their retention
         s.core->expire(wall_clock_ms());
-      if (!s.core->flush(err))
-        log(self, "persisting state failed (retrying): " + err);
+      if (!s.core->flush(err)) {
+        // Retried every flush interval; said once per error and minute.
+        auto now = std::chrono::steady_clock::now();
+        if (err != s.last_flush_error || now - s.last_flush_error_logged > std::chrono::minutes(1)) {
+          log(self, "persisting state failed (retrying; DNS keeps answering): " + err);
+          s.last_flush_error = err;
+          s.last_flush_error_logged = now;
+        }
+      } else {
+        s.last_flush_error.clear();
+      }
       check_expiry(self);
       release_waiting(self, true);
       self->delayed_send(self, self->state.options.flush_interval, flush_atom_v);

@@ -106,6 +106,8 @@ struct decider_state {
   std::map<std::string, uint64_t> rejected; ///< frames dropped, by reason
   uint64_t frames = 0;
   uint64_t flushes = 0;
+  std::string last_flush_error;
+  std::chrono::steady_clock::time_point last_flush_error_logged{};
 
   static inline const char* name = "gtmesh.decider";
 };

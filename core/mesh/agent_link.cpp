@@ -76,6 +76,8 @@ void send_batch(self_ptr self) {
     return;
   st.sent_max = b.max_seq;
   st.last_send = now;
+  b.sent_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::system_clock::now().time_since_epoch()).count();
   send_frame(self, frame(message_kind::measurements, st.options.origin, b));
 }
 

@@ -33,7 +33,8 @@ struct wire_batch {
   uint64_t base = 0;
   uint64_t max = 0;
   std::vector<wire_item> i;
-  MSGPACK_DEFINE_MAP(o, base, max, i)
+  int64_t st = 0;
+  MSGPACK_DEFINE_MAP(o, base, max, i, st)
 };
 
 struct wire_ack {
@@ -90,7 +91,8 @@ struct wire_delta {
   wire_config cf;
   bool hd = false;
   wire_digest dg;
-  MSGPACK_DEFINE_MAP(o, ov, ovv, cf, hd, dg)
+  int64_t st = 0;
+  MSGPACK_DEFINE_MAP(o, ov, ovv, cf, hd, dg, st)
 };
 
 struct wire_config_reply {
@@ -277,7 +279,7 @@ std::optional<envelope> decode(const uint8_t* data, size_t size, decode_error& e
 }
 
 std::vector<uint8_t> encode_body(const measurement_batch& b) {
-  return pack(wire_batch{b.origin, b.base_seq, b.max_seq, items_to_wire(b.items)});
+  return pack(wire_batch{b.origin, b.base_seq, b.max_seq, items_to_wire(b.items), b.sent_at_ms});
 }
 
 std::vector<uint8_t> encode_body(const ack_body& b) {
@@ -315,6 +317,7 @@ std::vector<uint8_t> encode_body(const digest_body& b) {
 
 std::vector<uint8_t> encode_body(const delta_body& b) {
   wire_delta w;
+  w.st = b.sent_at_ms;
   for (const auto& o : b.origins)
     w.o.push_back(wire_origin_delta{o.origin, o.base, o.have, items_to_wire(o.items)});
   for (const auto& o : b.overrides)
@@ -350,6 +353,7 @@ bool decode_body(const std::vector<uint8_t>& bytes, measurement_batch& out) noex
   out.origin = w.o;
   out.base_seq = w.base;
   out.max_seq = w.max;
+  out.sent_at_ms = w.st;
   try {
     return items_from_wire(w.i, w.o, out.items);
   } catch (...) {
@@ -402,6 +406,7 @@ bool decode_body(const std::vector<uint8_t>& bytes, delta_body& out) noexcept {
     out.overrides_version = w.ovv;
     out.config = config_body{w.cf.v, std::move(w.cf.y), std::move(w.cf.f), w.cf.dry, w.cf.id};
     out.has_digest = w.hd;
+    out.sent_at_ms = w.st;
     return !w.hd || digest_from_wire(w.dg, out.digest);
   } catch (...) {
     return false;
@@ -503,6 +508,14 @@ bool decode_body(const std::vector<uint8_t>& bytes, proposal_reply_body& out) no
   } catch (...) {
     return false;
   }
+}
+
+void rebase_to_local_clock(std::vector<measurement>& items, int64_t sent_at_ms, int64_t now_ms) noexcept {
+  if (sent_at_ms <= 0)
+    return; // an old sender: its timestamps are all there is
+  const int64_t shift = now_ms - sent_at_ms;
+  for (auto& m : items)
+    m.at_ms += shift;
 }
 
 } // namespace gtmesh::mesh

@@ -73,6 +73,7 @@ struct measurement_batch {
   uint64_t base_seq = 0;
   uint64_t max_seq = 0;
   std::vector<measurement> items;
+  int64_t sent_at_ms = 0; ///< the sender's wall clock when it sent the batch (rebase_to_local_clock)
 };
 
 /// ack: the decider holds everything of `origin` up to `have`.
@@ -126,6 +127,7 @@ struct delta_body {
   config_body config; ///< version 0 = none (the peer's is as new)
   bool has_digest = false;
   digest_body digest;
+  int64_t sent_at_ms = 0; ///< the sender's wall clock when it sent the delta (rebase_to_local_clock)
 };
 
 struct config_reply_body {
@@ -202,6 +204,15 @@ bool decode_body(const std::vector<uint8_t>& bytes, proposal_reply_body& out) no
 /// decoding it (routing on the I/O thread); nullopt when the bytes do not
 /// start the way encode() writes them. Says nothing about validity.
 std::optional<message_kind> peek_kind(const uint8_t* data, size_t size) noexcept;
+
+/// Clocks of different nodes disagree; ages do not. Measurement times are
+/// the measuring node's clock; a receiver shifts them by (its now - the
+/// sender's clock at sending), so that every time it holds is its own
+/// clock, each value as old as the sender said it was (plus transit). A
+/// node whose clock is off by an hour then neither sees fresh values as
+/// stale nor stale ones as fresh. sent_at_ms == 0 (an older sender) leaves
+/// the times as they are.
+void rebase_to_local_clock(std::vector<measurement>& items, int64_t sent_at_ms, int64_t now_ms) noexcept;
 
 /// A body encoded elsewhere (a Raft RPC, core/consensus/raft_wire.hpp).
 inline const std::vector<uint8_t>& encode_body(const std::vector<uint8_t>& raw) {

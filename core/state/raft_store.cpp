@@ -1,6 +1,8 @@
 #include "core/state/raft_store.hpp"
 
 #include "core/mesh/msgpack_codec.hpp"
+#include "core/state/disk_space.hpp"
+#include "core/state/rocksdb_quiet_log.hpp"
 
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
@@ -72,8 +74,11 @@ bool unpack_record(const rocksdb::Slice& s, T& out) {
 
 class rocksdb_raft_store final : public raft_store {
 public:
-  explicit rocksdb_raft_store(rocksdb::DB* db) : db_(db) {}
-  ~rocksdb_raft_store() override { delete db_; }
+  rocksdb_raft_store(std::string dir, rocksdb::DB* db) : dir_(std::move(dir)), db_(db) {}
+  ~rocksdb_raft_store() override {
+    if (!broken_)
+      delete db_; // a failed log writer must not be flushed (it aborts the process)
+  }
 
   bool load(raft_persisted& out, std::string& error) override {
     out = raft_persisted{};
@@ -183,16 +188,25 @@ private:
   }
 
   bool write(rocksdb::WriteBatch& b, std::string& error) {
+    if (broken_) {
+      error = "a write failed earlier; the consensus log takes no more writes until the decider restarts";
+      return false;
+    }
+    if (!enough_disk_space(dir_, disk_reserve_bytes, error))
+      return false;
     rocksdb::WriteOptions wo;
     wo.sync = true;
     rocksdb::Status s = db_->Write(wo, &b);
     if (!s.ok()) {
       error = s.ToString();
+      broken_ = true;
       return false;
     }
     return true;
   }
 
+  std::string dir_;
+  bool broken_ = false;
   rocksdb::DB* db_;
 };
 
@@ -203,14 +217,15 @@ std::unique_ptr<raft_store> raft_store::open(const std::string& dir, std::string
   options.create_if_missing = true;
   options.max_open_files = 32;
   options.keep_log_file_num = 2;
-  options.write_buffer_size = 4 << 20; // the log is small; keep the memtable small too
+  options.info_log = quiet_rocksdb_log();
+  options.write_buffer_size = 2 << 20; // the log is small; so are its memtable and log preallocation
   rocksdb::DB* db = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(options, dir, &db);
   if (!s.ok()) {
     error = dir + ": " + s.ToString();
     return nullptr;
   }
-  return std::make_unique<rocksdb_raft_store>(db);
+  return std::make_unique<rocksdb_raft_store>(dir, db);
 }
 
 } // namespace gtmesh::state

@@ -1,5 +1,8 @@
 #include "core/state/store.hpp"
 
+#include "core/state/disk_space.hpp"
+#include "core/state/rocksdb_quiet_log.hpp"
+
 #include <msgpack.hpp>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
@@ -86,21 +89,24 @@ std::string measurement_key(const measurement& m) {
 
 class rocksdb_store final : public store {
 public:
-  rocksdb_store(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles)
-      : db_(db), handles_(std::move(handles)) {
+  rocksdb_store(std::string dir, rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles)
+      : dir_(std::move(dir)), db_(db), handles_(std::move(handles)) {
     // Continue the health sequence after a restart.
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_health]));
     it->SeekToLast();
     if (it->Valid())
       health_seq_ = read_be(it->key(), 8, 8) + 1;
   }
-  ~rocksdb_store() override {
-    for (auto* h : handles_)
-      db_->DestroyColumnFamilyHandle(h);
-    delete db_;
-  }
+  ~rocksdb_store() override { close(); }
 
   bool commit(const write_set& w, size_t keep_configs, std::string& error) override {
+    if (broken_) {
+      error = "a write failed earlier (" + broken_reason_ +
+              "); the state store takes no more writes until the decider restarts";
+      return false;
+    }
+    if (!enough_disk_space(dir_, disk_reserve_bytes, error))
+      return false;
     rocksdb::WriteBatch batch;
     if (w.config)
       batch.Put(handles_[cf_config], be32(w.config->version),
@@ -124,7 +130,11 @@ public:
     wo.sync = true;
     rocksdb::Status s = db_->Write(wo, &batch);
     if (!s.ok()) {
+      // RocksDB's log writer must not be used again after a failed write
+      // (Debian's build asserts on the next use, closing included).
       error = s.ToString();
+      broken_ = true;
+      broken_reason_ = error;
       return false;
     }
     if (w.config)
@@ -142,6 +152,8 @@ public:
   }
 
   std::vector<stored_config> config_history() override {
+    if (!db_)
+      return {};
     std::vector<stored_config> out;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_config]));
     for (it->SeekToLast(); it->Valid(); it->Prev()) {
@@ -153,6 +165,8 @@ public:
   }
 
   void load_measurements(const std::function<void(const measurement&)>& fn) override {
+    if (!db_)
+      return;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_measurements]));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       wire_measurement w;
@@ -172,6 +186,8 @@ public:
   }
 
   std::vector<std::pair<std::string, uint64_t>> load_marks() override {
+    if (!db_)
+      return {};
     std::vector<std::pair<std::string, uint64_t>> out;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_marks]));
     for (it->SeekToFirst(); it->Valid(); it->Next())
@@ -180,6 +196,8 @@ public:
   }
 
   std::vector<mesh::dc_override> load_overrides() override {
+    if (!db_)
+      return {};
     std::vector<mesh::dc_override> out;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_overrides]));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
@@ -191,6 +209,8 @@ public:
   }
 
   uint64_t load_applied_index() override {
+    if (!db_)
+      return 0;
     std::string value;
     if (!db_->Get(rocksdb::ReadOptions(), handles_[cf_default], "applied_index", &value).ok())
       return 0;
@@ -198,6 +218,8 @@ public:
   }
 
   std::vector<health_transition> timeline(int64_t since_ms, size_t limit) override {
+    if (!db_)
+      return {};
     // Newest first from the end, so a long timeline costs only `limit` reads.
     std::deque<health_transition> out;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_health]));
@@ -220,7 +242,10 @@ private:
       batch.Delete(handles_[cf_config], be32(all[i].version));
     rocksdb::WriteOptions wo;
     wo.sync = true;
-    db_->Write(wo, &batch);
+    if (!db_->Write(wo, &batch).ok()) {
+      broken_ = true;
+      broken_reason_ = "trimming the config history failed";
+    }
   }
 
   void trim_timeline(size_t keep) {
@@ -233,9 +258,25 @@ private:
     std::string last = it->key().ToString(); // the newest entry to drop
     it->SeekToFirst();
     std::string first = it->key().ToString();
-    db_->DeleteRange(rocksdb::WriteOptions(), handles_[cf_health], first, last + std::string(1, '\0'));
+    if (!db_->DeleteRange(rocksdb::WriteOptions(), handles_[cf_health], first, last + std::string(1, '\0')).ok()) {
+      broken_ = true;
+      broken_reason_ = "trimming the health timeline failed";
+    }
   }
 
+  void close() {
+    if (broken_)
+      return; // left open: closing would flush the failed log writer and abort
+    for (auto* h : handles_)
+      db_->DestroyColumnFamilyHandle(h);
+    handles_.clear();
+    delete db_;
+    db_ = nullptr;
+  }
+
+  std::string dir_;
+  bool broken_ = false;
+  std::string broken_reason_;
   rocksdb::DB* db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   uint64_t health_seq_ = 0;
@@ -244,12 +285,17 @@ private:
 
 } // namespace
 
-std::unique_ptr<store> store::open(const std::string& dir, std::string& error) {
+namespace {
+
+bool open_db(const std::string& dir, rocksdb::DB*& db, std::vector<rocksdb::ColumnFamilyHandle*>& handles,
+             std::string& error) {
   rocksdb::Options options;
   options.create_if_missing = true;
   options.create_missing_column_families = true;
   options.max_open_files = 64;
   options.keep_log_file_num = 2;
+  options.info_log = quiet_rocksdb_log();
+  options.write_buffer_size = 16 << 20; // also what RocksDB preallocates for its log
   // Reopening needs every existing family (deps-notes section 4): open the
   // ones on disk plus ours.
   std::vector<std::string> names = families;
@@ -261,14 +307,24 @@ std::unique_ptr<store> store::open(const std::string& dir, std::string& error) {
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   for (const auto& n : names)
     descriptors.emplace_back(n, rocksdb::ColumnFamilyOptions());
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::DB* db = nullptr;
+  handles.clear();
+  db = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(options, dir, descriptors, &handles, &db);
   if (!s.ok()) {
     error = dir + ": " + s.ToString();
-    return nullptr;
+    return false;
   }
-  return std::make_unique<rocksdb_store>(db, std::move(handles));
+  return true;
+}
+
+} // namespace
+
+std::unique_ptr<store> store::open(const std::string& dir, std::string& error) {
+  rocksdb::DB* db = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  if (!open_db(dir, db, handles, error))
+    return nullptr;
+  return std::make_unique<rocksdb_store>(dir, db, std::move(handles));
 }
 
 } // namespace gtmesh::state

@@ -110,3 +110,37 @@ TEST(envelope, random_garbage_never_throws_and_is_never_accepted_as_a_batch) {
 
 } // namespace
 } // namespace gtmesh::mesh
+
+namespace gtmesh::mesh {
+namespace {
+
+TEST(rebase_to_local_clock, keeps_each_values_age_whatever_the_senders_clock_says) {
+  // An agent whose clock is an hour ahead measured a value 2 s before it sent
+  // the batch; the decider receives it at its own t = 1,000,000.
+  measurement m;
+  m.at_ms = 3'600'000 + 1'000'000 - 2'000;
+  std::vector<measurement> items{m};
+  rebase_to_local_clock(items, 3'600'000 + 1'000'000, 1'000'000);
+  EXPECT_EQ(items[0].at_ms, 1'000'000 - 2'000);
+  // A sender that does not say when it sent: left alone.
+  std::vector<measurement> old{m};
+  rebase_to_local_clock(old, 0, 1'000'000);
+  EXPECT_EQ(old[0].at_ms, m.at_ms);
+}
+
+TEST(rebase_to_local_clock, the_send_time_travels_in_batches_and_deltas) {
+  measurement_batch b;
+  b.origin = "fra/a1";
+  b.sent_at_ms = 1234;
+  measurement_batch out;
+  ASSERT_TRUE(decode_body(encode_body(b), out));
+  EXPECT_EQ(out.sent_at_ms, 1234);
+  delta_body d;
+  d.sent_at_ms = 5678;
+  delta_body dout;
+  ASSERT_TRUE(decode_body(encode_body(d), dout));
+  EXPECT_EQ(dout.sent_at_ms, 5678);
+}
+
+} // namespace
+} // namespace gtmesh::mesh
