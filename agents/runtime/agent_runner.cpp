@@ -1,5 +1,7 @@
 #include "agents/runtime/agent_runner.hpp"
 
+#include "core/runtime/exit_on_exception.hpp"
+
 #include "agents/agent_types.hpp"
 
 #include <caf/all.hpp>
@@ -41,6 +43,7 @@ struct task_actor_state {
 
 caf::behavior task_actor(caf::stateful_actor<task_actor_state>* self, std::shared_ptr<task_slot> slot,
                          const agent_clock* clock, measurement_stamper* stamper, bool once) {
+  exit_on_unexpected_exception(self, "agent task");
   self->state.slot = std::move(slot);
   self->state.clock = clock;
   self->state.stamper = stamper;

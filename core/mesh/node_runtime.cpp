@@ -21,23 +21,6 @@ node_config::node_config(const node_settings& s) {
   set("logger.verbosity", caf::atom("quiet"));
 }
 
-void exit_on_unexpected_exception(caf::scheduled_actor* self, const char* actor_name) {
-  std::string name = actor_name;
-  self->set_exception_handler([name](caf::scheduled_actor*, std::exception_ptr& e) -> caf::error {
-    std::string what = "unknown exception";
-    try {
-      std::rethrow_exception(e);
-    } catch (const std::exception& x) {
-      what = x.what();
-    } catch (...) {
-    }
-    std::fprintf(stderr, "gtmesh: fatal: unexpected exception in the %s actor: %s; exiting so that the node restarts\n",
-                 name.c_str(), what.c_str());
-    std::fflush(stderr);
-    std::_Exit(70);
-  });
-}
-
 void actor_link_events::set_target(caf::actor target) {
   std::lock_guard lock(mutex_);
   target_ = std::move(target);

@@ -8,6 +8,7 @@
 
 #include "core/mesh/envelope.hpp"
 #include "core/mesh/transport.hpp"
+#include "core/runtime/exit_on_exception.hpp"
 
 #include <caf/actor.hpp>
 #include <caf/actor_system_config.hpp>
@@ -31,12 +32,6 @@ class node_config : public caf::actor_system_config {
 public:
   explicit node_config(const node_settings& s = {});
 };
-
-/// An exception escaping one of `self`'s handlers leaves that actor in an
-/// unknown state; a frozen node that still answers DNS is worse than a
-/// restart. The handler prints what happened and ends the process with
-/// exit code 70 (systemd's Restart=on-failure brings it back).
-void exit_on_unexpected_exception(caf::scheduled_actor* self, const char* actor_name);
 
 /// Forwards transport events to one actor as (link_up_atom, link_peer),
 /// (link_down_atom, link, token, reason) and (frame_atom, link, bytes).

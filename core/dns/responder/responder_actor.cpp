@@ -1,5 +1,7 @@
 #include "core/dns/responder/responder_actor.hpp"
 
+#include "core/runtime/exit_on_exception.hpp"
+
 #include <caf/all.hpp>
 
 #include <chrono>
@@ -18,6 +20,7 @@ std::string prefix_text(const unmeasured_client& c) {
 
 responder_actor::behavior_type responder_actor_impl(responder_actor::stateful_pointer<responder_state> self,
                                                     responder_handoff handoff) {
+  exit_on_unexpected_exception(self, "DNS responder");
   self->state.responder = std::move(*handoff.box);
   auto schedule_reclaim = [self] {
     if (self->state.reclaim_pending)
