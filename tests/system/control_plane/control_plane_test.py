@@ -270,9 +270,11 @@ def tls_cluster(work):
         item = {"d": "iad", "s": 0, "k": "", "m": 3, "v": 0.0, "t": int(time.time() * 1000), "q": 1}
         agent.send("measurements", {"o": "iad/evil", "base": 0, "max": 1, "i": [item]}, sender="iad/evil")
         agent.send("measurements", {"o": "fra/evil", "base": 0, "max": 1, "i": [item]}, sender="fra/evil")
-        # Frames are handled in order: the reply to this one means the two
-        # batches were handled (closing at once could reset the connection
-        # before they are read).
+        # A Raft RPC from an agent (a vote request for itself, say).
+        agent.send("consensus", {"c": 1, "fi": 7, "fa": "10.9.9.9:7400", "ty": 3, "term": 99})
+        # Frames are handled in order: the reply to this one means the
+        # frames before it were handled (closing at once could reset the
+        # connection before they are read).
         mesh_wire.request(agent, "node-report", ["fra/evil", "fra", "1", "probe"])
         agent.close()
         operator = mesh_wire.Link(host, port, "gtmeshctl", "operator", tls=certs("gtmeshctl"))
@@ -282,6 +284,9 @@ def tls_cluster(work):
         st = wait_for(lambda: (lambda t: t if "measurements for another DC" in t and "gossip from a non-decider" in t
                                 else None)(ctl(env["MESH1"], "status").stdout), 10, 0.2)
         check(bool(st), "measurements for another DC and gossip from an operator are counted and dropped")
+        st = wait_for(lambda: (lambda t: t if "consensus messages refused" in t else None)(
+            ctl(env["MESH1"], "status").stdout), 10, 0.2)
+        check(bool(st), "a Raft RPC from an agent certificate is refused and counted")
         check(dig(env["DNS1"], "www.demo.example") == ["192.0.2.10"] and "version 1" in ctl(env["MESH1"], "status").stdout,
               "and nothing of it reached state: still version 1, still fra")
         # A certificate of the cluster CA without a role.
