@@ -488,6 +488,13 @@ int raft_node::io_send(raft_io* io, raft_io_send* req, const raft_message* messa
       copy.append_entries_result.last_log_index > n->answering_match_)
     copy.append_entries_result.last_log_index = n->answering_match_; // guard 1
   auto bytes = encode_raft_message(from, copy);
+  // A frame holds at most max_rpc_bytes: send fewer entries (a shorter
+  // AppendEntries is still a valid one; the follower's answer tells the
+  // leader where to go on). A single entry never exceeds it (push limit).
+  while (bytes.size() > n->options_.max_rpc_bytes && copy.type == RAFT_IO_APPEND_ENTRIES && copy.append_entries.n_entries > 1) {
+    copy.append_entries.n_entries /= 2;
+    bytes = encode_raft_message(from, copy);
+  }
   if (n->options_.send)
     n->options_.send(message->server_address, std::move(bytes));
   req->cb = cb;

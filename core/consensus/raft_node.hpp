@@ -52,6 +52,11 @@
 
 namespace gtmesh::consensus {
 
+/// Largest Raft RPC sent in one frame (the transport takes 16 MB).
+inline constexpr size_t max_rpc_bytes = 15 * 1024 * 1024;
+/// Largest config text a push may carry into the log (an entry must fit an RPC).
+inline constexpr size_t max_config_bytes = 12 * 1024 * 1024;
+
 struct raft_node_options {
   std::string address;             ///< ours, as the other deciders know it
   std::vector<std::string> voters; ///< every decider, ours included
@@ -59,6 +64,7 @@ struct raft_node_options {
   unsigned heartbeat_ms = 100;
   unsigned snapshot_threshold = 32; ///< entries between snapshots
   unsigned snapshot_trailing = 16;  ///< entries kept behind a snapshot
+  size_t max_rpc_bytes = consensus::max_rpc_bytes; ///< larger AppendEntries are split
   /// Sends one RPC body to the decider with that address (may drop it).
   std::function<void(const std::string& address, std::vector<uint8_t>&& body)> send;
   std::function<uint64_t()> now_ms;    ///< monotonic milliseconds

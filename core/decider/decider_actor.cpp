@@ -1,6 +1,7 @@
 #include "core/decider/decider_actor.hpp"
 
 #include "core/consensus/log_entry.hpp"
+#include "core/consensus/raft_node.hpp"
 #include "core/dns/responder/responder_actor.hpp"
 #include "core/mesh/mesh_types.hpp"
 #include "core/mesh/node_runtime.hpp"
@@ -186,7 +187,12 @@ void handle_push(self_ptr self, link_id link, const link_peer& from, const confi
   int64_t now = wall_clock_ms();
   std::string file = push.file.empty() ? "pushed.yaml" : push.file;
   std::string report;
-  auto errors = st.core->validate_config(push.yaml, file, now, push.dry_run, &report);
+  std::vector<std::string> errors;
+  if (push.yaml.size() > consensus::max_config_bytes)
+    errors.push_back(file + ": " + std::to_string(push.yaml.size() >> 20) + " MB is above the " +
+                     std::to_string(consensus::max_config_bytes >> 20) + " MB a config may have in the replicated log");
+  else
+    errors = st.core->validate_config(push.yaml, file, now, push.dry_run, &report);
   if (push.dry_run || !errors.empty()) {
     config_reply_body reply;
     reply.accepted = errors.empty();
