@@ -126,11 +126,13 @@ std::string raft_error_text(self_ptr self, int status) {
 proposal_reply_body outcome(self_ptr self, uint64_t id, int status, const apply_result& r, uint64_t index) {
   proposal_reply_body reply;
   reply.id = id;
-  reply.ok = status == 0;
+  reply.ok = status == 0 && !r.malformed;
   reply.index = index;
   reply.version = r.version;
   if (status != 0)
     reply.error = raft_error_text(self, status);
+  else if (r.malformed)
+    reply.error = "the change was committed but is malformed and was skipped by every decider";
   return reply;
 }
 

@@ -18,24 +18,28 @@ struct wire_entry {
   std::string by;
   uint64_t id = 0;
   int64_t at = 0;
-  MSGPACK_DEFINE_MAP(k, y, f, dc, d, by, id, at)
+  uint64_t lu = 0;
+  uint32_t bv = 0;
+  MSGPACK_DEFINE_MAP(k, y, f, dc, d, by, id, at, lu, bv)
 };
 
 } // namespace
 
 std::vector<uint8_t> encode(const log_entry& e) {
-  return pack(wire_entry{static_cast<uint8_t>(e.kind), e.yaml, e.file, e.dc, e.drained, e.by, e.push_id, e.at_ms});
+  return pack(wire_entry{static_cast<uint8_t>(e.kind), e.yaml, e.file, e.dc, e.drained, e.by, e.push_id, e.at_ms,
+                         e.log_uid, e.base_version});
 }
 
 bool decode(const uint8_t* data, size_t size, log_entry& out) noexcept {
   wire_entry w;
   if (!unpack_into(data, size, w))
     return false;
-  if (w.k < 1 || w.k > 3 || w.dc.size() > 255 || w.by.size() > 255 || w.f.size() > 4096)
+  if (w.k < 1 || w.k > 3 || w.dc.size() > max_entry_name_bytes || w.by.size() > max_entry_name_bytes ||
+      w.f.size() > max_entry_file_bytes)
     return false;
   try {
     out = log_entry{static_cast<entry_kind>(w.k), std::move(w.y), std::move(w.f), std::move(w.dc), w.d,
-                    std::move(w.by), w.id, w.at};
+                    std::move(w.by), w.id, w.at, w.lu, w.bv};
     return true;
   } catch (...) {
     return false;

@@ -26,9 +26,18 @@ struct log_entry {
   std::string dc;       ///< drain
   bool drained = false; ///< drain: true drains, false undrains
   std::string by;       ///< who asked (operator name, or the decider for bootstrap)
-  uint64_t push_id = 0; ///< chosen by the pusher; a retried push with the same id applies once
+  uint64_t push_id = 0; ///< chosen by the pusher; a retried push (or drain) with the same id applies once
   int64_t at_ms = 0;    ///< wall clock of the proposing decider (display only)
+  /// bootstrap_config: a random id naming this log, and the config version
+  /// the proposing decider already held (a log started over, e.g. after its
+  /// folder was wiped, continues numbering above it).
+  uint64_t log_uid = 0;
+  uint32_t base_version = 0;
 };
+
+/// Limits decode() enforces; a proposer checks them first.
+inline constexpr size_t max_entry_name_bytes = 255; ///< dc, by
+inline constexpr size_t max_entry_file_bytes = 255; ///< file
 
 std::vector<uint8_t> encode(const log_entry& e);
 /// False for anything that is not a well-formed entry (never throws).

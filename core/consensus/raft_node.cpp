@@ -35,14 +35,15 @@ raft_snapshot* to_raft_snapshot(const state::raft_snapshot_record& r) {
   s->configuration_index = r.configuration_index;
   s->bufs = static_cast<raft_buffer*>(raft_malloc(sizeof(raft_buffer)));
   s->n_bufs = 1;
-  s->bufs[0].len = r.data.size();
-  s->bufs[0].base = raft_malloc(r.data.empty() ? 1 : r.data.size());
-  if (!s->bufs || !s->bufs[0].base) {
+  void* data = s->bufs ? raft_malloc(r.data.empty() ? 1 : r.data.size()) : nullptr;
+  if (!data) {
     raft_configuration_close(&s->configuration);
     raft_free(s->bufs);
     raft_free(s);
     return nullptr;
   }
+  s->bufs[0].len = r.data.size();
+  s->bufs[0].base = data;
   if (!r.data.empty())
     std::memcpy(s->bufs[0].base, r.data.data(), r.data.size());
   return s;
@@ -189,13 +190,15 @@ void raft_node::receive(const uint8_t* data, size_t size) {
       ae.leader_commit = matched;
     answering_ = true;
     answering_match_ = matched;
-  } else if (m.type == RAFT_IO_APPEND_ENTRIES_RESULT && raft_.state == RAFT_LEADER &&
-             m.append_entries_result.rejected == 0) {
-    // Guard 3: only a result that reaches an entry of the current term may
-    // count towards committing.
+  } else if (m.type == RAFT_IO_APPEND_ENTRIES_RESULT && raft_.state == RAFT_LEADER) {
+    // A result ends a large send in flight to that peer (see io_send).
+    inflight_until_.erase(from.from_address);
+    // Guard 3: libraft 0.15 commits by counting replicas of its own last
+    // stored entry; until that entry is of the current term (the barrier is
+    // stored), a success must not count, or an earlier-term entry would
+    // commit by counting (Raft's figure 8).
     auto& r = m.append_entries_result;
-    uint64_t last = std::min<uint64_t>(r.last_log_index, raft_last_index(&raft_));
-    if (term_at(last) != raft_.current_term)
+    if (r.rejected == 0 && term_at(raft_.last_stored) != raft_.current_term)
       r.last_log_index = 0;
   }
   recv_cb_(&io_, &m);
@@ -239,7 +242,9 @@ int raft_node::propose(std::vector<uint8_t> entry, done_fn done) {
       fn(status, r, index);
   });
   if (rv != 0) {
-    raft_free(buf.base);
+    // Once libraft appended the entry it frees the buffer itself on failure.
+    if (rv == RAFT_NOTLEADER)
+      raft_free(buf.base);
     delete p;
     drain();
     return rv;
@@ -364,18 +369,18 @@ int raft_node::io_error(const std::string& what, const std::string& error) {
 
 // --- raft_io ------------------------------------------------------------------
 
-int raft_node::io_init(raft_io*, raft_id, const char*) {
+int raft_node::io_init(raft_io*, raft_id, const char*) noexcept {
   return 0;
 }
 
-void raft_node::io_close(raft_io* io, raft_io_close_cb cb) {
+void raft_node::io_close(raft_io* io, raft_io_close_cb cb) noexcept {
   auto* n = node_of(io);
   if (cb)
     n->completions_.push_back([io, cb] { cb(io); });
 }
 
 int raft_node::io_load(raft_io* io, raft_term* term, raft_id* voted_for, raft_snapshot** snapshot,
-                       raft_index* start_index, raft_entry** entries, size_t* n_entries) {
+                       raft_index* start_index, raft_entry** entries, size_t* n_entries) noexcept {
   auto* n = node_of(io);
   state::raft_persisted p;
   std::string error;
@@ -428,7 +433,7 @@ int raft_node::io_load(raft_io* io, raft_term* term, raft_id* voted_for, raft_sn
   return 0;
 }
 
-int raft_node::io_start(raft_io* io, unsigned msecs, raft_io_tick_cb tick, raft_io_recv_cb recv) {
+int raft_node::io_start(raft_io* io, unsigned msecs, raft_io_tick_cb tick, raft_io_recv_cb recv) noexcept {
   auto* n = node_of(io);
   n->tick_interval_ = msecs;
   n->tick_cb_ = tick;
@@ -436,7 +441,7 @@ int raft_node::io_start(raft_io* io, unsigned msecs, raft_io_tick_cb tick, raft_
   return 0;
 }
 
-int raft_node::io_bootstrap(raft_io* io, const raft_configuration* conf) {
+int raft_node::io_bootstrap(raft_io* io, const raft_configuration* conf) noexcept {
   auto* n = node_of(io);
   state::raft_persisted p;
   std::string error;
@@ -457,12 +462,12 @@ int raft_node::io_bootstrap(raft_io* io, const raft_configuration* conf) {
   return 0;
 }
 
-int raft_node::io_recover(raft_io* io, const raft_configuration*) {
+int raft_node::io_recover(raft_io* io, const raft_configuration*) noexcept {
   std::snprintf(io->errmsg, sizeof io->errmsg, "recover is not supported");
   return RAFT_IOERR;
 }
 
-int raft_node::io_set_term(raft_io* io, raft_term term) {
+int raft_node::io_set_term(raft_io* io, raft_term term) noexcept {
   auto* n = node_of(io);
   std::string error;
   if (!n->store_->set_term(term, error))
@@ -470,7 +475,7 @@ int raft_node::io_set_term(raft_io* io, raft_term term) {
   return 0;
 }
 
-int raft_node::io_set_vote(raft_io* io, raft_id server_id) {
+int raft_node::io_set_vote(raft_io* io, raft_id server_id) noexcept {
   auto* n = node_of(io);
   std::string error;
   if (!n->store_->set_vote(server_id, error))
@@ -478,7 +483,7 @@ int raft_node::io_set_vote(raft_io* io, raft_id server_id) {
   return 0;
 }
 
-int raft_node::io_send(raft_io* io, raft_io_send* req, const raft_message* message, raft_io_send_cb cb) {
+int raft_node::io_send(raft_io* io, raft_io_send* req, const raft_message* message, raft_io_send_cb cb) noexcept {
   auto* n = node_of(io);
   // Encoded now: libraft may reuse the message memory once send() returns
   // and the callback has fired; the bytes are ours.
@@ -487,6 +492,16 @@ int raft_node::io_send(raft_io* io, raft_io_send* req, const raft_message* messa
   if (copy.type == RAFT_IO_APPEND_ENTRIES_RESULT && copy.append_entries_result.rejected == 0 && n->answering_ &&
       copy.append_entries_result.last_log_index > n->answering_match_)
     copy.append_entries_result.last_log_index = n->answering_match_; // guard 1
+  // A large AppendEntries takes a while on a slow link, and libraft sends
+  // it again every heartbeat until answered: while one is in flight to a
+  // peer, later ones go without their entries (a heartbeat), or copies
+  // would pile up in the link's send queue.
+  const uint64_t now = n->options_.now_ms();
+  if (copy.type == RAFT_IO_APPEND_ENTRIES && copy.append_entries.n_entries > 0) {
+    auto it = n->inflight_until_.find(message->server_address);
+    if (it != n->inflight_until_.end() && now < it->second)
+      copy.append_entries.n_entries = 0;
+  }
   auto bytes = encode_raft_message(from, copy);
   // A frame holds at most max_rpc_bytes: send fewer entries (a shorter
   // AppendEntries is still a valid one; the follower's answer tells the
@@ -495,6 +510,8 @@ int raft_node::io_send(raft_io* io, raft_io_send* req, const raft_message* messa
     copy.append_entries.n_entries /= 2;
     bytes = encode_raft_message(from, copy);
   }
+  if (copy.type == RAFT_IO_APPEND_ENTRIES && bytes.size() > large_rpc_bytes)
+    n->inflight_until_[message->server_address] = now + large_rpc_wait_ms(bytes.size());
   if (n->options_.send)
     n->options_.send(message->server_address, std::move(bytes));
   req->cb = cb;
@@ -506,7 +523,7 @@ int raft_node::io_send(raft_io* io, raft_io_send* req, const raft_message* messa
 }
 
 int raft_node::io_append(raft_io* io, raft_io_append* req, const raft_entry entries[], unsigned count,
-                         raft_io_append_cb cb) {
+                         raft_io_append_cb cb) noexcept {
   auto* n = node_of(io);
   std::vector<state::raft_entry_ref> refs;
   refs.reserve(count);
@@ -526,7 +543,7 @@ int raft_node::io_append(raft_io* io, raft_io_append* req, const raft_entry entr
   return 0;
 }
 
-int raft_node::io_truncate(raft_io* io, raft_index index) {
+int raft_node::io_truncate(raft_io* io, raft_index index) noexcept {
   auto* n = node_of(io);
   std::string error;
   if (!n->store_->truncate(index, error))
@@ -536,7 +553,7 @@ int raft_node::io_truncate(raft_io* io, raft_index index) {
 }
 
 int raft_node::io_snapshot_put(raft_io* io, unsigned trailing, raft_io_snapshot_put* req, const raft_snapshot* snapshot,
-                               raft_io_snapshot_put_cb cb) {
+                               raft_io_snapshot_put_cb cb) noexcept {
   auto* n = node_of(io);
   state::raft_snapshot_record r;
   r.index = snapshot->index;
@@ -564,7 +581,7 @@ int raft_node::io_snapshot_put(raft_io* io, unsigned trailing, raft_io_snapshot_
   return 0;
 }
 
-int raft_node::io_snapshot_get(raft_io* io, raft_io_snapshot_get* req, raft_io_snapshot_get_cb cb) {
+int raft_node::io_snapshot_get(raft_io* io, raft_io_snapshot_get* req, raft_io_snapshot_get_cb cb) noexcept {
   auto* n = node_of(io);
   auto record = n->store_->snapshot();
   raft_snapshot* s = record ? to_raft_snapshot(*record) : nullptr;
@@ -574,15 +591,15 @@ int raft_node::io_snapshot_get(raft_io* io, raft_io_snapshot_get* req, raft_io_s
   return 0;
 }
 
-raft_time raft_node::io_time(raft_io* io) {
+raft_time raft_node::io_time(raft_io* io) noexcept {
   return node_of(io)->options_.now_ms();
 }
 
-int raft_node::io_random(raft_io* io, int min, int max) {
+int raft_node::io_random(raft_io* io, int min, int max) noexcept {
   return node_of(io)->options_.random(min, max);
 }
 
-int raft_node::io_async_work(raft_io* io, raft_io_async_work* req, raft_io_async_work_cb cb) {
+int raft_node::io_async_work(raft_io* io, raft_io_async_work* req, raft_io_async_work_cb cb) noexcept {
   auto* n = node_of(io);
   int rv = req->work(req);
   req->cb = cb;
@@ -595,21 +612,23 @@ int raft_node::io_async_work(raft_io* io, raft_io_async_work* req, raft_io_async
 
 // --- raft_fsm -----------------------------------------------------------------
 
-int raft_node::fsm_apply(raft_fsm* fsm, const raft_buffer* buf, void** result) {
+int raft_node::fsm_apply(raft_fsm* fsm, const raft_buffer* buf, void** result) noexcept {
   auto* n = static_cast<raft_node*>(fsm->data);
   uint64_t index = n->raft_.last_applied + 1; // libraft applies index last_applied + 1
   log_entry e;
   n->last_result_ = apply_result{};
-  if (decode(static_cast<const uint8_t*>(buf->base), buf->len, e))
+  if (decode(static_cast<const uint8_t*>(buf->base), buf->len, e)) {
     n->last_result_ = n->fsm_state_.apply(e, index);
-  else
-    n->fsm_state_.skip(index); // never written by us; skipped the same way everywhere
+  } else {
+    n->fsm_state_.skip(index); // skipped the same way everywhere
+    n->last_result_.malformed = true;
+  }
   *result = &n->last_result_;
   n->changed_ = true;
   return 0;
 }
 
-int raft_node::fsm_snapshot(raft_fsm* fsm, raft_buffer* bufs[], unsigned* n_bufs) {
+int raft_node::fsm_snapshot(raft_fsm* fsm, raft_buffer* bufs[], unsigned* n_bufs) noexcept {
   auto* n = static_cast<raft_node*>(fsm->data);
   auto bytes = n->fsm_state_.snapshot();
   auto* out = static_cast<raft_buffer*>(raft_malloc(sizeof(raft_buffer)));
@@ -628,12 +647,14 @@ int raft_node::fsm_snapshot(raft_fsm* fsm, raft_buffer* bufs[], unsigned* n_bufs
   return 0;
 }
 
-int raft_node::fsm_restore(raft_fsm* fsm, raft_buffer* buf) {
+int raft_node::fsm_restore(raft_fsm* fsm, raft_buffer* buf) noexcept {
   auto* n = static_cast<raft_node*>(fsm->data);
   bool ok = n->fsm_state_.restore(static_cast<const uint8_t*>(buf->base), buf->len);
-  raft_free(buf->base); // ours now (libraft hands the snapshot data over)
+  if (!ok)
+    return RAFT_MALFORMED; // on failure libraft still owns (and frees) the data
+  raft_free(buf->base);    // on success it is ours
   n->changed_ = true;
-  return ok ? 0 : RAFT_MALFORMED;
+  return 0;
 }
 
 } // namespace gtmesh::consensus

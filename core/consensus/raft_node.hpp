@@ -56,6 +56,14 @@ namespace gtmesh::consensus {
 inline constexpr size_t max_rpc_bytes = 15 * 1024 * 1024;
 /// Largest config text a push may carry into the log (an entry must fit an RPC).
 inline constexpr size_t max_config_bytes = 12 * 1024 * 1024;
+/// An AppendEntries above this is "large": until it is answered (or its
+/// wait passes) the same peer gets heartbeats instead of further copies.
+inline constexpr size_t large_rpc_bytes = 1024 * 1024;
+/// How long a large AppendEntries may take: 2 s plus 1 s per MB (a 12 MB
+/// config over a 100 Mbit/s link takes about a second).
+inline uint64_t large_rpc_wait_ms(size_t bytes) {
+  return 2000 + 1000 * (bytes >> 20);
+}
 
 struct raft_node_options {
   std::string address;             ///< ours, as the other deciders know it
@@ -133,29 +141,29 @@ public:
 
 private:
   // raft_io
-  static int io_init(raft_io* io, raft_id id, const char* address);
-  static void io_close(raft_io* io, raft_io_close_cb cb);
+  static int io_init(raft_io* io, raft_id id, const char* address) noexcept;
+  static void io_close(raft_io* io, raft_io_close_cb cb) noexcept;
   static int io_load(raft_io* io, raft_term* term, raft_id* voted_for, raft_snapshot** snapshot,
-                     raft_index* start_index, raft_entry** entries, size_t* n_entries);
-  static int io_start(raft_io* io, unsigned msecs, raft_io_tick_cb tick, raft_io_recv_cb recv);
-  static int io_bootstrap(raft_io* io, const raft_configuration* conf);
-  static int io_recover(raft_io* io, const raft_configuration* conf);
-  static int io_set_term(raft_io* io, raft_term term);
-  static int io_set_vote(raft_io* io, raft_id server_id);
-  static int io_send(raft_io* io, raft_io_send* req, const raft_message* message, raft_io_send_cb cb);
+                     raft_index* start_index, raft_entry** entries, size_t* n_entries) noexcept;
+  static int io_start(raft_io* io, unsigned msecs, raft_io_tick_cb tick, raft_io_recv_cb recv) noexcept;
+  static int io_bootstrap(raft_io* io, const raft_configuration* conf) noexcept;
+  static int io_recover(raft_io* io, const raft_configuration* conf) noexcept;
+  static int io_set_term(raft_io* io, raft_term term) noexcept;
+  static int io_set_vote(raft_io* io, raft_id server_id) noexcept;
+  static int io_send(raft_io* io, raft_io_send* req, const raft_message* message, raft_io_send_cb cb) noexcept;
   static int io_append(raft_io* io, raft_io_append* req, const raft_entry entries[], unsigned n,
-                       raft_io_append_cb cb);
-  static int io_truncate(raft_io* io, raft_index index);
+                       raft_io_append_cb cb) noexcept;
+  static int io_truncate(raft_io* io, raft_index index) noexcept;
   static int io_snapshot_put(raft_io* io, unsigned trailing, raft_io_snapshot_put* req,
-                             const raft_snapshot* snapshot, raft_io_snapshot_put_cb cb);
-  static int io_snapshot_get(raft_io* io, raft_io_snapshot_get* req, raft_io_snapshot_get_cb cb);
-  static raft_time io_time(raft_io* io);
-  static int io_random(raft_io* io, int min, int max);
-  static int io_async_work(raft_io* io, raft_io_async_work* req, raft_io_async_work_cb cb);
+                             const raft_snapshot* snapshot, raft_io_snapshot_put_cb cb) noexcept;
+  static int io_snapshot_get(raft_io* io, raft_io_snapshot_get* req, raft_io_snapshot_get_cb cb) noexcept;
+  static raft_time io_time(raft_io* io) noexcept;
+  static int io_random(raft_io* io, int min, int max) noexcept;
+  static int io_async_work(raft_io* io, raft_io_async_work* req, raft_io_async_work_cb cb) noexcept;
   // raft_fsm
-  static int fsm_apply(raft_fsm* fsm, const raft_buffer* buf, void** result);
-  static int fsm_snapshot(raft_fsm* fsm, raft_buffer* bufs[], unsigned* n_bufs);
-  static int fsm_restore(raft_fsm* fsm, raft_buffer* buf);
+  static int fsm_apply(raft_fsm* fsm, const raft_buffer* buf, void** result) noexcept;
+  static int fsm_snapshot(raft_fsm* fsm, raft_buffer* bufs[], unsigned* n_bufs) noexcept;
+  static int fsm_restore(raft_fsm* fsm, raft_buffer* buf) noexcept;
 
   int io_error(const std::string& what, const std::string& error);
   /// Term of the entry at `index` in libraft's in-memory log (0 if unknown).
@@ -187,6 +195,7 @@ private:
   apply_result last_result_;
   uint64_t refused_ = 0;
   std::map<std::string, int64_t> refused_logged_at_; ///< address -> ms, to rate-limit logs
+  std::map<std::string, uint64_t> inflight_until_;    ///< peer -> until when a large append is in flight
 };
 
 } // namespace gtmesh::consensus

@@ -35,6 +35,7 @@ struct wire_drain {
 
 struct wire_state {
   uint64_t ai = 0;
+  uint64_t lu = 0;
   uint32_t cv = 0;
   bool hy = false; ///< has a config text
   std::string y;
@@ -43,7 +44,7 @@ struct wire_state {
   std::vector<wire_drain> dr;
   std::vector<uint64_t> ids; ///< push ids, oldest first, paired with idv
   std::vector<uint32_t> idv;
-  MSGPACK_DEFINE_MAP(ai, cv, hy, y, f, h, dr, ids, idv)
+  MSGPACK_DEFINE_MAP(ai, lu, cv, hy, y, f, h, dr, ids, idv)
 };
 
 } // namespace
@@ -72,6 +73,7 @@ apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
         r.ignored = true;
         return r;
       }
+      version_ = e.base_version;
       [[fallthrough]];
     case entry_kind::config: {
       if (e.push_id != 0) {
@@ -82,6 +84,8 @@ apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
           return r;
         }
       }
+      if (log_uid_ == 0) // the first config names the log
+        log_uid_ = e.log_uid ? e.log_uid : (e.push_id ^ (index * 0x9e3779b97f4a7c15ull)) | 1;
       ++version_;
       yaml_ = std::make_shared<const std::string>(e.yaml);
       file_ = e.file;
@@ -97,6 +101,16 @@ apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
       return r;
     }
     case entry_kind::drain:
+      if (e.push_id != 0) {
+        auto it = std::find_if(push_ids_.begin(), push_ids_.end(), [&](const auto& p) { return p.first == e.push_id; });
+        if (it != push_ids_.end()) {
+          r.duplicate = true;
+          return r;
+        }
+        push_ids_.emplace_back(e.push_id, 0);
+        if (push_ids_.size() > push_ids_kept)
+          push_ids_.pop_front();
+      }
       drains_[e.dc] = drain_record{e.dc, e.drained, e.by, index, e.at_ms};
       return r;
   }
@@ -106,6 +120,7 @@ apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
 std::vector<uint8_t> replicated_state::snapshot() const {
   wire_state w;
   w.ai = applied_index_;
+  w.lu = log_uid_;
   w.cv = version_;
   w.hy = static_cast<bool>(yaml_);
   if (yaml_)
@@ -129,6 +144,7 @@ bool replicated_state::restore(const uint8_t* data, size_t size) {
   try {
     replicated_state next;
     next.applied_index_ = w.ai;
+    next.log_uid_ = w.lu;
     next.version_ = w.cv;
     if (w.hy)
       next.yaml_ = std::make_shared<const std::string>(std::move(w.y));
@@ -148,6 +164,7 @@ bool replicated_state::restore(const uint8_t* data, size_t size) {
 
 replicated_view_ptr replicated_state::view() const {
   auto v = std::make_shared<replicated_view>();
+  v->log_uid = log_uid_;
   v->applied_index = applied_index_;
   v->config_version = version_;
   v->yaml = yaml_;

@@ -14,6 +14,10 @@
 // - The history keeps (version, SHA-256, file, who, when, index) of the last
 //   history_limit versions; only the current text is kept here (each decider
 //   keeps older texts in its own store, --keep-configs).
+// - The first config names the log (log_uid): a decider that finds another
+//   name on a view knows its log was started over. A bootstrap entry
+//   numbers above the version its proposer already held.
+// - A drain with a push id seen among the last 1,000 applies once too.
 
 #include "core/consensus/log_entry.hpp"
 
@@ -46,6 +50,7 @@ struct drain_record {
 
 /// What a decider needs to serve: an immutable copy handed out after applies.
 struct replicated_view {
+  uint64_t log_uid = 0; ///< names the log (a log started over has another)
   uint64_t applied_index = 0;
   uint32_t config_version = 0;
   std::shared_ptr<const std::string> yaml; ///< null while there is no config
@@ -58,11 +63,12 @@ struct apply_result {
   uint32_t version = 0;   ///< config kinds: the version this entry has (a duplicate: the earlier one)
   bool duplicate = false; ///< a retried push that was already applied
   bool ignored = false;   ///< bootstrap_config while a config exists
+  bool malformed = false; ///< the entry did not decode: nothing was applied
 };
 
 class replicated_state {
 public:
-  static constexpr size_t history_limit = 10'000;
+  static constexpr size_t history_limit = 2'000; ///< ~0.7 MB in a snapshot
   static constexpr size_t push_ids_kept = 1'000;
 
   apply_result apply(const log_entry& e, uint64_t index);
@@ -75,6 +81,7 @@ public:
   bool restore(const uint8_t* data, size_t size);
 
   uint64_t applied_index() const noexcept { return applied_index_; }
+  uint64_t log_uid() const noexcept { return log_uid_; }
   uint32_t config_version() const noexcept { return version_; }
   const std::deque<config_record>& history() const noexcept { return history_; }
   const std::map<std::string, drain_record>& drains() const noexcept { return drains_; }
@@ -82,6 +89,7 @@ public:
 
 private:
   uint64_t applied_index_ = 0;
+  uint64_t log_uid_ = 0;
   uint32_t version_ = 0;
   std::shared_ptr<const std::string> yaml_;
   std::string file_;

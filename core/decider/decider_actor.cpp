@@ -89,6 +89,14 @@ std::vector<link_id> decider_links(self_ptr self) {
   return out;
 }
 
+/// The name a log entry records for a config file: its last path
+/// component, bounded (the full path is the pusher's business).
+std::string entry_file_name(const std::string& file) {
+  auto slash = file.find_last_of('/');
+  std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
+  return base.substr(0, consensus::max_entry_file_bytes);
+}
+
 void schedule_rebuild(self_ptr self) {
   auto& st = self->state;
   if (st.rebuild_scheduled)
@@ -185,7 +193,7 @@ void propose(self_ptr self, const consensus::log_entry& entry, link_id link,
 void handle_push(self_ptr self, link_id link, const link_peer& from, const config_body& push) {
   auto& st = self->state;
   int64_t now = wall_clock_ms();
-  std::string file = push.file.empty() ? "pushed.yaml" : push.file;
+  std::string file = entry_file_name(push.file.empty() ? "pushed.yaml" : push.file);
   std::string report;
   std::vector<std::string> errors;
   if (push.yaml.size() > consensus::max_config_bytes)
@@ -206,7 +214,7 @@ void handle_push(self_ptr self, link_id link, const link_peer& from, const confi
   e.kind = consensus::entry_kind::config;
   e.yaml = push.yaml;
   e.file = file;
-  e.by = from.identity.name;
+  e.by = from.identity.name.substr(0, consensus::max_entry_name_bytes);
   e.push_id = push.push_id;
   e.at_ms = now;
   std::string name = node_name(self);
@@ -336,8 +344,11 @@ void handle_request(self_ptr self, link_id link, const link_peer& from, const re
     e.kind = consensus::entry_kind::drain;
     e.dc = arg(0);
     e.drained = req.command == "drain";
-    e.by = arg(1).empty() ? from.identity.name : arg(1);
+    // Who drained it: the operator's certificate name, and what gtmeshctl
+    // says about the user, bounded like every log field.
+    e.by = (from.identity.name + (arg(1).empty() ? "" : " (" + arg(1) + ")")).substr(0, consensus::max_entry_name_bytes);
     e.at_ms = now;
+    std::from_chars(arg(2).data(), arg(2).data() + arg(2).size(), e.push_id); // retries of one drain apply once
     std::string name = node_name(self);
     bool drained = e.drained;
     std::string dc = e.dc;
@@ -369,7 +380,10 @@ void handle_request(self_ptr self, link_id link, const link_peer& from, const re
   if (req.command == "node-report") {
     if (role != node_role::agent)
       return refuse("an agent certificate");
-    st.nodes[arg(0)] = decider_state::node_report{arg(1), arg(2), arg(3), now};
+    if (st.nodes.size() >= 10'000 && !st.nodes.count(arg(0)))
+      return reply(false, "too many node reports");
+    st.nodes[arg(0).substr(0, 255)] = decider_state::node_report{arg(1).substr(0, 255), arg(2).substr(0, 32),
+                                                                 arg(3).substr(0, 1024), now};
     return reply(true, "ok");
   }
   if (req.command == "config") {
@@ -528,10 +542,11 @@ void gossip(self_ptr self) {
   send_frame(self, up[random() % up.size()], frame(message_kind::digest, node_name(self), st.core->digest()));
 }
 
-/// An empty cluster gets the config this decider was started with.
-void maybe_bootstrap(self_ptr self, uint32_t cluster_version) {
+/// An empty cluster gets the config this decider was started with (called
+/// on every committed view and every gossip tick until it has one).
+void maybe_bootstrap(self_ptr self) {
   auto& st = self->state;
-  if (cluster_version != 0 || st.bootstrap_proposed)
+  if (st.cluster_version != 0 || st.bootstrap_proposed)
     return;
   const active_config* c = st.core->config();
   std::string text = !st.core->bootstrap_yaml().empty() ? st.core->bootstrap_yaml() : (c ? c->yaml : "");
@@ -540,9 +555,12 @@ void maybe_bootstrap(self_ptr self, uint32_t cluster_version) {
   consensus::log_entry e;
   e.kind = consensus::entry_kind::bootstrap_config;
   e.yaml = text;
-  e.file = c ? c->file : "bootstrap.yaml";
-  e.by = node_name(self);
+  e.file = entry_file_name(c ? c->file : "bootstrap.yaml");
+  e.by = node_name(self).substr(0, consensus::max_entry_name_bytes);
   e.at_ms = wall_clock_ms();
+  e.base_version = st.core->config_version(); // a log started over numbers above what we served
+  static thread_local std::mt19937_64 random(std::random_device{}());
+  e.log_uid = random() | 1;
   st.bootstrap_proposed = true;
   auto bytes = consensus::encode(e);
   self
@@ -669,7 +687,8 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
       if (change.config || change.overrides)
         schedule_rebuild(self);
       release_waiting(self, false);
-      maybe_bootstrap(self, view->config_version);
+      s.cluster_version = view->config_version;
+      maybe_bootstrap(self);
     },
     [=](quorum_atom, bool quorum) {
       auto& s = self->state;
@@ -684,6 +703,7 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
     },
     [=](gossip_atom) {
       gossip(self);
+      maybe_bootstrap(self);
       self->delayed_send(self, self->state.options.gossip_interval, gossip_atom_v);
     },
     [=](flush_atom) {
@@ -691,6 +711,13 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
       auto& s = self->state;
       if (++s.flushes % 600 == 0) // once a minute: forget measurements past their retention
         s.core->expire(wall_clock_ms());
+      if (s.flushes % 100 == 0 && s.core->retry_committed_config(wall_clock_ms())) {
+        // A committed config that did not load here before (a file it names
+        // was missing?) loads now.
+        log(self, "config version " + std::to_string(s.core->config_version()) + " is active (on a retry)");
+        broadcast_config(self);
+        schedule_rebuild(self);
+      }
       if (!s.core->flush(err)) {
         // Retried every flush interval; said once per error and minute.
         auto now = std::chrono::steady_clock::now();

@@ -101,6 +101,7 @@ struct decider_state {
   std::vector<waiting_reply> waiting;
   bool rebuild_scheduled = false;
   bool bootstrap_proposed = false;
+  int64_t cluster_version = -1; ///< config version of the last committed view (-1: none seen yet)
   std::set<std::string> unreachable; ///< DCs down for lack of agents, at the last snapshot
   int64_t last_rebuild_ms = 0;
   std::map<std::string, uint64_t> rejected; ///< frames dropped, by reason

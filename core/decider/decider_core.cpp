@@ -5,6 +5,7 @@
 #include "core/routing/engine.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <fstream>
 #include <sstream>
 
@@ -40,6 +41,7 @@ bool decider_core::restore(int64_t now_ms, std::string& error) {
     table_.take_changes(); // already on disk
     overrides_ = store_->load_overrides();
     applied_index_ = store_->load_applied_index();
+    log_uid_ = store_->load_log_uid();
     // The newest stored config that still loads (a build may have tightened
     // validation); never a broken one.
     for (const auto& c : store_->config_history()) {
@@ -91,6 +93,13 @@ std::vector<std::string> decider_core::validate_config(const std::string& yaml, 
 
 decider_core::view_change decider_core::apply_view(const consensus::replicated_view& v, int64_t now_ms) {
   view_change change;
+  if (v.log_uid != 0 && v.log_uid != log_uid_) {
+    // Another log (its folder was wiped and it started over): what this
+    // decider applied from the old one says nothing about the new one.
+    log_uid_ = v.log_uid;
+    applied_index_ = 0;
+    pending_.log_uid = log_uid_;
+  }
   if (v.applied_index <= applied_index_)
     return change; // a replay after a restart: already applied and persisted
   applied_index_ = v.applied_index;
@@ -100,9 +109,11 @@ decider_core::view_change decider_core::apply_view(const consensus::replicated_v
     std::string error;
     if (activate(v.config_version, *v.yaml, v.file, now_ms, error, true)) {
       config_error_.clear();
+      failed_config_.reset();
       ++counters_.config_accepted;
       change.config = true;
     } else {
+      failed_config_ = state::stored_config{v.config_version, *v.yaml, v.file, now_ms};
       // Committed, but it does not load on this decider (a file it names is
       // missing here?): keep serving the last config that does.
       config_error_ = "committed config version " + std::to_string(v.config_version) +
@@ -127,11 +138,23 @@ decider_core::view_change decider_core::apply_view(const consensus::replicated_v
   return change;
 }
 
+bool decider_core::retry_committed_config(int64_t now_ms) {
+  if (!failed_config_)
+    return false;
+  std::string error;
+  if (!activate(failed_config_->version, failed_config_->yaml, failed_config_->file, now_ms, error, true))
+    return false;
+  failed_config_.reset();
+  config_error_.clear();
+  ++counters_.config_accepted;
+  return true;
+}
+
 void decider_core::set_isolated(bool isolated, int64_t now_ms) {
   if (isolated == (isolated_since_ >= 0))
     return;
   if (isolated) {
-    unreachable_at_isolation_ = unreachable_dcs(now_ms);
+    unreachable_at_isolation_ = unreachable_dcs_at(now_ms);
     isolated_since_ = now_ms;
   } else {
     isolated_since_ = -1;
@@ -142,25 +165,11 @@ void decider_core::set_isolated(bool isolated, int64_t now_ms) {
 
 view_inputs decider_core::inputs(int64_t now_ms) const {
   view_inputs in;
-  if (isolated_since_ < 0) {
-    in.measurements = [this](const std::function<void(const measurement&)>& fn) { table_.for_each(fn); };
-  } else {
-    // Ageing paused since isolation began: a value that was fresh then still
-    // is; one measured since then is as it is.
-    int64_t paused = std::max<int64_t>(0, now_ms - isolated_since_);
-    in.measurements = [this, paused, now_ms](const std::function<void(const measurement&)>& fn) {
-      table_.for_each([&](const measurement& m) {
-        if (m.at_ms >= now_ms - paused || paused == 0)
-          return fn(m);
-        measurement aged = m;
-        aged.at_ms = std::min(m.at_ms + paused, now_ms);
-        fn(aged);
-      });
-    };
-  }
+  in.measurements = [this](const std::function<void(const measurement&)>& fn) { table_.for_each(fn); };
   in.overrides = overrides_;
   in.unreachable_dcs = unreachable_dcs(now_ms);
   in.now_ms = now_ms;
+  in.frozen_since_ms = isolated_since_; // ageing paused while isolated
   return in;
 }
 
@@ -225,8 +234,19 @@ void decider_core::agent_gone(const std::string& origin, int64_t now_ms) {
 }
 
 std::set<std::string> decider_core::unreachable_dcs(int64_t now_ms) const {
-  if (isolated_since_ >= 0)
-    return unreachable_at_isolation_; // agents lost while isolated do not fail their DC
+  if (isolated_since_ >= 0) {
+    // Agents lost while isolated do not fail their DC; a DC that was already
+    // unreachable stays so only until its agents are back.
+    std::set<std::string> now_down = unreachable_dcs_at(now_ms);
+    std::set<std::string> out;
+    std::set_intersection(unreachable_at_isolation_.begin(), unreachable_at_isolation_.end(), now_down.begin(),
+                          now_down.end(), std::inserter(out, out.begin()));
+    return out;
+  }
+  return unreachable_dcs_at(now_ms);
+}
+
+std::set<std::string> decider_core::unreachable_dcs_at(int64_t now_ms) const {
   // A DC is unreachable when it had agents here and every one of them left
   // more than the bound ago and has sent nothing since, through us or through
   // another decider (an agent that moved to another decider is alive).

@@ -75,6 +75,8 @@ public:
   uint64_t applied_index() const noexcept { return applied_index_; }
   /// Why the newest committed config is not the active one here ("" if it is).
   const std::string& config_error() const noexcept { return config_error_; }
+  /// Tries the committed config that did not load again; true if it does now.
+  bool retry_committed_config(int64_t now_ms);
   const active_config* config() const noexcept { return active_ ? &*active_ : nullptr; }
   uint32_t config_version() const noexcept { return active_ ? active_->version : 0; }
   bool has_dc(const std::string& dc) const { return active_ && active_->cfg->find_dc(dc); }
@@ -151,8 +153,10 @@ public:
 private:
   bool activate(uint32_t version, const std::string& yaml, const std::string& file, int64_t now_ms,
                 std::string& error, bool persist);
-  /// view_inputs for a plan at now_ms (measurements aged as isolation says).
+  /// view_inputs for a plan at now_ms (ageing paused while isolated).
   view_inputs inputs(int64_t now_ms) const;
+  /// The agent-gone rule without regard to isolation.
+  std::set<std::string> unreachable_dcs_at(int64_t now_ms) const;
 
   decider_options options_;
   std::unique_ptr<state::store> store_;
@@ -160,7 +164,9 @@ private:
   mesh::gossip_state table_;
   std::vector<mesh::dc_override> overrides_;
   uint64_t applied_index_ = 0;
+  uint64_t log_uid_ = 0;
   std::string config_error_;
+  std::optional<state::stored_config> failed_config_; ///< committed, not loadable here (yet)
   std::string bootstrap_yaml_;
   int64_t isolated_since_ = -1;
   std::set<std::string> unreachable_at_isolation_;

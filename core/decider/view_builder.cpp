@@ -44,7 +44,9 @@ std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const vie
   std::map<std::tuple<std::string, source, std::string, metric_id>, latest_value> newest;
   std::map<std::pair<std::string, std::string>, health::backend_verdicts> backends; // (dc, "svc/backend")
   std::map<std::string, health::backend_verdicts> monitors;                         // "profile/endpoint"
-  auto verdict = [](const measurement& m) { return health::instance_verdict{m.origin, m.value > 0, m.at_ms, m.seq}; };
+  auto verdict = [&](const measurement& m) {
+    return health::instance_verdict{m.origin, m.value > 0, in.effective_at(m.at_ms), m.seq};
+  };
   in.measurements([&](const measurement& m) {
     if (m.src == source::service && m.metric == metric_id::service_status && m.key.find('/') != std::string::npos) {
       backends[{m.dc, m.key}].update(verdict(m));
@@ -62,17 +64,18 @@ std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const vie
     uint32_t dc = plan.find_dc(dc_name);
     if (dc == no_index)
       continue; // a DC the current config does not know
+    const int64_t at = in.effective_at(v.at_ms);
     switch (src) {
       case source::host:
-        view->set_host(dc, metric, v.value, v.at_ms);
+        view->set_host(dc, metric, v.value, at);
         break;
       case source::service:
         if (uint32_t svc = plan.find_service(key); svc != no_index)
-          view->set_service(svc, dc, metric, v.value, v.at_ms);
+          view->set_service(svc, dc, metric, v.value, at);
         break;
       case source::client:
         if (auto p = ip_prefix::parse(key))
-          view->set_client(*p, dc, metric, v.value, v.at_ms);
+          view->set_client(*p, dc, metric, v.value, at);
         break;
       case source::endpoint:
         break;

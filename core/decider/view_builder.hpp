@@ -19,6 +19,7 @@
 #include "core/routing/measurement_view.hpp"
 #include "core/routing/routing_plan.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -41,6 +42,15 @@ struct view_inputs {
   std::vector<mesh::dc_override> overrides;
   std::set<std::string> unreachable_dcs; ///< every agent gone for longer than the bound
   int64_t now_ms = 0;
+  /// >= 0 while the decider is isolated (decider_core::set_isolated): a value
+  /// measured before this time ages only up to it. The newest value is still
+  /// chosen by its true time.
+  int64_t frozen_since_ms = -1;
+  int64_t effective_at(int64_t at_ms) const noexcept {
+    if (frozen_since_ms < 0 || at_ms >= frozen_since_ms)
+      return at_ms;
+    return std::min(at_ms + (now_ms - frozen_since_ms), now_ms);
+  }
 };
 
 /// Builds the view. `previous_up` (availability per subject key) is updated

@@ -102,7 +102,9 @@ void on_frame(self_ptr self, const std::vector<char>& bytes) {
       if (ack.have > st.options.sink->max_seq() && st.options.on_sequence_behind)
         st.options.on_sequence_behind(ack.have);
       auto now = std::chrono::steady_clock::now();
-      if (ack.config_version > st.config_version && now - st.config_requested_at > std::chrono::seconds(1)) {
+      // A version this agent rejected is not fetched again (a newer one is).
+      if (ack.config_version > st.config_version && ack.config_version > st.rejected_version &&
+          now - st.config_requested_at > std::chrono::seconds(1)) {
         st.config_requested_at = now; // asked again if the answer is lost
         send_frame(self, frame(message_kind::request, st.options.origin, request_body{"config", {}}));
       }
@@ -114,13 +116,14 @@ void on_frame(self_ptr self, const std::vector<char>& bytes) {
         ++st.frames_rejected;
         return;
       }
-      if (cfg.version <= st.config_version)
+      if (cfg.version <= st.config_version || cfg.version <= st.rejected_version)
         return;
       std::string why = st.options.on_config ? st.options.on_config(cfg.version, cfg.yaml, cfg.file) : "";
       if (why.empty()) {
         st.config_version = cfg.version;
         report(self, "applied");
       } else {
+        st.rejected_version = std::max(st.rejected_version, cfg.version);
         report(self, "rejected version " + std::to_string(cfg.version) + ": " + why);
       }
       return;

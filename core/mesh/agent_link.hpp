@@ -72,6 +72,7 @@ struct agent_link_state {
   uint64_t sent_max = 0;
   std::chrono::steady_clock::time_point last_send{};
   uint32_t config_version = 0;
+  uint32_t rejected_version = 0; ///< the newest version this agent could not apply
   std::chrono::steady_clock::time_point config_requested_at{}; ///< last "config" request
   uint64_t frames_rejected = 0;
   uint64_t ticks = 0;

@@ -2,6 +2,8 @@
 
 #include "core/mesh/msgpack_codec.hpp"
 
+#include <algorithm>
+
 namespace gtmesh::mesh {
 
 namespace {
@@ -515,7 +517,7 @@ void rebase_to_local_clock(std::vector<measurement>& items, int64_t sent_at_ms, 
     return; // an old sender: its timestamps are all there is
   const int64_t shift = now_ms - sent_at_ms;
   for (auto& m : items)
-    m.at_ms += shift;
+    m.at_ms = std::min(m.at_ms + shift, now_ms); // never in the future, whatever the sender's clocks did
 }
 
 } // namespace gtmesh::mesh

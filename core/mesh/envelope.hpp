@@ -208,10 +208,12 @@ std::optional<message_kind> peek_kind(const uint8_t* data, size_t size) noexcept
 /// Clocks of different nodes disagree; ages do not. Measurement times are
 /// the measuring node's clock; a receiver shifts them by (its now - the
 /// sender's clock at sending), so that every time it holds is its own
-/// clock, each value as old as the sender said it was (plus transit). A
-/// node whose clock is off by an hour then neither sees fresh values as
-/// stale nor stale ones as fresh. sent_at_ms == 0 (an older sender) leaves
-/// the times as they are.
+/// clock, each value as old as the sender said it was when it sent it
+/// (transit is not counted: milliseconds). A node whose clock is off by an
+/// hour then neither sees fresh values as stale nor stale ones as fresh. No
+/// time ends up after the receiver's now (a clock stepped back between
+/// measuring and sending). sent_at_ms == 0 (an older sender) leaves the
+/// times as they are.
 void rebase_to_local_clock(std::vector<measurement>& items, int64_t sent_at_ms, int64_t now_ms) noexcept;
 
 /// A body encoded elsewhere (a Raft RPC, core/consensus/raft_wire.hpp).

@@ -52,15 +52,19 @@ void actor_link_events::route(message_kind kind, caf::actor actor) {
 }
 
 void actor_link_events::on_frame(link_id link, std::vector<char>&& frame) {
-  if (!routes_.empty()) {
-    auto kind = peek_kind(reinterpret_cast<const uint8_t*>(frame.data()), frame.size());
+  auto kind = peek_kind(reinterpret_cast<const uint8_t*>(frame.data()), frame.size());
+  caf::actor routed;
+  {
+    std::lock_guard lock(mutex_);
     if (kind) {
       auto it = routes_.find(*kind);
-      if (it != routes_.end()) {
-        caf::anon_send(it->second, frame_atom_v, link, std::move(frame));
-        return;
-      }
+      if (it != routes_.end())
+        routed = it->second;
     }
+  }
+  if (routed) {
+    caf::anon_send(routed, frame_atom_v, link, std::move(frame));
+    return;
   }
   deliver(frame_atom_v, link, std::move(frame));
 }

@@ -75,17 +75,19 @@ bool unpack_record(const rocksdb::Slice& s, T& out) {
 class rocksdb_raft_store final : public raft_store {
 public:
   rocksdb_raft_store(std::string dir, rocksdb::DB* db) : dir_(std::move(dir)), db_(db) {}
-  ~rocksdb_raft_store() override {
-    if (!broken_)
-      delete db_; // a failed log writer must not be flushed (it aborts the process)
-  }
+  ~rocksdb_raft_store() override { delete db_; }
 
   bool load(raft_persisted& out, std::string& error) override {
     out = raft_persisted{};
     out.term = read_u64("m:term");
     out.vote = read_u64("m:vote");
     out.cluster_id = read_u64("m:cluster");
-    out.snapshot = snapshot();
+    bool corrupt = false;
+    out.snapshot = read_snapshot(corrupt);
+    if (corrupt) {
+      error = "the stored raft snapshot is corrupt";
+      return false;
+    }
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
     uint64_t expected = 0;
     for (it->Seek("e:"); it->Valid() && it->key().starts_with("e:"); it->Next()) {
@@ -167,12 +169,20 @@ public:
   }
 
   std::optional<raft_snapshot_record> snapshot() override {
+    bool corrupt = false;
+    return read_snapshot(corrupt);
+  }
+
+  std::optional<raft_snapshot_record> read_snapshot(bool& corrupt) {
+    corrupt = false;
     std::string value;
     if (!db_->Get(rocksdb::ReadOptions(), "s:snapshot", &value).ok())
       return std::nullopt;
     wire_snapshot w;
-    if (!unpack_record(rocksdb::Slice(value), w))
+    if (!unpack_record(rocksdb::Slice(value), w)) {
+      corrupt = true;
       return std::nullopt;
+    }
     raft_snapshot_record r{w.i, w.t, {}, w.ci, std::move(w.d)};
     for (auto& srv : w.s)
       r.servers.push_back(raft_server_record{srv.i, std::move(srv.a), srv.r});
@@ -188,25 +198,19 @@ private:
   }
 
   bool write(rocksdb::WriteBatch& b, std::string& error) {
-    if (broken_) {
-      error = "a write failed earlier; the consensus log takes no more writes until the decider restarts";
-      return false;
-    }
     if (!enough_disk_space(dir_, disk_reserve_bytes, error))
       return false;
     rocksdb::WriteOptions wo;
     wo.sync = true;
     rocksdb::Status s = db_->Write(wo, &b);
     if (!s.ok()) {
-      error = s.ToString();
-      broken_ = true;
+      error = s.ToString(); // the raft node stops; its owner reopens the log
       return false;
     }
     return true;
   }
 
   std::string dir_;
-  bool broken_ = false;
   rocksdb::DB* db_;
 };
 

@@ -87,6 +87,9 @@ std::string measurement_key(const measurement& m) {
   return k + entry_key(m);
 }
 
+bool open_db(const std::string& dir, rocksdb::DB*& db, std::vector<rocksdb::ColumnFamilyHandle*>& handles,
+             std::string& error);
+
 class rocksdb_store final : public store {
 public:
   rocksdb_store(std::string dir, rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles)
@@ -100,12 +103,12 @@ public:
   ~rocksdb_store() override { close(); }
 
   bool commit(const write_set& w, size_t keep_configs, std::string& error) override {
-    if (broken_) {
-      error = "a write failed earlier (" + broken_reason_ +
-              "); the state store takes no more writes until the decider restarts";
-      return false;
-    }
     if (!enough_disk_space(dir_, disk_reserve_bytes, error))
+      return false;
+    // After a failed write (the disk filled between the check and the write)
+    // start from a fresh handle: reopening replays the log up to the last
+    // complete write.
+    if (broken_ && !reopen(error))
       return false;
     rocksdb::WriteBatch batch;
     if (w.config)
@@ -123,6 +126,8 @@ public:
       batch.Put(handles_[cf_overrides], o.dc, pack(wire_override{o.drained, o.version, o.by}));
     if (w.applied_index)
       batch.Put(handles_[cf_default], "applied_index", be64(*w.applied_index));
+    if (w.log_uid)
+      batch.Put(handles_[cf_default], "log_uid", be64(*w.log_uid));
     for (const auto& t : w.transitions)
       batch.Put(handles_[cf_health], be64(static_cast<uint64_t>(t.at_ms)) + be64(health_seq_++),
                 pack(wire_transition{t.at_ms, t.dc, t.subject, t.from, t.to, t.reason}));
@@ -130,11 +135,8 @@ public:
     wo.sync = true;
     rocksdb::Status s = db_->Write(wo, &batch);
     if (!s.ok()) {
-      // RocksDB's log writer must not be used again after a failed write
-      // (Debian's build asserts on the next use, closing included).
       error = s.ToString();
       broken_ = true;
-      broken_reason_ = error;
       return false;
     }
     if (w.config)
@@ -208,11 +210,14 @@ public:
     return out;
   }
 
-  uint64_t load_applied_index() override {
+  uint64_t load_applied_index() override { return read_u64("applied_index"); }
+  uint64_t load_log_uid() override { return read_u64("log_uid"); }
+
+  uint64_t read_u64(const char* key) {
     if (!db_)
       return 0;
     std::string value;
-    if (!db_->Get(rocksdb::ReadOptions(), handles_[cf_default], "applied_index", &value).ok())
+    if (!db_->Get(rocksdb::ReadOptions(), handles_[cf_default], key, &value).ok())
       return 0;
     return read_be(rocksdb::Slice(value), 0, 8);
   }
@@ -242,10 +247,8 @@ private:
       batch.Delete(handles_[cf_config], be32(all[i].version));
     rocksdb::WriteOptions wo;
     wo.sync = true;
-    if (!db_->Write(wo, &batch).ok()) {
+    if (!db_->Write(wo, &batch).ok())
       broken_ = true;
-      broken_reason_ = "trimming the config history failed";
-    }
   }
 
   void trim_timeline(size_t keep) {
@@ -258,15 +261,13 @@ private:
     std::string last = it->key().ToString(); // the newest entry to drop
     it->SeekToFirst();
     std::string first = it->key().ToString();
-    if (!db_->DeleteRange(rocksdb::WriteOptions(), handles_[cf_health], first, last + std::string(1, '\0')).ok()) {
+    if (!db_->DeleteRange(rocksdb::WriteOptions(), handles_[cf_health], first, last + std::string(1, '\0')).ok())
       broken_ = true;
-      broken_reason_ = "trimming the health timeline failed";
-    }
   }
 
   void close() {
-    if (broken_)
-      return; // left open: closing would flush the failed log writer and abort
+    if (!db_)
+      return;
     for (auto* h : handles_)
       db_->DestroyColumnFamilyHandle(h);
     handles_.clear();
@@ -274,9 +275,19 @@ private:
     db_ = nullptr;
   }
 
+  bool reopen(std::string& error) {
+    close();
+    if (!open_db(dir_, db_, handles_, error)) {
+      error = "reopening the state after a failed write: " + error;
+      db_ = nullptr;
+      return false;
+    }
+    broken_ = false;
+    return true;
+  }
+
   std::string dir_;
   bool broken_ = false;
-  std::string broken_reason_;
   rocksdb::DB* db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   uint64_t health_seq_ = 0;

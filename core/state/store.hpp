@@ -7,7 +7,7 @@
 //   marks         origin                     -> gossip high-water mark
 //   overrides     dc                         -> operator override (drain)
 //   health        at_ms (BE u64), seq (BE u64) -> a health transition   (timeline)
-//   default       "applied_index" -> the Raft log index config and overrides reflect
+//   default       "applied_index", "log_uid" -> the Raft log (and index in it) config and overrides reflect
 // Every commit is one synced write batch: after commit() returns, a kill -9
 // loses nothing that was committed.
 
@@ -49,9 +49,10 @@ struct write_set {
   std::vector<mesh::dc_override> overrides;
   std::vector<health_transition> transitions;
   std::optional<uint64_t> applied_index; ///< the Raft log index the config and overrides reflect
+  std::optional<uint64_t> log_uid;       ///< the log that index is in
   bool empty() const noexcept {
     return !config && measurements.empty() && deleted.empty() && marks.empty() && overrides.empty() &&
-           transitions.empty() && !applied_index;
+           transitions.empty() && !applied_index && !log_uid;
   }
 };
 
@@ -74,6 +75,7 @@ public:
   virtual std::vector<mesh::dc_override> load_overrides() = 0;
   /// The Raft log index the stored config and overrides reflect (0: none).
   virtual uint64_t load_applied_index() = 0;
+  virtual uint64_t load_log_uid() = 0;
   /// Transitions at or after `since_ms`, oldest first, at most `limit`
   /// (the newest ones when there are more).
   virtual std::vector<health_transition> timeline(int64_t since_ms, size_t limit) = 0;

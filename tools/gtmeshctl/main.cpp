@@ -16,7 +16,9 @@
 // drains that fail for a reason a retry can overcome (no leader yet, the
 // leader changed) are retried, against every --decider in turn, for
 // --retry-for (default 15 s): a push carries an id the cluster applies
-// once, so a retry never creates a second version.
+// once, so a retry never creates a second version. Exit codes: 0 done, 1
+// rejected or failed (nothing changed), 2 usage, 3 not acknowledged (the
+// outcome is unknown: it may still be applied).
 
 #include "core/config/config_loader.hpp"
 #include "core/config/duration.hpp"
@@ -143,9 +145,14 @@ struct request {
   bool retryable = false; ///< a push or drain: retry on the reasons a retry may fix
 };
 
+/// Exit codes: 0 done, 1 rejected or failed, 2 usage, 3 not acknowledged
+/// (a push or drain whose outcome is unknown: it may still be applied).
+constexpr int exit_unknown_outcome = 3;
+
 struct outcome {
   int rc = 1;
   bool retry = false;
+  bool reached = false; ///< a decider answered (the failure was not about reaching one)
   std::string retry_reason;
 };
 
@@ -160,6 +167,7 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
     out.retry_reason = target + ": " + error;
     return out;
   }
+  out.reached = true;
   if (cmd == "send-garbage") {
     // Test aid (docs/mesh.md): bytes that are no envelope, and an envelope
     // of an unknown schema version; the decider must count and drop both.
@@ -168,7 +176,10 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
                                              mesh::message_kind::measurements, "gtmeshctl", {1, 2, 3}}));
   }
   client->send(mesh::encode(mesh::envelope{mesh::schema_version, req.kind, self.name, req.body}));
-  auto env = client->receive({mesh::message_kind::config_reply, mesh::message_kind::reply}, timeout, error);
+  // A push travels, is validated (a large config takes seconds) and is
+  // committed before the answer: give it longer than a status request.
+  auto wait = req.kind == mesh::message_kind::config_push ? std::max(timeout, std::chrono::milliseconds(20'000)) : timeout;
+  auto env = client->receive({mesh::message_kind::config_reply, mesh::message_kind::reply}, wait, error);
   if (!env) {
     out.retry = req.retryable;
     out.retry_reason = target + ": " + error;
@@ -272,6 +283,13 @@ int main(int argc, char** argv) {
   if (cmd == "push") {
     if (pos.size() != 2)
       return usage();
+    std::error_code size_error;
+    auto size = std::filesystem::file_size(pos[1], size_error);
+    if (!size_error && size > 12u * 1024 * 1024) {
+      std::fprintf(stderr, "gtmeshctl: %s is %ju MB; a config may have at most 12 MB (docs/mesh.md); nothing was pushed\n",
+                   pos[1].c_str(), static_cast<uintmax_t>(size >> 20));
+      return 1;
+    }
     load_result local = load_config_file(pos[1], routing_methods());
     if (!local.ok()) {
       std::fputs(local.report().c_str(), stderr);
@@ -291,8 +309,11 @@ int main(int argc, char** argv) {
     req.body = mesh::encode_body(
       mesh::request_body{cmd, {pos[1], pos.size() == 3 ? pos[2] : "A", client, ecs, json ? "json" : ""}});
   } else if ((cmd == "drain" || cmd == "undrain") && pos.size() == 2) {
-    req.body = mesh::encode_body(mesh::request_body{cmd, {pos[1], "gtmeshctl:" + user_name()}});
-    req.retryable = true; // setting a drain twice is the same drain
+    // The id makes retries of this drain apply once (a late retry must not
+    // undo an undrain issued after it).
+    req.body = mesh::encode_body(
+      mesh::request_body{cmd, {pos[1], "gtmeshctl:" + user_name(), std::to_string(random_push_id())}});
+    req.retryable = true;
   } else if (cmd == "send-garbage" && pos.size() == 1) {
     req.body = mesh::encode_body(mesh::request_body{"status", {}});
   } else if (cmd == "fault" && (pos.size() == 1 || pos.size() == 3)) {
@@ -305,13 +326,30 @@ int main(int argc, char** argv) {
     deciders.push_back(std::getenv("GTMESH_DECIDER") ? std::getenv("GTMESH_DECIDER") : "127.0.0.1:7400");
 
   mesh::node_identity self{"gtmeshctl@" + user_name(), mesh::node_role::operator_, ""};
+  if (!tls.cert.empty()) {
+    // A wrong certificate is not worth retrying: say so at once.
+    std::string error;
+    auto own = mesh::certificate_identity(tls.cert, error);
+    if (!own) {
+      std::fprintf(stderr, "gtmeshctl: %s\n", error.c_str());
+      return 1;
+    }
+    if (own->role != mesh::node_role::operator_) {
+      std::fprintf(stderr, "gtmeshctl: %s is the certificate of %s, but gtmeshctl needs an operator certificate "
+                           "(gtmeshctl ca issue NAME --role operator)\n",
+                   tls.cert.c_str(), own->describe().c_str());
+      return 1;
+    }
+  }
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(*retry_for);
   std::string reasons;
+  bool reached = false;
   for (size_t i = 0;; ++i) {
     const std::string& target = deciders[i % deciders.size()];
     outcome o = attempt(target, self, tls, std::chrono::milliseconds(*timeout), req, cmd, dry_run);
     if (!o.retry)
       return o.rc;
+    reached = reached || o.reached;
     reasons += "  " + o.retry_reason + "\n";
     bool tried_all = i + 1 >= deciders.size();
     if (!req.retryable && tried_all)
@@ -323,10 +361,17 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
     }
   }
+  if (!reached) {
+    std::fprintf(stderr, "gtmeshctl: no decider could be reached%s:\n%s",
+                 req.retryable ? "; nothing was changed" : "", reasons.c_str());
+    return 1;
+  }
   std::fprintf(stderr, "gtmeshctl: %s:\n%s", req.retryable ? "the change was not acknowledged" : "no decider answered",
                reasons.c_str());
-  if (req.retryable)
-    std::fprintf(stderr, "gtmeshctl: no majority of deciders committed it in time; every responder keeps serving "
-                         "the state in use. It may still be applied if a majority returns: check `gtmeshctl configs`\n");
-  return 1;
+  if (!req.retryable)
+    return 1;
+  std::fprintf(stderr, "gtmeshctl: no majority of deciders committed it in time; every responder keeps serving the "
+                       "state in use. It may still be applied if a majority returns: check `gtmeshctl configs` "
+                       "(exit code 3: outcome unknown)\n");
+  return exit_unknown_outcome;
 }

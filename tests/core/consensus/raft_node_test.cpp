@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <random>
+#include <map>
 #include <set>
 
 namespace gtmesh::consensus {
@@ -46,6 +47,8 @@ public:
   }
 
   size_t max_rpc_bytes = consensus::max_rpc_bytes;
+  uint64_t latency_ms = 10;
+  std::map<std::string, uint64_t> sent_bytes; ///< "from>to" -> bytes
 
   void start(size_t i, std::vector<std::string> voters = {}) {
     std::string error;
@@ -58,7 +61,8 @@ public:
     o.now_ms = [this] { return now_; };
     o.random = [this](int min, int max) { return std::uniform_int_distribution<int>(min, max - 1)(random_); };
     o.send = [this, from = addresses_[i]](const std::string& to, std::vector<uint8_t>&& body) {
-      network_.push_back(message{from, to, std::move(body), now_ + latency_});
+      sent_bytes[from + ">" + to] += body.size();
+      network_.push_back(message{from, to, std::move(body), now_ + latency_ms});
     };
     *states_[i] = replicated_state{};
     nodes_[i] = std::make_unique<raft_node>(o, std::move(store), *states_[i]);
@@ -171,7 +175,6 @@ private:
   std::vector<message> network_;
   std::mt19937_64 random_;
   uint64_t now_ = 0;
-  uint64_t latency_ = 10;
   std::set<size_t> side_;
   double loss_ = 0;
 };
@@ -415,6 +418,57 @@ TEST(raft_node, a_follower_catches_up_through_appends_split_to_the_frame_limit) 
   c.start(f);
   ASSERT_TRUE(c.run_until([&] { return c.state(f).config_version() == 20; }, 20'000));
   EXPECT_EQ(history(c.state(f)), history(c.state(*c.leader())));
+}
+
+TEST(raft_node, a_follower_that_needs_a_snapshot_of_an_earlier_term_catches_up) {
+  sim_cluster c(3, 21);
+  size_t l = c.wait_for_leader();
+  size_t f = (l + 1) % 3;
+  c.crash(f);
+  for (int i = 0; i < 70; ++i)
+    push(c, "n: " + std::to_string(i), 900 + i);
+  c.crash(l); // a new term: the leader's snapshot is of the previous one
+  c.start(l);
+  c.wait_for_leader();
+  c.start(f);
+  EXPECT_TRUE(c.run_until([&] { return c.state(f).config_version() == 70; }, 120'000))
+    << "follower stuck at version " << c.state(f).config_version();
+}
+
+TEST(raft_node, a_follower_behind_by_split_entries_of_an_earlier_term_catches_up) {
+  sim_cluster c(3, 22);
+  c.max_rpc_bytes = 8 * 1024;
+  for (size_t i = 0; i < 3; ++i) {
+    c.crash(i);
+    c.start(i);
+  }
+  size_t l = c.wait_for_leader();
+  size_t f = (l + 1) % 3;
+  c.crash(f);
+  std::string big(3000, 'x');
+  for (int i = 0; i < 20; ++i)
+    push(c, big + std::to_string(i), 300 + i);
+  c.crash(l);
+  c.start(l);
+  c.wait_for_leader();
+  c.start(f);
+  EXPECT_TRUE(c.run_until([&] { return c.state(f).config_version() == 20; }, 120'000))
+    << "follower stuck at version " << c.state(f).config_version();
+}
+
+TEST(raft_node, a_large_entry_is_not_resent_every_heartbeat_while_it_travels) {
+  sim_cluster c(3, 23);
+  size_t l = c.wait_for_leader();
+  size_t f = (l + 1) % 3;
+  c.crash(f);
+  std::string big(4 << 20, 'x'); // a 4 MB config
+  push(c, big, 77);
+  c.latency_ms = 400; // a slow link: an answer takes 800 ms, eight heartbeats
+  c.sent_bytes.clear();
+  c.start(f);
+  ASSERT_TRUE(c.run_until([&] { return c.state(f).config_version() == 1; }, 60'000));
+  uint64_t sent = c.sent_bytes[c.address(l) + ">" + c.address(f)];
+  EXPECT_LT(sent, 2 * big.size()) << sent << " bytes sent to catch up one 4 MB entry";
 }
 
 TEST(raft_node, pushes_commit_through_message_loss) {

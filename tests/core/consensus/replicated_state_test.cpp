@@ -38,6 +38,33 @@ TEST(replicated_state, a_bootstrap_config_applies_only_to_an_empty_cluster) {
   EXPECT_EQ(*s.view()->yaml, "boot");
 }
 
+TEST(replicated_state, a_new_log_numbers_above_the_version_its_bootstrapper_served_and_names_itself) {
+  replicated_state s;
+  auto boot = config("boot", 0, entry_kind::bootstrap_config);
+  boot.base_version = 41;
+  boot.log_uid = 777;
+  EXPECT_EQ(s.apply(boot, 2).version, 42u);
+  EXPECT_EQ(s.view()->log_uid, 777u);
+  EXPECT_EQ(s.apply(config("next", 5), 3).version, 43u);
+  EXPECT_EQ(s.view()->log_uid, 777u); // named once
+}
+
+TEST(replicated_state, a_retried_drain_applies_once) {
+  replicated_state s;
+  log_entry d;
+  d.kind = entry_kind::drain;
+  d.dc = "fra";
+  d.drained = true;
+  d.push_id = 9;
+  s.apply(d, 3);
+  log_entry u = d;
+  u.drained = false;
+  u.push_id = 10;
+  s.apply(u, 4);
+  EXPECT_TRUE(s.apply(d, 5).duplicate); // a late retry of the drain does not undo the undrain
+  EXPECT_FALSE(s.drains().at("fra").drained);
+}
+
 TEST(replicated_state, drains_take_the_log_index_as_their_version) {
   replicated_state s;
   log_entry d;

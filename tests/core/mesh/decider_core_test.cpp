@@ -104,6 +104,30 @@ TEST_F(decider_core_test, committed_configs_activate_in_log_order_and_one_that_d
   EXPECT_EQ(d->config_version(), 3u);
 }
 
+TEST_F(decider_core_test, a_log_started_over_is_followed_from_its_first_index) {
+  auto d = open();
+  auto old_log = committed(config_v1, 5, 40);
+  old_log.log_uid = 111;
+  EXPECT_TRUE(d->apply_view(old_log, t0).config);
+  // Its raft folders wiped, the cluster started a new log (indexes from 1,
+  // versions above the old ones): the low index is not a replay.
+  std::string changed = config_v1;
+  changed.replace(changed.find("192.0.2.250"), 11, "192.0.2.251");
+  auto new_log = committed(changed, 6, 3);
+  new_log.log_uid = 222;
+  EXPECT_TRUE(d->apply_view(new_log, t0).config);
+  EXPECT_EQ(d->config_version(), 6u);
+  EXPECT_EQ(d->applied_index(), 3u);
+  // ...and it survives a restart.
+  std::string err;
+  ASSERT_TRUE(d->flush(err)) << err;
+  d.reset();
+  auto again = open();
+  ASSERT_TRUE(again->restore(t0, err)) << err;
+  EXPECT_FALSE(again->apply_view(new_log, t0).config); // a replay of the new log: nothing to do
+  EXPECT_EQ(again->config_version(), 6u);
+}
+
 TEST_F(decider_core_test, validation_names_file_line_and_field_and_a_dry_run_changes_nothing) {
   auto d = open();
   d->apply_view(committed(config_v1, 1, 2), t0);

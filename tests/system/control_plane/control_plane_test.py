@@ -305,7 +305,7 @@ def tls_cluster(work):
         r = subprocess.run([GTMESHCTL, "--decider", env["MESH1"], "--tls-ca", tls_dir + "/ca.pem", "--tls-cert",
                             tls_dir + "/agent-fra.pem", "--tls-key", tls_dir + "/agent-fra.key", "status"],
                            capture_output=True, text=True, timeout=30)
-        check(r.returncode != 0 and "agent-fra (agent of fra)" in r.stderr,
+        check(r.returncode == 1 and "agent-fra (agent of fra)" in r.stderr,
               "gtmeshctl refuses to run with an agent certificate: %s" % r.stderr.strip()[-120:])
 
         # 7. Connect-and-close under TLS drops no link.
@@ -357,7 +357,7 @@ def tls_cluster(work):
             c = os.path.join(cdir, "c.yaml")
             open(c, "w").write(cfg.replace("fail_safe: [192.0.2.250]", "fail_safe: [192.0.2.253]", 1))
             r = ctl(env["MESH1"], "push", c, retry_for="3s")
-            check(r.returncode == 1 and "not acknowledged" in r.stderr,
+            check(r.returncode == 3 and "not acknowledged" in r.stderr,
                   "without a majority a push fails with a clear error: %s" % r.stderr.strip().splitlines()[-1:])
             check(dig(env["DNS1"], "www.demo.example") == ["192.0.2.10"], "decider 1's responder keeps answering")
             check("NO MAJORITY" in ctl(env["MESH1"], "status").stdout, "status says there is no majority")
