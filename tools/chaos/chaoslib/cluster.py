@@ -14,18 +14,21 @@ from (`Cluster.bounds`), so a scenario's deadline is never a guess:
   api.chaos.example  priority profile fra > iad > sin
   cfg.chaos.example  a marker address that identifies the pushed config
 
-CLI differences between today's binaries and the coming ones (Raft,
-certificate roles, --advertise, `gtmeshctl configs`) live in one CliProfile,
-chosen with GTMESH_CHAOS_CLI=today|raft (or `--cli`)."""
+Every decider is started with --advertise (its own mesh address) and a
+--peer for every other decider (the Raft membership); configs are committed
+through the deciders' Raft log. Certificates carry roles (decider, agent
+with its DC, operator for gtmeshctl)."""
+import calendar
 import dataclasses
 import hashlib
 import os
 import re
 import shutil
+import time
 
 from . import util
 from .dns import A, Answer, Resolver
-from .procs import Proc, Tmpfs, wait_for_file
+from .procs import Proc, Tmpfs, faketime_env, faketime_library, wait_for_file
 
 SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
@@ -46,38 +49,6 @@ def www(dc):
 def marker_address(n):
     """The cfg record's address for marker n (1..65535)."""
     return "198.18.%d.%d" % (n // 256, n % 256)
-
-
-@dataclasses.dataclass
-class CliProfile:
-    """What the binaries' command lines look like."""
-    name: str
-    cert_roles: bool = False          # gtmeshctl ca issue NAME --role decider|agent|operator [--dc DC]
-    advertise: bool = False           # gtmesh decider --advertise HOST:PORT
-    peers_include_self: bool = False  # every decider gets the full decider set via --peer (Raft membership)
-    configs_command: bool = False     # gtmeshctl configs: one line per version, "VERSION HASH ..."
-    # Which deciders each decider names with --peer: "earlier" (the ones
-    # started before it, like tools/cluster.sh: one connection per pair) or
-    # "all". Today "all" makes TLS links flap (see the mesh-stability
-    # scenario); Raft membership needs "all".
-    peers: str = "earlier"
-    # gtmeshctl gets every decider (--decider target --decider other ...) so
-    # that it can retry elsewhere (the coming gtmeshctl retries pushes).
-    ctl_all_deciders: bool = False
-
-
-PROFILES = {
-    "today": CliProfile("today"),
-    "raft": CliProfile("raft", cert_roles=True, advertise=True, peers_include_self=True, configs_command=True,
-                       peers="all", ctl_all_deciders=True),
-}
-
-
-def cli_profile(name=None):
-    name = name or os.environ.get("GTMESH_CHAOS_CLI", "today")
-    if name not in PROFILES:
-        raise SystemExit("unknown CLI profile %r (one of %s)" % (name, ", ".join(PROFILES)))
-    return PROFILES[name]
 
 
 def binaries():
@@ -118,16 +89,26 @@ class ClusterSpec:
     agent_args: tuple = ()
     syn_retries: int = None            # per-namespace net.ipv4.tcp_syn_retries (None: kernel default)
     slack_s: float = 2.0               # scheduling slack on a loaded 2-core machine
-    tls: bool = True                   # mutual TLS on every mesh link (plain mode: loopback only, soon)
-    peers: str = None                  # "all": every decider --peer every other; "earlier": only the ones
-                                       # started before it (like tools/cluster.sh); None: the CLI profile's
+    tls: bool = True                   # mutual TLS on every mesh link (plain mode only works on loopback)
+    peer_self: bool = False            # also pass a decider its own address with --peer (de-duplicated)
 
 
-# The heartbeat and connection timeout every gtmesh process sets
-# (core/mesh/node_runtime, docs/mesh.md), and the reconnect backoff ceiling.
+# The mesh transport's timings (core/mesh/transport.hpp transport_options,
+# agent_link.cpp / decider_actor.cpp backoff): a heartbeat every 200 ms, a
+# link that received nothing for 1 s is closed (a hung peer or a silent
+# partition is noticed in 1 s), handshakes (TLS + hello) must finish in 3 s,
+# connects are asynchronous and give up after 2 s, reconnects back off from
+# 200 ms doubling to 5 s. A connect never blocks a node: no SYN
+# retransmission terms in any bound.
 HEARTBEAT_S = 0.2
-CONNECTION_TIMEOUT_S = 1.0
+IDLE_TIMEOUT_S = 1.0
+CONNECTION_TIMEOUT_S = IDLE_TIMEOUT_S  # (old name)
+HANDSHAKE_TIMEOUT_S = 3.0
+CONNECT_TIMEOUT_S = 2.0
+BACKOFF_MIN_S = 0.2
 BACKOFF_MAX_S = 5.0
+# Raft among the deciders (gtmesh decider --election-timeout, default 1 s).
+ELECTION_TIMEOUT_S = 1.0
 
 
 class Bounds:
@@ -147,60 +128,185 @@ class Bounds:
         self.service_stale = svc * s.stale_after
         self.host_stale = host * s.stale_after
         self.dc_down_after = _seconds(s.dc_down_after)
-        # All agents of a DC unreachable: the link is declared dead after the
-        # connection timeout, the DC down dc-down-after later; or its data
-        # goes stale, whichever comes first.
-        self.dc_unreachable = min(CONNECTION_TIMEOUT_S + self.dc_down_after,
-                                  self.service_stale, self.host_stale) + s.slack_s
-        # Back after a heal: the reconnect backoff (at most 5 s), then fresh
-        # probe verdicts.
-        self.reconnect = BACKOFF_MAX_S + probe * (s.healthy_threshold + 1) + s.slack_s
+        # All agents of a DC unreachable. The decider(s) they were connected
+        # to notice at once (kill -9: the socket closes) or after the idle
+        # timeout (a hang, a silent partition) and declare the DC down
+        # dc-down-after later; or its data goes stale first. The other
+        # deciders never had those agents: they only see the data go stale
+        # (docs/mesh.md: "has left a decider"), so every responder agrees
+        # only once the staleness bound has passed.
+        stale = min(self.service_stale, self.host_stale)
+        self.dc_unreachable_own = min(IDLE_TIMEOUT_S + self.dc_down_after, stale) + s.slack_s
+        self.dc_unreachable = max(self.dc_unreachable_own, stale + s.slack_s)
+        # Back after a heal: a connect pending at the heal fails within the
+        # connect timeout (2 s), the next attempt comes at most one backoff
+        # ceiling (5 s) later and completes its handshake at once; then
+        # fresh probe verdicts reach the deciders.
+        self.reconnect = CONNECT_TIMEOUT_S + BACKOFF_MAX_S + probe * (s.healthy_threshold + 1) + s.slack_s
+        # A Raft leader lost: an election timeout (randomised up to twice
+        # it), one vote round; then gtmeshctl's retry (300 ms) finds it.
+        self.new_leader = 2 * ELECTION_TIMEOUT_S + 1.0 + s.slack_s
         self.text = ("failover = probe %.1fs x (threshold %d + 1) + timeout %.1fs + slack %.1fs = %.1fs; "
-                     "dc_unreachable = min(conn timeout %.1fs + dc-down-after %.1fs, stale %.1fs) + slack = %.1fs"
-                     % (probe, s.unhealthy_threshold, timeout, s.slack_s, self.failover, CONNECTION_TIMEOUT_S,
-                        self.dc_down_after, min(self.service_stale, self.host_stale), self.dc_unreachable))
-
-    @staticmethod
-    def syn_retransmit_wait(partition_s, syn_retries=6):
-        """A connect() that started when a silent partition began retries its
-        SYN at 1, 3, 7, 15, 31, 63 s (initial RTO 1 s, doubling); after a
-        heal at `partition_s` the next retransmission is at most this far
-        away (the kernel gives up after 127 s with 6 retries)."""
-        t = 0.0
-        rto = 1.0
-        for _ in range(syn_retries):
-            t += rto
-            if t >= partition_s:
-                return t - partition_s
-            rto *= 2
-        return t + rto - partition_s if t + rto > partition_s else 0.0
+                     "dc_unreachable on the agents' own decider = min(idle timeout %.1fs + dc-down-after %.1fs, "
+                     "stale %.1fs) + slack = %.1fs, on every responder = stale + slack = %.1fs; "
+                     "reconnect = connect timeout %.1fs + backoff ceiling %.1fs + probes %.1fs + slack = %.1fs"
+                     % (probe, s.unhealthy_threshold, timeout, s.slack_s, self.failover, IDLE_TIMEOUT_S,
+                        self.dc_down_after, stale, self.dc_unreachable_own, self.dc_unreachable,
+                        CONNECT_TIMEOUT_S, BACKOFF_MAX_S, probe * (s.healthy_threshold + 1), self.reconnect))
 
 
 class PushResult:
+    """What one `gtmeshctl push` said. Outcomes:
+      acked      "accepted as version N by NAME: committed by a majority of the deciders" (rc 0)
+      invalid    refused locally: "gtmeshctl: FILE is invalid; nothing was pushed"
+      rejected   a decider's validation refused it: "the config was rejected; the cluster keeps ..."
+      no-ack     retried for --retry-for and never committed: "the change was not acknowledged: ..."
+                 (it may still be applied later if a majority returns)
+      error      anything else (a crash, a timeout of the harness's own bound)"""
+
     def __init__(self, decider, path, sha, rc, out, err):
         self.decider = decider
         self.path = path
         self.sha = sha
         self.rc = rc
-        self.out = out
-        self.err = err
-        m = re.search(r"accepted as version (\d+)", out)
+        self.out = out or ""
+        self.err = err or ""
+        m = re.search(r"accepted as version (\d+) by (\S+): committed by a majority", self.out)
         self.version = int(m.group(1)) if m else None
+        self.by = m.group(2) if m else None
         self.acked = rc == 0 and self.version is not None
+        if self.acked:
+            self.outcome = "acked"
+        elif "nothing was pushed" in self.err:
+            self.outcome = "invalid"
+        elif "the config was rejected" in self.err:
+            self.outcome = "rejected"
+        elif "the change was not acknowledged" in self.err:
+            self.outcome = "no-ack"
+        else:
+            self.outcome = "error"
+
+    @property
+    def clean_failure(self):
+        """Not acknowledged and said so, with exit status 1."""
+        return not self.acked and self.rc == 1 and self.outcome in ("invalid", "rejected", "no-ack")
+
+    def why(self, limit=160):
+        """The first line that says why (for notes)."""
+        lines = [l.strip() for l in self.err.splitlines() if l.strip() and "retrying" not in l]
+        if self.outcome == "no-ack":
+            reasons = [l for l in lines if not l.startswith("gtmeshctl:")]
+            return ("not acknowledged: " + (reasons[-1] if reasons else ""))[:limit]
+        return (lines[0] if lines else "rc %d" % self.rc)[:limit]
 
     def __repr__(self):
         return "<push %s -> %s: %s>" % (os.path.basename(self.path), self.decider,
-                                        "v%d" % self.version if self.acked else "rc %d %s" % (self.rc, self.err.strip()[:80]))
+                                        "v%d by %s" % (self.version, self.by) if self.acked
+                                        else "%s rc %d %s" % (self.outcome, self.rc, self.why(100)))
+
+
+@dataclasses.dataclass
+class Status:
+    """`gtmeshctl status` of one decider, parsed:
+
+    decider NAME: config version N[ (the bootstrap config, not committed yet)][ (FILE)], log index I, ...
+      CONFIG NOT APPLIED: ...
+      ISOLATED for 3s: ...
+      dc fra: host up (age 0ms), web healthyBackends 2 (age 0ms), 1 agent(s) connected
+      peers: ADDR (NAME, connected) ADDR (down)
+      consensus: leader|follower|candidate, term T, commit C, applied A, leader ADDR|none[ (NO MAJORITY: ...)]
+    """
+    text: str
+    name: str = None
+    version: int = None
+    file: str = None
+    bootstrap: bool = False
+    log_index: int = None
+    config_error: str = None
+    isolated: str = None
+    peers: dict = dataclasses.field(default_factory=dict)   # address -> "connected" / "down"
+    role: str = None
+    term: int = None
+    commit: int = None
+    applied: int = None
+    leader: str = None
+    no_majority: bool = False
+    dcs: dict = dataclasses.field(default_factory=dict)     # dc -> its line
+    mesh: dict = dataclasses.field(default_factory=dict)    # "idle timeouts" -> n, "failed handshakes" -> n, ...
+
+    @classmethod
+    def parse(cls, text):
+        st = cls(text)
+        m = re.search(r"^decider (\S+): config version (\d+)((?: \([^)]*\))*), log index (\d+)", text, re.M)
+        if m:
+            st.name = m.group(1)
+            st.version = int(m.group(2))
+            parens = re.findall(r"\(([^)]*)\)", m.group(3))
+            st.bootstrap = any("bootstrap config" in p for p in parens)
+            files = [p for p in parens if "bootstrap config" not in p]
+            st.file = files[-1] if files else None
+            st.log_index = int(m.group(4))
+        m = re.search(r"^\s+CONFIG NOT APPLIED: (.*)$", text, re.M)
+        st.config_error = m.group(1) if m else None
+        m = re.search(r"^\s+(ISOLATED for [^:]*)", text, re.M)
+        st.isolated = m.group(1) if m else None
+        m = re.search(r"^\s+peers:(.*)$", text, re.M)
+        if m:
+            for addr, what in re.findall(r"(\S+) \(([^)]*)\)", m.group(1)):
+                st.peers[addr] = "connected" if what.endswith("connected") else what
+        m = re.search(r"^\s+consensus: (\w+), term (\d+), commit (\d+), applied (\d+), leader (\S+)(.*)$",
+                      text, re.M)
+        if m:
+            st.role = m.group(1)
+            st.term, st.commit, st.applied = int(m.group(2)), int(m.group(3)), int(m.group(4))
+            st.leader = None if m.group(5) == "none" else m.group(5)
+            st.no_majority = "NO MAJORITY" in m.group(6)
+        for dc, line in re.findall(r"^\s+dc (\S+): (.*)$", text, re.M):
+            st.dcs[dc] = line
+        m = re.search(r"^\s+mesh links: (\d+) up; (.*)$", text, re.M)
+        if m:
+            st.mesh["links up"] = int(m.group(1))
+            for n, what in re.findall(r"(\d+) ([a-z][a-z ()]*[a-z)])", m.group(2)):
+                st.mesh[what] = int(n)
+        return st
+
+    def peers_line(self):
+        m = re.search(r"^\s+peers:(.*)$", self.text, re.M)
+        return m.group(1).strip() if m else "no peers line"
+
+    def consensus_line(self):
+        m = re.search(r"^\s+consensus: (.*)$", self.text, re.M)
+        return m.group(1).strip() if m else "no consensus line"
+
+
+@dataclasses.dataclass
+class ConfigRecord:
+    """One line of `gtmeshctl configs`: VERSION SHA256 LOG-INDEX FILE BY AT_MS."""
+    version: int
+    sha: str
+    index: int
+    file: str
+    by: str
+    at_ms: int
+
+
+def parse_configs(text):
+    out = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 6 and parts[0].isdigit() and re.fullmatch(r"[0-9a-fA-F]{64}", parts[1]):
+            out.append(ConfigRecord(int(parts[0]), parts[1].lower(), int(parts[2]), parts[3], parts[4],
+                                    int(parts[5])))
+    return out
 
 
 class Cluster:
-    def __init__(self, janitor, topo, run_dir, tls_dir, spec=None, cli=None, bins=None):
+    def __init__(self, janitor, topo, run_dir, tls_dir, spec=None, bins=None):
         self.janitor = janitor
         self.topo = topo
         self.dir = run_dir
         self.tls_dir = tls_dir
         self.spec = spec or ClusterSpec()
-        self.cli = cli or cli_profile()
         self.gtmesh, self.ctl_bin = bins or binaries()
         self.bounds = Bounds(self.spec)
         self.deciders = ["decider%d" % (i + 1) for i in range(self.spec.deciders)]
@@ -230,6 +336,10 @@ class Cluster:
     def responders(self):
         return {d: self.dns_server(d) for d in self.deciders}
 
+    def decider_dir(self, d):
+        """A decider's own folder (its cwd; data/ inside)."""
+        return os.path.join(self.dir, d)
+
     def backends(self, dc):
         return ["%s:%d" % (self.topo.addr(dc), self.spec.backend_port + i) for i in range(self.spec.backends_per_dc)]
 
@@ -237,20 +347,41 @@ class Cluster:
         return os.path.join(self.dir, "down-%s-%d" % (dc, i + 1))
 
     # -- certificates --------------------------------------------------------
+    # Certificates are made as if it were this long ago (libfaketime on
+    # gtmeshctl and the openssl it runs), so that a node whose clock is
+    # behind (skew scenarios: -5 s, -1 h) still finds every certificate
+    # valid. Without it a clock behind a certificate's notBefore fails
+    # every TLS handshake: a test of TLS, not of gtmesh.
+    CERT_BACKDATE = "-2h"
+
     @staticmethod
-    def make_ca(tls_dir, ctl_bin, cli, deciders, dcs):
-        """The cluster CA and one certificate per node (and the operator)."""
+    def make_ca(tls_dir, ctl_bin, deciders, dcs):
+        """The cluster CA and one certificate per node, with its role (and
+        an agent's DC), and the operator's for gtmeshctl."""
         if os.path.exists(os.path.join(tls_dir, "ca.pem")):
             return
         os.makedirs(tls_dir, exist_ok=True)
-        util.run([ctl_bin, "ca", "init", "--dir", tls_dir, "--cluster", "chaos"], timeout=60, check=True)
+        env = dict(os.environ)
+        if faketime_library():
+            env.update(faketime_env(Cluster.CERT_BACKDATE))
+        util.run([ctl_bin, "ca", "init", "--dir", tls_dir, "--cluster", "chaos"], timeout=60, check=True, env=env)
         issues = [(d, "decider", None) for d in deciders] + [("agent-" + dc, "agent", dc) for dc in dcs] + \
                  [("operator", "operator", None)]
         for name, role, dc in issues:
-            argv = [ctl_bin, "ca", "issue", name, "--dir", tls_dir]
-            if cli.cert_roles:
-                argv += ["--role", role] + (["--dc", dc] if dc else [])
-            util.run(argv, timeout=60, check=True)
+            argv = [ctl_bin, "ca", "issue", name, "--dir", tls_dir, "--role", role] + (["--dc", dc] if dc else [])
+            util.run(argv, timeout=60, check=True, env=env)
+
+    def cert_not_before(self, name="operator"):
+        """notBefore of a certificate, in Unix seconds (None if unknown)."""
+        r = util.run(["openssl", "x509", "-noout", "-startdate", "-in", os.path.join(self.tls_dir, name + ".pem")],
+                     timeout=10)
+        m = re.search(r"notBefore=(.*)", r.stdout)
+        if not m:
+            return None
+        try:
+            return calendar.timegm(time.strptime(" ".join(m.group(1).split()), "%b %d %H:%M:%S %Y GMT"))
+        except ValueError:
+            return None
 
     def tls_args(self, node_cert):
         if not self.spec.tls:
@@ -322,18 +453,16 @@ class Cluster:
         return "\n".join(lines) + "\n"
 
     # -- processes -----------------------------------------------------------
-    def _proc(self, node, name, argv):
+    def _proc(self, node, name, argv, cwd=None):
         p = Proc(self.janitor, self.topo, node, name, argv, os.path.join(self.dir, name + ".log"),
-                 faketime=self.spec.faketime.get(name))
+                 faketime=self.spec.faketime.get(name), cwd=cwd)
         self.procs[name] = p
         return p
 
     def decider_argv(self, d):
-        mode = self.spec.peers or self.cli.peers
-        if mode == "earlier" and not self.cli.peers_include_self:
-            others = self.deciders[:self.deciders.index(d)]
-        else:
-            others = [x for x in self.deciders if x != d or self.cli.peers_include_self]
+        # Raft membership: every decider names every other (and, with
+        # peer_self, itself too: the binary de-duplicates its own address).
+        others = [x for x in self.deciders if x != d or self.spec.peer_self]
         argv = [self.gtmesh, "decider", "--config", self.config_path, "--data-dir", os.path.join(self.dir, d, "data"),
                 "--listen", self.mesh_addr(d), "--name", d, "--dns", "%s:%d" % self.dns_server(d),
                 "--port-file", os.path.join(self.dir, d + ".ports"), "--dc-down-after", self.spec.dc_down_after]
@@ -341,8 +470,7 @@ class Cluster:
             argv.append("--faults")
         if self.spec.gossip_interval:
             argv += ["--gossip-interval", self.spec.gossip_interval]
-        if self.cli.advertise:
-            argv += ["--advertise", self.mesh_addr(d)]
+        argv += ["--advertise", self.mesh_addr(d)]
         for o in others:
             argv += ["--peer", self.mesh_addr(o)]
         return argv + self.tls_args(d) + list(self.spec.decider_args)
@@ -385,7 +513,10 @@ class Cluster:
             if d in s.tmpfs_mb:
                 self.tmpfs[d] = Tmpfs(self.janitor, data, s.tmpfs_mb[d]).mount()
             os.makedirs(data, exist_ok=True)
-            self._proc(d, d, self.decider_argv(d))
+            # Each decider runs in its own folder: a relative path in a pushed
+            # config (a geo database) resolves there, so a file can be
+            # missing on one decider only (invalid-push).
+            self._proc(d, d, self.decider_argv(d), cwd=self.decider_dir(d))
             self.start_decider(d, wait=False)
         for d in self.deciders:
             self.wait_decider(d)
@@ -393,6 +524,7 @@ class Cluster:
             self._proc(dc, "agent-" + dc, self.agent_argv(dc)).start()
         self.resolver = Resolver(self.topo, "client")
         self.janitor.push("resolver", self.resolver.close)
+        self.wait_ready()
         if wait_answers:
             ok, secs, last = util.wait_for(lambda: all(self.query(d, WWW) == www("fra") for d in self.deciders),
                                            45, 0.2)
@@ -401,6 +533,42 @@ class Cluster:
                     WWW, {d: self.query(d, WWW) for d in self.deciders}))
             util.log("cluster up: every responder answers %s %s (%.1f s)" % (WWW, www("fra"), secs))
         return self
+
+    def ready(self, deciders=None):
+        """Every listed decider (default: all) has a leader, a majority, the
+        committed bootstrap config (version >= 1) and every peer connected:
+        {decider: Status} when so, else None."""
+        out = {}
+        for d in deciders or self.deciders:
+            st = self.status(d, attempts=1)
+            if st is None or st.version is None or st.version < 1 or st.leader is None or st.no_majority or \
+                    st.isolated or any(v != "connected" for v in st.peers.values()) or \
+                    len(st.peers) < len(self.deciders) - 1:
+                return None
+            out[d] = st
+        return out
+
+    def wait_ready(self, seconds=30, deciders=None):
+        """Polls ready() (a leader elected, the bootstrap config committed
+        as version 1, every link up) with a deadline."""
+        ok, secs, last = util.wait_for(lambda: self.ready(deciders), seconds, 0.2)
+        if not ok:
+            raise RuntimeError("the deciders never agreed on a leader and config version 1 within %d s: %s" % (
+                seconds, {d: (self.status(d, attempts=1) or Status("no answer")).text.splitlines()[:6]
+                          for d in (deciders or self.deciders)}))
+        util.log("deciders ready in %.1f s: leader %s, config version %s" % (
+            secs, next(iter(last.values())).leader, {d: st.version for d, st in last.items()}))
+        return last
+
+    def leader(self):
+        """The decider that is the Raft leader now (by its own status), or None."""
+        for d in self.deciders:
+            if not self.procs[d].alive():
+                continue
+            st = self.status(d, attempts=1)
+            if st and st.role == "leader":
+                return d
+        return None
 
     def start_decider(self, d, wait=True, seconds=30):
         pf = os.path.join(self.dir, d + ".ports")
@@ -465,42 +633,53 @@ class Cluster:
         return {d: got[self.dns_server(d)] for d in self.deciders}
 
     # -- gtmeshctl -----------------------------------------------------------
-    def _decider_args(self, d, all_deciders=None):
-        """--decider d (first), and the others after it when the profile
-        lets gtmeshctl retry elsewhere."""
-        if all_deciders is None:
-            all_deciders = self.cli.ctl_all_deciders
+    def _decider_args(self, d, all_deciders=True):
+        """--decider d first, then (all_deciders) every other decider, so
+        that gtmeshctl retries a push elsewhere when d is gone or no leader."""
         order = [d] + ([x for x in self.deciders if x != d] if all_deciders else [])
         out = []
         for x in order:
             out += ["--decider", self.mesh_addr(x)]
         return out
 
-    def ctl(self, *args, decider=None, timeout_s=5, node="client", all_deciders=False):
-        """gtmeshctl against one decider (status and the like must reach the
-        one asked, so no fallback by default)."""
+    def ctl_argv(self, *args, decider=None, timeout_s=5, retry_for_s=None, all_deciders=False):
         d = decider or self.deciders[0]
         argv = [self.ctl_bin] + self._decider_args(d, all_deciders) + self.tls_args("operator") + \
-               ["--timeout", "%gs" % timeout_s] + list(args)
-        return self.topo.run(node, argv, timeout=timeout_s + 20)
+            ["--timeout", "%gs" % timeout_s]
+        if retry_for_s is not None:
+            argv += ["--retry-for", "%gs" % retry_for_s]
+        return argv + list(args)
+
+    def ctl(self, *args, decider=None, timeout_s=5, node="client", all_deciders=False, retry_for_s=None):
+        """gtmeshctl (operator certificate) against one decider: status and
+        the like must reach the one asked, so no fallback by default."""
+        argv = self.ctl_argv(*args, decider=decider, timeout_s=timeout_s, retry_for_s=retry_for_s,
+                             all_deciders=all_deciders)
+        bound = timeout_s + 20 + (retry_for_s if retry_for_s is not None else 15 if all_deciders else 0)
+        return self.topo.run(node, argv, timeout=bound)
 
     def status(self, decider, attempts=3):
-        """`gtmeshctl status` text, or None when the decider did not answer
-        (`attempts` tries: a single call can miss under load)."""
+        """A parsed `gtmeshctl status` (Status), or None when the decider did
+        not answer (`attempts` tries: a single call can miss under load)."""
         for i in range(attempts):
             r = self.ctl("status", decider=decider)
-            if r.returncode == 0:
-                return r.stdout
-            util.debug("status of %s failed (try %d): %s" % (decider, i + 1, r.stderr.strip()[-200:]))
+            if r.returncode == 0 and r.stdout.startswith("decider "):
+                return Status.parse(r.stdout)
+            util.debug("status of %s failed (try %d): %s" % (decider, i + 1, (r.stderr or r.stdout).strip()[-200:]))
         return None
 
+    def status_text(self, decider):
+        st = self.status(decider)
+        return st.text if st else ""
+
     def config_version(self, decider):
-        """(version, file) of the active config as status shows it, or None."""
-        text = self.status(decider)
-        if not text:
+        """(version, file) of the config the decider serves, as its status
+        shows it (version 0: the bootstrap config, not committed yet), or
+        None when it does not answer."""
+        st = self.status(decider)
+        if st is None or st.version is None:
             return None
-        m = re.search(r"config version (\d+)(?: \(([^)]*)\))?", text)
-        return (int(m.group(1)), m.group(2) or "") if m else None
+        return (st.version, st.file or "")
 
     def write_push_file(self, yaml_text, label):
         sha = hashlib.sha256(yaml_text.encode()).hexdigest()
@@ -510,63 +689,66 @@ class Cluster:
             f.write(yaml_text)
         return path, sha
 
-    def push(self, yaml_text, decider=None, label="p", timeout_s=10):
-        """Pushes a config (file name carries its sha256 prefix, so that
-        today's `status` identifies it); returns a PushResult."""
+    def push(self, yaml_text, decider=None, label="p", timeout_s=5, retry_for_s=None, all_deciders=True):
+        """Pushes a config through `decider` (gtmeshctl gets every other
+        decider too, to retry there, unless all_deciders=False); returns a
+        PushResult."""
         path, sha = self.write_push_file(yaml_text, label)
         d = decider or self.deciders[0]
-        r = self.ctl("push", path, decider=d, timeout_s=timeout_s, all_deciders=None)
+        r = self.ctl("push", path, decider=d, timeout_s=timeout_s, all_deciders=all_deciders, retry_for_s=retry_for_s)
         res = PushResult(d, path, sha, r.returncode, r.stdout, r.stderr)
         util.log("push %s to %s: %s" % (os.path.basename(path), d, res))
         return res
 
-    def push_argv(self, path, decider, timeout_s=10):
+    def push_argv(self, path, decider, timeout_s=5, retry_for_s=None, all_deciders=True):
         """The command line of a push (to run it in the background)."""
-        return self.topo.exec_argv("client", [self.ctl_bin] + self._decider_args(decider) +
-                                   self.tls_args("operator") + ["--timeout", "%gs" % timeout_s, "push", path])
-
-    def sha_of_file_name(self, name):
-        m = re.search(r"-([0-9a-f]{16})\.yaml$", name or "")
-        if m:
-            return m.group(1)
-        if name and os.path.basename(name) == os.path.basename(self.config_path) and self.bootstrap_yaml:
-            return hashlib.sha256(self.bootstrap_yaml.encode()).hexdigest()[:16]
-        return None
+        return self.topo.exec_argv("client", self.ctl_argv("push", path, decider=decider, timeout_s=timeout_s,
+                                                           retry_for_s=retry_for_s, all_deciders=all_deciders))
 
     def config_history(self, decider):
-        """[(version, sha256 prefix or None)], oldest first, of the configs a
-        decider holds. With `gtmeshctl configs` (profile raft) that is its
-        whole retained history; today only the active version is visible
-        (`status`), identified by the pushed file's name. Returns None when
-        the decider does not answer."""
-        if self.cli.configs_command:
+        """[ConfigRecord], oldest first: the committed config history a
+        decider holds (`gtmeshctl configs`; the bootstrap config is version
+        1). None when the decider does not answer."""
+        for i in range(3):
             r = self.ctl("configs", decider=decider)
-            if r.returncode != 0:
-                return None
-            out = []
-            for line in r.stdout.splitlines():
-                parts = line.split()
-                if len(parts) >= 2 and parts[0].isdigit():
-                    out.append((int(parts[0]), parts[1].lower()))
-            return sorted(out)
-        cv = self.config_version(decider)
-        if cv is None:
-            return None
-        return [(cv[0], self.sha_of_file_name(cv[1]))]
+            if r.returncode == 0:
+                return sorted(parse_configs(r.stdout), key=lambda c: c.version)
+            util.debug("configs of %s failed (try %d): %s" % (decider, i + 1, r.stderr.strip()[-200:]))
+        return None
 
     def activated_versions(self, decider):
-        """The config versions a decider activated, in order, from its log
-        (restores, pushes it accepted, versions it adopted)."""
+        """The config versions a decider activated, in order, from its log:
+        the restore line at each start ("config version N (FILE), log index
+        I, M measurements restored") and "config version N is active"."""
         out = []
-        text = self.procs[decider].log_text()
-        for line in text.splitlines():
-            m = (re.search(r": config version (\d+) \(([^)]*)\), \d+ measurements restored", line) or
-                 re.search(r"accepted config version (\d+) pushed", line) or
-                 re.search(r"adopted config version (\d+) from", line))
+        for line in self.procs[decider].log_text().splitlines():
+            m = (re.search(r": config version (\d+) .*, log index \d+, \d+ measurements restored", line) or
+                 re.search(r": config version (\d+) is active", line))
             if m:
-                v = int(m.group(1))
-                sha = self.sha_of_file_name(m.group(2)) if m.lastindex and m.lastindex >= 2 else None
-                out.append((v, sha))
+                out.append(int(m.group(1)))
+        return out
+
+    def log_events(self, decider, since_mark=None):
+        """Link and consensus events in a decider's log (after the last
+        marker line containing since_mark, if given): a list of (kind, line)
+        with kind one of peer-down, decider-disconnected, agent-left,
+        peer-connected, no-majority, majority-back, consensus-restart."""
+        text = self.procs[decider].log_text()
+        if since_mark:
+            i = text.rfind(since_mark)
+            text = text[i:] if i >= 0 else text
+        kinds = [("peer-down", r": peer \S+ is down: "), ("decider-disconnected", r": decider \S+ disconnected: "),
+                 ("agent-left", r": agent \S+ left: "), ("peer-connected", r": connected to peer "),
+                 ("no-majority", r": no majority of deciders reachable"),
+                 ("majority-back", r": a majority of deciders is reachable again"),
+                 ("consensus-restart", r"the consensus server stopped"),
+                 ("persist-failed", r"persisting (the committed )?state failed")]
+        out = []
+        for line in text.splitlines():
+            for kind, pat in kinds:
+                if re.search(pat, line):
+                    out.append((kind, line.strip()))
+                    break
         return out
 
     def mark(self, text):

@@ -176,6 +176,13 @@ class Resolver:
         return self.query_many([server], name, qtype, timeout)[server]
 
 
+def steady(w, timeout_share=0.02):
+    """A window of answers (QueryLoop.window) that kept answering right:
+    no wrong answer, and timeouts only as the odd lost UDP query (at most 2 %,
+    at least 1 allowed: the harness and three deciders share two cores)."""
+    return w["wrong"] == 0 and w["timeouts"] <= max(1, int(w["sent"] * timeout_share))
+
+
 def dig(topo, server, name, qtype="A", node="client", extra=()):
     """The real dig from the client namespace; returns an Answer."""
     host, port = server
@@ -366,6 +373,23 @@ class QueryLoop:
             time.sleep(self.interval)
         t = self.converged_at(since, acceptable, labels, hold)
         return None if t is None else t - since
+
+    def window(self, label, t0, t1=None, acceptable=None):
+        """Counts of one responder's answers between t0 and t1: {'sent',
+        'answered', 'timeouts', 'wrong'} where wrong = answered but not in
+        `acceptable` (an Answer or a collection; None: nothing is wrong)."""
+        if isinstance(acceptable, Answer):
+            acceptable = {acceptable}
+        out = {"sent": 0, "answered": 0, "timeouts": 0, "wrong": 0}
+        for a in self.answers_between(label, t0, t1):
+            out["sent"] += 1
+            if a.answered and a.rcode != "TRUNCATED":
+                out["answered"] += 1
+                if acceptable is not None and a not in acceptable:
+                    out["wrong"] += 1
+            else:
+                out["timeouts"] += 1
+        return out
 
     def answers_between(self, label, t0, t1=None):
         return [a for t, lab, a in self.snapshot() if lab == label and t >= t0 and (t1 is None or t < t1)]

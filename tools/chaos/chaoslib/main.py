@@ -17,7 +17,6 @@ def _common(p):
     p.add_argument("--short", action="store_true", help="short mode: fewer rounds, shorter phases")
     p.add_argument("--keep", action="store_true", help="keep the run folder (logs) even when everything passed")
     p.add_argument("--seed", type=int, help="seed of the random choices (printed at the start)")
-    p.add_argument("--cli", choices=("today", "raft"), help="CLI profile of the binaries (GTMESH_CHAOS_CLI)")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
 
 
@@ -37,7 +36,7 @@ def _run(scs, args, write_report, command):
     for tool in ("dig", "dnsperf"):
         if not shutil.which(tool):
             print("note: %s is not installed; scenarios that need it will fail" % tool)
-    run = Run(short=args.short, keep=args.keep, seed=args.seed, cli=args.cli)
+    run = Run(short=args.short, keep=args.keep, seed=args.seed)
     results = []
     t0 = time.monotonic()
     try:

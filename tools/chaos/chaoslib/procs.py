@@ -39,7 +39,7 @@ def faketime_env(spec):
 
 
 class Proc:
-    def __init__(self, janitor, topo, node, name, argv, log_path, env=None, faketime=None):
+    def __init__(self, janitor, topo, node, name, argv, log_path, env=None, faketime=None, cwd=None):
         self.janitor = janitor
         self.topo = topo
         self.node = node
@@ -48,6 +48,7 @@ class Proc:
         self.log_path = log_path
         self.env = dict(env or {})
         self.faketime = faketime
+        self.cwd = cwd
         self.popen = None
         self.starts = 0
         self._token = None
@@ -70,10 +71,11 @@ class Proc:
         log.write(("---- chaos: start %s%s\n" % (" ".join(self.argv),
                                                  " (faketime %s)" % self.faketime if self.faketime else "")).encode())
         log.flush()
-        # cwd: the run folder, so that relative paths in configs never
-        # resolve against wherever the harness was started.
+        # cwd: the run folder (or the one given), so that relative paths in
+        # configs never resolve against wherever the harness was started.
         self.popen = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                      start_new_session=True, cwd=os.path.dirname(os.path.abspath(self.log_path)))
+                                      start_new_session=True,
+                                      cwd=self.cwd or os.path.dirname(os.path.abspath(self.log_path)))
         log.close()
         self.starts += 1
         if not self._token:

@@ -37,13 +37,14 @@ def _convergence_cell(r):
 
 def table(results):
     rows = ["| Scenario | Fault | Property | Result | Convergence | Queries sent / answered / wrong "
-            "| Configs acked / lost |",
-            "|---|---|---|---|---|---|---|"]
+            "| Configs acked / lost | Command |",
+            "|---|---|---|---|---|---|---|---|"]
     for r in results:
         queries = "%d / %d / %d" % (r.sent, r.answered, r.wrong) if r.sent else "-"
         configs = "-" if r.acked is None else "%s / %s" % (_count(r.acked), _count(r.lost))
-        rows.append("| `%s` | %s | %s | **%s** | %s | %s | %s |" % (
-            r.name, _cell(r.fault), _cell(r.prop), r.status, _cell(_convergence_cell(r)), queries, configs))
+        rows.append("| `%s` | %s | %s | **%s** | %s | %s | %s | %s |" % (
+            r.name, _cell(r.fault), _cell(r.prop), r.status, _cell(_convergence_cell(r)), queries, configs,
+            ("`%s`" % r.command) if r.command else "-"))
     return "\n".join(rows)
 
 
@@ -67,9 +68,17 @@ def details(results):
 
 
 def binaries_description(bins):
+    """The binary and the commit it was built from: a COMMIT file next to
+    it (a copied snapshot of the binaries, see README), else the git HEAD
+    of the folder it lives in."""
     gtmesh = bins[0]
-    r = util.run(["git", "-C", os.path.dirname(gtmesh), "rev-parse", "--short", "HEAD"], timeout=10)
-    commit = r.stdout.strip() if r.returncode == 0 else None
+    commit = None
+    try:
+        with open(os.path.join(os.path.dirname(gtmesh), "COMMIT")) as f:
+            commit = f.read().strip() or None
+    except OSError:
+        r = util.run(["git", "-C", os.path.dirname(gtmesh), "rev-parse", "--short", "HEAD"], timeout=10)
+        commit = r.stdout.strip() if r.returncode == 0 else None
     return "`%s`%s" % (gtmesh, " (built from commit %s)" % commit if commit else "")
 
 
@@ -77,7 +86,8 @@ def region(results, command, bins, seconds):
     passed = sum(1 for r in results if r.status == "PASS")
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
-        "Produced by `%s` on %s (%s, %s), %d scenario(s) in %.0f s: %d passed, %d failed."
+        "Produced by `%s` on %s (%s, %s), %d scenario(s) in %.0f s: %d passed, %d failed. Each row's "
+        "command re-runs that scenario alone with the same random choices (as root)."
         % (command, when, platform.node() or "?", binaries_description(bins), len(results), seconds, passed,
            len(results) - passed),
         "Convergence is measured from the fault (or heal) to the moment after which every responder",

@@ -19,7 +19,7 @@ import time
 import traceback
 
 from . import util
-from .cluster import Cluster, ClusterSpec, cli_profile, binaries
+from .cluster import Cluster, ClusterSpec, binaries
 from .faults import Firewall
 from .janitor import Janitor, new_run_id
 from .netns import Topology
@@ -67,6 +67,7 @@ class Result:
     checks: list = dataclasses.field(default_factory=list)  # (ok, text)
     seconds: float = 0.0
     error: str = ""
+    command: str = ""       # re-runs this scenario alone (same seed, same mode)
 
     def convergence_text(self):
         parts = []
@@ -81,7 +82,7 @@ class Result:
 class Run:
     """One invocation: a run id, a run folder, the janitor, the CA."""
 
-    def __init__(self, short=False, keep=False, base_dir=None, seed=None, cli=None):
+    def __init__(self, short=False, keep=False, base_dir=None, seed=None):
         self.run_id = new_run_id()
         base = base_dir or os.environ.get("GTMESH_CHAOS_DIR", "/tmp")
         self.dir = os.path.join(base, self.run_id)
@@ -91,18 +92,15 @@ class Run:
         self.short = short
         self.keep = keep
         self.seed = seed if seed is not None else random.randrange(1 << 30)
-        self.cli = cli_profile(cli)
         self.bins = binaries()
         self.tls_dir = os.path.join(self.dir, "tls")
         for b in self.bins:
             if not os.access(b, os.X_OK):
                 raise SystemExit("not an executable: %s (set GTMESH_BIN / GTMESHCTL_BIN)" % b)
-        util.log("run %s in %s (seed %d, CLI profile %s, gtmesh %s)" % (self.run_id, self.dir, self.seed,
-                                                                       self.cli.name, self.bins[0]))
+        util.log("run %s in %s (seed %d, gtmesh %s)" % (self.run_id, self.dir, self.seed, self.bins[0]))
 
     def ensure_ca(self, spec):
-        Cluster.make_ca(self.tls_dir, self.bins[1], self.cli, ["decider%d" % (i + 1) for i in range(spec.deciders)],
-                        spec.dcs)
+        Cluster.make_ca(self.tls_dir, self.bins[1], ["decider%d" % (i + 1) for i in range(spec.deciders)], spec.dcs)
 
     def close(self):
         self.janitor.cleanup()
@@ -136,6 +134,7 @@ class Context:
         self.topo = None
         self.firewall = None
         self.clusters = []
+        self.n_clusters = 0
         self.loops = []
         self._undo = []
 
@@ -148,8 +147,12 @@ class Context:
         self.topo.create()
         self._undo.append(self.topo.close)
         self.firewall = Firewall(self.topo)
-        c = Cluster(self.run.janitor, self.topo, os.path.join(self.dir, "cluster"), self.run.tls_dir, spec,
-                    self.run.cli, self.run.bins)
+        # A fresh folder per cluster: a second cluster must not find the
+        # first one's data (its Raft membership names other addresses).
+        self.n_clusters += 1
+        folder = "cluster" if self.n_clusters == 1 else "cluster%d" % self.n_clusters
+        c = Cluster(self.run.janitor, self.topo, os.path.join(self.dir, folder), self.run.tls_dir, spec,
+                    self.run.bins)
         self.clusters.append(c)
         self._undo.append(c.stop)
         c.start()
@@ -178,11 +181,24 @@ class Context:
         q.expect(t, None if before == "any" else _answers(before) | _answers(after), responders)
         q.expect(t + bound, _answers(after), responders)
         secs = q.wait_converged(t, _answers(after), wait if wait is not None else 2 * bound, responders, hold)
+        if secs is not None and bound and secs > 0.7 * bound:
+            # Close to the bound: which responder was slow?
+            labels = list(q.responders) if responders is None else list(responders)
+            per = {d: q.converged_at(t, _answers(after), [d], hold) for d in labels}
+            self.note("%s: per responder %s" % (label, ", ".join("%s %s" % (d, "-" if v is None else "%.1f s" % (v - t))
+                                                                  for d, v in per.items())))
         if not self.converged(label, secs, bound):
             labels = list(q.responders) if responders is None else list(responders)
             self.note("%s, answers since: %s" % (label, "; ".join("%s %s" % (d, _short(q.summary(d, t)))
                                                                   for d in labels)))
         return t, secs
+
+    def also_within(self, q, t, label, after, bound, responders, hold=3):
+        """After a phase: did these responders (a subset) converge within a
+        tighter bound of their own? Recorded as a step of its own."""
+        ts = [q.converged_at(t, _answers(after), [d], hold) for d in responders]
+        secs = None if any(x is None for x in ts) else max(ts) - t
+        return self.converged(label, secs, bound)
 
     # -- recording -----------------------------------------------------------
     def check(self, ok, what):
@@ -229,6 +245,7 @@ class Context:
 
 def run_one(run, sc):
     ctx = Context(run, sc)
+    ctx.result.command = "tools/chaos/run %s--seed %d %s" % ("--short " if run.short else "", run.seed, sc.name)
     util.log("=== %s: %s -> %s" % (sc.name, sc.fault, sc.prop))
     t0 = time.monotonic()
     res = ctx.result

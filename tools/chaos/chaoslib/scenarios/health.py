@@ -1,6 +1,7 @@
 """Backends failing their health probes: one DC, every DC."""
 import threading
 
+from .. import util
 from ..cluster import API, API_ANSWERS, FAIL_SAFE, WWW, www
 from ..dns import A, dig, dnsperf
 from ..scenario import scenario
@@ -37,9 +38,10 @@ def dc_failover(ctx):
 
 
 @scenario("all-dcs-down",
-          fault="every backend of every DC fails its probe; later all healthy again",
-          prop="fail-safe answers (%s) on every responder within the failover bound; live answers "
-               "again after recovery" % FAIL_SAFE,
+          fault="every backend of every DC fails its probe; later all healthy again; then every agent is "
+                "killed (-9: every DC unreachable while the deciders keep their majority) and restarted",
+          prop="fail-safe answers (%s) on every responder within the failover bound (and, for the killed "
+               "agents, within the unreachable bound); live answers again after recovery" % FAIL_SAFE,
           order=20)
 def all_dcs_down(ctx):
     c = ctx.cluster()
@@ -62,6 +64,23 @@ def all_dcs_down(ctx):
     ctx.check(all(a == A(FAIL_SAFE) for a in got.values()),
               "dig: the priority profile answers its fail_safe everywhere: %s" % got)
     ctx.phase(q, "every DC healthy -> fra", all_up, fra, b.recover, before={safe, iad, sin})
+    agents = [c.procs["agent-" + dc] for dc in c.spec.dcs]
+
+    def kill_agents():
+        for a in agents:
+            a.kill9()
+
+    def start_agents():
+        for a in agents:
+            a.start()
+
+    t, _ = ctx.phase(q, "every agent killed -> fail_safe", kill_agents, safe, b.dc_unreachable,
+                     before={fra, iad, sin})
+    ctx.note("every agent killed -> fail_safe: per responder %s (each decider declares its own agents' DC "
+             "unreachable after dc-down-after; the other DCs' data goes stale)" % ", ".join(
+                 "%s %s" % (d, util.fmt_s(None if v is None else v - t))
+                 for d, v in ((d, q.converged_at(t, safe, [d])) for d in c.deciders)))
+    ctx.phase(q, "every agent restarted -> fra", start_agents, fra, b.reconnect, before={safe, iad, sin})
 
 
 @scenario("failover-under-load",

@@ -1,16 +1,18 @@
 """Processes dying (kill -9) and hanging (SIGSTOP): agents and deciders."""
 import time
 
-from ..cluster import WWW, www
-from ..dns import TIMEOUT
+from .. import util
+from ..cluster import FAIL_SAFE, WWW, www
+from ..dns import TIMEOUT, steady
 from ..scenario import scenario
 from .health import baseline
 
 
 @scenario("kill-agent",
           fault="kill -9 of fra's agent (its DC has no other); restarted later",
-          prop="fra's answers fail over to iad within the unreachable bound; after the restart fra returns "
-               "within the reconnect bound",
+          prop="fra's answers fail over to iad within the unreachable bound (on decider1, the agent's own "
+               "decider, within idle timeout + dc-down-after; on the others when fra's data goes stale); after the "
+               "restart fra returns within the reconnect bound",
           order=70)
 def kill_agent(ctx):
     c = ctx.cluster()
@@ -19,13 +21,16 @@ def kill_agent(ctx):
     baseline(ctx, c, q)
     fra, iad = www("fra"), www("iad")
     agent = c.procs["agent-fra"]
-    ctx.phase(q, "agent-fra killed -> iad", agent.kill9, iad, b.dc_unreachable, before=fra)
+    t, _ = ctx.phase(q, "agent-fra killed -> iad", agent.kill9, iad, b.dc_unreachable, before=fra)
+    ctx.also_within(q, t, "agent-fra killed -> iad on decider1 (its agent's decider: dc-down-after)", iad,
+                    b.dc_unreachable_own, ["decider1"])
     ctx.phase(q, "agent-fra restarted -> fra", agent.start, fra, b.reconnect, before=iad)
 
 
 @scenario("stop-agent",
           fault="SIGSTOP of fra's agent (hung, its TCP connections open); SIGCONT later",
-          prop="heartbeats notice the hang: fra fails over to iad within the unreachable bound; after SIGCONT "
+          prop="heartbeats notice the hang: fra fails over to iad within the unreachable bound (decider1, the "
+               "agent's own decider, within idle timeout + dc-down-after; the others by staleness); after SIGCONT "
                "fra returns within the reconnect bound",
           order=75)
 def stop_agent(ctx):
@@ -35,7 +40,9 @@ def stop_agent(ctx):
     baseline(ctx, c, q)
     fra, iad = www("fra"), www("iad")
     agent = c.procs["agent-fra"]
-    ctx.phase(q, "agent-fra stopped -> iad", agent.pause, iad, b.dc_unreachable, before=fra)
+    t, _ = ctx.phase(q, "agent-fra stopped -> iad", agent.pause, iad, b.dc_unreachable, before=fra)
+    ctx.also_within(q, t, "agent-fra stopped -> iad on decider1 (its agent's decider: idle timeout + "
+                    "dc-down-after)", iad, b.dc_unreachable_own, ["decider1"])
     ctx.phase(q, "agent-fra continued -> fra", agent.resume, fra, b.reconnect, before=iad)
 
 
@@ -54,10 +61,12 @@ def first_answer_after_restart(c, d, seconds=10, name=WWW):
 
 
 @scenario("kill-decider",
-          fault="kill -9 of decider1 (fra's agent's decider); fra goes down while it is dead; restarted",
-          prop="decider2/3 keep answering correctly throughout (fra, then iad within the failover bound); "
-               "restarted, decider1 answers at once from its last-known-good state (RocksDB) and converges "
-               "to iad within the reconnect bound",
+          fault="kill -9 of decider1 (fra's agent's decider); restarted; killed again, and while it is dead fra "
+                "goes down and a config is pushed with decider1 named first to gtmeshctl; restarted",
+          prop="decider2/3 keep answering correctly throughout (fra, then iad within the failover bound); the "
+               "push is acknowledged by the remaining majority; restarted, decider1 answers at once from its "
+               "last-known-good state (RocksDB), converges to iad within the reconnect bound and holds the push "
+               "at its acknowledged version",
           ctest=True, order=80)
 def kill_decider(ctx):
     c = ctx.cluster()
@@ -84,6 +93,10 @@ def kill_decider(ctx):
     q.exclude("decider1", t)
     ctx.phase(q, "fra down while decider1 is dead -> iad on decider2/3", lambda: c.dc_down("fra"), iad, b.failover,
               before=fra, responders=others)
+    t0 = time.monotonic()
+    r = c.push(c.config_text(marker=21), decider="decider1", label="while-dead")
+    ctx.check(r.acked, "a push with the dead decider1 named first is acknowledged by decider2/3 (%s, %.1f s)"
+              % (r, time.monotonic() - t0))
     first, secs = first_answer_after_restart(c, "decider1")
     t_up = q.mark("decider1 restarted")
     q.exclude("decider1", t, t_up)
@@ -91,6 +104,12 @@ def kill_decider(ctx):
              % (first, secs))
     ctx.check(first != TIMEOUT and first.rcode == "NOERROR", "restarted decider1 answers at once: %s" % first)
     ctx.phase(q, "restarted decider1 -> iad", None, iad, b.reconnect, before=fra, responders=["decider1"])
+    if r.acked:
+        ok, secs, hist = util.wait_for(lambda: [h for h in (c.config_history("decider1") or [])
+                                                if h.version == r.version], b.reconnect, 0.3)
+        ctx.check(ok and hist[0].sha == r.sha, "restarted decider1 holds the push acknowledged while it was dead, at "
+                  "v%d (%s)" % (r.version, "after %.1f s" % secs if ok else "not there"))
+        ctx.configs(1, 0 if ok and hist[0].sha == r.sha else 1)
 
 
 @scenario("stop-decider",
@@ -114,3 +133,93 @@ def stop_decider(ctx):
                              before=fra, responders=["decider2"])
     q.exclude("decider2", t, t_cont)
     ctx.note("decider2 after SIGCONT: " + q.summary("decider2", t_cont))
+
+
+@scenario("all-links-gone",
+          fault="every decider cut from every other decider (nftables); once each reports ISOLATED every agent "
+                "is killed (-9): no peer and no agent left anywhere, held longer than staleness and "
+                "dc-down-after; decider1 killed (-9) and restarted while alone (recorded); then the agents "
+                "restarted (each reaches its own decider) and the partitions healed",
+          prop="responders keep answering from last-known-good (fra) when every peer and agent is gone: no "
+               "fail_safe (%s), no other DC, no silence (at most the odd lost UDP query), on every responder for the "
+               "whole time; after the heal a leader is elected within the reconnect bound and every responder "
+               "answers fra throughout" % FAIL_SAFE,
+          order=88)
+def all_links_gone(ctx):
+    from .network import hold
+    c = ctx.cluster()
+    b = c.bounds
+    q = ctx.query_loop(c)
+    baseline(ctx, c, q)
+    fra = www("fra")
+    t = q.mark("deciders partitioned from each other")
+    q.expect(t, fra)
+    cuts = []
+    for i, a in enumerate(c.deciders):
+        for d in c.deciders[i + 1:]:
+            cuts.append(ctx.firewall.partition([a], [d]))
+
+    def all_isolated():
+        sts = {d: c.status(d, attempts=1) for d in c.deciders}
+        return sts if all(st and st.isolated for st in sts.values()) else None
+
+    ok, secs, sts = util.wait_for(all_isolated, 15, 0.3)
+    ctx.check(ok, "every decider reports ISOLATED (%s)" % ("after %.1f s" % secs if ok else "not within 15 s"))
+    t_agents = q.mark("every agent killed")
+    for dc in c.spec.dcs:
+        c.procs["agent-" + dc].kill9()
+    duration = max(b.dc_unreachable, b.service_stale, b.host_stale) + (6 if ctx.short else 30)
+    hold(duration, t_agents)
+    for d in c.deciders:
+        w = q.window(d, t, None, fra)
+        ctx.check(steady(w), "%s answered last-known-good fra for %.0f s with no peer "
+                  "and no agent (%s)" % (d, time.monotonic() - t, q.summary(d, t)))
+    st = c.status("decider1")
+    if st:
+        ctx.note("decider1 alone: %s; %s" % (st.isolated, "; ".join("dc %s: %s" % kv for kv in st.dcs.items())))
+    # A restart while alone: the restored values are as old as they really
+    # are (docs/mesh.md: values that went stale meanwhile do not count), so
+    # this is recorded, not scored.
+    t_kill = q.mark("decider1 killed and restarted while alone")
+    c.procs["decider1"].kill9()
+    q.exclude("decider1", t_kill)
+    first, secs = first_answer_after_restart(c, "decider1")
+    t_up = q.mark("decider1 up again")
+    hold(3, t_up)
+    q.exclude("decider1", t_kill, time.monotonic())
+    ctx.note("decider1 restarted while alone (recorded, not scored): first answer %s after %.2f s, then %s"
+             % (first, secs, q.summary("decider1", t_up)))
+    ctx.check(first.answered, "decider1 restarted while alone answers DNS (%s)" % first)
+    # Back: the agents first (each reaches its own decider: fresh values
+    # apply while isolated), then the deciders.
+    t_back = q.mark("agents restarted")
+    q.expect(t_back, None, ["decider1"])
+    for dc in c.spec.dcs:
+        c.procs["agent-" + dc].start()
+    own = dict(zip(c.spec.dcs, c.deciders))
+
+    def agents_back():
+        for dc, d in own.items():
+            st = c.status(d, attempts=1)
+            if not st or not st.dcs.get(dc, "").endswith("1 agent(s) connected"):
+                return False
+        return True
+
+    ok, secs, _ = util.wait_for(agents_back, b.reconnect, 0.3)
+    ctx.check(ok, "every agent reached its own decider (%s)" % ("%.1f s" % secs if ok else "not within %.0f s"
+                                                                 % b.reconnect))
+    # decider1 (restarted, its values stale) answers fra again once fra's
+    # agent has fresh verdicts for it; the others never stopped.
+    secs = q.wait_converged(t_back, fra, b.reconnect, ["decider1"])
+    ctx.converged("agents back -> decider1 fra", secs, b.reconnect)
+    t_heal = q.mark("partitions healed")
+    q.expect(t_heal, fra)
+    for f in cuts:
+        f.heal()
+    ok, secs, _ = util.wait_for(lambda: c.ready(), b.reconnect + b.new_leader, 0.3)
+    ctx.converged("healed -> a leader, every decider connected", secs if ok else None, b.reconnect + b.new_leader)
+    hold(4, time.monotonic())
+    for d in c.deciders:
+        w = q.window(d, t_heal, None, fra)
+        ctx.check(steady(w), "%s answers fra through the heal (%s)"
+                  % (d, q.summary(d, t_heal)))
