@@ -108,8 +108,7 @@ std::string raft_error_text(self_ptr self, int status) {
   switch (status) {
     case RAFT_NOTLEADER: {
       std::string leader = st.node ? st.node->leader_address() : "";
-      return leader.empty() ? "no leader: this decider cannot reach a majority of the deciders" :
-                              "not the leader (the leader is " + leader + ")";
+      return leader.empty() ? std::string(mesh::no_leader_reason) : "not the leader (the leader is " + leader + ")";
     }
     case RAFT_LEADERSHIPLOST:
       return "the leader lost its majority before the change was committed; it may still be applied, and retrying "

@@ -113,7 +113,11 @@ bool decode_raft_message(const uint8_t* data, size_t size, raft_envelope& from, 
   wire_raft w;
   if (!mesh::unpack_into(data, size, w))
     return false;
-  if (w.ty < RAFT_IO_APPEND_ENTRIES || w.ty > RAFT_IO_TIMEOUT_NOW || w.fi == 0 || w.fa.empty() || w.fa.size() > 300)
+  // libraft reads addresses as C strings: one with a NUL byte would reach it
+  // cut short, or empty.
+  auto bad_address = [](const std::string& a) { return a.empty() || a.find('\0') != std::string::npos; };
+  if (w.ty < RAFT_IO_APPEND_ENTRIES || w.ty > RAFT_IO_TIMEOUT_NOW || w.fi == 0 || bad_address(w.fa) ||
+      w.fa.size() > 300)
     return false;
   try {
     from.cluster_id = w.c;
@@ -198,7 +202,7 @@ bool decode_raft_message(const uint8_t* data, size_t size, raft_envelope& from, 
       x.conf_index = w.c2;
       raft_configuration_init(&x.conf);
       for (const auto& s : w.s) {
-        if (s.i == 0 || s.a.empty() || raft_configuration_add(&x.conf, s.i, s.a.c_str(), s.r) != 0) {
+        if (s.i == 0 || bad_address(s.a) || raft_configuration_add(&x.conf, s.i, s.a.c_str(), s.r) != 0) {
           raft_configuration_close(&x.conf);
           return false;
         }

@@ -31,6 +31,9 @@ namespace {
 using namespace gtmesh::mesh;
 using self_ptr = caf::stateful_actor<decider_state>*;
 
+/// How often an isolated decider rebuilds its snapshot (check_expiry).
+constexpr int64_t isolated_rebuild_ms = 1000;
+
 void log(self_ptr self, const std::string& text) {
   if (self->state.options.log)
     self->state.options.log(text);
@@ -117,15 +120,22 @@ void publish(self_ptr self) {
     return;
   st.unreachable = st.core->unreachable_dcs(now);
   for (const auto& r : st.responders)
-    self->request(r, std::chrono::seconds(5), dns::publish_atom_v, snap).then([](uint64_t) {}, [](caf::error&) {});
+    self->request(r, std::chrono::seconds(5), dns::publish_atom_v, snap, st.core->snapshot_fixed_now())
+      .then([](uint64_t) {}, [](caf::error&) {});
 }
 
 /// Periodic check (with the flush timer): the prepared decisions expired, or
-/// a DC's last agent has been gone for the bound -> a new snapshot.
+/// a DC's last agent has been gone for the bound -> a new snapshot. While
+/// isolated a snapshot is served at its build time (nothing ages between
+/// rebuilds), so it is rebuilt every second: values from agents still heard
+/// keep ageing, at that resolution.
 void check_expiry(self_ptr self) {
   auto& st = self->state;
   int64_t now = wall_clock_ms();
-  if (now >= st.core->snapshot_valid_until() || st.core->unreachable_dcs(now) != st.unreachable)
+  if (st.core->snapshot_fixed_now() != 0 ? now - st.last_rebuild_ms >= isolated_rebuild_ms
+                                         : now >= st.core->snapshot_valid_until())
+    schedule_rebuild(self);
+  else if (st.core->unreachable_dcs(now) != st.unreachable)
     schedule_rebuild(self);
 }
 
@@ -756,7 +766,8 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
     [=](attach_atom, const caf::actor& responder) {
       self->state.responders.push_back(responder);
       if (auto snap = self->state.core->last_snapshot())
-        self->request(responder, std::chrono::seconds(5), dns::publish_atom_v, snap)
+        self->request(responder, std::chrono::seconds(5), dns::publish_atom_v, snap,
+                      self->state.core->snapshot_fixed_now())
           .then([](uint64_t) {}, [](caf::error&) {});
     },
   };

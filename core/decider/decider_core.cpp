@@ -35,7 +35,10 @@ bool decider_core::activate(uint32_t version, const std::string& yaml, const std
 
 bool decider_core::restore(int64_t now_ms, std::string& error) {
   if (store_) {
-    store_->load_measurements([&](const measurement& m) { table_.apply(m); });
+    store_->load_measurements([&](const measurement& m) {
+      table_.apply(m);
+      restored_newest_at_ = std::max(restored_newest_at_, m.at_ms);
+    });
     for (const auto& [origin, have] : store_->load_marks())
       table_.restore_mark(origin, have);
     table_.take_changes(); // already on disk
@@ -156,7 +159,10 @@ void decider_core::set_isolated(bool isolated, int64_t now_ms) {
   if (isolated) {
     unreachable_at_isolation_ = unreachable_dcs_at(now_ms);
     isolated_since_ = now_ms;
+    if (!had_majority_ && restored_newest_at_ > 0)
+      isolated_since_ = std::min(now_ms, restored_newest_at_ + 1); // + 1: older than the freeze
   } else {
+    had_majority_ = true;
     isolated_since_ = -1;
     unreachable_at_isolation_.clear();
   }
@@ -277,6 +283,7 @@ snapshot_ptr decider_core::build_snapshot(int64_t now_ms) {
                                                             c.up ? "up" : "down",
                                                             in.unreachable_dcs.count(c.dc) ? "all agents gone" : ""});
   last_ = make_snapshot(active_->plan, view, now_ms, ++generation_);
+  last_fixed_now_ = isolated() ? now_ms : 0;
   ++counters_.snapshots;
   dirty_ = false;
   return last_;

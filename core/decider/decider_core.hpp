@@ -107,6 +107,9 @@ public:
   /// unreachable. Fresh values from agents it still hears apply as usual.
   /// The majority side, which still sees the truth through gossip, fails
   /// over as it should (docs/mesh.md, "Partitions").
+  /// A decider that starts without a majority (restarted alone) freezes its
+  /// restored values as of the newest one it had: its answers are the ones it
+  /// gave before the restart, however long it was down.
   void set_isolated(bool isolated, int64_t now_ms);
   bool isolated() const noexcept { return isolated_since_ >= 0; }
 
@@ -125,6 +128,10 @@ public:
   /// transitions. Null when there is no config.
   snapshot_ptr build_snapshot(int64_t now_ms);
   snapshot_ptr last_snapshot() const noexcept { return last_; }
+  /// The time the last snapshot's measurements are aged against when it is
+  /// served: its build time while isolated (ageing stands still between
+  /// rebuilds too), 0 = the responders' wall clock.
+  int64_t snapshot_fixed_now() const noexcept { return last_fixed_now_; }
   /// When the last snapshot's prepared decisions expire (rebuild then).
   int64_t snapshot_valid_until() const noexcept;
 
@@ -170,6 +177,9 @@ private:
   std::string bootstrap_yaml_;
   int64_t isolated_since_ = -1;
   std::set<std::string> unreachable_at_isolation_;
+  bool had_majority_ = false;      ///< since this process started
+  int64_t restored_newest_at_ = 0; ///< the newest measurement restore() found
+  int64_t last_fixed_now_ = 0;
   /// Decider-local time each origin last brought something new (liveness
   /// must not depend on the agents' clocks).
   std::map<std::string, int64_t> last_heard_;

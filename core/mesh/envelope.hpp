@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gtmesh::mesh {
@@ -137,6 +138,12 @@ struct config_reply_body {
   std::string report; ///< dry run: which answers would change
   bool retry = false; ///< not committed for a reason a retry (same push id) may overcome
 };
+
+/// The reason a decider gives (in config_reply_body::errors, or after "not
+/// applied: " in a reply) when it refused a change without proposing or
+/// forwarding it: it knows no leader. Such a refusal changed nothing, so an
+/// operator tool may say so rather than "outcome unknown".
+inline constexpr std::string_view no_leader_reason = "no leader: this decider cannot reach a majority of the deciders";
 
 /// request / reply: operator commands. `args` and `text` keep the wire
 /// format small and the commands easy to extend.

@@ -153,6 +153,10 @@ struct outcome {
   int rc = 1;
   bool retry = false;
   bool reached = false; ///< a decider answered (the failure was not about reaching one)
+  /// A retryable failure after which the change may still be applied (a
+  /// reply that never came, a leader that lost its majority); false when
+  /// nothing was sent or the decider refused without proposing it.
+  bool maybe_applied = false;
   std::string retry_reason;
 };
 
@@ -182,6 +186,7 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
   auto env = client->receive({mesh::message_kind::config_reply, mesh::message_kind::reply}, wait, error);
   if (!env) {
     out.retry = req.retryable;
+    out.maybe_applied = true;
     out.retry_reason = target + ": " + error;
     if (!req.retryable)
       std::fprintf(stderr, "gtmeshctl: %s: %s\n", target.c_str(), error.c_str());
@@ -196,6 +201,7 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
     if (!reply.accepted && reply.retry) {
       out.retry = true;
       out.retry_reason = target + ": " + (reply.errors.empty() ? std::string("not committed") : reply.errors[0]);
+      out.maybe_applied = reply.errors.empty() || reply.errors[0] != mesh::no_leader_reason;
       return out;
     }
     if (!reply.accepted) {
@@ -220,6 +226,7 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
   if (!reply.ok && req.retryable && reply.text.rfind("not applied: ", 0) == 0) {
     out.retry = true;
     out.retry_reason = target + ": " + reply.text;
+    out.maybe_applied = reply.text != "not applied: " + std::string(mesh::no_leader_reason);
     return out;
   }
   std::fputs(reply.text.c_str(), reply.ok ? stdout : stderr);
@@ -344,12 +351,14 @@ int main(int argc, char** argv) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(*retry_for);
   std::string reasons;
   bool reached = false;
+  bool maybe_applied = false;
   for (size_t i = 0;; ++i) {
     const std::string& target = deciders[i % deciders.size()];
     outcome o = attempt(target, self, tls, std::chrono::milliseconds(*timeout), req, cmd, dry_run);
     if (!o.retry)
       return o.rc;
     reached = reached || o.reached;
+    maybe_applied = maybe_applied || o.maybe_applied;
     reasons += "  " + o.retry_reason + "\n";
     bool tried_all = i + 1 >= deciders.size();
     if (!req.retryable && tried_all)
@@ -370,6 +379,11 @@ int main(int argc, char** argv) {
                reasons.c_str());
   if (!req.retryable)
     return 1;
+  if (!maybe_applied) {
+    std::fprintf(stderr, "gtmeshctl: no decider that answered knew a leader; nothing was proposed and nothing "
+                         "changed (every responder keeps serving the state in use)\n");
+    return 1;
+  }
   std::fprintf(stderr, "gtmeshctl: no majority of deciders committed it in time; every responder keeps serving the "
                        "state in use. It may still be applied if a majority returns: check `gtmeshctl configs` "
                        "(exit code 3: outcome unknown)\n");

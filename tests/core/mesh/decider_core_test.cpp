@@ -287,6 +287,52 @@ TEST_F(decider_core_test, an_isolated_decider_keeps_its_last_known_good_view) {
   EXPECT_EQ(answers(snap, "www.example.com", t0 + 61'000), std::vector<std::string>{"192.0.2.250"});
 }
 
+TEST_F(decider_core_test, an_isolated_deciders_snapshot_is_served_at_its_build_time) {
+  auto d = open();
+  ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
+  d->on_batch(mesh::measurement_batch{"fra/a1", 0, 1, {verdict("fra/a1", "fra", "10.0.0.1:80", true, 1)}}, t0);
+  d->on_batch(mesh::measurement_batch{"iad/a1", 0, 1, {verdict("iad/a1", "iad", "10.1.0.1:80", true, 1)}}, t0);
+  d->build_snapshot(t0);
+  EXPECT_EQ(d->snapshot_fixed_now(), 0); // with the majority: the responders' clock
+  d->set_isolated(true, t0 + 29'000);
+  // Built while isolated, fra's verdict is 29 s old (stale at 30 s): read at
+  // the wall clock a second later it would be stale; the responders read it
+  // at the build time the decider hands them.
+  auto snap = d->build_snapshot(t0 + 40'000);
+  ASSERT_EQ(d->snapshot_fixed_now(), t0 + 40'000);
+  EXPECT_EQ(answers(snap, "www.example.com", d->snapshot_fixed_now()), std::vector<std::string>{"192.0.2.1"});
+  EXPECT_EQ(answers(snap, "www.example.com", t0 + 41'500), std::vector<std::string>{"192.0.2.250"})
+    << "the wall clock would have aged it (what the fixed time prevents)";
+  d->set_isolated(false, t0 + 50'000);
+  d->build_snapshot(t0 + 50'000);
+  EXPECT_EQ(d->snapshot_fixed_now(), 0);
+}
+
+TEST_F(decider_core_test, a_decider_restarted_alone_answers_as_it_did_before_however_long_it_was_down) {
+  {
+    auto d = open();
+    ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
+    d->on_batch(mesh::measurement_batch{"fra/a1", 0, 1, {verdict("fra/a1", "fra", "10.0.0.1:80", true, 1)}}, t0);
+    std::string err;
+    ASSERT_TRUE(d->flush(err)) << err;
+  }
+  auto d = open();
+  std::string err;
+  ASSERT_TRUE(d->restore(t0 + 600'000, err)) << err;
+  // Ten minutes later, no majority at the start: the restored verdict counts
+  // as it did when it was written (fresh), not as ten minutes old.
+  d->set_isolated(true, t0 + 600'000);
+  auto snap = d->build_snapshot(t0 + 600'000);
+  EXPECT_EQ(answers(snap, "www.example.com", d->snapshot_fixed_now()), std::vector<std::string>{"192.0.2.1"});
+  // Once it had a majority, a later isolation freezes at that moment.
+  d->set_isolated(false, t0 + 601'000);
+  snap = d->build_snapshot(t0 + 601'000);
+  EXPECT_EQ(answers(snap, "www.example.com", t0 + 601'000), std::vector<std::string>{"192.0.2.250"});
+  d->set_isolated(true, t0 + 602'000);
+  snap = d->build_snapshot(t0 + 602'000);
+  EXPECT_EQ(answers(snap, "www.example.com", d->snapshot_fixed_now()), std::vector<std::string>{"192.0.2.250"});
+}
+
 TEST_F(decider_core_test, measurements_past_their_retention_are_forgotten_in_memory_and_on_disk) {
   {
     auto d = open();
