@@ -154,14 +154,24 @@ bool decider_core::retry_committed_config(int64_t now_ms) {
 }
 
 void decider_core::set_isolated(bool isolated, int64_t now_ms) {
-  if (isolated == (isolated_since_ >= 0))
+  if (isolated == (isolated_since_ >= 0)) {
+    had_majority_ = had_majority_ || !isolated;
     return;
+  }
   if (isolated) {
     unreachable_at_isolation_ = unreachable_dcs_at(now_ms);
     isolated_since_ = now_ms;
     if (!had_majority_ && restored_newest_at_ > 0)
       isolated_since_ = std::min(now_ms, restored_newest_at_ + 1); // + 1: older than the freeze
   } else {
+    // Ageing resumes where it paused: values heard before the isolation do
+    // not all turn stale at once. Not for the span before this process first
+    // had a majority: a restart does not make old values young.
+    if (had_majority_) {
+      pauses_.emplace_back(isolated_since_, now_ms);
+      if (pauses_.size() > max_pauses)
+        pauses_.erase(pauses_.begin());
+    }
     had_majority_ = true;
     isolated_since_ = -1;
     unreachable_at_isolation_.clear();
@@ -175,7 +185,9 @@ view_inputs decider_core::inputs(int64_t now_ms) const {
   in.overrides = overrides_;
   in.unreachable_dcs = unreachable_dcs(now_ms);
   in.now_ms = now_ms;
-  in.frozen_since_ms = isolated_since_; // ageing paused while isolated
+  in.paused = pauses_; // ageing paused while isolated
+  if (isolated_since_ >= 0)
+    in.paused.emplace_back(isolated_since_, now_ms);
   return in;
 }
 

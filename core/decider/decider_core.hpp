@@ -106,7 +106,9 @@ public:
   /// was lost, and DCs whose agents it lost meanwhile are not declared
   /// unreachable. Fresh values from agents it still hears apply as usual.
   /// The majority side, which still sees the truth through gossip, fails
-  /// over as it should (docs/mesh.md, "Partitions").
+  /// over as it should (docs/mesh.md, "Partitions"). Back with the majority,
+  /// ageing resumes where it paused (values do not all turn stale at once;
+  /// fresh ones arrive through gossip within moments).
   /// A decider that starts without a majority (restarted alone) freezes its
   /// restored values as of the newest one it had: its answers are the ones it
   /// gave before the restart, however long it was down.
@@ -177,6 +179,10 @@ private:
   std::string bootstrap_yaml_;
   int64_t isolated_since_ = -1;
   std::set<std::string> unreachable_at_isolation_;
+  /// Past isolations (view_inputs::paused); a few: older ones only matter to
+  /// values long stale anyway.
+  static constexpr size_t max_pauses = 16;
+  std::vector<std::pair<int64_t, int64_t>> pauses_;
   bool had_majority_ = false;      ///< since this process started
   int64_t restored_newest_at_ = 0; ///< the newest measurement restore() found
   int64_t last_fixed_now_ = 0;

@@ -25,6 +25,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gtmesh::decider {
@@ -42,14 +43,16 @@ struct view_inputs {
   std::vector<mesh::dc_override> overrides;
   std::set<std::string> unreachable_dcs; ///< every agent gone for longer than the bound
   int64_t now_ms = 0;
-  /// >= 0 while the decider is isolated (decider_core::set_isolated): a value
-  /// measured before this time ages only up to it. The newest value is still
-  /// chosen by its true time.
-  int64_t frozen_since_ms = -1;
+  /// Spans of time during which measurements did not age (the decider was
+  /// isolated: decider_core::set_isolated), oldest first; the last one may
+  /// end at now_ms (isolated now). A value's age leaves out the paused time
+  /// after it was measured. The newest value is still chosen by its true time.
+  std::vector<std::pair<int64_t, int64_t>> paused;
   int64_t effective_at(int64_t at_ms) const noexcept {
-    if (frozen_since_ms < 0 || at_ms >= frozen_since_ms)
-      return at_ms;
-    return std::min(at_ms + (now_ms - frozen_since_ms), now_ms);
+    int64_t shift = 0;
+    for (const auto& [from, to] : paused)
+      shift += std::max<int64_t>(0, std::min(to, now_ms) - std::max(from, at_ms));
+    return std::min(at_ms + shift, now_ms);
   }
 };
 

@@ -267,6 +267,7 @@ TEST_F(decider_core_test, an_isolated_decider_keeps_its_last_known_good_view) {
   ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
   d->on_batch(mesh::measurement_batch{"fra/a1", 0, 1, {verdict("fra/a1", "fra", "10.0.0.1:80", true, 1)}}, t0);
   d->on_batch(mesh::measurement_batch{"iad/a1", 0, 1, {verdict("iad/a1", "iad", "10.1.0.1:80", true, 1)}}, t0);
+  d->set_isolated(false, t0); // it had a majority
   d->agent_gone("fra/a1", t0 + 1000);
   d->set_isolated(true, t0 + 1000);
   // Long after both verdicts would be stale (30 s) and fra's agent gone for
@@ -280,11 +281,15 @@ TEST_F(decider_core_test, an_isolated_decider_keeps_its_last_known_good_view) {
               t0 + 60'000);
   snap = d->build_snapshot(t0 + 60'000);
   EXPECT_EQ(answers(snap, "www.example.com", t0 + 60'000), std::vector<std::string>{"192.0.2.2"});
-  // Back with the majority: ageing resumes; iad's old verdict is stale and
-  // fra's fresh one says down: fail-safe.
+  // Back with the majority: ageing resumes where it paused. iad's verdict
+  // has aged 1 s outside the isolation: still good (no sudden fail-over of
+  // every DC at the heal) ...
   d->set_isolated(false, t0 + 61'000);
   snap = d->build_snapshot(t0 + 61'000);
-  EXPECT_EQ(answers(snap, "www.example.com", t0 + 61'000), std::vector<std::string>{"192.0.2.250"});
+  EXPECT_EQ(answers(snap, "www.example.com", t0 + 61'000), std::vector<std::string>{"192.0.2.2"});
+  // ... until it is 30 s old in unpaused time; fra's fresh one says down.
+  snap = d->build_snapshot(t0 + 90'500);
+  EXPECT_EQ(answers(snap, "www.example.com", t0 + 90'500), std::vector<std::string>{"192.0.2.250"});
 }
 
 TEST_F(decider_core_test, an_isolated_deciders_snapshot_is_served_at_its_build_time) {
