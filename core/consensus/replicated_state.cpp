@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace gtmesh::consensus {
 
@@ -68,13 +69,6 @@ apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
   apply_result r;
   switch (e.kind) {
     case entry_kind::bootstrap_config:
-      if (version_ != 0) {
-        r.version = version_;
-        r.ignored = true;
-        return r;
-      }
-      version_ = e.base_version;
-      [[fallthrough]];
     case entry_kind::config: {
       if (e.push_id != 0) {
         auto it = std::find_if(push_ids_.begin(), push_ids_.end(), [&](const auto& p) { return p.first == e.push_id; });
@@ -84,6 +78,15 @@ apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
           return r;
         }
       }
+      // A bootstrap only starts an empty log; versions never wrap to 0 ("no config").
+      const uint32_t last = std::numeric_limits<uint32_t>::max();
+      if ((e.kind == entry_kind::bootstrap_config && (version_ != 0 || e.base_version >= last)) || version_ == last) {
+        r.version = version_;
+        r.ignored = true;
+        return r;
+      }
+      if (e.kind == entry_kind::bootstrap_config)
+        version_ = e.base_version;
       if (log_uid_ == 0) // the first config names the log
         log_uid_ = e.log_uid ? e.log_uid : (e.push_id ^ (index * 0x9e3779b97f4a7c15ull)) | 1;
       ++version_;
@@ -155,6 +158,11 @@ bool replicated_state::restore(const uint8_t* data, size_t size) {
       next.drains_[d.dc] = drain_record{d.dc, d.d, std::move(d.by), d.i, d.at};
     for (size_t i = 0; i < w.ids.size(); ++i)
       next.push_ids_.emplace_back(w.ids[i], w.idv[i]);
+    // The same bounds apply() keeps (a snapshot from a build that kept more).
+    while (next.history_.size() > history_limit)
+      next.history_.pop_front();
+    while (next.push_ids_.size() > push_ids_kept)
+      next.push_ids_.pop_front();
     *this = std::move(next);
     return true;
   } catch (...) {

@@ -1,5 +1,7 @@
 #include "core/mesh/node_identity.hpp"
 
+#include <cctype>
+
 namespace gtmesh::mesh {
 
 const char* to_string(node_role r) noexcept {
@@ -40,6 +42,15 @@ std::string node_identity::role_uri() const {
   return out;
 }
 
+bool valid_dc_name(std::string_view dc) noexcept {
+  if (dc.empty() || dc.size() > 64)
+    return false;
+  for (char c : dc)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+      return false;
+  return true;
+}
+
 bool parse_role_uri(std::string_view uri, node_role& role, std::string& dc) noexcept {
   constexpr std::string_view prefix = "gtmesh:";
   if (uri.substr(0, prefix.size()) != prefix)
@@ -50,7 +61,7 @@ bool parse_role_uri(std::string_view uri, node_role& role, std::string& dc) noex
   if (!r)
     return false;
   if (*r == node_role::agent) {
-    if (colon == std::string_view::npos || colon + 1 >= uri.size())
+    if (colon == std::string_view::npos || !valid_dc_name(uri.substr(colon + 1)))
       return false; // an agent certificate names its DC
     dc.assign(uri.substr(colon + 1));
   } else if (colon != std::string_view::npos) {

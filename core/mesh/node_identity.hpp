@@ -37,8 +37,11 @@ struct node_identity {
   std::string role_uri() const;
 };
 
+/// A DC name a certificate may carry: 1-64 of letters, digits, - _ .
+bool valid_dc_name(std::string_view dc) noexcept;
+
 /// Parses "gtmesh:ROLE" or "gtmesh:agent:DC" into role and dc; false for any
-/// other URI (not ours) or a malformed one.
+/// other URI (not ours) or a malformed one (then role and dc are untouched).
 bool parse_role_uri(std::string_view uri, node_role& role, std::string& dc) noexcept;
 
 } // namespace gtmesh::mesh

@@ -104,7 +104,7 @@ int ca_command(const std::vector<std::string>& pos, const std::string& dir, cons
       std::fprintf(stderr, "gtmeshctl: ca issue needs --role decider|agent|operator\n");
       return 2;
     }
-    if ((*role == mesh::node_role::agent) != !dc.empty() || (!dc.empty() && !valid_node_name(dc))) {
+    if ((*role == mesh::node_role::agent) != !dc.empty() || (!dc.empty() && !mesh::valid_dc_name(dc))) {
       std::fprintf(stderr, "gtmeshctl: an agent certificate names its DC (--dc DC); other roles take none\n");
       return 2;
     }

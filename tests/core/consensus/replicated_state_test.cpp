@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace gtmesh::consensus {
 namespace {
 
@@ -47,6 +49,26 @@ TEST(replicated_state, a_new_log_numbers_above_the_version_its_bootstrapper_serv
   EXPECT_EQ(s.view()->log_uid, 777u);
   EXPECT_EQ(s.apply(config("next", 5), 3).version, 43u);
   EXPECT_EQ(s.view()->log_uid, 777u); // named once
+}
+
+TEST(replicated_state, a_duplicate_bootstrap_changes_no_version_and_versions_never_wrap_to_zero) {
+  replicated_state s;
+  EXPECT_EQ(s.apply(config("a", 9), 2).version, 1u);
+  // A bootstrap carrying an id already applied is a duplicate: nothing moves.
+  auto dup = config("boot", 9, entry_kind::bootstrap_config);
+  dup.base_version = 500;
+  EXPECT_TRUE(s.apply(dup, 3).duplicate);
+  EXPECT_EQ(s.config_version(), 1u);
+  // A bootstrap that would number its config 0 ("no config") is ignored.
+  replicated_state empty;
+  auto top = config("boot", 0, entry_kind::bootstrap_config);
+  top.base_version = std::numeric_limits<uint32_t>::max();
+  EXPECT_TRUE(empty.apply(top, 2).ignored);
+  EXPECT_EQ(empty.config_version(), 0u);
+  top.base_version = std::numeric_limits<uint32_t>::max() - 1;
+  EXPECT_EQ(empty.apply(top, 3).version, std::numeric_limits<uint32_t>::max());
+  EXPECT_TRUE(empty.apply(config("next", 1), 4).ignored);
+  EXPECT_EQ(empty.config_version(), std::numeric_limits<uint32_t>::max());
 }
 
 TEST(replicated_state, a_retried_drain_applies_once) {

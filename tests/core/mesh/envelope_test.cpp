@@ -2,6 +2,7 @@
 // it should, without throwing.
 
 #include "core/mesh/envelope.hpp"
+#include "core/mesh/node_identity.hpp"
 
 #include <gtest/gtest.h>
 
@@ -140,6 +141,35 @@ TEST(rebase_to_local_clock, the_send_time_travels_in_batches_and_deltas) {
   delta_body dout;
   ASSERT_TRUE(decode_body(encode_body(d), dout));
   EXPECT_EQ(dout.sent_at_ms, 5678);
+}
+
+} // namespace
+} // namespace gtmesh::mesh
+
+// Certificates carry role and DC in a URI (core/mesh/node_identity.hpp).
+namespace gtmesh::mesh {
+namespace {
+
+TEST(node_identity, role_uris_parse_and_a_malformed_dc_is_refused_without_touching_the_outputs) {
+  node_role role = node_role::none;
+  std::string dc = "unchanged";
+  ASSERT_TRUE(parse_role_uri("gtmesh:agent:fra-1", role, dc));
+  EXPECT_EQ(role, node_role::agent);
+  EXPECT_EQ(dc, "fra-1");
+  ASSERT_TRUE(parse_role_uri("gtmesh:decider", role, dc));
+  EXPECT_EQ(role, node_role::decider);
+  EXPECT_EQ(dc, "");
+  for (std::string_view bad : {"gtmesh:agent:", "gtmesh:agent:fra:x", "gtmesh:agent:fr a", "gtmesh:decider:fra",
+                               "gtmesh:agent", "gtmesh:root", "spiffe://x/agent"}) {
+    role = node_role::operator_;
+    dc = "kept";
+    EXPECT_FALSE(parse_role_uri(bad, role, dc)) << bad;
+    EXPECT_EQ(role, node_role::operator_) << bad;
+    EXPECT_EQ(dc, "kept") << bad;
+  }
+  EXPECT_FALSE(parse_role_uri(std::string("gtmesh:agent:fra\0x", 18), role, dc));
+  EXPECT_FALSE(valid_dc_name(std::string(65, 'a')));
+  EXPECT_TRUE(valid_dc_name(std::string(64, 'a')));
 }
 
 } // namespace
