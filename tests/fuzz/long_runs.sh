@@ -57,7 +57,7 @@ run_one() { # target
   "$here/run_fuzz.sh" --build-dir "$build_dir" --run-only --time "$seconds" "$t" -- -runs="$runs" > "$out.out" 2>&1
   echo $? > "$out.status"
   # The coverage libFuzzer reports once the corpus is loaded (INITED): where the run started.
-  grep -m1 -oE '#[0-9]+ +INITED cov: [0-9]+ ft: [0-9]+' "$build_dir/$t.log" | sed 's/.*INITED //' > "$out.start" || true
+  grep -m1 -oE '#[0-9]+[[:space:]]+INITED cov: [0-9]+ ft: [0-9]+' "$build_dir/$t.log" | sed 's/.*INITED //' > "$out.start" || true
   date -u '+%Y-%m-%d %H:%M UTC' > "$out.ended"
   git -C "$root" rev-parse --short HEAD > "$out.commit" 2>/dev/null || true
 }
