@@ -769,11 +769,20 @@ void loader::parse_zone(const node& n, const std::string& field) {
       if (auto v = str(soa, "primary", sf, true))
         z.soa.primary = abs_name(*v);
       if (auto v = str(soa, "admin", sf, true)) {
-        std::string a = *v;
-        // Accept the mail form hostmaster@example.com too.
-        if (auto at = a.find('@'); at != std::string::npos)
-          a[at] = '.';
-        z.soa.admin = abs_name(a);
+        // The mail form hostmaster@example.com is accepted too: its domain is
+        // complete, and dots in the local part stay inside the first label
+        // (RFC 1035 8: dns.admin@example.org -> dns\.admin.example.org.).
+        if (auto at = v->find('@'); at != std::string::npos) {
+          std::string local;
+          for (char c : v->substr(0, at)) {
+            if (c == '.' || c == '\\')
+              local.push_back('\\');
+            local.push_back(c);
+          }
+          z.soa.admin = dns::canonical_text(local + "." + v->substr(at + 1));
+        } else {
+          z.soa.admin = abs_name(*v);
+        }
       }
       if (auto v = integer(soa, "serial", sf, 1, 4294967295LL))
         z.soa.serial = static_cast<uint32_t>(*v);

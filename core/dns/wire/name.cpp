@@ -16,32 +16,60 @@ bool label_char_ok(char c) {
 
 std::optional<std::vector<uint8_t>> text_to_wire(std::string_view text) {
   std::vector<uint8_t> out;
-  if (text == "." || text.empty()) {
-    if (text.empty())
-      return std::nullopt;
+  if (text.empty())
+    return std::nullopt;
+  if (text == ".") {
     out.push_back(0);
     return out;
   }
-  if (text.back() == '.')
-    text.remove_suffix(1);
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t dot = text.find('.', start);
-    if (dot == std::string_view::npos)
-      dot = text.size();
-    size_t len = dot - start;
-    if (len == 0 || len > max_label)
-      return std::nullopt;
-    out.push_back(static_cast<uint8_t>(len));
-    for (size_t i = start; i < dot; ++i) {
-      if (!label_char_ok(text[i]))
-        return std::nullopt;
-      out.push_back(lower(static_cast<uint8_t>(text[i])));
+  // Labels split at unescaped dots; "\." and "\\" put that character in a
+  // label, "\DDD" a byte (RFC 1035 5.1): an RNAME like dns\.admin.example.org.
+  size_t label_at = 0; // where the current label's length byte is
+  out.push_back(0);
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '.') {
+      if (out.size() - label_at - 1 == 0)
+        return std::nullopt; // an empty label
+      if (i + 1 == text.size())
+        break; // the root
+      label_at = out.size();
+      out.push_back(0);
+      continue;
     }
-    start = dot + 1;
-    if (dot == text.size())
-      break;
+    uint8_t byte = 0;
+    if (c == '\\') {
+      if (i + 1 >= text.size())
+        return std::nullopt;
+      char e = text[i + 1];
+      if (e >= '0' && e <= '9') {
+        unsigned v = 0;
+        for (size_t k = 1; k <= 3; ++k) {
+          char d = i + k < text.size() ? text[i + k] : 'x';
+          if (d < '0' || d > '9')
+            return std::nullopt;
+          v = v * 10 + static_cast<unsigned>(d - '0');
+        }
+        if (v > 255)
+          return std::nullopt;
+        byte = static_cast<uint8_t>(v);
+        i += 3;
+      } else {
+        byte = static_cast<uint8_t>(e);
+        i += 1;
+      }
+    } else if (label_char_ok(c)) {
+      byte = static_cast<uint8_t>(c);
+    } else {
+      return std::nullopt;
+    }
+    if (out.size() - label_at - 1 >= max_label)
+      return std::nullopt;
+    out.push_back(lower(byte));
+    ++out[label_at];
   }
+  if (out[label_at] == 0)
+    return std::nullopt; // ends with an empty label ("a..", or only "\")
   out.push_back(0);
   if (out.size() > max_name_wire)
     return std::nullopt;

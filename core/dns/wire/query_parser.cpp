@@ -77,6 +77,39 @@ bool skip_name(wire_cursor& in) noexcept {
   }
 }
 
+/// For a query refused before its question was read (NOTIMP, FORMERR on
+/// the section counts): walks every section to find the OPT record, so the
+/// error carries an OPT as RFC 6891 7 asks. Best effort: a malformed packet
+/// leaves `out.edns` absent. Options are not echoed.
+void find_opt(wire_cursor in, const dns_header& h, parsed_query& out) noexcept {
+  for (uint16_t i = 0; i < h.qdcount; ++i) {
+    if (!skip_name(in))
+      return;
+    in.skip(4);
+  }
+  const uint32_t records = uint32_t{h.ancount} + h.nscount + h.arcount;
+  for (uint32_t i = 0; i < records && in.ok(); ++i) {
+    size_t owner_at = in.position();
+    if (!skip_name(in))
+      return;
+    bool root_owner = in.position() == owner_at + 1 && in.ok();
+    uint16_t type = in.read_u16();
+    uint16_t klass = in.read_u16();
+    uint32_t ttl = in.read_u32();
+    uint16_t rdlength = in.read_u16();
+    in.skip(rdlength);
+    if (!in.ok())
+      return;
+    if (i >= uint32_t{h.ancount} + h.nscount && type == static_cast<uint16_t>(rr_type::opt) && root_owner) {
+      out.edns.present = true;
+      out.edns.udp_size = klass < classic_udp_size ? classic_udp_size : klass;
+      out.edns.version = static_cast<uint8_t>(ttl >> 16);
+      out.edns.dnssec_ok = (ttl & edns_do_bit) != 0;
+      return;
+    }
+  }
+}
+
 } // namespace
 
 parse_status parse_query(std::span<const uint8_t> packet, parsed_query& out) noexcept {
@@ -93,10 +126,14 @@ parse_status parse_query(std::span<const uint8_t> packet, parsed_query& out) noe
   out.header = dns_header{u16(0), u16(2), u16(4), u16(6), u16(8), u16(10)};
   if (out.header.has(header_flag::qr))
     return parse_status::response;
-  if (out.header.opcode_value() != static_cast<uint8_t>(opcode::query))
+  if (out.header.opcode_value() != static_cast<uint8_t>(opcode::query)) {
+    find_opt(in, out.header, out);
     return parse_status::notimp;
-  if (out.header.qdcount != 1 || out.header.ancount != 0 || out.header.nscount != 0)
+  }
+  if (out.header.qdcount != 1 || out.header.ancount != 0 || out.header.nscount != 0) {
+    find_opt(in, out.header, out);
     return parse_status::formerr;
+  }
 
   if (!read_question_name(in, out))
     return parse_status::formerr;

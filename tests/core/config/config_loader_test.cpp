@@ -3,6 +3,7 @@
 
 #include "core/config/config_loader.hpp"
 #include "core/routing/all_methods.hpp"
+#include "core/dns/wire/name.hpp"
 #include "core/routing/routing_plan.hpp"
 
 #include "tests/test_support.hpp"
@@ -497,6 +498,32 @@ TEST(config_loader, check_config_names_the_typo_and_exits_1_not_134) {
   EXPECT_NE(text.find(file + ":18:23: zones[example.com].records[www].dc.criterion.equal: unknown key"),
             std::string::npos)
     << text;
+}
+
+} // namespace
+} // namespace gtmesh
+
+namespace gtmesh {
+namespace {
+
+TEST(config_loader, soa_admin_in_mail_form_keeps_the_local_part_in_one_label) {
+  // RFC 1035 8: the mailbox's domain is complete (not relative to the zone),
+  // and a dot in the local part is escaped inside the first label.
+  auto admin_of = [](const std::string& admin) {
+    std::string yaml = base;
+    yaml.replace(yaml.find("admin: hostmaster"), 17, "admin: \"" + admin + "\"");
+    auto r = load(yaml);
+    EXPECT_TRUE(r.ok()) << r.report();
+    return r.ok() ? r.cfg->zones[0].soa.admin : std::string();
+  };
+  EXPECT_EQ(admin_of("hostmaster@example.com"), "hostmaster.example.com.");
+  EXPECT_EQ(admin_of("dns.admin@example.org"), "dns\\.admin.example.org.");
+  EXPECT_EQ(admin_of("hostmaster"), "hostmaster.example.com.");
+  EXPECT_EQ(admin_of("hostmaster.example.net."), "hostmaster.example.net.");
+  auto wire = dns::text_to_wire(admin_of("dns.admin@example.org"));
+  ASSERT_TRUE(wire);
+  EXPECT_EQ(wire->at(0), 9u); // "dns.admin": one label
+  EXPECT_EQ(dns::wire_to_text(*wire), "dns\\.admin.example.org.");
 }
 
 } // namespace

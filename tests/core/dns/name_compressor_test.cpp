@@ -97,3 +97,28 @@ TEST(name_compressor, a_name_that_does_not_fit_latches_no_space) {
 
 } // namespace
 } // namespace gtmesh::dns
+
+// core/dns/wire/name: presentation-form names, with RFC 1035 5.1 escapes.
+namespace gtmesh::dns {
+namespace {
+
+TEST(name_text, escapes_put_dots_and_bytes_inside_a_label_and_bad_text_is_refused) {
+  auto w = text_to_wire("dns\\.admin.example.org.");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->size(), 1u + 9 + 1 + 7 + 1 + 3 + 1);
+  EXPECT_EQ(w->at(0), 9u);
+  EXPECT_EQ(w->at(4), '.');
+  EXPECT_EQ(wire_to_text(*w), "dns\\.admin.example.org.");
+  auto d = text_to_wire("a\\065b.x");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(wire_to_text(*d), "aab.x."); // lower-cased like every name
+  EXPECT_EQ(text_to_wire("www.example.com"), text_to_wire("WWW.example.com."));
+  EXPECT_EQ(text_to_wire("."), std::vector<uint8_t>{0});
+  for (const char* bad : {"", "a..b", ".a", "a\\", "a\\25", "a\\256", "a b", "a\\0x1"})
+    EXPECT_FALSE(text_to_wire(bad)) << bad;
+  EXPECT_FALSE(text_to_wire(std::string(64, 'a')));
+  EXPECT_TRUE(text_to_wire(std::string(63, 'a')));
+}
+
+} // namespace
+} // namespace gtmesh::dns

@@ -120,6 +120,40 @@ TEST(query_parser, classifies_runts_responses_and_opcodes) {
   EXPECT_EQ(parse(wire, q), parse_status::notimp);
 }
 
+TEST(query_parser, notimp_and_formerr_on_the_section_counts_still_find_the_opt) {
+  // RFC 6891 7: the response to a query with an OPT carries one, errors too.
+  query_spec s;
+  s.edns = true;
+  s.udp_size = 4096;
+  s.dnssec_ok = true;
+  bytes notify = test::make_query(s);
+  notify[2] = static_cast<uint8_t>(4 << 3); // NOTIFY
+  parsed_query q;
+  EXPECT_EQ(parse(notify, q), parse_status::notimp);
+  EXPECT_TRUE(q.edns.present);
+  EXPECT_EQ(q.edns.udp_size, 4096);
+  EXPECT_TRUE(q.edns.dnssec_ok);
+  // Two questions (the second a copy of the first), then the OPT.
+  bytes two = test::make_query(s);
+  const size_t question_end = 12 + test::wire_name(s.name).size() + 4;
+  two.insert(two.begin() + static_cast<long>(question_end), two.begin() + 12,
+             two.begin() + static_cast<long>(question_end));
+  two[5] = 2; // QDCOUNT
+  q = parsed_query{};
+  EXPECT_EQ(parse(two, q), parse_status::formerr);
+  EXPECT_TRUE(q.edns.present);
+  // Without an OPT there is none to find; a truncated packet finds nothing either.
+  bytes plain = test::make_query(query_spec{});
+  plain[2] = static_cast<uint8_t>(4 << 3);
+  q = parsed_query{};
+  EXPECT_EQ(parse(plain, q), parse_status::notimp);
+  EXPECT_FALSE(q.edns.present);
+  bytes cut(notify.begin(), notify.end() - 5);
+  q = parsed_query{};
+  EXPECT_EQ(parse(cut, q), parse_status::notimp);
+  EXPECT_FALSE(q.edns.present);
+}
+
 TEST(query_parser, a_second_client_subnet_option_is_formerr) {
   query_spec s;
   s.edns = true;
