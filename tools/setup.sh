@@ -18,7 +18,7 @@ packages_build=(build-essential cmake ninja-build pkg-config ccache git
   libcaf-dev libasio-dev libmsgpack-cxx-dev librocksdb-dev libgtest-dev libgmock-dev
   libbenchmark-dev libyaml-cpp-dev libmaxminddb-dev libcpp-httplib-dev libssl-dev openssl libraft-dev)
 packages_test=(dnsutils knot-dnsutils dnsperf unbound haproxy nginx-light iproute2 procps
-  python3 clang libclang-rt-14-dev mmdb-bin nftables faketime)
+  python3 python3-dnspython clang libclang-rt-14-dev mmdb-bin nftables faketime)
 
 install_packages() {
   local missing=()
