@@ -1204,7 +1204,7 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
         return;
       check_keys(gn, f, {"source", "service", "metric", "criterion"});
       gate gt;
-      auto ref = parse_metric_ref(gn, f, false);
+      auto ref = parse_metric_ref(gn, f, true);
       node c = child(gn, "criterion");
       if (!c) {
         error(gn, join(f, "criterion"), "required field is missing");

@@ -107,6 +107,15 @@ protected:
       - name: txt
         type: TXT
         dc: {source: host, metric: cpu, answers: {a: ["from a"], b: ["from b"]}, fail_safe: ["fallback"]}
+      - name: clientgated
+        type: A
+        dc:
+          source: host
+          metric: cpu
+          criterion: lowest
+          gate: {source: client, metric: packetLoss, criterion: {within: {target: 0, margin: 1}}}
+          answers: {a: [192.0.2.1], b: [192.0.2.2]}
+          fail_safe: [192.0.2.250]
       - name: _x._tcp
         type: SRV
         dc: {source: host, metric: cpu, answers: {a: ["10 5 443 a.example.com."], b: ["10 5 443 b.example.com."]}}
@@ -233,6 +242,23 @@ clients:
   EXPECT_EQ(answers(two), strings{"a.example.net."});
   // Without ECS the resolver's source address decides.
   EXPECT_EQ(answers("alias.example.com", "CNAME", "203.0.113.77"), strings{"a.example.net."});
+}
+
+TEST_F(dc_mode, a_gate_on_a_client_metric_is_judged_per_client_prefix_with_its_scope) {
+  // "never send this client to a DC whose path to it loses more than 1 %"
+  state(R"(
+hosts: {a: {cpu: 10}, b: {cpu: 80}}
+clients:
+  "198.51.100.0/24": {a: {packetLoss: 5}, b: {packetLoss: 0.5}}
+  "203.0.113.0/24": {a: {packetLoss: 0}, b: {packetLoss: 0}})");
+  auto lossy = ask("clientgated.example.com", "A", "10.9.9.9", "198.51.100.0/24");
+  EXPECT_EQ(answers(lossy), strings{"192.0.2.2"}) << "a has the lower cpu but fails the gate for this client";
+  EXPECT_EQ(lossy.scope, 24);
+  EXPECT_EQ(answers("clientgated.example.com", "A", "203.0.113.5"), strings{"192.0.2.1"});
+  // A client with no path data fails the gate everywhere.
+  auto unknown = ask("clientgated.example.com", "A", "192.0.2.77");
+  EXPECT_EQ(answers(unknown), strings{"192.0.2.250"});
+  EXPECT_TRUE(unknown.client_unmeasured);
 }
 
 TEST_F(dc_mode, an_unmeasured_client_gets_fail_safe_and_is_flagged_for_measurement) {
