@@ -4,19 +4,22 @@
 #   tests/fuzz/long_runs.sh [--build-dir DIR] [--runs N] [--max-hours H] [--jobs J]
 #                           [--no-report|--report-only] [TARGET...]
 #
-# Builds the targets (run_fuzz.sh: clang, libFuzzer + ASan + UBSan), then runs
-# each until it has executed N inputs (default 10,000,000) or for H hours
-# (default 3), J targets at a time (default 2), keeping what each run found
-# in DIR/corpus/TARGET (so a later run goes on from there). Without TARGETs:
-# every target in the manifest. Then rewrites the region between
-# `<!-- fuzz:begin -->` and `<!-- fuzz:end -->` of docs/reliability.md with
-# one row per target: executions, time, rate, coverage when the run started
-# (committed seeds plus what earlier runs found) and at its end, the verdict,
-# and when and at which commit it ran. A crash, leak, sanitizer report,
-# timeout or out-of-memory fails the run and names the artifact.
-# --no-report leaves the document alone; --report-only writes it from the
-# results of earlier runs (DIR/long-runs/), e.g. after running the slow and
-# the fast targets separately. Exit status: 0 every run clean, 1 otherwise.
+# Builds the targets (run_fuzz.sh: clang, libFuzzer + ASan + UBSan), then runs each until it has executed N inputs
+# (default 10,000,000) in total or for H hours (default 3), J targets at a
+# time (default 2). A target's runs go on from one corpus (DIR/corpus/TARGET,
+# started from the committed seeds), so a target too slow for N executions in
+# one sitting gets there over several runs: each run is appended to
+# DIR/long-runs/TARGET.runs (when it ended, the commit, executions, seconds,
+# exit status, coverage at start and end, corpus size) and the next
+# run asks only for what is missing. Without TARGETs: every target in the
+# manifest. Then rewrites the region between `<!-- fuzz:begin -->` and
+# `<!-- fuzz:end -->` of docs/reliability.md: per target the executions in
+# total and over how many runs, the time, the rate of the last run, coverage at
+# the first run's start (the committed seeds) and the last run's end, and the
+# verdict. A crash, leak, sanitizer report, timeout or out-of-memory fails the
+# run and names the artifact. --no-report leaves the document alone;
+# --report-only writes it from the ledger. Exit status: 0 every run clean,
+# 1 otherwise.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -52,62 +55,82 @@ results=$build_dir/long-runs
 mkdir -p "$results"
 seconds=$(awk -v h="$hours" 'BEGIN { printf "%d", h * 3600 }')
 
+# Clean executions so far (the ledger's column 3 where column 5 is 0).
+done_runs() { awk -F'\t' '$5 == 0 { n += $3 } END { printf "%d", n }' "$results/$1.runs" 2>/dev/null || echo 0; }
+
 run_one() { # target
-  local t=$1 out=$results/$1
-  "$here/run_fuzz.sh" --build-dir "$build_dir" --run-only --time "$seconds" "$t" -- -runs="$runs" > "$out.out" 2>&1
-  echo $? > "$out.status"
-  # The coverage libFuzzer reports once the corpus is loaded (INITED): where the run started.
-  grep -m1 -oE '#[0-9]+[[:space:]]+INITED cov: [0-9]+ ft: [0-9]+' "$build_dir/$t.log" | sed 's/.*INITED //' > "$out.start" || true
-  date -u '+%Y-%m-%d %H:%M UTC' > "$out.ended"
-  git -C "$root" rev-parse --short HEAD > "$out.commit" 2>/dev/null || true
+  local t=$1 out=$results/$1.last
+  local want=$((runs - $(done_runs "$t")))
+  [ "$want" -gt 0 ] || { echo "$t: $runs executions already"; return 0; }
+  local status=0
+  "$here/run_fuzz.sh" --build-dir "$build_dir" --run-only --time "$seconds" "$t" -- -runs="$want" > "$out" 2>&1 ||
+    status=$?
+  # "T_fuzz: N executions in S s (R exec/s), cov C ft F, corpus K entries[, FAILED ...]"
+  local line n s cov ft corpus start
+  line=$(grep -E "^${t}_fuzz: " "$out" | tail -1 || true)
+  n=$(sed -nE 's/.*: ([0-9]+) executions.*/\1/p' <<< "$line")
+  s=$(sed -nE 's/.* in ([0-9.]+) s .*/\1/p' <<< "$line")
+  cov=$(sed -nE 's/.*cov ([0-9]+) ft ([0-9]+),.*/\1/p' <<< "$line")
+  ft=$(sed -nE 's/.*cov ([0-9]+) ft ([0-9]+),.*/\2/p' <<< "$line")
+  corpus=$(sed -nE 's/.*corpus ([0-9]+) entries.*/\1/p' <<< "$line")
+  # Coverage once the corpus was loaded (libFuzzer's INITED line): where this run started.
+  start=$(grep -m1 -oE '#[0-9]+[[:space:]]+INITED cov: [0-9]+ ft: [0-9]+' "$build_dir/$t.log" |
+          sed -E 's/.*cov: ([0-9]+) ft: ([0-9]+)/\1\t\2/' || true)
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" \
+    "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" "${n:-0}" "${s:-0}" "$status" \
+    "${start:-?	?}" "${cov:-?}" "${ft:-?}" "${corpus:-?}" >> "$results/$t.runs"
+  echo "${line:-$t: no result (exit $status)}"
 }
-export -f run_one
+export -f run_one done_runs
 export here root build_dir seconds runs results
 if [ $run = 1 ]; then
   "$here/run_fuzz.sh" --build-dir "$build_dir" --build-only --jobs "$jobs" "${targets[@]}"
   printf '%s\n' "${targets[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one "$1"' _ {} || true
 fi
 
+# Ledger columns: 1 ended, 2 commit, 3 executions, 4 seconds, 5 status,
+# 6 cov at start, 7 ft at start, 8 cov at end, 9 ft at end, 10 corpus.
 failed=0
 rows=""
 for t in "${targets[@]}"; do
-  line=$(grep -E "^${t}_fuzz: " "$results/$t.out" 2>/dev/null | tail -1 || true)
-  status=$(cat "$results/$t.status" 2>/dev/null || echo 1)
-  start_cov=$(cat "$results/$t.start" 2>/dev/null || true)
-  # "T_fuzz: N executions in S s (R exec/s), cov C ft F, corpus K entries[, FAILED ...]"
-  n=$(sed -nE 's/.*: ([0-9]+) executions.*/\1/p' <<< "$line")
-  s=$(sed -nE 's/.* in ([0-9.]+) s .*/\1/p' <<< "$line")
-  r=$(sed -nE 's/.*\(([0-9]+) exec\/s\).*/\1/p' <<< "$line")
-  cov=$(sed -nE 's/.*cov ([0-9?]+) ft ([0-9?]+),.*/cov: \1 ft: \2/p' <<< "$line")
-  corpus=$(sed -nE 's/.*corpus ([0-9]+) entries.*/\1/p' <<< "$line")
+  ledger=$results/$t.runs
+  if [ ! -s "$ledger" ]; then
+    rows+="| \`$t\` | not run | | | | | | | |"$'\n'
+    continue
+  fi
+  read -r total secs nruns bad <<< "$(awk -F'\t' '{ n += ($5 == 0 ? $3 : 0); s += $4; r++; if ($5 != 0) b++ }
+                                      END { printf "%d %.0f %d %d", n, s, r, b }' "$ledger")"
+  first=$(head -1 "$ledger")
+  last=$(tail -1 "$ledger")
+  rate=$(awk -F'\t' '{ printf "%d", ($4 > 0 ? $3 / $4 : 0) }' <<< "$last")
+  start_cov=$(awk -F'\t' '{ printf "cov %s ft %s", $6, $7 }' <<< "$first")
+  end_cov=$(awk -F'\t' '{ printf "cov %s ft %s", $8, $9 }' <<< "$last")
+  corpus=$(cut -f10 <<< "$last")
+  when=$(awk -F'\t' '{ print $1 ", " $2 }' <<< "$last")
   verdict="clean"
-  if [ "$status" != 0 ] || [ -z "$n" ]; then
+  if [ "$bad" -gt 0 ]; then
     failed=1
     artifact=$(ls "$build_dir/artifacts/$t" 2>/dev/null | head -1 || true)
-    verdict="**FAILED** (${artifact:-see $build_dir/$t.log})"
-  elif [ "$n" -lt "$runs" ]; then
-    verdict="clean; **stopped by the time bound** before $(printf "%'d" "$runs") executions"
+    verdict="**FAILED** in $bad run(s) (${artifact:-see $build_dir/$t.log})"
+  elif [ "$total" -lt "$runs" ]; then
+    verdict="clean; **$(printf "%'d" "$total") of $(printf "%'d" "$runs") so far**"
   fi
-  nfmt=$([ -n "$n" ] && printf "%'d" "$n" || echo "?")
-  ended=$(cat "$results/$t.ended" 2>/dev/null || echo "?")
-  at=$(cat "$results/$t.commit" 2>/dev/null || echo "?")
-  rows+="| \`$t\` | $nfmt | ${s:-?} s | ${r:-?} | ${start_cov:-?} | ${cov:-?} | ${corpus:-?} | $verdict | $ended, $at |"$'\n'
-  echo "${line:-$t: no result}"
+  rows+="| \`$t\` | $(printf "%'d" "$total") | $nruns | ${secs} s | $rate | $start_cov | $end_cov | $corpus | $verdict | $when |"$'\n'
 done
 
 if [ $report = 1 ]; then
   clang=$( (clang++-14 --version 2>/dev/null || clang++ --version) | head -1)
   region=$(mktemp)
   {
-    echo "Produced by \`tests/fuzz/long_runs.sh --runs $runs [--max-hours H] [TARGET...]\` (then \`--report-only\`):"
-    echo "$clang, libFuzzer with ASan + UBSan, on $(nproc) core(s); each row says when its run ended and at which commit."
-    echo "Each target starts from its committed seeds (\`tests/fuzz/corpus/TARGET\`) plus what earlier runs in the same"
-    echo "build folder found; \"at start\" is libFuzzer's coverage once that corpus is loaded (INITED), \"at end\" after"
-    echo "the run (cov = instrumented edges reached, ft = libFuzzer's finer features). CI runs every target for 20 s"
-    echo "(\`fuzz.*\` in CTest)."
+    echo "Produced by \`tests/fuzz/long_runs.sh --runs $runs\` (runs of one target go on from one corpus; the"
+    echo "ledger of each run is in BUILD/fuzz/long-runs/TARGET.runs), then \`--report-only\`: $clang, libFuzzer with"
+    echo "ASan + UBSan, on $(nproc) core(s). \"At start\" is libFuzzer's coverage once the committed seeds"
+    echo "(\`tests/fuzz/corpus/TARGET\`) were loaded in the first run, \"at end\" after the last run (cov = instrumented"
+    echo "edges reached, ft = libFuzzer's finer features). Only clean runs count towards the executions."
+    echo "CI runs every target for 20 s (\`fuzz.*\` in CTest)."
     echo
-    echo "| Target | Executions | Time | Exec/s | Coverage at start | Coverage at end | Corpus | Result | Run |"
-    echo "|---|---|---|---|---|---|---|---|---|"
+    echo "| Target | Executions | Runs | Time | Exec/s (last run) | Coverage at start | Coverage at end | Corpus | Result | Last run |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
     printf '%s' "$rows"
   } > "$region"
   python3 - "$root/docs/reliability.md" "$region" <<'EOF'

@@ -15,6 +15,10 @@
 #                  status, lowest CPU wins, weighted_random 10/20/30 inside)
 #   gtmesh-profile gtmesh serve, gslb = profile record (method weighted,
 #                  three external endpoints, weights 10/20/30)
+#   gtmesh-cookie  gtmesh-dc with every query carrying a DNS Cookie (dnsperf
+#                  -E 10:CLIENT-COOKIE, RFC 7873): each answer makes a fresh
+#                  RFC 9018 server cookie (SipHash-2-4), the costlier case;
+#                  compare its CPU per query with gtmesh-dc (optional: VARIANTS)
 # Every server runs with one UDP thread, pinned to CPU $SERVER_CPU at nice
 # $BENCH_NICE; dnsperf is pinned to CPU $CLIENT_CPU. Rounds are interleaved
 # (gdnsd, knot, mmsg, gtmesh-dc, gtmesh-profile, gdnsd, ...) so that drift of
@@ -70,9 +74,12 @@ ADDR=127.0.0.1          # loopback only
 ZONE=bench.test
 QNAME=gslb.bench.test
 
-declare -A PORT=([gdnsd]=15331 [knot]=15332 [mmsg]=15333 [plain]=15334 [gtmesh-dc]=15335 [gtmesh-profile]=15336)
+declare -A PORT=([gdnsd]=15331 [knot]=15332 [mmsg]=15333 [plain]=15334 [gtmesh-dc]=15335 [gtmesh-profile]=15336
+                 [gtmesh-cookie]=15337)
 declare -A KIND=([gdnsd]="DYNA weighted" [knot]="static A" [mmsg]="floor" [plain]="floor, no batching"
-                 [gtmesh-dc]="DC-mode" [gtmesh-profile]="profile (weighted)")
+                 [gtmesh-dc]="DC-mode" [gtmesh-profile]="profile (weighted)" [gtmesh-cookie]="DC-mode + DNS Cookies")
+# Extra dnsperf arguments per variant.
+declare -A DNSPERF_ARGS=([gtmesh-cookie]="-e -E 10:2464c4abcf10c957")
 declare -A SPID=()      # variant -> PID of the server we started
 CLK_TCK=$(getconf CLK_TCK)
 CREATED_POLICY=0
@@ -253,7 +260,7 @@ prepare() { # variant dir port
       render "$SHARED_BENCH/conf/knot/knot.conf" "$d/knot.conf" "$d" "$port"
       { cat "$SHARED_BENCH/zones/bench.test.zone"; echo "gslb    30 IN A 192.0.2.1"; } > "$d/zones/bench.test.zone"
       knotc -c "$d/knot.conf" conf-check >&2 || die "knot conf-check failed" ;;
-    gtmesh-dc|gtmesh-profile)
+    gtmesh-dc|gtmesh-profile|gtmesh-cookie)
       write_gtmesh_configs "$d" ;;
   esac
 }
@@ -264,7 +271,7 @@ server_cmd() { # variant dir port
     knot) echo "knotd -c $2/knot.conf" ;;
     plain) echo "$RUN_DIR/bin/limit-plain $3" ;;
     mmsg) echo "$RUN_DIR/bin/limit-mmsg $3 $BATCH" ;;
-    gtmesh-dc) echo "$GTMESH_BIN serve --config $2/gtmesh-dc.yaml --state $2/state.yaml --listen $ADDR:$3 --udp-threads 1 $GTMESH_ARGS" ;;
+    gtmesh-dc|gtmesh-cookie) echo "$GTMESH_BIN serve --config $2/gtmesh-dc.yaml --state $2/state.yaml --listen $ADDR:$3 --udp-threads 1 $GTMESH_ARGS" ;;
     gtmesh-profile) echo "$GTMESH_BIN serve --config $2/gtmesh-profile.yaml --listen $ADDR:$3 --udp-threads 1 $GTMESH_ARGS" ;;
     *) die "unknown variant '$1'" ;;
   esac
@@ -354,7 +361,8 @@ run_dnsperf() {
   shift 3
   SRV_PIDS=" $(pid_tree "${SPID[$v]}" | tr '\n' ' ') "
   nice -n "$BENCH_NICE" taskset -c "$CLIENT_CPU" dnsperf -s "$ADDR" -p "${PORT[$v]}" -d "$RUN_DIR/queries.txt" -l "$dur" \
-    -c "$CLIENTS" -q "$OUTSTANDING" -t "$DNSPERF_TIMEOUT" -O suppress=timeouts,congestion "$@" > "$out" 2>&1 &
+    -c "$CLIENTS" -q "$OUTSTANDING" -t "$DNSPERF_TIMEOUT" -O suppress=timeouts,congestion ${DNSPERF_ARGS[$v]:-} "$@" \
+    > "$out" 2>&1 &
   dp=$!
   echo "$dp" > "$RUN_DIR/dnsperf.pid"
   sleep 1; a=$(snapshot "$dp")

@@ -4,7 +4,7 @@
 //                  [--peer HOST:PORT]... [--dns ADDR:PORT]... [--dns-threads N]
 //                  [--port-file FILE] [--faults] [--dc-down-after DURATION] [--keep-configs N]
 //                  [--gossip-interval DURATION] [--election-timeout DURATION]
-//                  [--tls-ca F --tls-cert F --tls-key F]
+//                  [--tls-ca F --tls-cert F --tls-key F] [--cookie-secret FILE]
 //
 // Every decider of a cluster is started with the addresses of all the others
 // (--peer); with its own (--advertise, default --listen) they are the Raft
@@ -39,7 +39,8 @@ void usage() {
   std::fputs("usage: gtmesh decider --config FILE --data-dir DIR --listen HOST:PORT [--advertise HOST:PORT]\n"
              "         [--name NAME] [--peer HOST:PORT]... [--dns ADDR:PORT]... [--dns-threads N] [--port-file FILE]\n"
              "         [--faults] [--dc-down-after DURATION] [--keep-configs N] [--gossip-interval DURATION]\n"
-             "         [--election-timeout DURATION] [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n",
+             "         [--election-timeout DURATION] [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n"
+             "         [--cookie-secret FILE]\n",
              stderr);
 }
 
@@ -56,6 +57,8 @@ int decider(const args& a) {
   r.option("--port-file", port_file);
   auto peers = r.options("--peer");
   auto dns_listen = r.options("--dns");
+  std::string cookie_secret_file;
+  r.option("--cookie-secret", cookie_secret_file);
   bool with_faults = r.flag("--faults");
   decider::decider_options core_options;
   decider::decider_actor_options actor_options;
@@ -172,6 +175,7 @@ int decider(const args& a) {
   if (!dns_listen.empty()) {
     dns::responder_options ro;
     ro.udp_threads = dns_threads;
+    ro.cookie_secret_file = cookie_secret_file;
     for (const auto& t : dns_listen) {
       auto at = dns::listen_address::parse(t);
       if (!at) {

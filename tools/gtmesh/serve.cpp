@@ -7,7 +7,7 @@
 //                [--tcp-max-connections-per-client N] [--tcp-client-ipv4-prefix N]
 //                [--tcp-client-ipv6-prefix N] [--tcp-pressure-idle-timeout DURATION]
 //                [--rrl-rate N] [--rrl-slip N] [--rrl-ipv4-prefix N] [--rrl-ipv6-prefix N]
-//                [--rrl-loopback]
+//                [--rrl-loopback] [--cookie-secret FILE]
 //
 // Signals: SIGHUP reloads config and state (a bad file is reported with
 // file:line:field and the running snapshot keeps serving); SIGUSR1 prints
@@ -115,6 +115,7 @@ void usage() {
              "         [--tcp-max-connections-per-client N] [--tcp-client-ipv4-prefix N] [--tcp-client-ipv6-prefix N]\n"
              "         [--tcp-pressure-idle-timeout DURATION]\n"
              "         [--rrl-rate N] [--rrl-slip N] [--rrl-ipv4-prefix N] [--rrl-ipv6-prefix N] [--rrl-loopback]\n"
+             "         [--cookie-secret FILE]\n"
              "  ADDR:PORT is 127.0.0.1:53, [::1]:53, 0.0.0.0:5353, [::]:0 (port 0: the kernel picks one;\n"
              "  --port-file receives the bound addresses, one per line, once the responder answers).\n"
              "  SIGHUP reloads config and state, SIGUSR1 prints counters, SIGTERM/SIGINT exit. See docs/dns.md.\n",
@@ -131,6 +132,7 @@ int serve(const args& a) {
   r.option("--port-file", port_file);
   std::vector<std::string> listen_texts = r.options("--listen");
   dns::responder_options options;
+  r.option("--cookie-secret", options.cookie_secret_file);
   options.tcp = !r.flag("--no-tcp");
   options.rrl.exempt_loopback = !r.flag("--rrl-loopback");
   struct numeric {
@@ -252,6 +254,13 @@ int serve(const args& a) {
     if (sigwait(&signals, &sig) != 0)
       continue;
     if (sig == SIGHUP) {
+      if (!options.cookie_secret_file.empty()) {
+        // The responder re-reads it with the snapshot below and keeps the
+        // secrets in use if it is bad; say so here.
+        std::string cookie_error;
+        if (!dns::cookie_secrets::load(options.cookie_secret_file, cookie_error))
+          std::fprintf(stderr, "gtmesh serve: %s; the cookie secrets in use stay\n", cookie_error.c_str());
+      }
       loaded_snapshot next = load_snapshot(config_path, state_path, version + 1);
       if (!next.snapshot) {
         std::fprintf(stderr, "gtmesh serve: reload failed; still serving generation %u:\n%s", version,

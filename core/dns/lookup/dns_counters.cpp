@@ -10,7 +10,8 @@ std::string_view to_string(dns_counter c) noexcept {
     "ecs",               "any_minimal",     "cname_chased",    "rrl_dropped",      "rrl_slipped",
     "unmeasured_queued", "unmeasured_dropped", "tcp_accepted", "tcp_rejected",     "tcp_client_limited",
     "tcp_evicted",       "tcp_client_evicted", "tcp_idle_closed", "tcp_pressure_closed", "tcp_write_timeout",
-    "tcp_accept_errors", "tcp_bad_length",  "recv_errors",     "send_errors",
+    "tcp_accept_errors", "tcp_bad_length",  "recv_errors",     "send_errors",      "cookies",
+    "cookie_valid",      "badcookie",
   };
   static_assert(std::size(names) == dns_counter_count, "one name per counter");
   size_t i = static_cast<size_t>(c);

@@ -49,6 +49,9 @@ enum class dns_counter : uint8_t {
   tcp_bad_length,     ///< TCP messages shorter than a header (connection closed)
   recv_errors,
   send_errors,
+  cookies,            ///< queries with a COOKIE option (RFC 7873)
+  cookie_valid,       ///< ... carrying a valid server cookie of this cluster (exempt from RRL)
+  badcookie,          ///< BADCOOKIE sent instead of a rate-limited slip
   count_              ///< number of counters (not a counter)
 };
 

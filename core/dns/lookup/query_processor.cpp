@@ -62,13 +62,34 @@ size_t query_processor::count(size_t size, rcode rc, bool has_answer) {
     case rcode::badvers:
       counters_.bump(dns_counter::badvers);
       break;
+    case rcode::badcookie:
+      counters_.bump(dns_counter::badcookie);
+      break;
   }
   return size;
 }
 
+cookie_verdict query_processor::prepare_cookie(const query_source& source, int64_t wall_ms) noexcept {
+  const edns_info& e = query_.edns;
+  const uint32_t now_s = static_cast<uint32_t>(wall_ms / 1000);
+  counters_.bump(dns_counter::cookies);
+  cookie_check c = check_server_cookie(*cookies_, e.client_cookie(), e.server_cookie(), e.server_cookie_size(),
+                                       source.address, now_s);
+  if (c.verdict == cookie_verdict::valid) {
+    counters_.bump(dns_counter::cookie_valid);
+    if (!c.renew) {
+      response_cookie_ = e.server_cookie();
+      return c.verdict;
+    }
+  }
+  make_server_cookie(cookies_->current, e.client_cookie(), source.address, now_s, new_cookie_.data());
+  response_cookie_ = new_cookie_.data();
+  return c.verdict;
+}
+
 size_t query_processor::error_response(std::span<uint8_t> buffer, size_t max_size, rcode rc) {
   writer_.begin(buffer, query_, max_size, settings_.max_udp_size);
-  return count(writer_.finish(0, rc, nullptr), rc, false);
+  return count(writer_.finish(0, rc, nullptr, response_cookie_), rc, false);
 }
 
 size_t query_processor::process(std::span<uint8_t> buffer, size_t length, const query_source& source,
@@ -78,6 +99,10 @@ size_t query_processor::process(std::span<uint8_t> buffer, size_t length, const 
     length = buffer.size();
   const parse_status status = parse_query(buffer.first(length), query_);
   const size_t max_size = max_response(buffer, source.via);
+  response_cookie_ = nullptr;
+  cookie_verdict cookie = cookie_verdict::client_only;
+  if ((status == parse_status::ok || status == parse_status::badvers) && query_.edns.cookie_size != 0 && cookies_)
+    cookie = prepare_cookie(source, time.wall_ms);
   switch (status) {
     case parse_status::ok:
       break;
@@ -99,7 +124,8 @@ size_t query_processor::process(std::span<uint8_t> buffer, size_t length, const 
   if (query_.edns.has_ecs)
     counters_.bump(dns_counter::ecs);
 
-  if (source.via == transport::udp && rrl_ && rrl_->enabled()) {
+  // A valid server cookie proves the source address: never rate limited.
+  if (source.via == transport::udp && rrl_ && rrl_->enabled() && cookie != cookie_verdict::valid) {
     switch (rrl_->check(source.address, time.wall_ms)) {
       case rate_limiter::verdict::pass:
         break;
@@ -111,6 +137,12 @@ size_t query_processor::process(std::span<uint8_t> buffer, size_t length, const 
         // real client retries over TCP (never rate limited).
         counters_.bump(dns_counter::rrl_slipped);
         writer_.begin(buffer, query_, max_size, settings_.max_udp_size);
+        if (response_cookie_) {
+          // It sent a cookie, but not a valid one: BADCOOKIE with a fresh
+          // server cookie (RFC 7873 5.2.3/5.2.4, rate limiting); its retry
+          // with that cookie is exempt.
+          return count(writer_.finish(0, rcode::badcookie, nullptr, response_cookie_), rcode::badcookie, false);
+        }
         size_t size = writer_.finish(header_flag::tc, rcode::noerror, nullptr);
         if (size != 0)
           counters_.bump(dns_counter::responses);
@@ -213,7 +245,7 @@ size_t query_processor::answer(std::span<uint8_t> buffer, const query_source& so
     echo = edns.ecs;
     echo.scope = use_ecs ? std::min(scope, edns.ecs.source) : 0;
   }
-  size_t size = writer_.finish(header_flag::aa, rc, edns.has_ecs ? &echo : nullptr);
+  size_t size = writer_.finish(header_flag::aa, rc, edns.has_ecs ? &echo : nullptr, response_cookie_);
   if (writer_.truncated())
     counters_.bump(dns_counter::truncated);
   return count(size, rc, has_answer);

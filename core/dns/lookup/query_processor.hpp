@@ -29,6 +29,7 @@
 //  - response rate limiting (UDP only) before any lookup work.
 
 #include "core/dns/lookup/dns_counters.hpp"
+#include "core/dns/cookies/server_cookies.hpp"
 #include "core/dns/lookup/rate_limiter.hpp"
 #include "core/dns/lookup/response_writer.hpp"
 #include "core/dns/lookup/unmeasured_clients.hpp"
@@ -92,10 +93,17 @@ public:
   /// The engine context, e.g. for tests to seed it.
   query_context& context() noexcept { return ctx_; }
 
+  /// The secrets DNS Cookies are made and checked with (RFC 7873/9018), set
+  /// per batch from the published snapshot; null = cookies are ignored.
+  void use_cookie_secrets(const cookie_secrets* secrets) noexcept { cookies_ = secrets; }
+
 private:
   size_t answer(std::span<uint8_t> buffer, const query_source& source, const routing_snapshot& snapshot,
                 size_t max_size, int64_t wall_ms);
   size_t error_response(std::span<uint8_t> buffer, size_t max_size, rcode rc);
+  /// Checks the query's COOKIE option and picks the server cookie to send
+  /// (response_cookie_): the query's own while valid and fresh, else a new one.
+  cookie_verdict prepare_cookie(const query_source& source, int64_t wall_ms) noexcept;
   size_t count(size_t size, rcode rc, bool has_answer);
   size_t max_response(std::span<uint8_t> buffer, transport via) const noexcept;
 
@@ -103,6 +111,9 @@ private:
   worker_counters& counters_;
   rate_limiter* rrl_;
   unmeasured_queue* unmeasured_;
+  const cookie_secrets* cookies_ = nullptr;
+  const uint8_t* response_cookie_ = nullptr; ///< 16 bytes for this response's COOKIE option, or none
+  std::array<uint8_t, server_cookie_size> new_cookie_{};
   parsed_query query_;
   query_context ctx_;
   answer_set answers_;

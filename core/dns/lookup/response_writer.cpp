@@ -31,7 +31,7 @@ void response_writer::begin(std::span<uint8_t> buffer, const parsed_query& q, si
   truncated_ = false;
   names_.reset(q.question_end != 0 ? header_size : 0);
   records_start_ = q.question_end != 0 ? q.question_end : header_size;
-  size_t reserve = q.edns.present ? opt_record_size(q.edns.has_ecs ? &q.edns.ecs : nullptr) : 0;
+  size_t reserve = q.edns.present ? opt_record_size(q.edns.has_ecs ? &q.edns.ecs : nullptr, q.edns.cookie_size != 0) : 0;
   out_.set_limit(max_size_ > reserve ? max_size_ - reserve : 0);
   out_.seek(records_start_);
 }
@@ -119,7 +119,8 @@ void response_writer::add_authority_soa(const routing_plan& plan, uint32_t zone)
     ++nscount_;
 }
 
-size_t response_writer::finish(uint16_t flags, rcode rc, const client_subnet* ecs) noexcept {
+size_t response_writer::finish(uint16_t flags, rcode rc, const client_subnet* ecs,
+                               const uint8_t* server_cookie) noexcept {
   const parsed_query& q = *query_;
   if (!out_.ok()) {
     // Some record did not fit: send none, set TC (the client retries over TCP).
@@ -133,7 +134,8 @@ size_t response_writer::finish(uint16_t flags, rcode rc, const client_subnet* ec
   out_.set_limit(max_size_);
   uint16_t arcount = 0;
   if (q.edns.present) {
-    write_opt(out_, advertised_udp_size_, static_cast<uint16_t>(rc), q.edns.dnssec_ok, ecs);
+    write_opt(out_, advertised_udp_size_, static_cast<uint16_t>(rc), q.edns.dnssec_ok, ecs,
+              server_cookie && q.edns.cookie_size ? q.edns.client_cookie() : nullptr, server_cookie);
     arcount = 1;
   }
   dns_header h;

@@ -45,8 +45,10 @@ public:
   /// Writes the header (and the OPT record when the query had one) and
   /// returns the response size. `flags` are QR/AA/TC bits to set; opcode,
   /// RD and CD are copied from the query. If the records overflowed, they
-  /// are all dropped and TC is set. `ecs` (may be null) is echoed in the OPT.
-  size_t finish(uint16_t flags, rcode rc, const client_subnet* ecs) noexcept;
+  /// are all dropped and TC is set. `ecs` (may be null) is echoed in the OPT;
+  /// `server_cookie` (16 bytes, may be null) goes into it with the query's
+  /// client cookie when the query had a COOKIE option.
+  size_t finish(uint16_t flags, rcode rc, const client_subnet* ecs, const uint8_t* server_cookie = nullptr) noexcept;
 
   /// True once finish() had to truncate.
   bool truncated() const noexcept { return truncated_; }

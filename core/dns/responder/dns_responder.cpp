@@ -3,7 +3,10 @@
 #include "core/dns/responder/tcp_server.hpp"
 #include "core/dns/responder/udp_worker.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <random>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gtmesh::dns {
@@ -28,6 +31,9 @@ std::unique_ptr<dns_responder> dns_responder::create(const responder_options& op
     return nullptr;
   }
   std::unique_ptr<dns_responder> r(new dns_responder(options));
+  r->cookies_ = std::make_shared<const cookie_secrets>(cookie_secrets::random());
+  if (!options.cookie_secret_file.empty() && !r->refresh_cookie_secrets(error))
+    return nullptr;
   std::random_device entropy;
   auto seed = [&entropy] { return static_cast<uint64_t>(entropy()) << 32 | entropy(); };
   if (options.tcp) {
@@ -96,8 +102,39 @@ void dns_responder::stop() {
     tcp_->stop();
 }
 
+bool dns_responder::refresh_cookie_secrets(std::string& error) {
+  struct stat st {};
+  if (::stat(options_.cookie_secret_file.c_str(), &st) != 0) {
+    error = options_.cookie_secret_file + ": cannot read the cookie secret file: " + std::strerror(errno);
+    return false;
+  }
+  const int64_t stamp = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec + st.st_size;
+  if (stamp == cookie_file_stamp_)
+    return true;
+  auto loaded = cookie_secrets::load(options_.cookie_secret_file, error);
+  if (!loaded)
+    return false;
+  cookies_ = std::make_shared<const cookie_secrets>(*loaded);
+  cookie_file_stamp_ = stamp;
+  return true;
+}
+
 uint64_t dns_responder::publish(snapshot_ptr snapshot, int64_t fixed_now_ms) {
-  return publisher_.publish(std::move(snapshot), fixed_now_ms);
+  std::shared_ptr<const cookie_secrets> cookies;
+  {
+    std::lock_guard<std::mutex> guard(cookie_mutex_);
+    if (!options_.cookie_secret_file.empty()) {
+      std::string error;
+      cookie_error_ = refresh_cookie_secrets(error) ? "" : error;
+    }
+    cookies = cookies_;
+  }
+  return publisher_.publish(std::move(snapshot), fixed_now_ms, std::move(cookies));
+}
+
+std::string dns_responder::cookie_error() const {
+  std::lock_guard<std::mutex> guard(cookie_mutex_);
+  return cookie_error_;
 }
 
 size_t dns_responder::reclaim() { return publisher_.reclaim(); }

@@ -21,6 +21,7 @@
 #include "core/routing/routing_snapshot.hpp"
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,11 @@ public:
 
   /// Makes `snapshot` the one queries are answered from; see
   /// published_snapshot for `fixed_now_ms`. Returns the generation number.
+  /// Re-reads the cookie secret file first when it changed (a bad file
+  /// keeps the secrets in use; cookie_error() says why).
   uint64_t publish(snapshot_ptr snapshot, int64_t fixed_now_ms = 0);
+  /// Why the cookie secret file was last refused ("" if it was not).
+  std::string cookie_error() const;
   /// Frees old snapshots no thread can still read; returns how many remain.
   size_t reclaim();
   /// The generation number of the last publication (0 before the first).
@@ -69,8 +74,15 @@ public:
 private:
   explicit dns_responder(const responder_options& options);
 
+  /// Loads the cookie secret file if it changed since the last look.
+  bool refresh_cookie_secrets(std::string& error);
+
   responder_options options_;
   snapshot_publisher publisher_;
+  mutable std::mutex cookie_mutex_; ///< owner side only: publish() and cookie_error()
+  std::shared_ptr<const cookie_secrets> cookies_;
+  int64_t cookie_file_stamp_ = -1; ///< mtime (ns) + size of the file last read
+  std::string cookie_error_;
   rate_limiter rrl_;
   std::vector<listen_address> bound_;
   std::vector<std::unique_ptr<udp_worker>> udp_;

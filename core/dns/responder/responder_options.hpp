@@ -68,6 +68,11 @@ struct responder_options {
   std::chrono::milliseconds tcp_pressure_idle_timeout{1'000};
   lookup_settings lookup;
   rrl_settings rrl;
+  /// DNS Cookies (RFC 7873/9018): the file with the cluster's secret(s)
+  /// (server_cookies.hpp); empty = a random secret of this process, so
+  /// cookies work but a resolver moving to another responder gets a new one.
+  /// Re-read when it changed, at every snapshot publication.
+  std::string cookie_secret_file;
 
   /// Empty when usable, else what is wrong (one line).
   std::string validate() const;

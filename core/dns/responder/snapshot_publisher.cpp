@@ -21,12 +21,13 @@ snapshot_publisher::reader* snapshot_publisher::add_reader() {
   return &readers_[i];
 }
 
-uint64_t snapshot_publisher::publish(snapshot_ptr snapshot, int64_t fixed_now_ms) {
+uint64_t snapshot_publisher::publish(snapshot_ptr snapshot, int64_t fixed_now_ms,
+                                     std::shared_ptr<const cookie_secrets> cookies) {
   uint64_t generation;
   {
     std::lock_guard<std::mutex> guard(owner_mutex_);
     generation = ++generation_;
-    auto* node = new published_snapshot{std::move(snapshot), fixed_now_ms, generation};
+    auto* node = new published_snapshot{std::move(snapshot), fixed_now_ms, generation, std::move(cookies)};
     const published_snapshot* old = current_.exchange(node, std::memory_order_seq_cst);
     const uint64_t epoch = epoch_.fetch_add(1, std::memory_order_seq_cst) + 1;
     if (old)

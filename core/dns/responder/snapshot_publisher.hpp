@@ -47,6 +47,8 @@
 #include "core/routing/routing_snapshot.hpp"
 
 #include <atomic>
+#include "core/dns/cookies/server_cookies.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -63,6 +65,9 @@ struct published_snapshot {
   snapshot_ptr snapshot;
   int64_t fixed_now_ms = 0;
   uint64_t generation = 0; ///< 1 for the first publication, +1 for each one after
+  /// The DNS Cookie secrets answers are made with (null: cookies ignored);
+  /// they travel with the snapshot so the query path reads them for free.
+  std::shared_ptr<const cookie_secrets> cookies;
 };
 
 class snapshot_publisher {
@@ -107,7 +112,8 @@ public:
 
   /// Makes `snapshot` current and retires the previous one. Returns the new
   /// generation number.
-  uint64_t publish(snapshot_ptr snapshot, int64_t fixed_now_ms = 0);
+  uint64_t publish(snapshot_ptr snapshot, int64_t fixed_now_ms = 0,
+                   std::shared_ptr<const cookie_secrets> cookies = nullptr);
 
   /// Frees retired snapshots no reader can still hold. Returns how many
   /// remain retired (call again later if not 0).

@@ -359,6 +359,7 @@ size_t tcp_server::impl::answer(uint8_t* message, size_t length, const ip_addres
   const routing_snapshot* snapshot = published ? published->snapshot.get() : nullptr;
   const int64_t wall = wall_clock_ms();
   const query_time now{wall, published && published->fixed_now_ms != 0 ? published->fixed_now_ms : wall};
+  processor.use_cookie_secrets(published ? published->cookies.get() : nullptr);
   size_t size = processor.process(std::span<uint8_t>(message, max_tcp_message), length,
                                   query_source{peer, transport::tcp}, snapshot, now);
   publisher.leave(reader);

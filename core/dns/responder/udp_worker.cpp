@@ -179,6 +179,7 @@ void udp_worker::run() {
     const routing_snapshot* snapshot = published ? published->snapshot.get() : nullptr;
     const int64_t wall = wall_clock_ms();
     const query_time now{wall, published && published->fixed_now_ms != 0 ? published->fixed_now_ms : wall};
+    processor_.use_cookie_secrets(published ? published->cookies.get() : nullptr);
     int m = 0;
     for (int i = 0; i < n; ++i) {
       const msghdr& in = b.rx[i].msg_hdr;

@@ -18,6 +18,8 @@ std::string_view to_string(rcode r) noexcept {
       return "REFUSED";
     case rcode::badvers:
       return "BADVERS";
+    case rcode::badcookie:
+      return "BADCOOKIE";
   }
   return "?";
 }

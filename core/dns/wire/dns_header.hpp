@@ -37,6 +37,7 @@ enum class rcode : uint16_t {
   notimp = 4,
   refused = 5,
   badvers = 16,
+  badcookie = 23, ///< RFC 7873 8
 };
 
 std::string_view to_string(rcode r) noexcept;

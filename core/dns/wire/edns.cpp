@@ -58,6 +58,11 @@ bool parse_opt_options(wire_cursor& in, size_t rdlength, edns_info& out) noexcep
       if (!parse_client_subnet(in, length, out.ecs))
         return false;
       out.has_ecs = true;
+    } else if (code == edns_option_cookie) {
+      if (out.cookie_size != 0 || length < 8 || (length > 8 && length < 16) || length > max_cookie_option)
+        return false;
+      in.read_bytes(out.cookie.data(), length);
+      out.cookie_size = static_cast<uint8_t>(length);
     } else {
       in.skip(length);
     }
@@ -66,7 +71,7 @@ bool parse_opt_options(wire_cursor& in, size_t rdlength, edns_info& out) noexcep
 }
 
 void write_opt(wire_cursor& out, uint16_t udp_size, uint16_t extended_rcode, bool dnssec_ok,
-               const client_subnet* ecs) noexcept {
+               const client_subnet* ecs, const uint8_t* client_cookie, const uint8_t* server_cookie) noexcept {
   out.write_u8(0); // root owner
   out.write_u16(41);
   out.write_u16(udp_size);
@@ -74,18 +79,23 @@ void write_opt(wire_cursor& out, uint16_t udp_size, uint16_t extended_rcode, boo
   if (dnssec_ok)
     ttl |= edns_do_bit;
   out.write_u32(ttl);
-  if (!ecs) {
-    out.write_u16(0);
-    return;
+  const bool cookie = client_cookie && server_cookie;
+  const size_t bytes = ecs ? ecs->address_bytes() : 0;
+  out.write_u16(static_cast<uint16_t>((ecs ? 4 + 4 + bytes : 0) + (cookie ? response_cookie_option : 0)));
+  if (ecs) {
+    out.write_u16(edns_option_client_subnet);
+    out.write_u16(static_cast<uint16_t>(4 + bytes));
+    out.write_u16(ecs->family);
+    out.write_u8(ecs->source);
+    out.write_u8(ecs->scope);
+    out.write_bytes(ecs->address.data(), bytes);
   }
-  size_t bytes = ecs->address_bytes();
-  out.write_u16(static_cast<uint16_t>(4 + 4 + bytes));
-  out.write_u16(edns_option_client_subnet);
-  out.write_u16(static_cast<uint16_t>(4 + bytes));
-  out.write_u16(ecs->family);
-  out.write_u8(ecs->source);
-  out.write_u8(ecs->scope);
-  out.write_bytes(ecs->address.data(), bytes);
+  if (cookie) {
+    out.write_u16(edns_option_cookie);
+    out.write_u16(8 + 16);
+    out.write_bytes(client_cookie, 8);
+    out.write_bytes(server_cookie, 16);
+  }
 }
 
 } // namespace gtmesh::dns

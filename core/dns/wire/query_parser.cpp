@@ -173,6 +173,7 @@ parse_status parse_query(std::span<const uint8_t> packet, parsed_query& out) noe
       // The OPT itself was readable: answer FORMERR with an OPT, but echo
       // no option (RFC 7871 7.1.1 for a broken ECS).
       e.has_ecs = false;
+      e.cookie_size = 0;
       out.edns = e;
       return parse_status::formerr;
     }
