@@ -199,6 +199,7 @@ struct harness {
   std::unique_ptr<rate_limiter> rrl;
   std::unique_ptr<query_processor> plain;
   std::unique_ptr<query_processor> limited;
+  cookie_secrets cookies; ///< DNS Cookies on (RFC 7873): fixed secrets, current and previous
   std::vector<uint8_t> buffer = std::vector<uint8_t>(max_tcp_message);
   ip_address sources[4] = {*ip_address::parse("192.0.2.200"), *ip_address::parse("198.51.100.9"),
                            *ip_address::parse("2001:db8:100::9"), *ip_address::parse("127.0.0.1")};
@@ -229,6 +230,11 @@ struct harness {
     rrl = std::make_unique<rate_limiter>(rs);
     plain = std::make_unique<query_processor>(lookup_settings{}, counters, nullptr, &unmeasured, 1);
     limited = std::make_unique<query_processor>(lookup_settings{}, counters, rrl.get(), &unmeasured, 2);
+    for (size_t i = 0; i < 16; ++i)
+      cookies.current.bytes[i] = static_cast<uint8_t>(i);
+    cookies.previous = cookie_secret{};
+    plain->use_cookie_secrets(&cookies);
+    limited->use_cookie_secrets(&cookies);
   }
 };
 
