@@ -17,7 +17,9 @@
 # total and over how many runs, the time, the rate of the last run, coverage at
 # the first run's start (the committed seeds) and the last run's end, and the
 # verdict. A crash, leak, sanitizer report, timeout or out-of-memory fails the
-# run and names the artifact. --no-report leaves the document alone;
+# run and names the artifact. Long runs allow 60 s per input (run_fuzz.sh's
+# 10 s is for CTest): they run for hours beside other work at low priority,
+# where 10 s measured starvation rather than slowness. --no-report leaves the document alone;
 # --report-only writes it from the ledger. Exit status: 0 every run clean,
 # 1 otherwise.
 set -euo pipefail
@@ -63,7 +65,7 @@ run_one() { # target
   local want=$((runs - $(done_runs "$t")))
   [ "$want" -gt 0 ] || { echo "$t: $runs executions already"; return 0; }
   local status=0
-  "$here/run_fuzz.sh" --build-dir "$build_dir" --run-only --time "$seconds" "$t" -- -runs="$want" > "$out" 2>&1 ||
+  "$here/run_fuzz.sh" --build-dir "$build_dir" --run-only --time "$seconds" "$t" -- -runs="$want" -timeout=60 > "$out" 2>&1 ||
     status=$?
   # "T_fuzz: N executions in S s (R exec/s), cov C ft F, corpus K entries[, FAILED ...]"
   local line n s cov ft corpus start
