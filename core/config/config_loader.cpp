@@ -37,6 +37,24 @@ std::optional<std::string> key_text(const node& key) {
   return std::nullopt;
 }
 
+/// True if the name (wire form) has a `*` in a label, leaving out its
+/// leftmost label when that is exactly `*` and `allow_wildcard` is set. Only
+/// `*.rest` is a wildcard (RFC 4592 2.1.1); "a*.x" or "x.*.y" would be
+/// literal names (2.1.2), which in a config is surely a typo.
+bool misplaced_asterisk(std::span<const uint8_t> wire, bool allow_wildcard) noexcept {
+  size_t i = 0;
+  if (allow_wildcard && wire.size() >= 2 && wire[0] == 1 && wire[1] == '*')
+    i = 2;
+  while (i < wire.size() && wire[i] != 0) {
+    size_t end = std::min(wire.size(), i + 1 + wire[i]);
+    for (size_t k = i + 1; k < end; ++k)
+      if (wire[k] == '*')
+        return true;
+    i = end;
+  }
+  return false;
+}
+
 /// The position of a node for error messages; (-1, -1) when yaml-cpp has
 /// none (a node built here, not read from the text).
 YAML::Mark mark_of(const node& n) noexcept {
@@ -755,8 +773,12 @@ void loader::parse_zone(const node& n, const std::string& field) {
   zone z;
   z.where = where(n);
   if (auto v = str(n, "name", field, true)) {
-    if (!dns::text_to_wire(*v))
+    auto wire = dns::text_to_wire(*v);
+    if (!wire)
       error(child(n, "name"), join(field, "name"), "not a valid domain name: '" + *v + "'");
+    else if (misplaced_asterisk(*wire, false))
+      error(child(n, "name"), join(field, "name"),
+            "'*' in a zone name: an apex cannot be a wildcard (add a record named '*' to the zone instead)");
     z.name = dns::canonical_text(*v);
   }
   auto abs_name = [&](const std::string& s) {
@@ -1312,6 +1334,9 @@ void loader::parse_record(const node& n, const std::string& field, zone& z) {
       error(child(n, "name"), join(field, "name"), "not a valid domain name: '" + *v + "'");
     else if (zw && !dns::is_at_or_below(*wire, *zw))
       error(child(n, "name"), join(field, "name"), "'" + name + "' is outside zone " + z.name);
+    else if (misplaced_asterisk(*wire, true))
+      error(child(n, "name"), join(field, "name"),
+            "'" + *v + "': '*' is a wildcard only as the whole leftmost label ('*' or '*.sub'; RFC 4592 2.1)");
     r.name = name;
   }
   if (auto v = str(n, "type", field, true)) {

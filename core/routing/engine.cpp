@@ -34,6 +34,30 @@ uint32_t find_zone(const routing_plan& plan, std::span<const uint8_t> name) noex
   return best;
 }
 
+/// A name that does not exist (RFC 4592 3.3.1): the wildcard at its closest
+/// encloser answers as if it were the name (the caller writes the query
+/// name as the owner), else NXDOMAIN, or REFUSED outside every zone (then
+/// `out` is complete and the result is null). Kept out of line so that the
+/// lookup of an existing name pays nothing for it.
+[[gnu::noinline]] const name_table::node* missing_name(const routing_plan& plan, const routing_query& query,
+                                                       answer_set& out, decision_trace* trace) {
+  size_t encloser_at = 0;
+  if (const name_table::node* wildcard = plan.names.find_wildcard(query.name, &encloser_at)) {
+    if (trace) {
+      std::string encloser = dns::wire_to_text(query.name.subspan(encloser_at));
+      trace->note(0, "synthesized from *." + encloser + " (RFC 4592): no such name; closest encloser " + encloser);
+    }
+    return wildcard;
+  }
+  out.zone = find_zone(plan, query.name);
+  out.status = out.zone == answer_set::no_index ? answer_status::refused : answer_status::nxdomain;
+  if (trace)
+    trace->outcome = out.status == answer_status::refused ? "REFUSED: not in any zone served here"
+                                                          : "NXDOMAIN: no such name in zone " +
+                                                              plan.zones[out.zone].source->name;
+  return nullptr;
+}
+
 } // namespace
 
 snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view> view, int64_t now_ms,
@@ -58,14 +82,10 @@ void resolve(const routing_snapshot& snapshot, const routing_query& query, query
     trace->question = describe(query);
 
   const name_table::node* node = plan.names.find(query.name);
-  if (!node) {
-    out.zone = find_zone(plan, query.name);
-    out.status = out.zone == answer_set::no_index ? answer_status::refused : answer_status::nxdomain;
-    if (trace)
-      trace->outcome = out.status == answer_status::refused ? "REFUSED: not in any zone served here"
-                                                            : "NXDOMAIN: no such name in zone " +
-                                                                plan.zones[out.zone].source->name;
-    return;
+  if (!node) [[unlikely]] {
+    node = missing_name(plan, query, out, trace);
+    if (!node)
+      return;
   }
   out.zone = node->zone;
 
@@ -84,7 +104,8 @@ void resolve(const routing_snapshot& snapshot, const routing_query& query, query
   if (rec == name_table::none) {
     out.status = answer_status::nodata;
     if (trace)
-      trace->outcome = "NODATA: the name exists but has no record of this type";
+      trace->outcome = plan.names.find(query.name) ? "NODATA: the name exists but has no record of this type"
+                                                   : "NODATA: the wildcard has no record of this type (RFC 4592 3.3.3)";
     return;
   }
 

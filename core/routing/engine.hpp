@@ -13,7 +13,10 @@ namespace gtmesh {
 
 /// Answers `query` from `snapshot`:
 ///  - a name outside every zone -> refused; inside a zone but unknown ->
-///    nxdomain (empty non-terminals exist and give nodata);
+///    nxdomain (empty non-terminals exist and give nodata), unless its
+///    closest encloser has a `*` child: then that wildcard answers as if it
+///    were the name (RFC 4592; every rule below applies to it, and the
+///    caller writes the query name as the owner);
 ///  - the record of the query type answers; a name with no record of that
 ///    type but a CNAME answers the CNAME; else nodata;
 ///  - ANY is answered minimally (RFC 8482): the first record type the name

@@ -40,6 +40,18 @@ void name_table::build() {
       pos = (pos + 1) & mask_;
     slots_[pos] = slot{h, i};
   }
+  // Link every wildcard to its parent. The parent exists: the plan inserts
+  // every ancestor of a name down to its zone's apex.
+  wildcards_ = 0;
+  for (uint32_t i = 0; i < nodes_.size(); ++i) {
+    std::span<const uint8_t> name(&names_[name_offset_[i]], name_len_[i]);
+    if (!is_wildcard(name))
+      continue;
+    if (const node* parent = find(name.subspan(2))) {
+      nodes_[static_cast<size_t>(parent - nodes_.data())].wildcard = i;
+      ++wildcards_;
+    }
+  }
 }
 
 const name_table::node* name_table::find(std::span<const uint8_t> name) const noexcept {
@@ -56,6 +68,28 @@ const name_table::node* name_table::find(std::span<const uint8_t> name) const no
       return &nodes_[s.node];
     pos = (pos + 1) & mask_;
   }
+}
+
+const name_table::node* name_table::find_wildcard(std::span<const uint8_t> name, size_t* encloser_at) const noexcept {
+  if (wildcards_ == 0)
+    return nullptr;
+  // Strip one label at a time; the first ancestor that exists is the closest
+  // encloser, and only its own wildcard may answer.
+  size_t i = 0;
+  while (i < name.size() && name[i] != 0) {
+    i += 1 + name[i];
+    if (i >= name.size())
+      return nullptr; // not a well-formed name
+    const node* n = find(name.subspan(i));
+    if (!n)
+      continue;
+    if (n->wildcard == none)
+      return nullptr;
+    if (encloser_at)
+      *encloser_at = i;
+    return &nodes_[n->wildcard];
+  }
+  return nullptr;
 }
 
 } // namespace gtmesh

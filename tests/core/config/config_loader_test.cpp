@@ -528,3 +528,48 @@ TEST(config_loader, soa_admin_in_mail_form_keeps_the_local_part_in_one_label) {
 
 } // namespace
 } // namespace gtmesh
+
+namespace gtmesh {
+namespace {
+
+TEST(config_loader, an_asterisk_is_a_wildcard_only_as_the_whole_leftmost_label) {
+  // RFC 4592 2.1.1: `*.rest` is a wildcard; "a*.x" or "x.*.y" would be
+  // literal names (2.1.2), which in a config is surely a typo.
+  const std::string msg = "wildcard only as the whole leftmost label";
+  expect_error(base + "      - {name: \"a*.x\", type: A, answers: [192.0.2.1]}\n", 14, "records[a*.x].name", msg);
+  expect_error(base + "      - {name: \"*a\", type: A, answers: [192.0.2.1]}\n", 14, "records[*a].name", msg);
+  expect_error(base + "      - {name: \"x.*.y\", type: A, answers: [192.0.2.1]}\n", 14, "records[x.*.y].name", msg);
+  expect_error(base + "      - {name: \"*.*\", type: A, answers: [192.0.2.1]}\n", 14, "records[*.*].name", msg);
+  expect_error(base + "      - {name: \"x.*.example.com.\", type: A, answers: [192.0.2.1]}\n", 14,
+               "records[x.*.example.com.].name", msg);
+  // An escaped asterisk is the same octet on the wire.
+  expect_error(base + "      - {name: \"x.\\\\042.y\", type: A, answers: [192.0.2.1]}\n", 14, "name", msg);
+  // A zone apex is never a wildcard.
+  std::string zone = base;
+  zone.replace(zone.find("name: example.com"), 17, "name: \"*.example.com\"");
+  expect_error(zone, 9, "zones", "apex cannot be a wildcard");
+}
+
+TEST(config_loader, wildcard_records_are_accepted_in_every_mode) {
+  auto r = load(base + R"(      - {name: "*", type: A, answers: [192.0.2.1]}
+      - {name: "*.tenants", type: MX, answers: ["10 mx.example.com."]}
+      - {name: "*.abs.example.com.", type: CNAME, answers: ["*.example.com."]}
+      - {name: "*.dc", type: A, dc: {source: host, metric: status, criterion: {equals: up}, answers: {fra: [192.0.2.2]}}}
+      - {name: "*.st", type: A, static: {rules: [{dc: fra}], answers: {fra: [192.0.2.3]}}}
+      - {name: "*.pr", type: A, profile: p}
+      - {name: "*.abcdefghijklmnopqrstuvwxyz0123456789abcdef", type: A, answers: [192.0.2.5]}
+profiles:
+  - {name: p, method: priority, endpoints: [{name: e, kind: external, target: 192.0.2.4}]}
+)");
+  ASSERT_TRUE(r.ok()) << r.report();
+  const auto& records = r.cfg->zones[0].records;
+  ASSERT_EQ(records.size(), 8u); // the last has a label of 42 octets: its length byte is '*'
+  EXPECT_EQ(records[1].name, "*.example.com.");
+  EXPECT_EQ(records[2].name, "*.tenants.example.com.");
+  EXPECT_EQ(records[3].name, "*.abs.example.com.");
+  EXPECT_EQ(records[3].plain.at(0).value.target, "*.example.com.") << "a CNAME target may name a wildcard literally";
+  EXPECT_TRUE(compile_plan(r.cfg).plan);
+}
+
+} // namespace
+} // namespace gtmesh

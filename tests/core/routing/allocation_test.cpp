@@ -54,6 +54,7 @@ protected:
     records += R"(      - {name: best, type: A, dc: {source: client, metric: mos, criterion: {within: {target: best, margin: 5%}}, answers: {a: [192.0.2.1], b: [192.0.2.3]}, fail_safe: [192.0.2.250]}}
       - {name: st, type: A, static: {rules: [{subnet: 10.0.0.0/8, dc: a}, {region: GEO-EU, dc: b}, {dc: c}], answers: {a: [192.0.2.1], b: [192.0.2.3], c: [192.0.2.4]}}}
       - {name: plain, type: A, answers: [192.0.2.1]}
+      - {name: "*.wild", type: A, answers: [192.0.2.1]}
 )";
     for (const char* m : {"priority", "weighted", "performance", "geographic", "multivalue", "subnet"})
       records += std::string("      - {name: ") + m + ", type: A, profile: " + m + "}\n";
@@ -77,7 +78,8 @@ endpoints: {weighted/x: up})");
 TEST_F(allocation, no_heap_allocation_per_decision) {
   const char* names[] = {"all", "top2", "round_robin", "weighted_round_robin", "random", "weighted_random", "closest",
                          "best", "st", "plain", "priority", "weighted", "performance", "geographic", "multivalue",
-                         "subnet", "nope", "example.org"};
+                         "subnet", "nope", "example.org", "x.wild.example.com", "a.b.wild.example.com",
+                         "x.plain.example.com"};
   std::vector<std::vector<uint8_t>> wires;
   for (const char* n : names)
     wires.push_back(*dns::text_to_wire(std::string(n) + (std::string(n).find('.') == std::string::npos ? ".example.com" : "")));

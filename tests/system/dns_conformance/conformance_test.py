@@ -237,6 +237,119 @@ def client_subnet_rules(t, host, port):
         t.check(r.edns == 0 and ecs_of(r) is None, "RFC 7871 7.1.1: FORMERR with an OPT but no ECS option echoed")
 
 
+def wildcard_rules(t, host, port):
+    """Wildcards (RFC 4592), issue 12: zone.yaml has *.tenants (A, MX) beside
+    known.tenants and the empty non-terminal deep.tenants, *.c above the
+    empty non-terminal b.c, the CNAME wildcard *.cdn, the static *.dc, the
+    DC-mode *.svc and the apex wildcard of zone wild.test."""
+    def rcode(r):
+        return dns.rcode.to_text(r.rcode())
+
+    def owners(r):
+        return [(x.name.to_text(), dns.rdatatype.to_text(x.rdtype)) for x in r.answer]
+
+    def texts(r, rdtype="A"):
+        return [x.to_text() for rs in rrsets(r.answer, rdtype) for x in rs]
+
+    def nodata(r, zone=ZONE):
+        auth = rrsets(r.authority, "SOA")
+        return (rcode(r) == "NOERROR" and not r.answer and len(auth) == 1 and
+                auth[0].name == dns.name.from_text(zone))
+
+    r = udp(host, port, query("host.tenants.example.test", "A"))
+    t.check(rcode(r) == "NOERROR" and r.flags & dns.flags.AA and texts(r) == ["192.0.2.40"] and
+            owners(r) == [("host.tenants.example.test.", "A")] and r.answer[0].ttl == 50,
+            "RFC 4592 3.3.1: a name that does not exist is answered from the wildcard at its closest encloser, "
+            "owner the query name, the wildcard's TTL, authoritative", str(r))
+    r = udp(host, port, query("a.b.tenants.example.test", "MX"))
+    t.check([x.to_text() for rs in rrsets(r.answer, "MX") for x in rs] == ["10 mx.example.test."] and
+            owners(r) == [("a.b.tenants.example.test.", "MX")],
+            "RFC 4592 3.3.2: several labels below the closest encloser are matched too", str(r))
+    r = udp(host, port, query("HoSt.TeNaNtS.example.test", "A"))
+    t.check(r.answer and r.answer[0].name.to_text() == "HoSt.TeNaNtS.example.test." and texts(r) == ["192.0.2.40"],
+            "RFC 4592 3.3.1 / RFC 4343 4.1: the synthesized owner is the query name in the client's case", str(r))
+    r = udp(host, port, query("host.tenants.example.test", "AAAA"))
+    t.check(nodata(r), "RFC 4592 3.3.3: the wildcard has no record of the type: NODATA (NOERROR, SOA)", str(r))
+
+    # Each "no synthesis here" rule is checked beside a sibling the wildcard
+    # does answer, so that the check holds the rule, not just NXDOMAIN.
+    known = udp(host, port, query("known.tenants.example.test", "MX"))
+    unknown = udp(host, port, query("unknown.tenants.example.test", "MX"))
+    t.check(nodata(known) and [x.to_text() for rs in rrsets(unknown.answer, "MX") for x in rs] ==
+            ["10 mx.example.test."],
+            "RFC 4592 2.2.1: an existing name is never synthesized (known.tenants MX: NODATA; "
+            "unknown.tenants MX: the wildcard's)", str(known) + "\n" + str(unknown))
+    below = udp(host, port, query("x.known.tenants.example.test", "A"))
+    beside = udp(host, port, query("x.unknown.tenants.example.test", "A"))
+    t.check(rcode(below) == "NXDOMAIN" and texts(beside) == ["192.0.2.40"],
+            "RFC 4592 3.3.1: only the closest encloser's own wildcard matches (x.known.tenants: NXDOMAIN; "
+            "x.unknown.tenants: *.tenants)", str(below) + "\n" + str(beside))
+    ent = udp(host, port, query("x.deep.tenants.example.test", "A"))
+    other = udp(host, port, query("x.deeper.tenants.example.test", "A"))
+    t.check(rcode(ent) == "NXDOMAIN" and texts(other) == ["192.0.2.40"],
+            "RFC 4592 2.2.2: an empty non-terminal is the closest encloser and stops the match "
+            "(x.deep.tenants: NXDOMAIN; x.deeper.tenants: *.tenants)", str(ent) + "\n" + str(other))
+    ent = udp(host, port, query("b.c.example.test", "A"))
+    below = udp(host, port, query("x.b.c.example.test", "A"))
+    other = udp(host, port, query("y.c.example.test", "A"))
+    t.check(nodata(ent) and rcode(below) == "NXDOMAIN" and texts(other) == ["192.0.2.43"],
+            "RFC 4592 2.2.2: a.b.c exists, so b.c does (NODATA) and x.b.c does not match *.c (NXDOMAIN); "
+            "y.c does", str(ent) + "\n" + str(below) + "\n" + str(other))
+
+    literal = udp(host, port, query("*.tenants.example.test", "A"))
+    t.check(texts(literal) == ["192.0.2.40"] and owners(literal) == [("*.tenants.example.test.", "A")] and
+            texts(literal) == texts(udp(host, port, query("missing.tenants.example.test", "A"))),
+            "RFC 4592 2.3: a query for the wildcard's own name gets its records (those a missing name gets)",
+            str(literal))
+    below = udp(host, port, query("x.*.tenants.example.test", "A"))
+    beside = udp(host, port, query("x.y.tenants.example.test", "A"))
+    t.check(rcode(below) == "NXDOMAIN" and texts(beside) == ["192.0.2.40"],
+            "RFC 4592 2.3: below the wildcard name nothing is synthesized (x.*.tenants: NXDOMAIN; "
+            "x.y.tenants: *.tenants)", str(below) + "\n" + str(beside))
+
+    r = udp(host, port, query("x.cdn.example.test", "A"))
+    t.check(owners(r) == [("x.cdn.example.test.", "CNAME"), ("edge.tenants.example.test.", "A")] and
+            texts(r, "CNAME") == ["edge.tenants.example.test."] and texts(r) == ["192.0.2.40"] and
+            r.answer[0].ttl == 45,
+            "RFC 4592 3.3.3 and 4.3 / RFC 1034 4.3.2: a CNAME at the wildcard is synthesized with the query name "
+            "and followed; its target is synthesized from *.tenants", str(r))
+    r = udp(host, port, query("x.cdn.example.test", "CNAME"))
+    t.equal(owners(r), [("x.cdn.example.test.", "CNAME")], "RFC 4592 3.3.3: QTYPE CNAME gets the synthesized "
+            "CNAME, not followed")
+    r = udp(host, port, query("to-wild.example.test", "A"))
+    t.check(owners(r) == [("to-wild.example.test.", "CNAME"), ("any.tenants.example.test.", "A")] and
+            texts(r) == ["192.0.2.40"],
+            "RFC 4592 3.3.1 / RFC 1034 4.3.2: a CNAME chain into a wildcard-covered name is answered", str(r))
+
+    def ecs_query(name, address, source):
+        return query(name, "A", use_edns=0, options=[dns.edns.ECSOption(address, source, 0)])
+
+    r = udp(host, port, ecs_query("x.dc.example.test", "198.51.100.0", 24))
+    scope = [o.scopelen for o in r.options if isinstance(o, dns.edns.ECSOption)]
+    t.check(texts(r) == ["192.0.2.31"] and scope == [24] and owners(r) == [("x.dc.example.test.", "A")],
+            "RFC 4592 3.3.1 / RFC 7871 7.2.1: a static-mode wildcard runs its rules on the client subnet and "
+            "sets the scope", str(r))
+    r = udp(host, port, query("x.dc.example.test", "A"))
+    t.equal(texts(r), ["198.51.100.31"], "RFC 4592 3.3.1: a static-mode wildcard without ECS routes by the "
+            "resolver's address")
+    r = udp(host, port, query("x.svc.example.test", "A"))
+    t.equal(texts(r), ["192.0.2.39"], "RFC 4592 3.3.1: a DC-mode wildcard runs its policy (nothing measured: "
+            "fail_safe)")
+
+    r = udp(host, port, query("anything.wild.test", "A"))
+    apex = udp(host, port, query("wild.test", "A"))
+    t.check(texts(r) == ["192.0.2.60"] and owners(r) == [("anything.wild.test.", "A")] and nodata(apex, "wild.test."),
+            "RFC 4592 2.1.1 / 2.2.1: the apex wildcard *.wild.test answers every missing name of its zone; the "
+            "apex itself exists and is not synthesized (A: NODATA)", str(r) + "\n" + str(apex))
+    r = udp(host, port, query("anything.wild.test", "NS"))
+    apex = udp(host, port, query("wild.test", "NS"))
+    t.check(nodata(r, "wild.test.") and texts(apex, "NS") == ["ns1.example.test."],
+            "RFC 4592 4.2: the apex NS is not synthesized below it (NODATA), the apex keeps its own",
+            str(r) + "\n" + str(apex))
+    r = udp(host, port, query("anything.wild.test", "SOA"))
+    t.check(nodata(r, "wild.test."), "RFC 4592 4.1: the apex SOA is not synthesized below it (NODATA)", str(r))
+
+
 def main():
     t = Checks("dns_conformance")
     with tempfile.TemporaryDirectory(prefix="gtmesh-conformance-") as workdir:
@@ -249,6 +362,7 @@ def main():
             edns_rules(t, host, port)
             truncation_and_tcp_rules(t, host, port)
             client_subnet_rules(t, host, port)
+            wildcard_rules(t, host, port)
         finally:
             server.stop()
     t.finish()
