@@ -78,7 +78,7 @@ run_one() { # target
   # Coverage once the corpus was loaded (libFuzzer's INITED line): where this run started.
   start=$(grep -m1 -oE '#[0-9]+[[:space:]]+INITED cov: [0-9]+ ft: [0-9]+' "$build_dir/$t.log" |
           sed -E 's/.*cov: ([0-9]+) ft: ([0-9]+)/\1\t\2/' || true)
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" \
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" \
     "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" "${n:-0}" "${s:-0}" "$status" \
     "${start:-?	?}" "${cov:-?}" "${ft:-?}" "${corpus:-?}" >> "$results/$t.runs"
   echo "${line:-$t: no result (exit $status)}"
