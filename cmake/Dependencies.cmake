@@ -37,6 +37,12 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(MAXMINDDB REQUIRED IMPORTED_TARGET libmaxminddb)
 # libraft-dev (C Raft, static library): the deciders' replicated log.
 pkg_check_modules(RAFT REQUIRED IMPORTED_TARGET raft)
+# cpp-httplib (header-only; the package adds its compiled part): probe
+# backends, the demo, every node's --http listener.
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+# prometheus-cpp-dev: metric families and the text exposition format only
+# (the --http listener is httplib, so its civetweb "pull" part is unused).
+find_package(prometheus-cpp CONFIG REQUIRED COMPONENTS core)
 
 if(GTMESH_BUILD_TESTS)
   find_package(GTest REQUIRED)

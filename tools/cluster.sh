@@ -11,7 +11,8 @@
 #   tools/cluster.sh restart-decider DIR N   start decider N (1..3) again, same addresses
 #
 # DIR/cluster.env holds DNS1..DNS3 (ADDR:PORT of each responder), MESH1..MESH3
-# (each decider), GTMESHCTL (a gtmeshctl command line naming every decider,
+# (each decider), HTTP1..HTTP3 (each decider's /metrics listener),
+# AGENT_HTTP_FRA/IAD/SIN (each agent's), GTMESHCTL (a gtmeshctl command line naming every decider,
 # decider 1 first), GTMESHCTL1..3 (one decider each) and the pids. The
 # deciders' mesh and DNS ports are picked free before they start (every
 # decider must know every other's address: Raft membership), the backends'
@@ -72,6 +73,7 @@ start_decider() { # DIR N
   rm -f "$dir/decider$n.ports"
   "$bin" decider --config "$dir/cluster.yaml" --data-dir "$dir/decider$n" --listen "$(address "$dir" "mesh$n")" \
     --name "decider$n" --dns "$(address "$dir" "dns$n")" --port-file "$dir/decider$n.ports" --faults \
+    --http 127.0.0.1:0 \
     --dc-down-after 3s "${peer_args[@]}" "${tls_args[@]}" >>"$dir/decider$n.log" 2>&1 &
   echo $! >"$dir/decider$n.pid"
   wait_for_file "$dir/decider$n.ports" 30
@@ -85,9 +87,15 @@ write_env() { # DIR
     for n in "${deciders[@]}"; do
       echo "DNS$n=$(address "$dir" "dns$n")"
       echo "MESH$n=$(address "$dir" "mesh$n")"
+      echo "HTTP$n=$(awk '$1 == "http" {print $2}' "$dir/decider$n.ports")"
       echo "GTMESHCTL$n=\"$ctl --decider $(address "$dir" "mesh$n")$tls\""
     done
     echo "GTMESHCTL=\"$ctl$all$tls\""
+    for dc in fra iad sin; do
+      local a
+      a=$(address "$dir" "agent-http-$dc")
+      [ -z "$a" ] || echo "AGENT_HTTP_${dc^^}=$a"
+    done
   } >"$dir/cluster.env"
 }
 
@@ -140,11 +148,13 @@ start() { # DIR [--tls]
     local order=("$d1" "$d2" "$d3")
     [ "$dc" = iad ] && order=("$d2" "$d3" "$d1")
     [ "$dc" = sin ] && order=("$d3" "$d1" "$d2")
+    grep -q "^agent-http-$dc " "$dir/addresses" || echo "agent-http-$dc 127.0.0.1:$(free_port)" >>"$dir/addresses"
     "$bin" agent --config "$dir/cluster.yaml" --dc "$dc" --instance a1 --quiet \
-      --decider "${order[0]}" --decider "${order[1]}" --decider "${order[2]}" "${tls_args[@]}" \
+      --http "$(address "$dir" "agent-http-$dc")" --decider "${order[0]}" --decider "${order[1]}" --decider "${order[2]}" "${tls_args[@]}" \
       >>"$dir/agent-$dc.log" 2>&1 &
     echo $! >"$dir/agent-$dc.pid"
   done
+  write_env "$dir"
   cat "$dir/cluster.env"
 }
 

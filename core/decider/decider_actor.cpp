@@ -111,11 +111,45 @@ void schedule_rebuild(self_ptr self) {
   self->delayed_send(self, std::chrono::milliseconds(wait), rebuild_atom_v);
 }
 
+/// Hands the current status (core, links, frame counters) to the board.
+void publish_status(self_ptr self) {
+  auto& st = self->state;
+  if (!st.options.board)
+    return;
+  int64_t now = wall_clock_ms();
+  st.status_published_ms = now;
+  auto s = std::make_shared<decider_status>(st.core->status(now));
+  for (const auto& p : st.peers) {
+    peer_status ps{p.address, "", p.link != 0};
+    if (auto it = st.links.find(p.link); p.link && it != st.links.end())
+      ps.name = it->second.identity.name;
+    s->peers.push_back(std::move(ps));
+  }
+  s->links_up = static_cast<int>(st.links.size());
+  s->frames_received = st.frames;
+  s->frames_dropped = st.rejected;
+  if (st.options.transport) {
+    auto c = st.options.transport->counters();
+    s->frames_in = c.frames_in;
+    s->frames_out = c.frames_out;
+    s->connections = {{"accepted", c.accepted},
+                      {"refused_pending", c.refused_pending},
+                      {"handshake_timeouts", c.handshake_timeouts},
+                      {"handshake_failures", c.handshake_failures},
+                      {"refused_peers", c.refused_peers},
+                      {"idle_timeouts", c.idle_timeouts},
+                      {"oversized_frames", c.oversized_frames},
+                      {"slow_peers", c.slow_peers}};
+  }
+  st.options.board->publish(std::move(s));
+}
+
 void publish(self_ptr self) {
   auto& st = self->state;
   int64_t now = wall_clock_ms();
   snapshot_ptr snap = st.core->build_snapshot(now);
   st.last_rebuild_ms = now;
+  publish_status(self);
   if (!snap)
     return;
   st.unreachable = st.core->unreachable_dcs(now);
@@ -741,6 +775,8 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
       }
       check_expiry(self);
       release_waiting(self, true);
+      if (wall_clock_ms() - s.status_published_ms >= s.options.status_interval.count())
+        publish_status(self);
       self->delayed_send(self, self->state.options.flush_interval, flush_atom_v);
     },
     [=](rebuild_atom) {

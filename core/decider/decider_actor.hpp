@@ -57,6 +57,10 @@ struct decider_actor_options {
   std::chrono::milliseconds min_rebuild_interval{20};
   std::chrono::milliseconds operator_timeout{5000}; ///< a push or drain not committed by then fails
   std::shared_ptr<mesh::fault_injector> faults;     ///< optional
+  /// Where the actor publishes its status (every snapshot, and at least
+  /// every status_interval) for the metrics endpoint; optional.
+  std::shared_ptr<status_board> board;
+  std::chrono::milliseconds status_interval{1000};
   /// Messages for the operator (stderr in the binaries).
   std::function<void(const std::string&)> log;
 };
@@ -107,6 +111,7 @@ struct decider_state {
   std::map<std::string, uint64_t> rejected; ///< frames dropped, by reason
   uint64_t frames = 0;
   uint64_t flushes = 0;
+  int64_t status_published_ms = 0;
   std::string last_flush_error;
   std::chrono::steady_clock::time_point last_flush_error_logged{};
 

@@ -5,6 +5,7 @@
 #include "core/routing/engine.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <iterator>
 #include <fstream>
 #include <sstream>
@@ -287,6 +288,7 @@ std::set<std::string> decider_core::unreachable_dcs_at(int64_t now_ms) const {
 snapshot_ptr decider_core::build_snapshot(int64_t now_ms) {
   if (!active_)
     return nullptr;
+  auto started = std::chrono::steady_clock::now();
   view_inputs in = inputs(now_ms);
   std::vector<health_change> changes;
   auto view = build_view(*active_->plan, in, previous_up_, &changes);
@@ -296,8 +298,10 @@ snapshot_ptr decider_core::build_snapshot(int64_t now_ms) {
                                                             in.unreachable_dcs.count(c.dc) ? "all agents gone" : ""});
   last_ = make_snapshot(active_->plan, view, now_ms, ++generation_);
   last_fixed_now_ = isolated() ? now_ms : 0;
+  last_built_ms_ = now_ms;
   ++counters_.snapshots;
   dirty_ = false;
+  rebuild_latency_.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return last_;
 }
 
@@ -344,7 +348,9 @@ bool decider_core::flush(std::string& error) {
     pending_ = {};
     return true;
   }
+  auto started = std::chrono::steady_clock::now();
   bool ok = store_->commit(pending_, options_.keep_configs, error);
+  commit_latency_.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   if (!ok)
     ++counters_.persist_errors; // keep pending_: retried at the next flush
   else
@@ -408,6 +414,82 @@ std::string decider_core::status_text(int64_t now_ms) const {
     out << "  override: " << o.dc << (o.drained ? " drained" : " undrained") << " by " << o.by << " (log index "
         << o.version << ")\n";
   return out.str();
+}
+
+decider_status decider_core::status(int64_t now_ms) const {
+  decider_status s;
+  s.node = options_.name;
+  s.at_ms = now_ms;
+  s.config_version = config_version();
+  s.applied_index = applied_index_;
+  s.config_error = config_error_;
+  s.configs_accepted = counters_.config_accepted;
+  s.configs_rejected = counters_.config_rejected;
+  s.commit_errors = counters_.persist_errors;
+  s.isolated = isolated();
+  s.snapshot_generation = generation_;
+  s.snapshot_built_ms = last_ ? last_built_ms_ : 0;
+  s.rebuild = rebuild_latency_;
+  s.commit = commit_latency_;
+  s.measurements = table_.size();
+  s.batches = counters_.batches;
+  s.deltas = counters_.deltas;
+  if (store_)
+    s.store_bytes = store_->disk_bytes();
+  for (const auto& [origin, a] : agents_) {
+    origin_status o{origin, a.dc, a.connected, 0, 0};
+    int64_t newest = table_.newest_at(origin);
+    o.newest_at_ms = newest == INT64_MIN ? 0 : newest;
+    if (auto it = last_heard_.find(origin); it != last_heard_.end())
+      o.heard_ms = it->second;
+    s.origins.push_back(std::move(o));
+  }
+  if (!active_)
+    return s;
+  s.config_file = active_->file;
+  const routing_plan& plan = *active_->plan;
+  const measurement_view* view = last_ ? last_->view.get() : nullptr;
+  // Ageing stands still while isolated: judge freshness at the snapshot's time.
+  const int64_t judged_at = last_fixed_now_ != 0 ? last_fixed_now_ : now_ms;
+  auto down = unreachable_dcs(now_ms);
+  for (uint32_t dc = 0; dc < plan.dc_count(); ++dc) {
+    dc_status d;
+    d.name = plan.dc_names[dc];
+    d.unreachable = down.count(d.name) > 0;
+    for (const auto& [origin, a] : agents_)
+      if (a.dc == d.name && a.connected)
+        ++d.agents_connected;
+    if (view) {
+      d.drained = view->drained(dc);
+      const auto& host = view->host(dc, metric_id::host_status);
+      d.up = !d.unreachable && host.fresh(judged_at, plan.host_stale_ms) && host.value > 0;
+      for (uint32_t svc = 0; svc < plan.service_names.size(); ++svc) {
+        if (!active_->cfg->services[svc].backends.count(d.name))
+          continue;
+        const auto& hb = view->service(svc, dc, metric_id::service_healthy_backends);
+        bool up = hb.fresh(judged_at, plan.service_stale_ms[svc]) && hb.value > 0;
+        d.services.push_back({plan.service_names[svc], up});
+        d.up = d.up && up;
+      }
+      for (int m = 0; m < metric_count; ++m) {
+        const metric_info& mi = info(static_cast<metric_id>(m));
+        if (mi.src == source::host) {
+          const auto& c = view->host(dc, mi.id);
+          if (c.present())
+            d.metrics.push_back({std::string(mi.name), "", c.value, c.at_ms, c.fresh(judged_at, plan.host_stale_ms)});
+        } else if (mi.src == source::service) {
+          for (uint32_t svc = 0; svc < plan.service_names.size(); ++svc) {
+            const auto& c = view->service(svc, dc, mi.id);
+            if (c.present())
+              d.metrics.push_back({std::string(mi.name), plan.service_names[svc], c.value, c.at_ms,
+                                   c.fresh(judged_at, plan.service_stale_ms[svc])});
+          }
+        }
+      }
+    }
+    s.dcs.push_back(std::move(d));
+  }
+  return s;
 }
 
 namespace {

@@ -14,6 +14,7 @@
 
 #include "core/config/config_loader.hpp"
 #include "core/consensus/replicated_state.hpp"
+#include "core/decider/decider_status.hpp"
 #include "core/decider/view_builder.hpp"
 #include "core/mesh/envelope.hpp"
 #include "core/mesh/gossip_state.hpp"
@@ -145,6 +146,9 @@ public:
 
   // --- operator views ---------------------------------------------------------
   std::string status_text(int64_t now_ms) const;
+  /// The same as data (DCs, their metrics, agents, config, snapshot), for
+  /// metrics and the console; the actor adds links and frame counters.
+  decider_status status(int64_t now_ms) const;
   /// Explains one query against the live state (like gtmesh explain).
   std::string explain(const std::string& name, const std::string& type, const std::string& client,
                       const std::string& ecs, int64_t now_ms, bool json) const;
@@ -197,7 +201,10 @@ private:
   std::map<std::string, agent_info> agents_;
   std::map<std::string, bool> previous_up_;
   snapshot_ptr last_;
+  int64_t last_built_ms_ = 0;
   uint64_t generation_ = 0;
+  observe::latency_histogram rebuild_latency_; ///< build_snapshot durations
+  observe::latency_histogram commit_latency_;  ///< store commits that wrote something
   bool dirty_ = true;
   state::write_set pending_;
   counters counters_;

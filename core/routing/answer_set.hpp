@@ -14,6 +14,14 @@ enum class answer_status : uint8_t {
   refused,  ///< not a zone we are authoritative for
 };
 
+/// How a record's policy produced its answer (per-record statistics).
+enum class answer_outcome : uint8_t {
+  routed,    ///< by the policy, from a qualifying DC or endpoint (or a plain record)
+  fail_safe, ///< nothing qualified: the fail_safe answers
+  fail_open, ///< nothing qualified: answered as if every DC/endpoint were healthy
+  nodata,    ///< nothing qualified (on_all_down: nodata) or the profile is disabled
+};
+
 /// The outcome of one routing decision: fixed-size, allocation-free, reused
 /// by the responder for every query. Records are ids into the plan's rdata
 /// pool (routing_plan::rdata), in answer order.
@@ -23,6 +31,10 @@ struct answer_set {
   answer_status status = answer_status::refused;
   uint32_t zone = no_index;   ///< zone index; set unless refused
   uint32_t record = no_index; ///< record plan that answered, if any
+  /// The first DC picked (DC mode, or a profile's DC endpoint), if any:
+  /// the per-DC answer statistics.
+  uint32_t dc = no_index;
+  answer_outcome outcome = answer_outcome::routed;
   uint32_t ttl = 0;
   /// EDNS Client Subnet scope (RFC 7871): how many leading bits of the
   /// client address the answer depends on; 0 = the same for every client.
@@ -35,7 +47,8 @@ struct answer_set {
 
   void reset() noexcept {
     status = answer_status::refused;
-    zone = record = no_index;
+    zone = record = dc = no_index;
+    outcome = answer_outcome::routed;
     ttl = 0;
     scope = 0;
     client_unmeasured = false;

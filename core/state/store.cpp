@@ -102,6 +102,20 @@ public:
   }
   ~rocksdb_store() override { close(); }
 
+  uint64_t disk_bytes() override {
+    if (!db_)
+      return 0;
+    uint64_t total = 0;
+    for (auto* h : handles_) {
+      uint64_t v = 0;
+      if (db_->GetIntProperty(h, "rocksdb.live-sst-files-size", &v))
+        total += v;
+      if (db_->GetIntProperty(h, "rocksdb.cur-size-all-mem-tables", &v))
+        total += v;
+    }
+    return total;
+  }
+
   bool commit(const write_set& w, size_t keep_configs, std::string& error) override {
     if (!enough_disk_space(dir_, disk_reserve_bytes, error))
       return false;

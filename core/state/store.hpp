@@ -79,6 +79,9 @@ public:
   /// Transitions at or after `since_ms`, oldest first, at most `limit`
   /// (the newest ones when there are more).
   virtual std::vector<health_transition> timeline(int64_t since_ms, size_t limit) = 0;
+  /// Bytes the database holds: live SST files plus memtables (RocksDB's own
+  /// estimate, cheap to ask).
+  virtual uint64_t disk_bytes() = 0;
 };
 
 } // namespace gtmesh::state

@@ -18,6 +18,7 @@
 #include "core/routing/all_methods.hpp"
 #include "core/mesh/agent_link.hpp"
 #include "core/mesh/mesh_sink.hpp"
+#include "tools/gtmesh/ops_listener.hpp"
 #include "tools/gtmesh/agent_node.hpp"
 #include "tools/gtmesh/node_options.hpp"
 
@@ -41,7 +42,9 @@ namespace {
 int usage() {
   std::fprintf(stderr, "usage: gtmesh agent --config FILE --dc DC [--once] [--print] [--instance ID]\n"
                        "                    [--client-prefix PREFIX]... [--client-rate N] [--icmp datagram|raw]"
-                       " [--quiet]\n");
+                       " [--quiet]\n"
+                       "                    [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F]"
+                       " [--http ADDR:PORT]\n");
   return 2;
 }
 
@@ -56,7 +59,7 @@ std::string host_name() {
 
 int agent(const args& a) {
   arg_reader r(a);
-  std::string config_path, dc, instance, rate_text, icmp_text;
+  std::string config_path, dc, instance, rate_text, icmp_text, http_listen;
   bool once = r.flag("--once");
   bool print = r.flag("--print");
   bool quiet = r.flag("--quiet");
@@ -65,6 +68,7 @@ int agent(const args& a) {
   r.option("--instance", instance);
   r.option("--client-rate", rate_text);
   r.option("--icmp", icmp_text);
+  r.option("--http", http_listen);
   auto prefix_texts = r.options("--client-prefix");
   auto deciders = r.options("--decider");
   mesh::tls_files tls = tls_options(r, nullptr);
@@ -124,7 +128,22 @@ int agent(const args& a) {
     sink.add(mesh.get());
   if (!mesh_mode || print)
     sink.add(&json);
+  auto measured = std::make_shared<observe::agent_metrics>();
+  if (!http_listen.empty())
+    sink.add(measured.get());
   agent_node node(opt, loaded.cfg, sink, log);
+  // /metrics: what this agent measured last (docs/metrics.md).
+  ops_listener ops(node.origin(), "agent");
+  if (!http_listen.empty()) {
+    ops.add_agent(measured);
+    std::string error;
+    if (!ops.start(http_listen, error)) {
+      std::fprintf(stderr, "gtmesh agent: %s\n", error.c_str());
+      return 1;
+    }
+    if (!quiet)
+      std::fprintf(stderr, "gtmesh agent: metrics on %s/metrics\n", ops.endpoint()->url().c_str());
+  }
   if (!quiet)
     for (const auto& note : node.notes())
       std::fprintf(stderr, "gtmesh agent: note: %s\n", note.c_str());

@@ -4,7 +4,7 @@
 //                  [--peer HOST:PORT]... [--dns ADDR:PORT]... [--dns-threads N]
 //                  [--port-file FILE] [--faults] [--dc-down-after DURATION] [--keep-configs N]
 //                  [--gossip-interval DURATION] [--election-timeout DURATION]
-//                  [--tls-ca F --tls-cert F --tls-key F] [--cookie-secret FILE]
+//                  [--tls-ca F --tls-cert F --tls-key F] [--cookie-secret FILE] [--http ADDR:PORT]
 //
 // Every decider of a cluster is started with the addresses of all the others
 // (--peer); with its own (--advertise, default --listen) they are the Raft
@@ -12,7 +12,8 @@
 // bootstrap config: served at once, and committed as version 1 when the
 // cluster has none (after that, committed versions in DIR win). With --dns
 // the decider serves DNS itself; after a restart the responder answers from
-// the last-known-good state in DIR before any new measurement arrives.
+// the last-known-good state in DIR before any new measurement arrives. With
+// --http it serves /metrics, /healthz and /readyz there (docs/metrics.md).
 
 #include "core/config/duration.hpp"
 #include "core/consensus/consensus_actor.hpp"
@@ -22,6 +23,7 @@
 #include "core/mesh/node_runtime.hpp"
 #include "core/routing/all_methods.hpp"
 #include "tools/gtmesh/node_options.hpp"
+#include "tools/gtmesh/ops_listener.hpp"
 
 #include <caf/all.hpp>
 
@@ -40,7 +42,7 @@ void usage() {
              "         [--name NAME] [--peer HOST:PORT]... [--dns ADDR:PORT]... [--dns-threads N] [--port-file FILE]\n"
              "         [--faults] [--dc-down-after DURATION] [--keep-configs N] [--gossip-interval DURATION]\n"
              "         [--election-timeout DURATION] [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n"
-             "         [--cookie-secret FILE]\n",
+             "         [--cookie-secret FILE] [--http ADDR:PORT]\n",
              stderr);
 }
 
@@ -57,8 +59,9 @@ int decider(const args& a) {
   r.option("--port-file", port_file);
   auto peers = r.options("--peer");
   auto dns_listen = r.options("--dns");
-  std::string cookie_secret_file;
+  std::string cookie_secret_file, http_listen;
   r.option("--cookie-secret", cookie_secret_file);
+  r.option("--http", http_listen);
   bool with_faults = r.flag("--faults");
   decider::decider_options core_options;
   decider::decider_actor_options actor_options;
@@ -193,6 +196,20 @@ int decider(const args& a) {
     responder->start();
   }
 
+  // The operations listener: metrics of the decider (its status board) and
+  // of its responder. Stopped before the responder goes away.
+  ops_listener ops(name, "decider");
+  if (!http_listen.empty()) {
+    actor_options.board = std::make_shared<decider::status_board>();
+    ops.add_decider(actor_options.board);
+    if (responder)
+      ops.add_dns(responder.get());
+    if (!ops.start(http_listen, error)) {
+      std::fprintf(stderr, "gtmesh decider: %s\n", error.c_str());
+      return 1;
+    }
+  }
+
   std::vector<std::string> dns_bound;
   if (responder)
     for (const auto& b : responder->bound())
@@ -258,17 +275,22 @@ int decider(const args& a) {
                  voters.size());
     for (const auto& d : dns_bound)
       std::fprintf(stderr, ", DNS on %s", d.c_str());
+    if (ops.endpoint())
+      std::fprintf(stderr, ", metrics on %s/metrics", ops.endpoint()->url().c_str());
     std::fprintf(stderr, "\n");
     if (!port_file.empty()) {
       std::ofstream f(port_file + ".tmp");
       f << "mesh " << mesh_bound << "\n";
       for (const auto& d : dns_bound)
         f << "dns " << d << "\n";
+      if (ops.endpoint())
+        f << "http " << ops.endpoint()->bound() << "\n";
       f.close();
       std::filesystem::rename(port_file + ".tmp", port_file);
     }
     int sig = 0;
     sigwait(&signals, &sig);
+    ops.stop();
     transport->stop();
     caf::anon_send_exit(decider, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(consensus, caf::exit_reason::user_shutdown);

@@ -4,7 +4,11 @@
 // service probes, client), one decider with RocksDB in a local folder, and a
 // DNS responder. Real probes, real gossip frames, real DNS.
 //
-//   gtmesh demo [--dns-port 5353] [--mesh-port 7400] [--data-dir gtmesh-demo] [--port-file FILE]
+//   gtmesh demo [--dns-port 5353] [--mesh-port 7400] [--http 127.0.0.1:9464] [--data-dir gtmesh-demo]
+//               [--port-file FILE]
+//
+// --http serves the decider's, the responder's and the agents' /metrics
+// (docs/metrics.md); "off" turns it off.
 
 #include "core/consensus/consensus_actor.hpp"
 #include "core/consensus/log_entry.hpp"
@@ -17,6 +21,7 @@
 #include "tools/gtmesh/agent_node.hpp"
 #include "tools/gtmesh/health_backend.hpp"
 #include "tools/gtmesh/node_options.hpp"
+#include "tools/gtmesh/ops_listener.hpp"
 
 #include <caf/all.hpp>
 
@@ -130,6 +135,8 @@ std::string demo_config(const std::vector<demo_backend>& backends, const std::st
 int demo(const args& a) {
   arg_reader r(a);
   std::string dns_port_text = "5353", mesh_port_text = "7400", dir = "gtmesh-demo", port_file;
+  std::string http_listen = "127.0.0.1:9464";
+  r.option("--http", http_listen);
   r.option("--dns-port", dns_port_text);
   r.option("--mesh-port", mesh_port_text);
   r.option("--data-dir", dir);
@@ -137,7 +144,8 @@ int demo(const args& a) {
   bool help = r.flag("--help");
   std::string unknown;
   if (help || !r.positional(unknown).empty() || !unknown.empty()) {
-    std::fputs("usage: gtmesh demo [--dns-port 5353] [--mesh-port 7400] [--data-dir gtmesh-demo] [--port-file FILE]\n",
+    std::fputs("usage: gtmesh demo [--dns-port 5353] [--mesh-port 7400] [--http 127.0.0.1:9464|off]\n"
+               "                   [--data-dir gtmesh-demo] [--port-file FILE]\n",
                stderr);
     return help ? 0 : 2;
   }
@@ -225,6 +233,19 @@ int demo(const args& a) {
   responder->start();
   uint16_t bound_dns = responder->bound().front().port;
 
+  // The operations listener: the decider, the responder and the agents of
+  // this process. Stopped before the responder goes away.
+  ops_listener ops(dopt.name, "demo");
+  auto board = std::make_shared<decider::status_board>();
+  auto measured = std::make_shared<observe::agent_metrics>();
+  if (http_listen != "off") {
+    ops.add_decider(board);
+    ops.add_dns(responder.get());
+    ops.add_agent(measured);
+    if (!ops.start(http_listen, error))
+      std::fprintf(stderr, "gtmesh demo: no metrics listener: %s\n", error.c_str());
+  }
+
   int rc = 0;
   {
     mesh::node_config cfg;
@@ -254,6 +275,7 @@ int demo(const args& a) {
     aopt.transport = transport;
     aopt.consensus = consensus;
     aopt.log = log;
+    aopt.board = board;
     auto decider_handle = sys.spawn(decider::decider_actor, core, aopt);
     caf::anon_send(consensus, mesh::attach_atom_v, decider_handle);
     auto responder_handle =
@@ -292,6 +314,7 @@ int demo(const args& a) {
 
     // 5. The agents of each DC, delivering to the decider in this process.
     std::vector<std::shared_ptr<mesh::mesh_sink>> sinks; // outlive the nodes that deliver to them
+    std::vector<std::unique_ptr<tee_sink>> tees;        // mesh + metrics, per agent
     std::vector<std::unique_ptr<agent_node>> nodes;
     std::vector<caf::actor> links;
     // Tasks are swapped on this thread, never on an actor thread: an agent
@@ -320,7 +343,11 @@ int demo(const args& a) {
       opt.instance = "demo";
       opt.prime_window_ms = 200;
       auto sink = std::make_shared<mesh::mesh_sink>(std::string(dc) + "/demo");
-      auto node = std::make_unique<agent_node>(opt, loaded.cfg, *sink, agents::agent_log_fn{});
+      auto tee = std::make_unique<tee_sink>();
+      tee->add(sink.get());
+      tee->add(measured.get());
+      auto node = std::make_unique<agent_node>(opt, loaded.cfg, *tee, agents::agent_log_fn{});
+      tees.push_back(std::move(tee));
       mesh::agent_link_options lo;
       lo.origin = node->origin();
       lo.dc = dc;
@@ -366,22 +393,28 @@ int demo(const args& a) {
                 "Fail over: take fra's backends down and watch www and api move to iad within ~3 s:\n"
                 "  touch %s/down-fra\n"
                 "  %s www.demo.example +short\n"
-                "Bring them back:  rm %s/down-fra      Drain a DC:  %s drain iad\n"
-                "Ctrl-C stops the demo.\n",
+                "Bring them back:  rm %s/down-fra      Drain a DC:  %s drain iad\n",
                 dir.c_str(), bound_dns, core->config_version(), config_path.c_str(), dig.c_str(), dig.c_str(),
                 dig.c_str(), dig.c_str(), ctl.c_str(), ctl.c_str(), dir.c_str(), dig.c_str(), dir.c_str(), ctl.c_str());
+    if (ops.endpoint())
+      std::printf("Watch it:  curl -s %s/metrics | grep gtmesh_dc_up   (Prometheus metrics, docs/metrics.md)\n",
+                  ops.endpoint()->url().c_str());
+    std::printf("Ctrl-C stops the demo.\n");
     std::fflush(stdout);
     if (!port_file.empty()) {
       std::ofstream f(port_file + ".tmp");
       f << "dns 127.0.0.1:" << bound_dns << "\n";
       if (mesh_bound)
         f << "mesh 127.0.0.1:" << *mesh_bound << "\n";
+      if (ops.endpoint())
+        f << "http " << ops.endpoint()->bound() << "\n";
       f.close();
       std::filesystem::rename(port_file + ".tmp", port_file);
     }
     int sig = 0;
     sigwait(&signals, &sig);
     std::printf("gtmesh demo: stopping\n");
+    ops.stop();
     {
       // The links call into the nodes: let them finish before the nodes go.
       caf::scoped_actor self{sys};

@@ -20,6 +20,7 @@
 #include "core/config/duration.hpp"
 #include "core/dns/responder/dns_responder.hpp"
 #include "core/dns/responder/responder_actor.hpp"
+#include "tools/gtmesh/ops_listener.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/routing/state_file.hpp"
 #include "tools/gtmesh/commands.hpp"
@@ -115,7 +116,7 @@ void usage() {
              "         [--tcp-max-connections-per-client N] [--tcp-client-ipv4-prefix N] [--tcp-client-ipv6-prefix N]\n"
              "         [--tcp-pressure-idle-timeout DURATION]\n"
              "         [--rrl-rate N] [--rrl-slip N] [--rrl-ipv4-prefix N] [--rrl-ipv6-prefix N] [--rrl-loopback]\n"
-             "         [--cookie-secret FILE]\n"
+             "         [--cookie-secret FILE] [--http ADDR:PORT]\n"
              "  ADDR:PORT is 127.0.0.1:53, [::1]:53, 0.0.0.0:5353, [::]:0 (port 0: the kernel picks one;\n"
              "  --port-file receives the bound addresses, one per line, once the responder answers).\n"
              "  SIGHUP reloads config and state, SIGUSR1 prints counters, SIGTERM/SIGINT exit. See docs/dns.md.\n",
@@ -130,6 +131,8 @@ int serve(const args& a) {
   r.option("--config", config_path);
   r.option("--state", state_path);
   r.option("--port-file", port_file);
+  std::string http_listen;
+  r.option("--http", http_listen);
   std::vector<std::string> listen_texts = r.options("--listen");
   dns::responder_options options;
   r.option("--cookie-secret", options.cookie_secret_file);
@@ -227,6 +230,18 @@ int serve(const args& a) {
     bound_text += at.to_string() + "\n";
   }
 
+  // /metrics: the responder's counters, summed over its threads at scrape
+  // time. Stopped explicitly before the responder actor stops.
+  ops_listener ops("serve", "serve");
+  if (!http_listen.empty()) {
+    ops.add_dns(responder.get());
+    if (!ops.start(http_listen, error)) {
+      std::fprintf(stderr, "gtmesh serve: %s\n", error.c_str());
+      return 1;
+    }
+    std::fprintf(stderr, "gtmesh serve: metrics on %s/metrics\n", ops.endpoint()->url().c_str());
+  }
+
   caf::actor_system_config cfg;
   cfg.set("scheduler.policy", caf::atom("sharing")); // deps-notes section 8: idle CPU
   cfg.set("scheduler.max-threads", 1);
@@ -237,6 +252,7 @@ int serve(const args& a) {
 
   if (!port_file.empty() && !write_file_atomically(port_file, bound_text)) {
     std::fprintf(stderr, "gtmesh serve: cannot write %s\n", port_file.c_str());
+    ops.stop();
     self->send(actor, dns::stop_atom::value);
     return 1;
   }
@@ -279,7 +295,8 @@ int serve(const args& a) {
       print_counters("counters");
     } else {
       print_counters("final counters");
-      self->send(actor, dns::stop_atom::value);
+      ops.stop();
+    self->send(actor, dns::stop_atom::value);
       break;
     }
   }

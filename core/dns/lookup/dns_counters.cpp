@@ -12,10 +12,32 @@ std::string_view to_string(dns_counter c) noexcept {
     "tcp_evicted",       "tcp_client_evicted", "tcp_idle_closed", "tcp_pressure_closed", "tcp_write_timeout",
     "tcp_accept_errors", "tcp_bad_length",  "recv_errors",     "send_errors",      "cookies",
     "cookie_valid",      "badcookie",
+    "qtype_a",           "qtype_aaaa",      "qtype_cname",     "qtype_mx",         "qtype_txt",
+    "qtype_ns",          "qtype_soa",       "qtype_srv",       "qtype_caa",        "qtype_ptr",
+    "qtype_https",       "qtype_svcb",      "qtype_any",       "qtype_other",
   };
   static_assert(std::size(names) == dns_counter_count, "one name per counter");
   size_t i = static_cast<size_t>(c);
   return i < dns_counter_count ? names[i] : "?";
+}
+
+dns_counter qtype_counter(uint16_t qtype) noexcept {
+  switch (qtype) {
+    case 1: return dns_counter::qtype_a;
+    case 28: return dns_counter::qtype_aaaa;
+    case 5: return dns_counter::qtype_cname;
+    case 15: return dns_counter::qtype_mx;
+    case 16: return dns_counter::qtype_txt;
+    case 2: return dns_counter::qtype_ns;
+    case 6: return dns_counter::qtype_soa;
+    case 33: return dns_counter::qtype_srv;
+    case 257: return dns_counter::qtype_caa;
+    case 12: return dns_counter::qtype_ptr;
+    case 65: return dns_counter::qtype_https;
+    case 64: return dns_counter::qtype_svcb;
+    case 255: return dns_counter::qtype_any;
+    default: return dns_counter::qtype_other;
+  }
 }
 
 std::string dns_counters::to_text() const {

@@ -52,6 +52,22 @@ enum class dns_counter : uint8_t {
   cookies,            ///< queries with a COOKIE option (RFC 7873)
   cookie_valid,       ///< ... carrying a valid server cookie of this cluster (exempt from RRL)
   badcookie,          ///< BADCOOKIE sent instead of a rate-limited slip
+  // Well-formed queries by QTYPE (qtype_counter() maps a type to one; every
+  // type not listed counts as qtype_other, so the set stays bounded).
+  qtype_a,
+  qtype_aaaa,
+  qtype_cname,
+  qtype_mx,
+  qtype_txt,
+  qtype_ns,
+  qtype_soa,
+  qtype_srv,
+  qtype_caa,
+  qtype_ptr,
+  qtype_https,
+  qtype_svcb,
+  qtype_any,
+  qtype_other,
   count_              ///< number of counters (not a counter)
 };
 
@@ -59,6 +75,9 @@ inline constexpr size_t dns_counter_count = static_cast<size_t>(dns_counter::cou
 
 /// Stable names (used in logs, the stats dump and tests).
 std::string_view to_string(dns_counter c) noexcept;
+
+/// The qtype_* counter of a query type.
+dns_counter qtype_counter(uint16_t qtype) noexcept;
 
 /// A plain snapshot of counter values (a sum over threads).
 struct dns_counters {

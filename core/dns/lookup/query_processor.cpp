@@ -119,6 +119,7 @@ size_t query_processor::process(std::span<uint8_t> buffer, size_t length, const 
     case parse_status::badvers:
       return error_response(buffer, max_size, rcode::badvers);
   }
+  counters_.bump(qtype_counter(query_.qtype));
   if (query_.edns.present)
     counters_.bump(dns_counter::edns);
   if (query_.edns.has_ecs)
@@ -185,6 +186,7 @@ size_t query_processor::answer(std::span<uint8_t> buffer, const query_source& so
 
   writer_.begin(buffer, query_, max_size, settings_.max_udp_size);
   resolve(snapshot, rq, ctx_, answers_);
+  answer_counts_.count(snapshot.plan, answers_);
   if (answers_.status == answer_status::refused)
     return count(writer_.finish(0, rcode::refused, nullptr), rcode::refused, false);
   if (query_.qtype == static_cast<uint16_t>(rr_type::any))

@@ -28,6 +28,7 @@
 //    to 65535 bytes;
 //  - response rate limiting (UDP only) before any lookup work.
 
+#include "core/dns/lookup/answer_counters.hpp"
 #include "core/dns/lookup/dns_counters.hpp"
 #include "core/dns/cookies/server_cookies.hpp"
 #include "core/dns/lookup/rate_limiter.hpp"
@@ -97,6 +98,9 @@ public:
   /// per batch from the published snapshot; null = cookies are ignored.
   void use_cookie_secrets(const cookie_secrets* secrets) noexcept { cookies_ = secrets; }
 
+  /// This thread's answers per record (any thread may collect them).
+  const answer_counters& answer_counts() const noexcept { return answer_counts_; }
+
 private:
   size_t answer(std::span<uint8_t> buffer, const query_source& source, const routing_snapshot& snapshot,
                 size_t max_size, int64_t wall_ms);
@@ -118,6 +122,7 @@ private:
   query_context ctx_;
   answer_set answers_;
   response_writer writer_;
+  answer_counters answer_counts_;
 };
 
 } // namespace gtmesh::dns

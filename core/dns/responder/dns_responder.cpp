@@ -148,6 +148,15 @@ dns_counters dns_responder::counters() const {
   return sum;
 }
 
+answer_totals dns_responder::answer_counts() const {
+  answer_totals sum;
+  for (const auto& w : udp_)
+    w->answer_counts().collect(sum);
+  if (tcp_)
+    tcp_->answer_counts().collect(sum);
+  return sum;
+}
+
 size_t dns_responder::drain_unmeasured(unmeasured_batch& out) {
   size_t n = 0;
   for (auto& w : udp_)

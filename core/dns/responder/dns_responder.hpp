@@ -62,6 +62,8 @@ public:
 
   /// The sum of every thread's counters.
   dns_counters counters() const;
+  /// Every thread's answers per record, summed.
+  answer_totals answer_counts() const;
 
   /// Appends the client networks queued since the last call (see
   /// unmeasured_clients.hpp) to `out`; returns how many. One caller at a time.

@@ -520,6 +520,7 @@ void tcp_server::stop() noexcept {
 }
 
 const worker_counters& tcp_server::counters() const noexcept { return impl_->counters; }
+const answer_counters& tcp_server::answer_counts() const noexcept { return impl_->processor.answer_counts(); }
 unmeasured_queue& tcp_server::unmeasured() noexcept { return *impl_->unmeasured; }
 
 } // namespace gtmesh::dns

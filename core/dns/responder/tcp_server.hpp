@@ -206,6 +206,7 @@ public:
   void stop() noexcept;
 
   const worker_counters& counters() const noexcept;
+  const answer_counters& answer_counts() const noexcept;
   unmeasured_queue& unmeasured() noexcept;
 
 private:

@@ -54,6 +54,7 @@ public:
   void join();
 
   const worker_counters& counters() const noexcept { return counters_; }
+  const answer_counters& answer_counts() const noexcept { return processor_.answer_counts(); }
   unmeasured_queue& unmeasured() noexcept { return *unmeasured_; }
 
 private:

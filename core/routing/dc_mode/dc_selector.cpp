@@ -238,6 +238,8 @@ void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
   }
 
   if (r.count > 0) {
+    if (rc.out.dc == answer_set::no_index)
+      rc.out.dc = p.candidates[r.index[0]].dc;
     for (int k = 0; k < r.count; ++k)
       balance_answers(p.candidates[r.index[k]].answers, p.balance, rc,
                       Traced ? &rows[r.index[k]].answers : nullptr);
@@ -253,15 +255,19 @@ void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
   std::vector<std::string> picked;
   switch (p.on_all_down) {
     case all_down_action::fail_safe:
+      rc.out.outcome = answer_outcome::fail_safe;
       balance_answers(p.fail_safe, balance_kind::all, rc, Traced ? &picked : nullptr);
       if constexpr (Traced)
         rc.trace->note(rc.depth, "no DC qualifies: fail_safe answers" + list_text(picked));
       return;
     case all_down_action::fail_open: {
+      rc.out.outcome = answer_outcome::fail_open;
       int taken = 0;
       for (size_t i = 0; i < n && taken < p.pick; ++i) {
         if (rc.view.drained(p.candidates[i].dc))
           continue;
+        if (rc.out.dc == answer_set::no_index)
+          rc.out.dc = p.candidates[i].dc;
         picked.clear();
         balance_answers(p.candidates[i].answers, p.balance, rc, Traced ? &picked : nullptr);
         ++taken;
@@ -272,6 +278,7 @@ void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
       return;
     }
     case all_down_action::nodata:
+      rc.out.outcome = answer_outcome::nodata;
       if constexpr (Traced)
         rc.trace->note(rc.depth, "no DC qualifies: NODATA (on_all_down: nodata)");
       return;

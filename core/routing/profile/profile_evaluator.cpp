@@ -154,6 +154,7 @@ void evaluate_profile(uint32_t profile_index, route_context& rc) {
     rc.trace->note(rc.depth, "profile '" + p.source->name + "' (method " + p.source->method + ", on_all_down " +
                                std::string(to_string(p.source->on_all_down)) + ")");
   if (!p.source->enabled) {
+    rc.out.outcome = answer_outcome::nodata;
     if (rc.trace)
       rc.trace->note(rc.depth, "profile is disabled: NODATA");
     return;
@@ -178,6 +179,7 @@ void evaluate_profile(uint32_t profile_index, route_context& rc) {
   if (s == selection::none_available) {
     switch (p.source->on_all_down) {
       case all_down_action::fail_safe: {
+        rc.out.outcome = answer_outcome::fail_safe;
         std::vector<std::string> picked;
         balance_answers(p.fail_safe, balance_kind::all, rc, rc.trace ? &picked : nullptr);
         if (rc.trace)
@@ -185,6 +187,7 @@ void evaluate_profile(uint32_t profile_index, route_context& rc) {
         return;
       }
       case all_down_action::fail_open: {
+        rc.out.outcome = answer_outcome::fail_open;
         if (rc.trace)
           rc.trace->note(rc.depth, "no endpoint available: fail_open, choosing as if every enabled endpoint were healthy");
         endpoint_availability enabled(profile_index, rc, true);
@@ -193,6 +196,7 @@ void evaluate_profile(uint32_t profile_index, route_context& rc) {
         break;
       }
       case all_down_action::nodata:
+        rc.out.outcome = answer_outcome::nodata;
         if (rc.trace)
           rc.trace->note(rc.depth, "no endpoint available: NODATA (on_all_down: nodata)");
         return;
@@ -202,6 +206,8 @@ void evaluate_profile(uint32_t profile_index, route_context& rc) {
     return;
   for (uint16_t k = 0; k < choice.count; ++k) {
     const endpoint_plan& e = p.endpoints[choice.index[k]];
+    if (e.kind == endpoint_kind::dc && rc.out.dc == answer_set::no_index)
+      rc.out.dc = e.dc;
     std::vector<std::string> picked;
     if (e.kind == endpoint_kind::nested) {
       if (rc.trace)

@@ -44,7 +44,7 @@ def start(work):
     ports = os.path.join(work, "ports")
     if os.path.exists(ports):
         os.remove(ports)
-    proc = subprocess.Popen([GTMESH, "demo", "--dns-port", "0", "--mesh-port", "0", "--data-dir",
+    proc = subprocess.Popen([GTMESH, "demo", "--dns-port", "0", "--mesh-port", "0", "--http", "127.0.0.1:0", "--data-dir",
                              os.path.join(work, "data"), "--port-file", ports],
                             stdout=open(os.path.join(work, "demo.out"), "a"), stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30

@@ -1,0 +1,105 @@
+#pragma once
+
+// What a decider knows about itself and the cluster at one moment, as plain
+// data: built by the decider actor (decider_core::status plus the actor's
+// links and counters) and handed to readers on other threads (the metrics
+// endpoint, the console's JSON API) through a status_board. Labels come from
+// the config (DCs, services, agents' origins), never from clients.
+
+#include "core/observe/latency_histogram.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace gtmesh::decider {
+
+/// The latest value of one metric of a DC (host) or of a service in a DC.
+struct dc_metric_status {
+  std::string metric;  ///< config name, e.g. "status", "healthyBackends"
+  std::string service; ///< "" for host metrics
+  double value = 0;
+  int64_t at_ms = 0;   ///< when it was measured (the agent's clock)
+  bool fresh = false;  ///< within the config's staleness limit
+};
+
+/// A service with backends in the DC: fresh healthyBackends above 0.
+struct dc_service_status {
+  std::string service;
+  bool up = false;
+};
+
+struct dc_status {
+  std::string name;
+  /// Can serve: its host status is fresh and up (an agent is reachable) and
+  /// every service with backends there has a fresh healthyBackends above 0.
+  bool up = false;
+  bool drained = false;
+  bool unreachable = false; ///< every agent of the DC gone for the configured bound
+  int agents_connected = 0;
+  std::vector<dc_service_status> services;
+  std::vector<dc_metric_status> metrics;
+};
+
+struct origin_status {
+  std::string origin; ///< "fra/agent-1"
+  std::string dc;
+  bool connected = false;
+  int64_t newest_at_ms = 0; ///< newest measurement from it (the agent's clock)
+  int64_t heard_ms = 0;     ///< when it last brought something new (this decider's clock)
+};
+
+struct peer_status {
+  std::string address;
+  std::string name; ///< "" while not connected
+  bool connected = false;
+};
+
+struct decider_status {
+  std::string node;
+  int64_t at_ms = 0; ///< when this status was taken
+  uint32_t config_version = 0;
+  std::string config_file;
+  uint64_t applied_index = 0;
+  std::string config_error; ///< why the newest committed config is not active ("" if it is)
+  uint64_t configs_accepted = 0, configs_rejected = 0;
+  bool isolated = false;
+  uint64_t snapshot_generation = 0;
+  int64_t snapshot_built_ms = 0;
+  observe::latency_histogram rebuild;  ///< snapshot rebuild durations
+  observe::latency_histogram commit;   ///< RocksDB commit (flush) durations
+  uint64_t commit_errors = 0;
+  uint64_t store_bytes = 0;            ///< RocksDB live SST files and memtables
+  uint64_t measurements = 0;           ///< values held (gossip table)
+  uint64_t batches = 0, deltas = 0;
+  std::vector<dc_status> dcs;
+  std::vector<origin_status> origins;
+  std::vector<peer_status> peers;
+  uint64_t frames_received = 0;
+  std::map<std::string, uint64_t> frames_dropped; ///< by reason
+  uint64_t frames_in = 0, frames_out = 0;         ///< mesh transport, every link
+  std::map<std::string, uint64_t> connections;    ///< transport events by kind (accepted, handshake_timeouts, ...)
+  int links_up = 0;
+};
+
+/// The latest published status: one writer (the decider actor), any readers.
+class status_board {
+public:
+  void publish(std::shared_ptr<const decider_status> s) {
+    std::lock_guard lock(mutex_);
+    latest_ = std::move(s);
+  }
+  std::shared_ptr<const decider_status> latest() const {
+    std::lock_guard lock(mutex_);
+    return latest_;
+  }
+
+private:
+  mutable std::mutex mutex_;
+  std::shared_ptr<const decider_status> latest_;
+};
+
+} // namespace gtmesh::decider

@@ -1,0 +1,70 @@
+#include "core/dns/lookup/answer_counters.hpp"
+
+#include "core/dns/wire/rr_type.hpp"
+
+namespace gtmesh::dns {
+
+namespace {
+
+constexpr const char* outcome_names[] = {"fail_safe", "fail_open", "nodata"};
+
+} // namespace
+
+void answer_counters::switch_to(const plan_ptr& plan) {
+  auto t = std::make_unique<table>();
+  t->plan = plan;
+  t->dc_count = plan->dc_count();
+  const size_t records = plan->records.size();
+  t->first.resize(records);
+  t->per_dc.resize(records);
+  size_t next = 0;
+  for (size_t r = 0; r < records; ++r) {
+    const record_mode mode = plan->records[r].mode;
+    t->per_dc[r] = mode == record_mode::dc || mode == record_mode::profile;
+    t->first[r] = static_cast<uint32_t>(next);
+    next += t->per_dc[r] ? t->dc_count + 1 : 1;
+  }
+  t->outcome_base = next;
+  t->size = next + records * 3;
+  t->values = std::make_unique<std::atomic<uint64_t>[]>(t->size);
+  for (size_t i = 0; i < t->size; ++i)
+    t->values[i].store(0, std::memory_order_relaxed);
+  std::lock_guard lock(mutex_);
+  tables_.push_back(std::move(t));
+  current_ = tables_.back().get();
+  current_plan_ = plan.get();
+}
+
+void answer_counters::add_table(const table& t, answer_totals& into) {
+  const routing_plan& plan = *t.plan;
+  for (size_t r = 0; r < plan.records.size(); ++r) {
+    const record_plan& rec = plan.records[r];
+    std::string type(to_string(rec.type));
+    const size_t width = t.per_dc[r] ? t.dc_count + 1 : 1;
+    for (size_t k = 0; k < width; ++k)
+      if (uint64_t v = t.values[t.first[r] + k].load(std::memory_order_relaxed)) {
+        std::string dc = t.per_dc[r] && k < t.dc_count ? plan.dc_names[k] : std::string();
+        into[answer_key{rec.name, type, std::move(dc), "answer"}] += v;
+      }
+    for (size_t o = 0; o < 3; ++o)
+      if (uint64_t v = t.values[t.outcome_base + r * 3 + o].load(std::memory_order_relaxed))
+        into[answer_key{rec.name, type, "", outcome_names[o]}] += v;
+  }
+}
+
+void answer_counters::collect(answer_totals& into) const {
+  std::lock_guard lock(mutex_);
+  // Tables before the last are no longer written (the thread switched under
+  // this mutex, after its last write to them): fold and free them.
+  if (tables_.size() > 1) {
+    for (size_t i = 0; i + 1 < tables_.size(); ++i)
+      add_table(*tables_[i], retired_);
+    tables_.erase(tables_.begin(), tables_.end() - 1);
+  }
+  for (const auto& [k, v] : retired_)
+    into[k] += v;
+  if (!tables_.empty())
+    add_table(*tables_.back(), into);
+}
+
+} // namespace gtmesh::dns

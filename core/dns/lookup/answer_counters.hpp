@@ -1,0 +1,85 @@
+#pragma once
+
+// Answers per record: by the DC that answered (the per-DC answer statistics
+// operators ask for) and by fallback outcome (fail_safe, fail_open, NODATA by
+// policy). Like dns_counters, one instance per socket thread with a single
+// writer: the query path does a relaxed load and store into a flat table laid
+// out for the routing plan it answers from. A new plan (a config change) gives
+// the thread a new table, allocated once on its first query under that plan;
+// readers on other threads fold tables the thread has left into totals keyed
+// by names, so counts survive config changes and stay monotonic.
+
+#include "core/routing/answer_set.hpp"
+#include "core/routing/routing_plan.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace gtmesh::dns {
+
+/// (record owner, record type, dc or "" , outcome: "answer" | "fail_safe" | "fail_open" | "nodata")
+using answer_key = std::tuple<std::string, std::string, std::string, std::string>;
+using answer_totals = std::map<answer_key, uint64_t>;
+
+class answer_counters {
+public:
+  answer_counters() = default;
+  answer_counters(const answer_counters&) = delete;
+  answer_counters& operator=(const answer_counters&) = delete;
+
+  /// The owning thread, after resolving a query with a record.
+  void count(const plan_ptr& plan, const answer_set& a) noexcept {
+    if (a.record == answer_set::no_index) [[unlikely]]
+      return;
+    if (plan.get() != current_plan_) [[unlikely]]
+      switch_to(plan);
+    table& t = *current_;
+    if (a.status == answer_status::answer)
+      bump(t.values[t.answer_slot(a.record, a.dc)]);
+    if (a.outcome != answer_outcome::routed)
+      bump(t.values[t.outcome_slot(a.record, a.outcome)]);
+  }
+
+  /// Any thread: adds this thread's counts (non-zero ones) to `into`.
+  void collect(answer_totals& into) const;
+
+private:
+  struct table {
+    plan_ptr plan; ///< held: the layout below is only valid for this plan
+    uint32_t dc_count = 0;
+    std::vector<uint32_t> first;  ///< per record: its first answer slot
+    std::vector<uint8_t> per_dc;  ///< per record: one slot per DC (+1 for none) or a single slot
+    size_t outcome_base = 0;      ///< 3 outcome slots per record from here
+    std::unique_ptr<std::atomic<uint64_t>[]> values;
+    size_t size = 0;
+
+    size_t answer_slot(uint32_t record, uint32_t dc) const noexcept {
+      if (!per_dc[record])
+        return first[record];
+      return first[record] + (dc < dc_count ? dc : dc_count);
+    }
+    size_t outcome_slot(uint32_t record, answer_outcome o) const noexcept {
+      return outcome_base + size_t{record} * 3 + (static_cast<size_t>(o) - 1);
+    }
+  };
+
+  static void bump(std::atomic<uint64_t>& v) noexcept {
+    v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  void switch_to(const plan_ptr& plan);
+  static void add_table(const table& t, answer_totals& into);
+
+  const routing_plan* current_plan_ = nullptr; ///< owning thread only
+  table* current_ = nullptr;                   ///< owning thread only
+  mutable std::mutex mutex_;                   ///< guards the two below
+  mutable std::vector<std::unique_ptr<table>> tables_; ///< the last one is current
+  mutable answer_totals retired_;              ///< tables the thread has left, folded
+};
+
+} // namespace gtmesh::dns

@@ -1,0 +1,132 @@
+#include "core/observe/dns_metrics.hpp"
+
+#include <map>
+
+namespace gtmesh::observe {
+
+namespace {
+
+using dns::dns_counter;
+
+/// Where each counter goes: family, and the label that tells it apart.
+struct placement {
+  dns_counter counter;
+  const char* family;
+  const char* label;
+  const char* value;
+};
+
+constexpr placement placements[] = {
+  {dns_counter::udp_queries, "gtmesh_dns_queries_total", "transport", "udp"},
+  {dns_counter::tcp_queries, "gtmesh_dns_queries_total", "transport", "tcp"},
+  {dns_counter::noerror, "gtmesh_dns_responses_total", "rcode", "NOERROR"},
+  {dns_counter::nodata, "gtmesh_dns_responses_total", "rcode", "NODATA"},
+  {dns_counter::nxdomain, "gtmesh_dns_responses_total", "rcode", "NXDOMAIN"},
+  {dns_counter::refused, "gtmesh_dns_responses_total", "rcode", "REFUSED"},
+  {dns_counter::formerr, "gtmesh_dns_responses_total", "rcode", "FORMERR"},
+  {dns_counter::notimp, "gtmesh_dns_responses_total", "rcode", "NOTIMP"},
+  {dns_counter::servfail, "gtmesh_dns_responses_total", "rcode", "SERVFAIL"},
+  {dns_counter::badvers, "gtmesh_dns_responses_total", "rcode", "BADVERS"},
+  {dns_counter::badcookie, "gtmesh_dns_responses_total", "rcode", "BADCOOKIE"},
+  {dns_counter::responses, "gtmesh_dns_responses_sent_total", nullptr, nullptr},
+  {dns_counter::dropped_runt, "gtmesh_dns_dropped_total", "reason", "runt"},
+  {dns_counter::dropped_response, "gtmesh_dns_dropped_total", "reason", "response"},
+  {dns_counter::rrl_dropped, "gtmesh_dns_rrl_total", "action", "dropped"},
+  {dns_counter::rrl_slipped, "gtmesh_dns_rrl_total", "action", "slipped"},
+  {dns_counter::truncated, "gtmesh_dns_truncated_total", nullptr, nullptr},
+  {dns_counter::edns, "gtmesh_dns_edns_queries_total", nullptr, nullptr},
+  {dns_counter::ecs, "gtmesh_dns_ecs_queries_total", nullptr, nullptr},
+  {dns_counter::any_minimal, "gtmesh_dns_any_minimal_total", nullptr, nullptr},
+  {dns_counter::cname_chased, "gtmesh_dns_cname_chased_total", nullptr, nullptr},
+  {dns_counter::unmeasured_queued, "gtmesh_dns_unmeasured_clients_total", "result", "queued"},
+  {dns_counter::unmeasured_dropped, "gtmesh_dns_unmeasured_clients_total", "result", "dropped"},
+  {dns_counter::tcp_accepted, "gtmesh_dns_tcp_connections_total", "event", "accepted"},
+  {dns_counter::tcp_rejected, "gtmesh_dns_tcp_connections_total", "event", "rejected_full"},
+  {dns_counter::tcp_client_limited, "gtmesh_dns_tcp_connections_total", "event", "rejected_client_limit"},
+  {dns_counter::tcp_evicted, "gtmesh_dns_tcp_connections_total", "event", "evicted_full"},
+  {dns_counter::tcp_client_evicted, "gtmesh_dns_tcp_connections_total", "event", "evicted_client_limit"},
+  {dns_counter::tcp_idle_closed, "gtmesh_dns_tcp_connections_total", "event", "idle_closed"},
+  {dns_counter::tcp_pressure_closed, "gtmesh_dns_tcp_connections_total", "event", "pressure_closed"},
+  {dns_counter::tcp_write_timeout, "gtmesh_dns_tcp_connections_total", "event", "write_timeout"},
+  {dns_counter::tcp_accept_errors, "gtmesh_dns_errors_total", "kind", "tcp_accept"},
+  {dns_counter::tcp_bad_length, "gtmesh_dns_errors_total", "kind", "tcp_bad_length"},
+  {dns_counter::recv_errors, "gtmesh_dns_errors_total", "kind", "recv"},
+  {dns_counter::send_errors, "gtmesh_dns_errors_total", "kind", "send"},
+  {dns_counter::cookies, "gtmesh_dns_cookies_total", "kind", "received"},
+  {dns_counter::cookie_valid, "gtmesh_dns_cookies_total", "kind", "valid"},
+  {dns_counter::qtype_a, "gtmesh_dns_queries_by_type_total", "qtype", "A"},
+  {dns_counter::qtype_aaaa, "gtmesh_dns_queries_by_type_total", "qtype", "AAAA"},
+  {dns_counter::qtype_cname, "gtmesh_dns_queries_by_type_total", "qtype", "CNAME"},
+  {dns_counter::qtype_mx, "gtmesh_dns_queries_by_type_total", "qtype", "MX"},
+  {dns_counter::qtype_txt, "gtmesh_dns_queries_by_type_total", "qtype", "TXT"},
+  {dns_counter::qtype_ns, "gtmesh_dns_queries_by_type_total", "qtype", "NS"},
+  {dns_counter::qtype_soa, "gtmesh_dns_queries_by_type_total", "qtype", "SOA"},
+  {dns_counter::qtype_srv, "gtmesh_dns_queries_by_type_total", "qtype", "SRV"},
+  {dns_counter::qtype_caa, "gtmesh_dns_queries_by_type_total", "qtype", "CAA"},
+  {dns_counter::qtype_ptr, "gtmesh_dns_queries_by_type_total", "qtype", "PTR"},
+  {dns_counter::qtype_https, "gtmesh_dns_queries_by_type_total", "qtype", "HTTPS"},
+  {dns_counter::qtype_svcb, "gtmesh_dns_queries_by_type_total", "qtype", "SVCB"},
+  {dns_counter::qtype_any, "gtmesh_dns_queries_by_type_total", "qtype", "ANY"},
+  {dns_counter::qtype_other, "gtmesh_dns_queries_by_type_total", "qtype", "other"},
+};
+static_assert(std::size(placements) == dns::dns_counter_count, "every DNS counter is exposed exactly once");
+
+const std::map<std::string, const char*> helps = {
+  {"gtmesh_dns_queries_total", "DNS messages received, by transport (including ones then dropped)."},
+  {"gtmesh_dns_responses_total",
+   "DNS responses by outcome: the RCODE, with NOERROR split into NOERROR (answers) and NODATA (no answers)."},
+  {"gtmesh_dns_responses_sent_total", "DNS responses sent or queued for sending (rate-limited slips included)."},
+  {"gtmesh_dns_dropped_total", "Packets never answered: shorter than a header (runt) or with the QR bit set."},
+  {"gtmesh_dns_rrl_total", "Responses suppressed (dropped) or sent truncated (slipped) by response rate limiting."},
+  {"gtmesh_dns_truncated_total", "Responses sent with TC=1 because the answer did not fit."},
+  {"gtmesh_dns_edns_queries_total", "Queries with an OPT record."},
+  {"gtmesh_dns_ecs_queries_total", "Queries with a valid EDNS Client Subnet option."},
+  {"gtmesh_dns_any_minimal_total", "ANY queries answered minimally (RFC 8482)."},
+  {"gtmesh_dns_cname_chased_total", "In-zone CNAME targets followed."},
+  {"gtmesh_dns_unmeasured_clients_total", "Client networks answered without measurements, queued for the client agents."},
+  {"gtmesh_dns_tcp_connections_total", "TCP connection events (admitted, refused or closed, and why)."},
+  {"gtmesh_dns_errors_total", "Socket errors."},
+  {"gtmesh_dns_cookies_total", "Queries with a DNS COOKIE option, and those with a valid server cookie."},
+  {"gtmesh_dns_queries_by_type_total", "Well-formed queries by QTYPE (types not listed count as other)."},
+};
+
+} // namespace
+
+void append_dns_metrics(const dns::dns_counters& c, uint64_t snapshot_generation, families& out) {
+  std::map<std::string, size_t> at; // family name -> position in `built`
+  std::vector<family> built;
+  for (const auto& p : placements) {
+    auto [it, fresh] = at.try_emplace(p.family, built.size());
+    if (fresh)
+      built.push_back(counter(p.family, helps.at(p.family)));
+    label_list labels;
+    if (p.label)
+      labels.push_back({p.label, p.value});
+    built[it->second].add(static_cast<double>(c[p.counter]), std::move(labels));
+  }
+  for (auto& f : built)
+    f.append_to(out);
+  gauge("gtmesh_dns_snapshot_generation", "Generation of the routing snapshot the DNS responder answers from.")
+    .add(static_cast<double>(snapshot_generation))
+    .append_to(out);
+}
+
+void append_answer_metrics(const dns::answer_totals& totals, families& out) {
+  auto answers = counter("gtmesh_answers_total",
+                         "Answers given per record (the first query of a CNAME chain), by the DC that answered "
+                         "(dc \"\" when no DC did: plain records, static rules, external endpoints).");
+  auto fallbacks = counter("gtmesh_answer_fallbacks_total",
+                           "Answers per record where nothing qualified: fail_safe answers, fail_open answers, or "
+                           "NODATA by policy (on_all_down: nodata, a disabled profile).");
+  for (const auto& [key, n] : totals) {
+    const auto& [record, type, dc, outcome] = key;
+    if (outcome == "answer")
+      answers.add(static_cast<double>(n), {{"record", record}, {"type", type}, {"dc", dc}});
+    else
+      fallbacks.add(static_cast<double>(n), {{"record", record}, {"type", type}, {"outcome", outcome}});
+  }
+  answers.append_to(out);
+  fallbacks.append_to(out);
+}
+
+} // namespace gtmesh::observe

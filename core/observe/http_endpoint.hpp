@@ -1,0 +1,59 @@
+#pragma once
+
+// A node's operations listener (`--http ADDR:PORT`): /metrics in the
+// Prometheus text format, /healthz (the process answers) and /readyz (the
+// node serves: a decider once it has a snapshot, an agent once its first
+// round was delivered). cpp-httplib on its own small thread pool, never on
+// a DNS socket thread. More routes (the console, /api/) are added through
+// routes() before start().
+
+#include "core/observe/exposition.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace httplib {
+class Server;
+}
+
+namespace gtmesh::observe {
+
+struct http_endpoint_options {
+  std::string listen;                 ///< "127.0.0.1:9464", "[::1]:0" (port 0: any free port)
+  const metrics_registry* metrics = nullptr;
+  /// "" when ready, else why not (the /readyz body, with status 503).
+  std::function<std::string()> not_ready;
+};
+
+class http_endpoint {
+public:
+  /// Binds the listener (a taken port or bad address fails here, with
+  /// `error`); serves nothing until start().
+  static std::unique_ptr<http_endpoint> create(http_endpoint_options options, std::string& error);
+  ~http_endpoint(); ///< stops and joins
+
+  http_endpoint(const http_endpoint&) = delete;
+  http_endpoint& operator=(const http_endpoint&) = delete;
+
+  httplib::Server& routes() noexcept { return *server_; }
+  void start();
+  void stop();
+  /// "127.0.0.1:9464" with the port actually bound.
+  const std::string& bound() const noexcept { return bound_; }
+  /// "http://127.0.0.1:9464" (brackets around IPv6 hosts).
+  std::string url() const;
+
+private:
+  http_endpoint() = default;
+
+  http_endpoint_options options_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  std::string host_;
+  int port_ = 0;
+  std::string bound_;
+};
+
+} // namespace gtmesh::observe

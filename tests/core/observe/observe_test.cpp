@@ -1,0 +1,134 @@
+// The exposition of counters and status (core/observe/): what a scrape says
+// must follow from the values given, in the text format Prometheus reads.
+
+#include "core/observe/decider_metrics.hpp"
+#include "core/observe/dns_metrics.hpp"
+#include "core/observe/exposition.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+#include <sstream>
+
+namespace gtmesh::observe {
+namespace {
+
+/// series text ("name{labels}") -> value, every sample line of a scrape.
+std::map<std::string, double> samples(const std::string& text) {
+  std::map<std::string, double> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    auto space = line.rfind(' ');
+    out[line.substr(0, space)] = std::stod(line.substr(space + 1));
+  }
+  return out;
+}
+
+TEST(exposition, histograms_are_cumulative_and_end_at_inf) {
+  latency_histogram h;
+  h.observe(0.00005); // first bucket
+  h.observe(0.003);   // le 0.005
+  h.observe(10);      // above every bound
+  families f;
+  histogram("gtmesh_x_seconds", "x").add(h).append_to(f);
+  auto s = samples(to_text(f));
+  EXPECT_EQ(s["gtmesh_x_seconds_bucket{le=\"0.0001\"}"], 1);
+  EXPECT_EQ(s["gtmesh_x_seconds_bucket{le=\"0.0025\"}"], 1);
+  EXPECT_EQ(s["gtmesh_x_seconds_bucket{le=\"0.005\"}"], 2);
+  EXPECT_EQ(s["gtmesh_x_seconds_bucket{le=\"2.5\"}"], 2);
+  EXPECT_EQ(s["gtmesh_x_seconds_bucket{le=\"+Inf\"}"], 3);
+  EXPECT_EQ(s["gtmesh_x_seconds_count"], 3);
+  EXPECT_NEAR(s["gtmesh_x_seconds_sum"], 10.00305, 1e-9);
+}
+
+TEST(exposition, families_without_samples_are_left_out_and_types_are_declared) {
+  families f;
+  gauge("gtmesh_empty", "nothing").append_to(f);
+  counter("gtmesh_c_total", "c").add(3, {{"k", "a\"b"}}).append_to(f);
+  std::string text = to_text(f);
+  EXPECT_EQ(text.find("gtmesh_empty"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE gtmesh_c_total counter"), std::string::npos);
+  EXPECT_NE(text.find("gtmesh_c_total{k=\"a\\\"b\"} 3"), std::string::npos) << "label values are escaped:\n" << text;
+}
+
+TEST(dns_metrics, every_counter_appears_once_with_its_value) {
+  dns::dns_counters c;
+  double total = 0;
+  for (size_t i = 0; i < dns::dns_counter_count; ++i) {
+    c.values[i] = i + 1;
+    total += static_cast<double>(i + 1);
+  }
+  families f;
+  append_dns_metrics(c, 7, f);
+  auto s = samples(to_text(f));
+  double sum = 0;
+  for (const auto& [series, v] : s)
+    if (series != "gtmesh_dns_snapshot_generation")
+      sum += v;
+  EXPECT_EQ(sum, total) << "each counter's value exactly once";
+  EXPECT_EQ(s["gtmesh_dns_queries_total{transport=\"udp\"}"], 1 + static_cast<int>(dns::dns_counter::udp_queries));
+  EXPECT_EQ(s["gtmesh_dns_responses_total{rcode=\"NXDOMAIN\"}"], 1 + static_cast<int>(dns::dns_counter::nxdomain));
+  EXPECT_EQ(s["gtmesh_dns_queries_by_type_total{qtype=\"AAAA\"}"], 1 + static_cast<int>(dns::dns_counter::qtype_aaaa));
+  EXPECT_EQ(s["gtmesh_dns_snapshot_generation"], 7);
+}
+
+TEST(dns_metrics, qtypes_map_to_bounded_buckets) {
+  EXPECT_EQ(dns::qtype_counter(1), dns::dns_counter::qtype_a);
+  EXPECT_EQ(dns::qtype_counter(28), dns::dns_counter::qtype_aaaa);
+  EXPECT_EQ(dns::qtype_counter(65), dns::dns_counter::qtype_https);
+  EXPECT_EQ(dns::qtype_counter(99), dns::dns_counter::qtype_other);
+  EXPECT_EQ(dns::qtype_counter(65535), dns::dns_counter::qtype_other);
+}
+
+TEST(dns_metrics, answers_split_by_dc_and_fallbacks_by_outcome) {
+  dns::answer_totals t{{{"www.x.", "A", "fra", "answer"}, 4},
+                       {{"www.x.", "A", "", "answer"}, 1},
+                       {{"www.x.", "A", "", "fail_safe"}, 1}};
+  families f;
+  append_answer_metrics(t, f);
+  auto s = samples(to_text(f));
+  EXPECT_EQ(s["gtmesh_answers_total{record=\"www.x.\",type=\"A\",dc=\"fra\"}"], 4);
+  EXPECT_EQ(s["gtmesh_answers_total{record=\"www.x.\",type=\"A\",dc=\"\"}"], 1);
+  EXPECT_EQ(s["gtmesh_answer_fallbacks_total{record=\"www.x.\",type=\"A\",outcome=\"fail_safe\"}"], 1);
+  EXPECT_EQ(s.size(), 3u);
+}
+
+TEST(decider_metrics, dc_health_and_ages_follow_the_status_and_the_scrape_time) {
+  decider::decider_status st;
+  st.config_version = 4;
+  st.snapshot_generation = 9;
+  st.snapshot_built_ms = 1'000'000;
+  decider::dc_status fra;
+  fra.name = "fra";
+  fra.up = false;
+  fra.drained = true;
+  fra.services.push_back({"web", false});
+  fra.metrics.push_back({"healthyBackends", "web", 0, 990'000, true});
+  decider::dc_status iad;
+  iad.name = "iad";
+  iad.up = true;
+  iad.agents_connected = 2;
+  st.dcs = {fra, iad};
+  st.origins.push_back({"iad/a1", "iad", true, 995'000, 999'000});
+  st.frames_dropped["malformed body"] = 3;
+  families f;
+  append_decider_metrics(st, 1'002'500, f);
+  auto s = samples(to_text(f));
+  EXPECT_EQ(s["gtmesh_dc_up{dc=\"fra\"}"], 0);
+  EXPECT_EQ(s["gtmesh_dc_up{dc=\"iad\"}"], 1);
+  EXPECT_EQ(s["gtmesh_dc_drained{dc=\"fra\"}"], 1);
+  EXPECT_EQ(s["gtmesh_dc_service_up{dc=\"fra\",service=\"web\"}"], 0);
+  EXPECT_EQ(s["gtmesh_dc_agents_connected{dc=\"iad\"}"], 2);
+  EXPECT_DOUBLE_EQ(s["gtmesh_dc_metric_age_seconds{dc=\"fra\",metric=\"healthyBackends\",service=\"web\"}"], 12.5);
+  EXPECT_DOUBLE_EQ(s["gtmesh_snapshot_age_seconds"], 2.5);
+  EXPECT_DOUBLE_EQ(s["gtmesh_agent_measurement_lag_seconds{origin=\"iad/a1\",dc=\"iad\"}"], 7.5);
+  EXPECT_EQ(s["gtmesh_config_version"], 4);
+  EXPECT_EQ(s["gtmesh_mesh_frames_dropped_total{reason=\"malformed body\"}"], 3);
+}
+
+} // namespace
+} // namespace gtmesh::observe

@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""Every node's operations listener (--http), with real tools:
+
+  1. the demo (decider + responder + agents in one process): /healthz,
+     /readyz, and a real Prometheus server scraping it every second sees
+     gtmesh_dc_up{dc="fra"} go from 1 to 0 after `touch down-fra` (asked
+     through Prometheus' own HTTP query API), and answers per DC move from
+     fra to iad in gtmesh_answers_total;
+  2. `promtool check metrics` passes on the output of every kind of node:
+     the demo, a decider and an agent of tools/cluster.sh, `gtmesh serve`;
+  3. labels never carry client addresses: ECS queries from many networks
+     add no series;
+  4. a bad --http address is refused with a clear error and exit status.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+GTMESH = os.environ.get("GTMESH_BIN", os.path.join(SRC, "build", "tools", "gtmesh"))
+CLUSTER = os.path.join(SRC, "tools", "cluster.sh")
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+    return ok
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def http_get(url, timeout=5):
+    """(status, body); status 0 when nothing answers."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+    except OSError:
+        return 0, ""
+
+
+def wait_for(fn, seconds, step=0.1):
+    deadline = time.monotonic() + seconds
+    last = None
+    while time.monotonic() < deadline:
+        last = fn()
+        if last:
+            return last
+        time.sleep(step)
+    return last
+
+
+def sample(text, name, labels):
+    """The value of one series in exposition text, or None."""
+    want = name + "{" + ",".join('%s="%s"' % kv for kv in labels.items()) + "}" if labels else name
+    for line in text.splitlines():
+        if line.startswith(want + " "):
+            return float(line.split()[-1])
+    return None
+
+
+def promtool_ok(text, what):
+    r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=30)
+    return check(r.returncode == 0 and "gtmesh_" in text,
+                 "promtool check metrics passes on %s (%d series)%s" %
+                 (what, sum(1 for l in text.splitlines() if l and not l.startswith("#")), r.stdout + r.stderr))
+
+
+def dig(port, name, *extra):
+    out = subprocess.run(["dig", "@127.0.0.1", "-p", str(port), name, "+short", "+time=1", "+tries=1", *extra],
+                         capture_output=True, text=True, timeout=10)
+    return sorted(out.stdout.split())
+
+
+def stop(proc):
+    if proc and proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def prometheus_value(api, query):
+    status, body = http_get(api + "/api/v1/query?" + urllib.parse.urlencode({"query": query}))
+    if status != 200:
+        return None
+    result = json.loads(body)["data"]["result"]
+    return result[0]["value"][1] if result else None
+
+
+def demo_and_prometheus(work):
+    ports = os.path.join(work, "demo.ports")
+    data = os.path.join(work, "demo")
+    demo = subprocess.Popen([GTMESH, "demo", "--dns-port", "0", "--mesh-port", "0", "--http", "127.0.0.1:0",
+                             "--data-dir", data, "--port-file", ports],
+                            stdout=open(os.path.join(work, "demo.out"), "w"), stderr=subprocess.STDOUT)
+    prom = None
+    try:
+        if not check(wait_for(lambda: os.path.exists(ports), 30), "the demo writes its port file"):
+            return
+        info = dict(line.split() for line in open(ports))
+        base = "http://" + info["http"]
+        dns = int(info["dns"].rsplit(":", 1)[1])
+        check(http_get(base + "/healthz") == (200, "ok\n"), "/healthz answers 200 at once")
+        ready = wait_for(lambda: http_get(base + "/readyz")[0] == 200, 30)
+        check(ready, "/readyz turns 200 once the decider serves a snapshot and the agents delivered a round")
+        up = wait_for(lambda: sample(http_get(base + "/metrics")[1], "gtmesh_dc_up", {"dc": "fra"}) == 1, 30)
+        check(up, "gtmesh_dc_up{dc=\"fra\"} is 1 on /metrics")
+        promtool_ok(http_get(base + "/metrics")[1], "the demo")
+
+        # A real Prometheus scraping the demo every second.
+        prom_port = free_port()
+        cfg = os.path.join(work, "prometheus.yml")
+        rules = os.path.join(SRC, "deploy", "prometheus", "gtmesh-alerts.yml")
+        r = subprocess.run(["promtool", "check", "rules", rules], capture_output=True, text=True, timeout=30)
+        check(r.returncode == 0, "promtool check rules passes on deploy/prometheus/gtmesh-alerts.yml")
+        open(cfg, "w").write(
+            "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+            "rule_files: ['%s']\n"
+            "scrape_configs:\n"
+            "  - job_name: gtmesh-demo\n"
+            "    static_configs: [{targets: ['%s']}]\n" % (rules, info["http"]))
+        prom = subprocess.Popen(["prometheus", "--config.file=" + cfg, "--storage.tsdb.path=" + os.path.join(work, "tsdb"),
+                                 "--web.listen-address=127.0.0.1:%d" % prom_port, "--log.level=warn"],
+                                stdout=open(os.path.join(work, "prometheus.out"), "w"), stderr=subprocess.STDOUT)
+        api = "http://127.0.0.1:%d" % prom_port
+        got = wait_for(lambda: prometheus_value(api, 'gtmesh_dc_up{dc="fra"}') == "1", 60, 0.5)
+        check(got, "Prometheus scraped gtmesh_dc_up{dc=\"fra\"} = 1")
+        check(prometheus_value(api, 'up{job="gtmesh-demo"}') == "1", "Prometheus sees the target up")
+
+        def rules_evaluated():
+            status, body = http_get(api + "/api/v1/rules")
+            if status != 200:
+                return None
+            found = [r for g in json.loads(body)["data"]["groups"] for r in g["rules"]]
+            return found if found and all(r.get("health") == "ok" for r in found) else None
+        found = wait_for(rules_evaluated, 30, 0.5)
+        check(bool(found), "Prometheus evaluates every example alert against the demo without error (%d rules)" %
+              len(found or []))
+
+        before = http_get(base + "/metrics")[1]
+        for _ in range(5):
+            dig(dns, "www.demo.example")
+        open(os.path.join(data, "down-fra"), "w").close()
+        t0 = time.monotonic()
+        got = wait_for(lambda: prometheus_value(api, 'gtmesh_dc_up{dc="fra"}') == "0", 60, 0.5)
+        check(got, "after `touch down-fra` Prometheus sees gtmesh_dc_up{dc=\"fra\"} = 0 (%.1f s)" %
+              (time.monotonic() - t0))
+        check(prometheus_value(api, 'gtmesh_dc_up{dc="iad"}') == "1", "while iad stays 1")
+        for _ in range(5):
+            dig(dns, "www.demo.example")
+        after = http_get(base + "/metrics")[1]
+        www = {"record": "www.demo.example.", "type": "A"}
+        fra_before = sample(before, "gtmesh_answers_total", dict(www, dc="fra")) or 0
+        iad_before = sample(before, "gtmesh_answers_total", dict(www, dc="iad")) or 0
+        fra_after = sample(after, "gtmesh_answers_total", dict(www, dc="fra")) or 0
+        iad_after = sample(after, "gtmesh_answers_total", dict(www, dc="iad")) or 0
+        check(fra_after - fra_before == 5 and iad_after - iad_before == 5,
+              "gtmesh_answers_total counts www's answers per DC: fra +%d before, iad +%d after the failover" %
+              (fra_after - fra_before, iad_after - iad_before))
+        check(sample(after, "gtmesh_dns_queries_by_type_total", {"qtype": "A"}) >= 10, "queries are counted by qtype")
+
+        # Client addresses never become labels.
+        # (The first round may add a series per DC newly answered; the
+        # second, from 20 other networks, must add none.)
+        series = lambda text: sum(1 for l in text.splitlines() if l and not l.startswith("#"))
+        for i in range(20):
+            dig(dns, "geo.demo.example", "+subnet=203.0.%d.0/24" % i)
+        n_before = series(http_get(base + "/metrics")[1])
+        for i in range(20):
+            dig(dns, "geo.demo.example", "+subnet=198.18.%d.0/24" % i)
+        text = http_get(base + "/metrics")[1]
+        check(series(text) == n_before and "203.0." not in text and "198.18." not in text,
+              "20 more ECS client networks add no series (%d -> %d) and no label names one" %
+              (n_before, series(text)))
+    finally:
+        stop(prom)
+        stop(demo)
+
+
+def cluster_nodes(work):
+    d = os.path.join(work, "cluster")
+    r = subprocess.run([CLUSTER, "start", d], capture_output=True, text=True, timeout=120)
+    try:
+        if not check(r.returncode == 0, "tools/cluster.sh starts deciders and agents with --http"):
+            print(r.stdout, r.stderr)
+            return
+        env = dict(l.split("=", 1) for l in open(os.path.join(d, "cluster.env")).read().split("\n") if "=" in l)
+        decider = "http://" + env["HTTP1"]
+        agent = "http://" + env["AGENT_HTTP_FRA"]
+        check(wait_for(lambda: http_get(decider + "/readyz")[0] == 200, 30), "a decider's /readyz turns 200")
+        check(wait_for(lambda: http_get(agent + "/readyz")[0] == 200, 30), "an agent's /readyz turns 200")
+        text = wait_for(lambda: (lambda t: t if "gtmesh_peer_connected" in t else None)(http_get(decider + "/metrics")[1]), 30)
+        promtool_ok(text or "", "a decider of tools/cluster.sh")
+        check(re.search(r'^gtmesh_peer_connected\{peer="[^"]+"\} 1$', text or "", re.M) is not None,
+              "the decider reports its peers connected")
+        promtool_ok(http_get(agent + "/metrics")[1], "an agent of tools/cluster.sh")
+    finally:
+        subprocess.run([CLUSTER, "stop", d], capture_output=True, timeout=60)
+
+
+def serve_node(work):
+    port, http = free_port(), free_port()
+    zone = os.path.join(SRC, "tests", "system", "dns_serve", "zone.yaml")
+    proc = subprocess.Popen([GTMESH, "serve", "--config", zone, "--listen", "127.0.0.1:%d" % port,
+                             "--http", "127.0.0.1:%d" % http],
+                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "serve.out"), "w"))
+    try:
+        base = "http://127.0.0.1:%d" % http
+        check(wait_for(lambda: http_get(base + "/readyz")[0] == 200, 30), "gtmesh serve: /readyz 200")
+        for _ in range(3):
+            dig(port, "www.example.test")
+        dig(port, "nope.example.test")
+        text = http_get(base + "/metrics")[1]
+        promtool_ok(text, "gtmesh serve")
+        check(sample(text, "gtmesh_dns_responses_total", {"rcode": "NXDOMAIN"}) == 1 and
+              sample(text, "gtmesh_answers_total", {"record": "www.example.test.", "type": "A", "dc": ""}) == 3,
+              "gtmesh serve counts NXDOMAIN and answers per record")
+    finally:
+        stop(proc)
+    bad = subprocess.run([GTMESH, "serve", "--config", zone, "--listen", "127.0.0.1:0", "--http", "nonsense"],
+                         capture_output=True, text=True, timeout=30)
+    check(bad.returncode != 0 and "--http nonsense" in bad.stderr, "a bad --http address is refused: %s" %
+          bad.stderr.strip())
+
+
+def main():
+    for tool in ("dig", "promtool", "prometheus"):
+        if not shutil.which(tool):
+            print("skip: %s missing (tools/setup.sh installs it)" % tool)
+            return 77
+    work = tempfile.mkdtemp(prefix="gtmesh-metrics-")
+    try:
+        demo_and_prometheus(work)
+        cluster_nodes(work)
+        serve_node(work)
+        if failures:
+            for f in ("demo.out", "prometheus.out", "serve.out"):
+                p = os.path.join(work, f)
+                if os.path.exists(p):
+                    print("--- %s\n%s" % (f, open(p).read()[-3000:]))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("%d check(s) failed" % len(failures) if failures else "all checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+#pragma once
+
+// The --http listener of a gtmesh subcommand (decider, serve, agent, demo):
+// /metrics, /healthz, /readyz (core/observe/http_endpoint.hpp), with the
+// metric sources of what the process runs. docs/metrics.md lists them all.
+
+#include "core/decider/decider_status.hpp"
+#include "core/dns/responder/dns_responder.hpp"
+#include "core/observe/agent_metrics.hpp"
+#include "core/observe/http_endpoint.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gtmesh::cli {
+
+class ops_listener {
+public:
+  /// role: "decider", "serve", "agent", "demo" (gtmesh_node_info's label).
+  ops_listener(std::string node, std::string role);
+
+  /// The sources; add them before start(). Each pointer must stay valid
+  /// until stop() (or the destructor).
+  void add_dns(const dns::dns_responder* responder);
+  void add_decider(std::shared_ptr<const decider::status_board> board);
+  void add_agent(std::shared_ptr<const observe::agent_metrics> agent);
+
+  /// Binds `listen` and starts serving; false with `error` (nothing runs).
+  bool start(const std::string& listen, std::string& error);
+  void stop();
+  ~ops_listener() { stop(); }
+
+  observe::http_endpoint* endpoint() noexcept { return endpoint_.get(); }
+  /// Why the node is not ready ("" once every part is).
+  std::string not_ready() const;
+
+private:
+  std::string node_, role_;
+  int64_t started_ms_;
+  observe::metrics_registry metrics_;
+  std::vector<std::function<std::string()>> readiness_;
+  std::unique_ptr<observe::http_endpoint> endpoint_;
+};
+
+} // namespace gtmesh::cli
