@@ -137,6 +137,8 @@ void probe_task::finish_round(int64_t now_ms, const std::vector<size_t>& due, st
            std::string(health::to_string(t.from)) + " -> " + std::string(health::to_string(t.to)) + " (" +
            std::string(health::to_string(t.reason)) + "; " + st.last.detail + ")");
     for (const auto& c : plan_.pairs[i].consumers) {
+      if (observer_)
+        observer_(probe_observation{c.key, st.last, st.health.healthy(), st.health.consecutive_failures()});
       measurement m;
       m.dc = dc_;
       m.src = c.src;

@@ -76,6 +76,8 @@ public:
   /// Called on the I/O thread for every verdict change, e.g.
   /// "web/10.0.1.1:80 http://10.0.1.1:80/health: unhealthy -> healthy (first success; status 200)".
   void on_transition(log_fn fn) { log_ = std::move(fn); }
+  /// Called on the I/O thread after every probe (metrics).
+  void on_probe(probe_observer fn) { observer_ = std::move(fn); }
   const probe_plan& plan() const noexcept { return plan_; }
   /// Number of probe rounds each pair has run (tests count rounds with it).
   /// Read only between rounds.
@@ -99,6 +101,7 @@ private:
   std::vector<pair_state> states_;
   size_t max_in_flight_;
   log_fn log_;
+  probe_observer observer_;
 };
 
 } // namespace gtmesh::agents

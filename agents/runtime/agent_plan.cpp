@@ -53,6 +53,7 @@ agent_tasks build_agent_tasks(const config& cfg, const agent_options& opt, io_ru
   if (!plan.pairs.empty()) {
     auto probes = std::make_shared<probe_task>(io, dc->name, std::move(plan), clock.now_ms());
     probes->on_transition(log);
+    probes->on_probe(opt.on_probe);
     out.tasks.push_back(std::move(probes));
   }
 

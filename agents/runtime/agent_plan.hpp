@@ -1,5 +1,6 @@
 #pragma once
 
+#include "agents/probes/probe_result.hpp"
 #include "agents/client/client_prefix_queue.hpp"
 #include "agents/client/icmp_pinger.hpp"
 #include "agents/clock.hpp"
@@ -25,6 +26,7 @@ struct agent_options {
   std::vector<ip_prefix> extra_client_prefixes; ///< e.g. from --client-prefix
   std::string procfs_root = "/proc";
   std::optional<icmp_mode> icmp;                ///< force datagram or raw ICMP sockets
+  probe_observer on_probe;                      ///< every probe, for metrics (optional)
 };
 
 /// The tasks of one agent instance in one DC, built from the config:

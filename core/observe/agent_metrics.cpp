@@ -13,6 +13,16 @@ void agent_metrics::deliver(std::span<const measurement> batch) {
   }
 }
 
+void agent_metrics::record_probe(const std::string& key, double latency_seconds, bool success,
+                                 int consecutive_failures) {
+  std::lock_guard lock(mutex_);
+  auto& p = probes_[key];
+  p.latency.observe(latency_seconds);
+  if (!success)
+    ++p.failures;
+  p.consecutive_failures = consecutive_failures;
+}
+
 uint64_t agent_metrics::batches() const {
   std::lock_guard lock(mutex_);
   return batches_;
@@ -42,6 +52,19 @@ void agent_metrics::append(int64_t now_ms, families& out) const {
   }
   value.append_to(out);
   age.append_to(out);
+  auto latency = histogram("gtmesh_probe_duration_seconds",
+                           "Health probe time from start to outcome (timeouts included), per backend or endpoint.");
+  auto failures = counter("gtmesh_probe_failures_total", "Failed health probes per backend or endpoint.");
+  auto consecutive = gauge("gtmesh_probe_consecutive_failures",
+                           "Failures in a row now (the health machine's count; unhealthy_threshold turns it down).");
+  for (const auto& [k, p] : probes_) {
+    latency.add(p.latency, {{"target", k}});
+    failures.add(static_cast<double>(p.failures), {{"target", k}});
+    consecutive.add(p.consecutive_failures, {{"target", k}});
+  }
+  latency.append_to(out);
+  failures.append_to(out);
+  consecutive.append_to(out);
 }
 
 } // namespace gtmesh::observe

@@ -129,8 +129,10 @@ int agent(const args& a) {
   if (!mesh_mode || print)
     sink.add(&json);
   auto measured = std::make_shared<observe::agent_metrics>();
-  if (!http_listen.empty())
+  if (!http_listen.empty()) {
     sink.add(measured.get());
+    opt.on_probe = probe_metrics(measured);
+  }
   agent_node node(opt, loaded.cfg, sink, log);
   // /metrics: what this agent measured last (docs/metrics.md).
   ops_listener ops(node.origin(), "agent");

@@ -342,6 +342,8 @@ int demo(const args& a) {
       opt.dc = dc;
       opt.instance = "demo";
       opt.prime_window_ms = 200;
+      if (http_listen != "off")
+        opt.on_probe = probe_metrics(measured);
       auto sink = std::make_shared<mesh::mesh_sink>(std::string(dc) + "/demo");
       auto tee = std::make_unique<tee_sink>();
       tee->add(sink.get());

@@ -16,6 +16,12 @@ int64_t now_ms() {
 
 } // namespace
 
+agents::probe_observer probe_metrics(std::shared_ptr<observe::agent_metrics> agent) {
+  return [agent](const agents::probe_observation& p) {
+    agent->record_probe(p.key, p.result.latency_ms / 1000.0, p.result.success, p.consecutive_failures);
+  };
+}
+
 ops_listener::ops_listener(std::string node, std::string role)
     : node_(std::move(node)), role_(std::move(role)), started_ms_(now_ms()) {
   metrics_.add([this](observe::families& out) {

@@ -4,6 +4,7 @@
 // /metrics, /healthz, /readyz (core/observe/http_endpoint.hpp), with the
 // metric sources of what the process runs. docs/metrics.md lists them all.
 
+#include "agents/probes/probe_result.hpp"
 #include "core/decider/decider_status.hpp"
 #include "core/dns/responder/dns_responder.hpp"
 #include "core/observe/agent_metrics.hpp"
@@ -15,6 +16,9 @@
 #include <vector>
 
 namespace gtmesh::cli {
+
+/// An agent's probe observer feeding `agent` (latency, failures).
+agents::probe_observer probe_metrics(std::shared_ptr<observe::agent_metrics> agent);
 
 class ops_listener {
 public:

@@ -4,8 +4,9 @@
   1. the demo (decider + responder + agents in one process): /healthz,
      /readyz, and a real Prometheus server scraping it every second sees
      gtmesh_dc_up{dc="fra"} go from 1 to 0 after `touch down-fra` (asked
-     through Prometheus' own HTTP query API), and answers per DC move from
-     fra to iad in gtmesh_answers_total;
+     through Prometheus' own HTTP query API), fra's backends count probe
+     failures, and answers per DC move from fra to iad in
+     gtmesh_answers_total; every example alert rule evaluates;
   2. `promtool check metrics` passes on the output of every kind of node:
      the demo, a decider and an agent of tools/cluster.sh, `gtmesh serve`;
   3. labels never carry client addresses: ECS queries from many networks
@@ -159,6 +160,11 @@ def demo_and_prometheus(work):
               len(found or []))
 
         before = http_get(base + "/metrics")[1]
+        consecutive = lambda text: [float(l.split()[-1]) for l in text.splitlines()
+                                    if l.startswith("gtmesh_probe_consecutive_failures{")]
+        check(len(consecutive(before)) >= 6 and max(consecutive(before)) == 0 and
+              "gtmesh_probe_duration_seconds_bucket{target=" in before,
+              "every backend has probe latency and 0 consecutive failures while up")
         for _ in range(5):
             dig(dns, "www.demo.example")
         open(os.path.join(data, "down-fra"), "w").close()
@@ -167,6 +173,9 @@ def demo_and_prometheus(work):
         check(got, "after `touch down-fra` Prometheus sees gtmesh_dc_up{dc=\"fra\"} = 0 (%.1f s)" %
               (time.monotonic() - t0))
         check(prometheus_value(api, 'gtmesh_dc_up{dc="iad"}') == "1", "while iad stays 1")
+        failing = consecutive(http_get(base + "/metrics")[1])
+        check(sum(1 for v in failing if v >= 1) == 2,
+              "fra's two backends count consecutive probe failures: %s" % failing)
         for _ in range(5):
             dig(dns, "www.demo.example")
         after = http_get(base + "/metrics")[1]
