@@ -1,4 +1,6 @@
 #include "core/decider/decider_actor.hpp"
+#include "core/text/iso_time.hpp"
+#include "core/text/json_quote.hpp"
 
 #include "core/consensus/log_entry.hpp"
 #include "core/consensus/raft_node.hpp"
@@ -111,13 +113,9 @@ void schedule_rebuild(self_ptr self) {
   self->delayed_send(self, std::chrono::milliseconds(wait), rebuild_atom_v);
 }
 
-/// Hands the current status (core, links, frame counters) to the board.
-void publish_status(self_ptr self) {
+/// The current status: the core's, with links and frame counters.
+std::shared_ptr<decider_status> take_status(self_ptr self, int64_t now) {
   auto& st = self->state;
-  if (!st.options.board)
-    return;
-  int64_t now = wall_clock_ms();
-  st.status_published_ms = now;
   auto s = std::make_shared<decider_status>(st.core->status(now));
   for (const auto& p : st.peers) {
     peer_status ps{p.address, "", p.link != 0};
@@ -141,7 +139,17 @@ void publish_status(self_ptr self) {
                       {"oversized_frames", c.oversized_frames},
                       {"slow_peers", c.slow_peers}};
   }
-  st.options.board->publish(std::move(s));
+  return s;
+}
+
+/// Hands the current status to the board (metrics, console).
+void publish_status(self_ptr self) {
+  auto& st = self->state;
+  if (!st.options.board)
+    return;
+  int64_t now = wall_clock_ms();
+  st.status_published_ms = now;
+  st.options.board->publish(take_status(self, now));
 }
 
 void publish(self_ptr self) {
@@ -341,10 +349,16 @@ void handle_request(self_ptr self, link_id link, const link_peer& from, const re
   if (req.command == "status" || req.command == "configs") {
     if (!reader)
       return refuse("an operator certificate");
-    auto text = req.command == "status" ? status_text(self) : std::string();
+    const bool json = req.command == "status" && arg(2) == "json";
+    auto text = req.command != "status" ? std::string()
+                : json                  ? to_json(*take_status(self, now), now)
+                                        : status_text(self);
     std::string name = node_name(self);
-    auto atom_reply = [self, link, name, text](std::string consensus_text) {
-      send_frame(self, link, frame(message_kind::reply, name, reply_body{true, text + consensus_text}));
+    auto atom_reply = [self, link, name, text, json](std::string consensus_text) {
+      std::string body = text + consensus_text;
+      if (json) // {"decider": STATUS, "consensus": "TEXT"}
+        body = "{\"decider\":" + text + ",\"consensus\":" + json_string(consensus_text) + "}\n";
+      send_frame(self, link, frame(message_kind::reply, name, reply_body{true, body}));
     };
     auto failed = [self, link, name](caf::error&) {
       send_frame(self, link,
@@ -375,7 +389,7 @@ void handle_request(self_ptr self, link_id link, const link_peer& from, const re
       return reply(false, "history: --since takes Unix milliseconds, --limit 1..100000");
     std::ostringstream out;
     for (const auto& t : st.core->history(since, limit))
-      out << t.at_ms << " " << (t.dc.empty() ? "-" : t.dc) << " " << t.subject << ": " << t.from << " -> " << t.to
+      out << iso8601_utc(t.at_ms) << " " << (t.dc.empty() ? "-" : t.dc) << " " << t.subject << ": " << t.from << " -> " << t.to
           << (t.reason.empty() ? "" : " (" + t.reason + ")") << "\n";
     return reply(true, out.str());
   }

@@ -85,6 +85,10 @@ struct decider_status {
   int links_up = 0;
 };
 
+/// The status as one JSON object (the console's /api/status and
+/// `gtmeshctl status --json`); ages are taken at `now_ms`.
+std::string to_json(const decider_status& s, int64_t now_ms);
+
 /// The latest published status: one writer (the decider actor), any readers.
 class status_board {
 public:

@@ -1,9 +1,9 @@
 #include "core/observe/exposition.hpp"
 
-#include <prometheus/text_serializer.h>
-
+#include <charconv>
+#include <cmath>
 #include <limits>
-#include <sstream>
+#include <string_view>
 
 namespace gtmesh::observe {
 
@@ -44,10 +44,120 @@ void family::append_to(families& out) {
     out.push_back(std::move(f_));
 }
 
-std::string to_text(const families& f) {
-  std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, f);
-  return out.str();
+namespace {
+
+// The text exposition format, written straight into one string: a scrape of
+// a large decider has tens of thousands of samples, and prometheus-cpp's
+// ostream-based TextSerializer spent most of a scrape in iostream and printf
+// (docs/benchmarks.md, "Metrics"). Same output, checked by promtool in
+// tests/system/metrics.
+
+void put_number(std::string& out, double v) {
+  if (std::isnan(v)) {
+    out += "NaN";
+  } else if (std::isinf(v)) {
+    out += v > 0 ? "+Inf" : "-Inf";
+  } else {
+    char buf[32];
+    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general);
+    out.append(buf, r.ptr);
+  }
+}
+
+void put_escaped(std::string& out, std::string_view text, bool quote) {
+  for (char c : text) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '"' && quote)
+      out += "\\\"";
+    else
+      out += c;
+  }
+}
+
+/// name{a="x",b="y"[,extra="v"]} value\n
+void put_sample(std::string& out, const std::string& name, std::string_view suffix,
+                const std::vector<prometheus::ClientMetric::Label>& labels, const char* extra_name,
+                double extra_value, double value) {
+  out += name;
+  out += suffix;
+  if (!labels.empty() || extra_name) {
+    out += '{';
+    bool first = true;
+    for (const auto& l : labels) {
+      if (!first)
+        out += ',';
+      first = false;
+      out += l.name;
+      out += "=\"";
+      put_escaped(out, l.value, true);
+      out += '"';
+    }
+    if (extra_name) {
+      if (!first)
+        out += ',';
+      out += extra_name;
+      out += "=\"";
+      put_number(out, extra_value);
+      out += '"';
+    }
+    out += '}';
+  }
+  out += ' ';
+  put_number(out, value);
+  out += '\n';
+}
+
+const char* type_name(prometheus::MetricType t) {
+  switch (t) {
+    case prometheus::MetricType::Counter:
+      return "counter";
+    case prometheus::MetricType::Gauge:
+      return "gauge";
+    case prometheus::MetricType::Histogram:
+      return "histogram";
+    case prometheus::MetricType::Summary:
+      return "summary";
+    default:
+      return "untyped";
+  }
+}
+
+} // namespace
+
+std::string to_text(const families& fs) {
+  std::string out;
+  out.reserve(64 * 1024);
+  for (const auto& f : fs) {
+    out += "# HELP ";
+    out += f.name;
+    out += ' ';
+    put_escaped(out, f.help, false);
+    out += "\n# TYPE ";
+    out += f.name;
+    out += ' ';
+    out += type_name(f.type);
+    out += '\n';
+    for (const auto& m : f.metric) {
+      switch (f.type) {
+        case prometheus::MetricType::Counter:
+          put_sample(out, f.name, "", m.label, nullptr, 0, m.counter.value);
+          break;
+        case prometheus::MetricType::Histogram:
+          for (const auto& b : m.histogram.bucket)
+            put_sample(out, f.name, "_bucket", m.label, "le", b.upper_bound, static_cast<double>(b.cumulative_count));
+          put_sample(out, f.name, "_sum", m.label, nullptr, 0, m.histogram.sample_sum);
+          put_sample(out, f.name, "_count", m.label, nullptr, 0, static_cast<double>(m.histogram.sample_count));
+          break;
+        default:
+          put_sample(out, f.name, "", m.label, nullptr, 0, m.gauge.value);
+          break;
+      }
+    }
+  }
+  return out;
 }
 
 families metrics_registry::collect() const {

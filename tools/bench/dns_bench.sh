@@ -19,6 +19,9 @@
 #                  -E 10:CLIENT-COOKIE, RFC 7873): each answer makes a fresh
 #                  RFC 9018 server cookie (SipHash-2-4), the costlier case;
 #                  compare its CPU per query with gtmesh-dc (optional: VARIANTS)
+#   gtmesh-metrics gtmesh-dc with --http and a /metrics scrape every second
+#                  for as long as it runs (docs/metrics.md): its CPU per query,
+#                  the scrapes' included, beside gtmesh-dc's (optional: VARIANTS)
 # Every server runs with one UDP thread, pinned to CPU $SERVER_CPU at nice
 # $BENCH_NICE; dnsperf is pinned to CPU $CLIENT_CPU. Rounds are interleaved
 # (gdnsd, knot, mmsg, gtmesh-dc, gtmesh-profile, gdnsd, ...) so that drift of
@@ -75,9 +78,11 @@ ZONE=bench.test
 QNAME=gslb.bench.test
 
 declare -A PORT=([gdnsd]=15331 [knot]=15332 [mmsg]=15333 [plain]=15334 [gtmesh-dc]=15335 [gtmesh-profile]=15336
-                 [gtmesh-cookie]=15337)
+                 [gtmesh-cookie]=15337 [gtmesh-metrics]=15338)
+METRICS_HTTP_PORT=15438
 declare -A KIND=([gdnsd]="DYNA weighted" [knot]="static A" [mmsg]="floor" [plain]="floor, no batching"
-                 [gtmesh-dc]="DC-mode" [gtmesh-profile]="profile (weighted)" [gtmesh-cookie]="DC-mode + DNS Cookies")
+                 [gtmesh-dc]="DC-mode" [gtmesh-profile]="profile (weighted)" [gtmesh-cookie]="DC-mode + DNS Cookies"
+                 [gtmesh-metrics]="DC-mode + /metrics scraped every 1 s")
 # Extra dnsperf arguments per variant.
 declare -A DNSPERF_ARGS=([gtmesh-cookie]="-e -E 10:2464c4abcf10c957")
 declare -A SPID=()      # variant -> PID of the server we started
@@ -260,7 +265,7 @@ prepare() { # variant dir port
       render "$SHARED_BENCH/conf/knot/knot.conf" "$d/knot.conf" "$d" "$port"
       { cat "$SHARED_BENCH/zones/bench.test.zone"; echo "gslb    30 IN A 192.0.2.1"; } > "$d/zones/bench.test.zone"
       knotc -c "$d/knot.conf" conf-check >&2 || die "knot conf-check failed" ;;
-    gtmesh-dc|gtmesh-profile|gtmesh-cookie)
+    gtmesh-dc|gtmesh-profile|gtmesh-cookie|gtmesh-metrics)
       write_gtmesh_configs "$d" ;;
   esac
 }
@@ -273,6 +278,7 @@ server_cmd() { # variant dir port
     mmsg) echo "$RUN_DIR/bin/limit-mmsg $3 $BATCH" ;;
     gtmesh-dc|gtmesh-cookie) echo "$GTMESH_BIN serve --config $2/gtmesh-dc.yaml --state $2/state.yaml --listen $ADDR:$3 --udp-threads 1 $GTMESH_ARGS" ;;
     gtmesh-profile) echo "$GTMESH_BIN serve --config $2/gtmesh-profile.yaml --listen $ADDR:$3 --udp-threads 1 $GTMESH_ARGS" ;;
+    gtmesh-metrics) echo "$GTMESH_BIN serve --config $2/gtmesh-dc.yaml --state $2/state.yaml --listen $ADDR:$3 --udp-threads 1 --http $ADDR:$METRICS_HTTP_PORT $GTMESH_ARGS" ;;
     *) die "unknown variant '$1'" ;;
   esac
 }
@@ -290,10 +296,23 @@ start_server() { # variant
   echo "$pid" > "$d/server.pid"
   for i in $(seq 1 100); do
     kill -0 "$pid" 2>/dev/null || { tail -20 "$d/server.log" >&2; die "$v exited during startup"; }
-    if kdig @"$ADDR" -p "$port" +time=1 +retry=0 "$QNAME" A 2>/dev/null | grep -q 'status: NOERROR'; then return 0; fi
+    if kdig @"$ADDR" -p "$port" +time=1 +retry=0 "$QNAME" A 2>/dev/null | grep -q 'status: NOERROR'; then
+      [ "$v" = gtmesh-metrics ] && start_scraper "$pid"
+      return 0
+    fi
     sleep 0.2
   done
   tail -20 "$d/server.log" >&2; die "$v did not answer on $ADDR:$port within 20 s"
+}
+
+# A Prometheus-like scraper of gtmesh-metrics: one GET /metrics per second
+# while that server (PID) lives, on the dnsperf CPU; bounded by the server's life.
+start_scraper() { # server-pid
+  local server=$1
+  taskset -c "$CLIENT_CPU" bash -c "while kill -0 $server 2>/dev/null; do
+      curl -s -o /dev/null -w '%{http_code} %{size_download}\\n' --max-time 2 \\
+        http://$ADDR:$METRICS_HTTP_PORT/metrics >> $RUN_DIR/scrapes.txt; sleep 1; done" &
+  SPID[scraper]=$!
 }
 
 verify() { # variant -> one line; fails unless QNAME A gives NOERROR, AA, 1 answer
@@ -512,6 +531,11 @@ summarize() {
   echo "that figure divided by gdnsd's (DYNA weighted) and by limit-mmsg's in the same run. CPU1 at ~100 %: dnsperf is the"
   echo "bottleneck and q/s is the client's limit, not the server's. user / sys: tick-sampled, indicative only."
   echo
+  if [ -s "$RUN_DIR/scrapes.txt" ]; then
+    echo "gtmesh-metrics: $(grep -c '^200 ' "$RUN_DIR/scrapes.txt") scrapes of /metrics answered 200" \
+         "($(awk '$1 != 200' "$RUN_DIR/scrapes.txt" | wc -l) other), $(awk '$1 == 200 {print $2; exit}' "$RUN_DIR/scrapes.txt") bytes each."
+    echo
+  fi
   echo "Answer checks before load (kdig):"
   echo
   sed 's/^/    /' "$RESULTS_DIR/verify.txt"

@@ -2,11 +2,11 @@
 //
 //   gtmeshctl [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F] [--timeout DURATION] COMMAND
 //     push FILE [--dry-run]        validate locally, then commit it through the deciders' Raft log
-//     status                       per node: config version, consensus, peers, DC health, measurement ages
+//     status [--json]              per node: config version, consensus, peers, DC health, measurement ages
 //     configs                      the committed config history: VERSION SHA256 LOG-INDEX FILE BY AT_MS
 //     explain NAME [TYPE] [--client IP] [--ecs PREFIX] [--json]   a live decision trace
 //     drain DC | undrain DC        an operator override, committed through the Raft log
-//     history [--since UNIX_MS] [--limit N]   the health transition timeline
+//     history [--since 10m|ISO-TIME|UNIX_MS] [--limit N]   the health transition timeline (UTC times)
 //     fault LINK SPEC              fault hooks of a decider started with --faults (this decider only)
 //                                  (SPEC: drop=0.3,dup=0.1,reorder=0.2,delay=100ms,partition,none)
 //     ca init [--dir DIR] [--cluster NAME]                         create the cluster CA (ca.pem, ca.key)
@@ -25,6 +25,7 @@
 #include "core/mesh/envelope.hpp"
 #include "core/mesh/mesh_client.hpp"
 #include "core/routing/all_methods.hpp"
+#include "core/text/iso_time.hpp"
 #include "tools/gtmesh/commands.hpp"
 
 #include <cstdio>
@@ -44,8 +45,9 @@ namespace {
 int usage() {
   std::fputs("usage: gtmeshctl [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F] [--timeout D]\n"
              "                 [--retry-for D] COMMAND\n"
-             "  push FILE [--dry-run] | status | configs | explain NAME [TYPE] [--client IP] [--ecs PREFIX] [--json]\n"
-             "  drain DC | undrain DC | history [--since MS] [--limit N] | fault LINK SPEC\n"
+             "  push FILE [--dry-run] | status [--json] | configs | explain NAME [TYPE] [--client IP] [--ecs PREFIX] [--json]\n"
+             "  drain DC | undrain DC | history [--since 10m|2026-12-01T04:00:00Z|UNIX_MS] [--limit N]\n"
+             "  fault LINK SPEC\n"
              "  ca init [--dir DIR] [--cluster NAME] | ca issue NODE --role decider|agent|operator [--dc DC] [--dir DIR]\n",
              stderr);
   return 2;
@@ -311,7 +313,26 @@ int main(int argc, char** argv) {
                                                    dry_run ? 0 : random_push_id()});
     req.retryable = !dry_run;
   } else if ((cmd == "status" || cmd == "history" || cmd == "configs") && pos.size() == 1) {
-    req.body = mesh::encode_body(mesh::request_body{cmd, {since, limit}});
+    if (!since.empty()) {
+      // --since: a duration back from now ("10m"), a UTC time, or Unix ms.
+      auto ago = parse_duration_ms(since);
+      auto at = parse_iso8601_utc(since);
+      bool unix_ms = since.find_first_not_of("0123456789") == std::string::npos;
+      if (ago)
+        since = std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count() -
+                               *ago);
+      else if (at)
+        since = std::to_string(*at);
+      else if (!unix_ms) {
+        std::fprintf(stderr, "gtmeshctl: --since %s: expected a duration (10m, 2h), a UTC time "
+                             "(2026-12-01T04:00:00Z) or Unix milliseconds\n",
+                     since.c_str());
+        return 2;
+      }
+    }
+    req.body = mesh::encode_body(mesh::request_body{cmd, {since, limit, json ? "json" : ""}});
   } else if (cmd == "explain" && (pos.size() == 2 || pos.size() == 3)) {
     req.body = mesh::encode_body(
       mesh::request_body{cmd, {pos[1], pos.size() == 3 ? pos[2] : "A", client, ecs, json ? "json" : ""}});

@@ -4,6 +4,7 @@
 #include "core/observe/decider_metrics.hpp"
 #include "core/observe/dns_metrics.hpp"
 #include "core/observe/exposition.hpp"
+#include "core/text/iso_time.hpp"
 
 #include <gtest/gtest.h>
 
@@ -132,3 +133,47 @@ TEST(decider_metrics, dc_health_and_ages_follow_the_status_and_the_scrape_time) 
 
 } // namespace
 } // namespace gtmesh::observe
+
+namespace gtmesh {
+namespace {
+
+TEST(iso_time, formats_utc_with_milliseconds_and_parses_back) {
+  EXPECT_EQ(iso8601_utc(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(iso8601_utc(1'796'102'165'064), "2026-12-01T05:16:05.064Z");
+  EXPECT_EQ(parse_iso8601_utc("2026-12-01T05:16:05.064Z"), 1'796'102'165'064);
+  EXPECT_EQ(parse_iso8601_utc("2026-12-01 05:16:05"), 1'796'102'165'000);
+  EXPECT_EQ(parse_iso8601_utc("2026-12-01T05:16:05+00:00"), 1'796'102'165'000);
+  EXPECT_EQ(parse_iso8601_utc("2026-12-01"), 1'796'083'200'000);
+  for (int64_t ms : {int64_t{1}, int64_t{951'782'400'123}, int64_t{4'102'444'799'999}})
+    EXPECT_EQ(parse_iso8601_utc(iso8601_utc(ms)), ms) << ms;
+}
+
+TEST(iso_time, refuses_what_is_not_a_utc_time) {
+  for (const char* bad : {"", "yesterday", "2026-13-01", "2026-02-30T00:00:00Z", "2026-12-01T24:00:00Z",
+                          "2026-12-01T05:16:05+02:00", "2026-12-01T05:16", "2026-12-01T05:16:05.Z", "1796097765064"})
+    EXPECT_FALSE(parse_iso8601_utc(bad).has_value()) << bad;
+}
+
+TEST(status_json, is_one_object_with_every_dc_and_ages_at_the_given_time) {
+  decider::decider_status st;
+  st.node = "d\"1";
+  st.at_ms = 1'000'000;
+  decider::dc_status fra;
+  fra.name = "fra";
+  fra.up = false;
+  fra.metrics.push_back({"status", "", 0, 990'000, true});
+  st.dcs = {fra};
+  st.frames_dropped["malformed body"] = 2;
+  std::string j = decider::to_json(st, 1'004'000);
+  EXPECT_EQ(j.front(), '{');
+  EXPECT_EQ(j.back(), '}');
+  EXPECT_NE(j.find("\"node\":\"d\\\"1\""), std::string::npos) << j;
+  EXPECT_NE(j.find("{\"name\":\"fra\",\"up\":false"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"age_seconds\":14"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"frames_dropped\":{\"malformed body\":2}"), std::string::npos) << j;
+  EXPECT_EQ(j.find(",}"), std::string::npos) << j;
+  EXPECT_EQ(j.find(",]"), std::string::npos) << j;
+}
+
+} // namespace
+} // namespace gtmesh

@@ -28,6 +28,7 @@ import urllib.request
 
 SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 GTMESH = os.environ.get("GTMESH_BIN", os.path.join(SRC, "build", "tools", "gtmesh"))
+GTMESHCTL = os.path.join(os.path.dirname(GTMESH), "gtmeshctl")
 CLUSTER = os.path.join(SRC, "tools", "cluster.sh")
 failures = []
 
@@ -173,6 +174,25 @@ def demo_and_prometheus(work):
         check(got, "after `touch down-fra` Prometheus sees gtmesh_dc_up{dc=\"fra\"} = 0 (%.1f s)" %
               (time.monotonic() - t0))
         check(prometheus_value(api, 'gtmesh_dc_up{dc="iad"}') == "1", "while iad stays 1")
+        # The operator's view of the same event: gtmeshctl status --json and
+        # history with UTC times.
+        ctl = lambda *a: subprocess.run([GTMESHCTL, "--decider", info["mesh"], *a], capture_output=True, text=True,
+                                        timeout=30)
+        r = ctl("status", "--json")
+        try:
+            dcs = {d["name"]: d["up"] for d in json.loads(r.stdout)["decider"]["dcs"]}
+        except (ValueError, KeyError, TypeError):
+            dcs = None
+        check(dcs == {"fra": False, "iad": True, "sin": True}, "gtmeshctl status --json: fra down, iad and sin up: %s" %
+              (dcs if dcs is not None else r.stdout[:300] + r.stderr))
+        r = ctl("history", "--since", "10m")
+        iso = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ")
+        lines = [l for l in r.stdout.splitlines() if l]
+        check(r.returncode == 0 and lines and all(iso.match(l) and len(l) <= 100 for l in lines) and
+              any(" fra " in l and "up -> down" in l for l in lines),
+              "gtmeshctl history --since 10m: UTC times, lines within 100 columns, fra's fall:\n" + r.stdout)
+        r = ctl("history", "--since", "next tuesday")
+        check(r.returncode == 2 and "--since" in r.stderr, "history --since with nonsense is a usage error")
         failing = consecutive(http_get(base + "/metrics")[1])
         check(sum(1 for v in failing if v >= 1) == 2,
               "fra's two backends count consecutive probe failures: %s" % failing)

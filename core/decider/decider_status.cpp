@@ -1,0 +1,159 @@
+#include "core/decider/decider_status.hpp"
+
+#include "core/text/iso_time.hpp"
+#include "core/text/json_quote.hpp"
+
+#include <charconv>
+#include <cmath>
+
+namespace gtmesh::decider {
+
+namespace {
+
+void number(std::string& out, double v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general);
+  out.append(buf, r.ptr);
+}
+
+void key(std::string& out, std::string_view k) {
+  append_json_string(out, k);
+  out += ':';
+}
+
+void field(std::string& out, std::string_view k, std::string_view v) {
+  key(out, k);
+  append_json_string(out, v);
+  out += ',';
+}
+
+void field(std::string& out, std::string_view k, double v) {
+  key(out, k);
+  number(out, v);
+  out += ',';
+}
+
+void field(std::string& out, std::string_view k, bool v) {
+  key(out, k);
+  out += v ? "true," : "false,";
+}
+
+/// Replaces a trailing comma with `close`.
+void close(std::string& out, char c) {
+  if (!out.empty() && out.back() == ',')
+    out.back() = c;
+  else
+    out += c;
+}
+
+double age_s(int64_t at_ms, int64_t now_ms) {
+  return now_ms > at_ms ? static_cast<double>(now_ms - at_ms) / 1000.0 : 0.0;
+}
+
+} // namespace
+
+std::string to_json(const decider_status& s, int64_t now_ms) {
+  std::string o = "{";
+  field(o, "node", s.node);
+  field(o, "at", iso8601_utc(s.at_ms));
+  o += "\"config\":{";
+  field(o, "version", static_cast<double>(s.config_version));
+  field(o, "file", s.config_file);
+  field(o, "applied_index", static_cast<double>(s.applied_index));
+  field(o, "error", s.config_error);
+  field(o, "accepted", static_cast<double>(s.configs_accepted));
+  field(o, "rejected", static_cast<double>(s.configs_rejected));
+  close(o, '}');
+  o += ',';
+  field(o, "isolated", s.isolated);
+  o += "\"snapshot\":{";
+  field(o, "generation", static_cast<double>(s.snapshot_generation));
+  if (s.snapshot_built_ms)
+    field(o, "age_seconds", age_s(s.snapshot_built_ms, now_ms));
+  field(o, "rebuilds", static_cast<double>(s.rebuild.count));
+  close(o, '}');
+  o += ',';
+  o += "\"state\":{";
+  field(o, "bytes", static_cast<double>(s.store_bytes));
+  field(o, "commits", static_cast<double>(s.commit.count));
+  field(o, "commit_errors", static_cast<double>(s.commit_errors));
+  field(o, "measurements", static_cast<double>(s.measurements));
+  close(o, '}');
+  o += ",\"dcs\":[";
+  for (const auto& d : s.dcs) {
+    o += '{';
+    field(o, "name", d.name);
+    field(o, "up", d.up);
+    field(o, "drained", d.drained);
+    field(o, "unreachable", d.unreachable);
+    field(o, "agents_connected", static_cast<double>(d.agents_connected));
+    o += "\"services\":[";
+    for (const auto& svc : d.services) {
+      o += '{';
+      field(o, "service", svc.service);
+      field(o, "up", svc.up);
+      close(o, '}');
+      o += ',';
+    }
+    close(o, ']');
+    o += ",\"metrics\":[";
+    for (const auto& m : d.metrics) {
+      o += '{';
+      field(o, "metric", m.metric);
+      field(o, "service", m.service);
+      field(o, "value", m.value);
+      field(o, "age_seconds", age_s(m.at_ms, now_ms));
+      field(o, "fresh", m.fresh);
+      close(o, '}');
+      o += ',';
+    }
+    close(o, ']');
+    o += "},";
+  }
+  close(o, ']');
+  o += ",\"agents\":[";
+  for (const auto& a : s.origins) {
+    o += '{';
+    field(o, "origin", a.origin);
+    field(o, "dc", a.dc);
+    field(o, "connected", a.connected);
+    if (a.newest_at_ms)
+      field(o, "lag_seconds", age_s(a.newest_at_ms, now_ms));
+    if (a.heard_ms)
+      field(o, "heard_seconds_ago", age_s(a.heard_ms, now_ms));
+    close(o, '}');
+    o += ',';
+  }
+  close(o, ']');
+  o += ",\"peers\":[";
+  for (const auto& p : s.peers) {
+    o += '{';
+    field(o, "address", p.address);
+    field(o, "name", p.name);
+    field(o, "connected", p.connected);
+    close(o, '}');
+    o += ',';
+  }
+  close(o, ']');
+  o += ",\"mesh\":{";
+  field(o, "links_up", static_cast<double>(s.links_up));
+  field(o, "frames_received", static_cast<double>(s.frames_received));
+  field(o, "frames_in", static_cast<double>(s.frames_in));
+  field(o, "frames_out", static_cast<double>(s.frames_out));
+  o += "\"frames_dropped\":{";
+  for (const auto& [why, n] : s.frames_dropped)
+    field(o, why, static_cast<double>(n));
+  close(o, '}');
+  o += ",\"connections\":{";
+  for (const auto& [kind, n] : s.connections)
+    field(o, kind, static_cast<double>(n));
+  close(o, '}');
+  o += "}}";
+  return o;
+}
+
+} // namespace gtmesh::decider
