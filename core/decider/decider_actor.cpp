@@ -813,6 +813,36 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
             [](caf::error&) {});
       self->delayed_send(self, std::chrono::seconds(1), send_atom_v);
     },
+    [=](console_atom, const std::string& command, const std::vector<std::string>& args) -> caf::result<std::string> {
+      // The console's read-only views (the HTTP listener of this process;
+      // the same answers gtmeshctl gets, as JSON).
+      auto& st = self->state;
+      int64_t now = wall_clock_ms();
+      auto arg = [&](size_t i) { return i < args.size() ? args[i] : std::string(); };
+      if (command == "explain")
+        return st.core->explain(arg(0), arg(1).empty() ? "A" : arg(1), arg(2), arg(3), now, true);
+      if (command == "history") {
+        int64_t since = 0;
+        std::from_chars(arg(0).data(), arg(0).data() + arg(0).size(), since);
+        std::string out = "[";
+        for (const auto& t : st.core->history(since, 1000)) {
+          out += out.size() > 1 ? ",{" : "{";
+          out += "\"at\":" + json_string(iso8601_utc(t.at_ms)) + ",\"at_ms\":" + std::to_string(t.at_ms) +
+                 ",\"dc\":" + json_string(t.dc) + ",\"subject\":" + json_string(t.subject) +
+                 ",\"from\":" + json_string(t.from) + ",\"to\":" + json_string(t.to) +
+                 ",\"reason\":" + json_string(t.reason) + "}";
+        }
+        return out + "]";
+      }
+      if (command == "configs") {
+        auto rp = self->make_response_promise<std::string>();
+        self->request(st.options.consensus, std::chrono::seconds(2), history_atom_v)
+          .then([rp](std::string text) mutable { rp.deliver(json_string(text)); },
+                [rp](caf::error&) mutable { rp.deliver(std::string("\"the consensus actor did not answer\"")); });
+        return rp;
+      }
+      return std::string("{\"error\":\"unknown view\"}");
+    },
     [=](attach_atom, const caf::actor& responder) {
       self->state.responders.push_back(responder);
       if (auto snap = self->state.core->last_snapshot())

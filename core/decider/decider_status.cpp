@@ -16,6 +16,11 @@ void number(std::string& out, double v) {
     return;
   }
   char buf[32];
+  if (v == std::floor(v) && std::fabs(v) < 9.0e15) { // whole numbers as integers, not 2.1e+06
+    auto r = std::to_chars(buf, buf + sizeof buf, static_cast<int64_t>(v));
+    out.append(buf, r.ptr);
+    return;
+  }
   auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general);
   out.append(buf, r.ptr);
 }

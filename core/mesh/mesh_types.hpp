@@ -44,6 +44,9 @@ CAF_BEGIN_TYPE_ID_BLOCK(gtmesh_mesh, gtmesh::mesh_type_id_first)
   CAF_ADD_ATOM(gtmesh_mesh, gtmesh::mesh, history_atom, "gtm_hist")
   /// (applied_atom, index): the decider actor has applied the view up to index.
   CAF_ADD_ATOM(gtmesh_mesh, gtmesh::mesh, applied_atom, "gtm_appld")
+  /// (console_atom, command, args) -> std::string: a read-only view for the
+  /// console's /api/ (explain, history, configs), in-process.
+  CAF_ADD_ATOM(gtmesh_mesh, gtmesh::mesh, console_atom, "gtm_consl")
 CAF_END_TYPE_ID_BLOCK(gtmesh_mesh)
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gtmesh::mesh::link_peer)

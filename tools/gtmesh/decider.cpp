@@ -13,7 +13,8 @@
 // cluster has none (after that, committed versions in DIR win). With --dns
 // the decider serves DNS itself; after a restart the responder answers from
 // the last-known-good state in DIR before any new measurement arrives. With
-// --http it serves /metrics, /healthz and /readyz there (docs/metrics.md).
+// --http it serves /metrics, /healthz and /readyz there (docs/metrics.md),
+// and the console with its JSON API (docs/console.md).
 
 #include "core/config/duration.hpp"
 #include "core/consensus/consensus_actor.hpp"
@@ -204,7 +205,7 @@ int decider(const args& a) {
     ops.add_decider(actor_options.board);
     if (responder)
       ops.add_dns(responder.get());
-    if (!ops.start(http_listen, error)) {
+    if (!ops.bind(http_listen, error)) {
       std::fprintf(stderr, "gtmesh decider: %s\n", error.c_str());
       return 1;
     }
@@ -258,6 +259,10 @@ int decider(const args& a) {
     actor_options.faults = faults;
     actor_options.log = log;
     auto decider = sys.spawn(decider::decider_actor, core, actor_options);
+    if (actor_options.board) {
+      ops.add_console(sys, decider, actor_options.board);
+      ops.serve();
+    }
     caf::anon_send(consensus, mesh::attach_atom_v, decider);
     caf::actor responder_handle;
     if (responder) {

@@ -242,8 +242,8 @@ int demo(const args& a) {
     ops.add_decider(board);
     ops.add_dns(responder.get());
     ops.add_agent(measured);
-    if (!ops.start(http_listen, error))
-      std::fprintf(stderr, "gtmesh demo: no metrics listener: %s\n", error.c_str());
+    if (!ops.bind(http_listen, error))
+      std::fprintf(stderr, "gtmesh demo: no metrics listener and console: %s\n", error.c_str());
   }
 
   int rc = 0;
@@ -277,6 +277,8 @@ int demo(const args& a) {
     aopt.log = log;
     aopt.board = board;
     auto decider_handle = sys.spawn(decider::decider_actor, core, aopt);
+    ops.add_console(sys, decider_handle, board);
+    ops.serve();
     caf::anon_send(consensus, mesh::attach_atom_v, decider_handle);
     auto responder_handle =
       caf::actor_cast<caf::actor>(sys.spawn(dns::responder_actor_impl, dns::responder_handoff{std::move(responder)}));
@@ -399,8 +401,9 @@ int demo(const args& a) {
                 dir.c_str(), bound_dns, core->config_version(), config_path.c_str(), dig.c_str(), dig.c_str(),
                 dig.c_str(), dig.c_str(), ctl.c_str(), ctl.c_str(), dir.c_str(), dig.c_str(), dir.c_str(), ctl.c_str());
     if (ops.endpoint())
-      std::printf("Watch it:  curl -s %s/metrics | grep gtmesh_dc_up   (Prometheus metrics, docs/metrics.md)\n",
-                  ops.endpoint()->url().c_str());
+      std::printf("Watch it:  open %s/ in a browser (the console: DC health, why each answer)\n"
+                  "           curl -s %s/metrics | grep gtmesh_dc_up   (Prometheus metrics, docs/metrics.md)\n",
+                  ops.endpoint()->url().c_str(), ops.endpoint()->url().c_str());
     std::printf("Ctrl-C stops the demo.\n");
     std::fflush(stdout);
     if (!port_file.empty()) {

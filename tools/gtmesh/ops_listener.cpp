@@ -1,9 +1,16 @@
 #include "tools/gtmesh/ops_listener.hpp"
 
+#include "core/mesh/mesh_types.hpp"
 #include "core/observe/decider_metrics.hpp"
 #include "core/observe/dns_metrics.hpp"
+#include "tools/gtmesh/console/console_page.hpp"
+
+#include <caf/all.hpp>
+#include <httplib.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 
 namespace gtmesh::cli {
 
@@ -58,6 +65,66 @@ void ops_listener::add_agent(std::shared_ptr<const observe::agent_metrics> agent
     [agent]() -> std::string { return agent->batches() > 0 ? "" : "no measurement round delivered yet"; });
 }
 
+void ops_listener::add_console(caf::actor_system& system, caf::actor decider,
+                               std::shared_ptr<const decider::status_board> board) {
+  console_ = console{&system, std::move(decider), std::move(board)};
+}
+
+void ops_listener::add_console_routes() {
+  auto& routes = endpoint_->routes();
+  const console c = *console_;
+  routes.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(console_page(), "text/html; charset=utf-8");
+  });
+  routes.Get("/static/chart.min.js", [](const httplib::Request&, httplib::Response& res) {
+    // Debian's libjs-chart.js; the page works without it (no chart).
+    std::ifstream in("/usr/share/javascript/chart.js/chart.min.js");
+    if (!in) {
+      res.status = 404;
+      res.set_content("libjs-chart.js is not installed\n", "text/plain");
+      return;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    res.set_header("Cache-Control", "max-age=3600");
+    res.set_content(text.str(), "application/javascript");
+  });
+  routes.Get("/api/status", [c](const httplib::Request&, httplib::Response& res) {
+    auto s = c.board->latest();
+    if (!s) {
+      res.status = 503;
+      res.set_content("{\"error\":\"no status yet\"}", "application/json");
+      return;
+    }
+    res.set_content(decider::to_json(*s, now_ms()), "application/json");
+  });
+  // Views the decider actor computes (explain against the live state,
+  // history from RocksDB, configs from the Raft log).
+  auto ask = [c](const std::string& command, std::vector<std::string> args, httplib::Response& res) {
+    caf::scoped_actor self{*c.system};
+    std::string body;
+    bool ok = false;
+    self->request(c.decider, std::chrono::seconds(3), mesh::console_atom_v, command, std::move(args))
+      .receive([&](std::string& text) { body = std::move(text); ok = true; },
+               [&](caf::error& e) { body = "{\"error\":\"the decider did not answer\"}"; });
+    res.status = ok ? 200 : 503;
+    res.set_content(body, "application/json");
+  };
+  routes.Get("/api/explain", [ask](const httplib::Request& req, httplib::Response& res) {
+    auto p = [&](const char* k) { return req.has_param(k) ? req.get_param_value(k) : std::string(); };
+    if (p("name").empty()) {
+      res.status = 400;
+      res.set_content("{\"error\":\"name= is required\"}", "application/json");
+      return;
+    }
+    ask("explain", {p("name"), p("type"), p("client"), p("ecs")}, res);
+  });
+  routes.Get("/api/history", [ask](const httplib::Request& req, httplib::Response& res) {
+    ask("history", {req.has_param("since") ? req.get_param_value("since") : "0"}, res);
+  });
+  routes.Get("/api/configs", [ask](const httplib::Request&, httplib::Response& res) { ask("configs", {}, res); });
+}
+
 std::string ops_listener::not_ready() const {
   for (const auto& r : readiness_)
     if (std::string why = r(); !why.empty())
@@ -65,16 +132,21 @@ std::string ops_listener::not_ready() const {
   return "";
 }
 
-bool ops_listener::start(const std::string& listen, std::string& error) {
+bool ops_listener::bind(const std::string& listen, std::string& error) {
   observe::http_endpoint_options o;
   o.listen = listen;
   o.metrics = &metrics_;
   o.not_ready = [this] { return not_ready(); };
   endpoint_ = observe::http_endpoint::create(std::move(o), error);
+  return endpoint_ != nullptr;
+}
+
+void ops_listener::serve() {
   if (!endpoint_)
-    return false;
+    return;
+  if (console_)
+    add_console_routes();
   endpoint_->start();
-  return true;
 }
 
 void ops_listener::stop() {

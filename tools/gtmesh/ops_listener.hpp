@@ -10,7 +10,11 @@
 #include "core/observe/agent_metrics.hpp"
 #include "core/observe/http_endpoint.hpp"
 
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,9 +34,17 @@ public:
   void add_dns(const dns::dns_responder* responder);
   void add_decider(std::shared_ptr<const decider::status_board> board);
   void add_agent(std::shared_ptr<const observe::agent_metrics> agent);
+  /// The console on the same listener: the page at /, the JSON API under
+  /// /api/ (status from `board`; explain, history and configs asked of the
+  /// decider actor), Chart.js from Debian's libjs-chart.js. Read-only.
+  void add_console(caf::actor_system& system, caf::actor decider, std::shared_ptr<const decider::status_board> board);
 
-  /// Binds `listen` and starts serving; false with `error` (nothing runs).
-  bool start(const std::string& listen, std::string& error);
+  /// Binds `listen` (false with `error`, nothing runs), then serves.
+  bool start(const std::string& listen, std::string& error) { return bind(listen, error) && (serve(), true); }
+  /// The two halves: bind early (a bad address fails before anything
+  /// starts), serve once every source, the console included, is added.
+  bool bind(const std::string& listen, std::string& error);
+  void serve();
   void stop();
   ~ops_listener() { stop(); }
 
@@ -44,6 +56,13 @@ private:
   std::string node_, role_;
   int64_t started_ms_;
   observe::metrics_registry metrics_;
+  struct console {
+    caf::actor_system* system = nullptr;
+    caf::actor decider;
+    std::shared_ptr<const decider::status_board> board;
+  };
+  std::optional<console> console_;
+  void add_console_routes();
   std::vector<std::function<std::string()>> readiness_;
   std::unique_ptr<observe::http_endpoint> endpoint_;
 };

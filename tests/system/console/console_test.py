@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""The console (docs/console.md) in a real browser: headless Chromium driven
+by Selenium against `gtmesh demo`.
+
+  1. the page loads from the demo's --http listener with no console errors
+     and fetches nothing from outside the listener (air-gapped);
+  2. it shows the three DCs up, with their metrics and agents;
+  3. after `touch DIR/down-fra` it shows fra down within seconds, by itself
+     (polling), and the health timeline records the fall;
+  4. the explain view shows the decision trace of www.demo.example: the
+     question, every candidate DC and the answer.
+Screenshots go to $GTMESH_ARTIFACTS (build/test-artifacts); with
+GTMESH_UPDATE_SCREENSHOT=1 the healthy one also replaces docs/console.png.
+"""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+GTMESH = os.environ.get("GTMESH_BIN", os.path.join(SRC, "build", "tools", "gtmesh"))
+ARTIFACTS = os.environ.get("GTMESH_ARTIFACTS", os.path.join(SRC, "build", "test-artifacts"))
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+    return ok
+
+
+def wait_for(fn, seconds, step=0.2):
+    deadline = time.monotonic() + seconds
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = fn()
+        except Exception as e:  # the page is still rendering
+            last = None
+        if last:
+            return last
+        time.sleep(step)
+    return last
+
+
+def main():
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+        from selenium.webdriver.common.by import By
+    except ImportError:
+        print("skip: python3-selenium missing (tools/setup.sh installs it)")
+        return 77
+    if not (shutil.which("chromium") and shutil.which("chromedriver")):
+        print("skip: chromium / chromium-driver missing (tools/setup.sh installs them)")
+        return 77
+    work = tempfile.mkdtemp(prefix="gtmesh-console-")
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    ports = os.path.join(work, "ports")
+    data = os.path.join(work, "demo")
+    demo = subprocess.Popen([GTMESH, "demo", "--dns-port", "0", "--mesh-port", "0", "--http", "127.0.0.1:0",
+                             "--data-dir", data, "--port-file", ports],
+                            stdout=open(os.path.join(work, "demo.out"), "w"), stderr=subprocess.STDOUT)
+    driver = None
+    try:
+        if not check(wait_for(lambda: os.path.exists(ports), 30), "the demo starts"):
+            return 1
+        info = dict(line.split() for line in open(ports))
+        url = "http://%s/" % info["http"]
+        out = open(os.path.join(work, "demo.out")).read()
+        check(url in out, "the demo prints the console URL")
+
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = shutil.which("chromium")
+        for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                  "--window-size=1400,1000", "--no-first-run", "--disable-extensions"):
+            opts.add_argument(a)
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+        driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
+        driver.set_page_load_timeout(30)
+        driver.get(url)
+
+        def states():
+            rows = driver.find_elements(By.CSS_SELECTOR, "#dcs tbody tr")
+            return {r.get_attribute("data-dc"): r.find_element(By.CSS_SELECTOR, "td.state").text for r in rows}
+
+        got = wait_for(lambda: states() if states() == {"fra": "up", "iad": "up", "sin": "up"} else None, 30)
+        check(got, "the page shows three DCs up: %s" % states())
+        check("healthyBackends" in driver.find_element(By.ID, "dcs").text, "with their metrics")
+        trace = wait_for(lambda: driver.find_element(By.ID, "explain-outcome").text
+                         if "NOERROR" in driver.find_element(By.ID, "explain-outcome").text else None, 20)
+        steps = driver.find_element(By.ID, "explain-steps").text
+        check(trace and "www.demo.example" in trace and all(dc in steps for dc in ("fra", "iad", "sin")) and
+              "picked" in steps,
+              "the explain view shows www.demo.example's trace: every candidate DC, the pick, the answer")
+        check(wait_for(lambda: driver.execute_script("return typeof Chart === 'function' && "
+                                                     "document.getElementById('series').options.length > 0"), 15),
+              "Chart.js (Debian libjs-chart.js) loads from the listener and the metric chart has series")
+        time.sleep(2.5)  # a few samples in the chart for the screenshot
+        shot = os.path.join(ARTIFACTS, "console.png")
+        driver.save_screenshot(shot)
+        check(os.path.getsize(shot) > 10000, "screenshot saved: %s" % shot)
+        if os.environ.get("GTMESH_UPDATE_SCREENSHOT") == "1":
+            shutil.copy(shot, os.path.join(SRC, "docs", "console.png"))
+
+        open(os.path.join(data, "down-fra"), "w").close()
+        t0 = time.monotonic()
+        got = wait_for(lambda: states().get("fra") == "down", 20)
+        check(got, "after touch down-fra the page shows fra down by itself (%.1f s)" % (time.monotonic() - t0))
+        check(states().get("iad") == "up", "iad stays up")
+        hist = wait_for(lambda: "up → down" in driver.find_element(By.ID, "history").text, 20)
+        check(hist, "the health timeline shows the fall")
+        driver.save_screenshot(os.path.join(ARTIFACTS, "console-fra-down.png"))
+
+        logs = driver.get_log("browser")
+        severe = [l for l in logs if l.get("level") == "SEVERE"]
+        check(not severe, "no console errors: %s" % severe)
+        import json
+        hosts = set()
+        for entry in driver.get_log("performance"):
+            msg = json.loads(entry["message"])["message"]
+            if msg.get("method") == "Network.requestWillBeSent":
+                u = msg["params"]["request"]["url"]
+                if u.startswith("http"):
+                    hosts.add(u.split("/")[2])
+        check(hosts == {info["http"]}, "every request went to the listener itself: %s" % sorted(hosts))
+    finally:
+        if driver:
+            driver.quit()
+        demo.send_signal(signal.SIGTERM)
+        try:
+            demo.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            demo.kill()
+        if failures:
+            print(open(os.path.join(work, "demo.out")).read()[-3000:])
+        shutil.rmtree(work, ignore_errors=True)
+    print("%d check(s) failed" % len(failures) if failures else "all checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
