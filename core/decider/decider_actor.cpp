@@ -841,6 +841,34 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
                 [rp](caf::error&) mutable { rp.deliver(std::string("\"the consensus actor did not answer\"")); });
         return rp;
       }
+      if (command == "drain" || command == "undrain") {
+        // From the console, authenticated by the listener (docs/console.md):
+        // the same Raft entry as `gtmeshctl drain`, answered once committed.
+        if (!st.core->has_dc(arg(0)))
+          return std::string("{\"ok\":false,\"error\":") + json_string("unknown datacenter '" + arg(0) + "'") + "}";
+        consensus::log_entry e;
+        e.kind = consensus::entry_kind::drain;
+        e.dc = arg(0);
+        e.drained = command == "drain";
+        e.by = ("console (" + arg(1) + ")").substr(0, consensus::max_entry_name_bytes);
+        e.at_ms = now;
+        std::from_chars(arg(2).data(), arg(2).data() + arg(2).size(), e.push_id);
+        auto bytes = consensus::encode(e);
+        auto rp = self->make_response_promise<std::string>();
+        self
+          ->request(st.options.consensus, st.options.operator_timeout + std::chrono::seconds(1), propose_atom_v,
+                    std::vector<char>(bytes.begin(), bytes.end()))
+          .then(
+            [rp](const proposal_reply_body& r) mutable {
+              rp.deliver(r.ok ? "{\"ok\":true,\"index\":" + std::to_string(r.index) + "}"
+                              : "{\"ok\":false,\"error\":" + json_string(r.error) + "}");
+            },
+            [rp](caf::error&) mutable {
+              rp.deliver(std::string("{\"ok\":false,\"error\":\"the consensus log did not answer in time; "
+                                     "the change may still be applied\"}"));
+            });
+        return rp;
+      }
       return std::string("{\"error\":\"unknown view\"}");
     },
     [=](attach_atom, const caf::actor& responder) {

@@ -18,6 +18,7 @@
 #include "core/routing/all_methods.hpp"
 #include "core/mesh/agent_link.hpp"
 #include "core/mesh/mesh_sink.hpp"
+#include "core/text/log.hpp"
 #include "tools/gtmesh/ops_listener.hpp"
 #include "tools/gtmesh/agent_node.hpp"
 #include "tools/gtmesh/node_options.hpp"
@@ -119,7 +120,7 @@ int agent(const args& a) {
 
   agents::agent_log_fn log;
   if (!quiet)
-    log = [](const std::string& line) { std::fprintf(stderr, "gtmesh agent: %s\n", line.c_str()); };
+    log = [](const std::string& line) { log_line(log_level::info, "agent", line); };
   agents::json_lines_sink json(stdout);
   const bool mesh_mode = !deciders.empty() && !once;
   auto mesh = std::make_shared<mesh::mesh_sink>(opt.dc + "/" + opt.instance);
@@ -144,11 +145,11 @@ int agent(const args& a) {
       return 1;
     }
     if (!quiet)
-      std::fprintf(stderr, "gtmesh agent: metrics on %s/metrics\n", ops.endpoint()->url().c_str());
+      log_line(log_level::info, "agent", "metrics on " + ops.endpoint()->url() + "/metrics");
   }
   if (!quiet)
     for (const auto& note : node.notes())
-      std::fprintf(stderr, "gtmesh agent: note: %s\n", note.c_str());
+      log_line(log_level::warn, "agent", "note: " + note);
   if (once) {
     node.run_once();
     return 0;
@@ -186,7 +187,7 @@ int agent(const args& a) {
       return "";
     };
     if (!quiet)
-      to.log = [](const std::string& line) { std::fprintf(stderr, "gtmesh agent: %s\n", line.c_str()); };
+      to.log = [](const std::string& line) { log_line(log_level::info, "agent", line); };
     std::string error;
     std::shared_ptr<mesh::transport> transport = mesh::transport::create(to, events, error);
     if (!transport) {
@@ -234,8 +235,8 @@ int agent(const args& a) {
         lock.unlock();
         std::string why = node.reconfigure(next);
         if (!quiet)
-          std::fprintf(stderr, "gtmesh agent: %s\n",
-                       why.empty() ? "applied a new config from the cluster" : ("kept the old config: " + why).c_str());
+          log_line(why.empty() ? log_level::info : log_level::warn, "agent",
+                   why.empty() ? "applied a new config from the cluster" : "kept the old config: " + why);
         lock.lock();
       }
     }

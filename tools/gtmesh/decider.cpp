@@ -24,6 +24,7 @@
 #include "core/mesh/node_runtime.hpp"
 #include "core/routing/all_methods.hpp"
 #include "tools/gtmesh/node_options.hpp"
+#include "core/text/log.hpp"
 #include "tools/gtmesh/ops_listener.hpp"
 
 #include <caf/all.hpp>
@@ -170,9 +171,11 @@ int decider(const args& a) {
     std::fprintf(stderr, "gtmesh decider: %s\n", error.c_str());
     return 1;
   }
-  std::fprintf(stderr, "gtmesh decider %s: config version %u (%s), log index %llu, %zu measurements restored\n",
-               name.c_str(), core->config_version(), core->config()->file.c_str(),
-               static_cast<unsigned long long>(core->applied_index()), core->table().size());
+  const std::string component = "decider " + name;
+  log_line(log_level::info, component,
+           "config version " + std::to_string(core->config_version()) + " (" + core->config()->file +
+             "), log index " + std::to_string(core->applied_index()) + ", " + std::to_string(core->table().size()) +
+             " measurements restored");
 
   // The responder answers from the restored state before anything else runs.
   std::unique_ptr<dns::dns_responder> responder;
@@ -215,9 +218,7 @@ int decider(const args& a) {
   if (responder)
     for (const auto& b : responder->bound())
       dns_bound.push_back(b.to_string());
-  auto log = [name](const std::string& line) {
-    std::fprintf(stderr, "gtmesh decider %s: %s\n", name.c_str(), line.c_str());
-  };
+  auto log = [component](const std::string& line) { log_line(log_level::info, component, line); };
   {
     mesh::node_config cfg;
     caf::actor_system sys{cfg};
@@ -260,7 +261,7 @@ int decider(const args& a) {
     actor_options.log = log;
     auto decider = sys.spawn(decider::decider_actor, core, actor_options);
     if (actor_options.board) {
-      ops.add_console(sys, decider, actor_options.board);
+      ops.add_console(sys, decider, actor_options.board, !tls.enabled());
       ops.serve();
     }
     caf::anon_send(consensus, mesh::attach_atom_v, decider);
@@ -275,14 +276,13 @@ int decider(const args& a) {
     events.set_target(decider);
 
     std::string mesh_bound = transport->bound();
-    std::fprintf(stderr, "gtmesh decider %s: mesh on %s%s, advertised as %s, %zu decider(s) in the cluster",
-                 name.c_str(), mesh_bound.c_str(), tls.enabled() ? " (mutual TLS)" : "", advertise.c_str(),
-                 voters.size());
+    std::string started = "mesh on " + mesh_bound + (tls.enabled() ? " (mutual TLS)" : "") + ", advertised as " +
+                          advertise + ", " + std::to_string(voters.size()) + " decider(s) in the cluster";
     for (const auto& d : dns_bound)
-      std::fprintf(stderr, ", DNS on %s", d.c_str());
+      started += ", DNS on " + d;
     if (ops.endpoint())
-      std::fprintf(stderr, ", metrics on %s/metrics", ops.endpoint()->url().c_str());
-    std::fprintf(stderr, "\n");
+      started += ", metrics on " + ops.endpoint()->url() + "/metrics, console on " + ops.endpoint()->url() + "/";
+    log_line(log_level::info, component, started);
     if (!port_file.empty()) {
       std::ofstream f(port_file + ".tmp");
       f << "mesh " << mesh_bound << "\n";
@@ -304,7 +304,7 @@ int decider(const args& a) {
   }
   // Every actor has finished: the core is ours again for a last flush.
   if (!core->flush(error))
-    std::fprintf(stderr, "gtmesh decider: final flush failed: %s\n", error.c_str());
+    log_line(log_level::error, "decider " + name, "final flush failed: " + error);
   return 0;
 }
 

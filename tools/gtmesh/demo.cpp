@@ -21,6 +21,7 @@
 #include "tools/gtmesh/agent_node.hpp"
 #include "tools/gtmesh/health_backend.hpp"
 #include "tools/gtmesh/node_options.hpp"
+#include "core/text/log.hpp"
 #include "tools/gtmesh/ops_listener.hpp"
 
 #include <caf/all.hpp>
@@ -250,7 +251,7 @@ int demo(const args& a) {
   {
     mesh::node_config cfg;
     caf::actor_system sys{cfg};
-    auto log = [](const std::string& line) { std::fprintf(stderr, "gtmesh demo: decider: %s\n", line.c_str()); };
+    auto log = [](const std::string& line) { log_line(log_level::info, "demo", "decider: " + line); };
     // The mesh listener is for gtmeshctl; the agents are in this process.
     mesh::actor_link_events events;
     mesh::transport_options to;
@@ -277,7 +278,7 @@ int demo(const args& a) {
     aopt.log = log;
     aopt.board = board;
     auto decider_handle = sys.spawn(decider::decider_actor, core, aopt);
-    ops.add_console(sys, decider_handle, board);
+    ops.add_console(sys, decider_handle, board, true);
     ops.serve();
     caf::anon_send(consensus, mesh::attach_atom_v, decider_handle);
     auto responder_handle =

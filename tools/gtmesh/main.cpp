@@ -4,6 +4,7 @@
 //   serve, agent, decider      the node roles
 //   demo, backend              the embedded demo cluster and its test backend
 
+#include "core/text/log.hpp"
 #include "tools/gtmesh/commands.hpp"
 
 #include <cstdio>
@@ -41,7 +42,8 @@ const command commands[] = {
 };
 
 void usage() {
-  std::fprintf(stderr, "usage: gtmesh COMMAND [ARGS]\n\ncommands:\n");
+  std::fprintf(stderr, "usage: gtmesh COMMAND [ARGS] [--log-format text|json] [--log-level debug|info|warn|error]\n\n"
+                       "commands:\n");
   for (const auto& c : commands)
     std::fprintf(stderr, "  %s\n", c.help);
 }
@@ -54,6 +56,24 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   gtmesh::cli::args rest(argv + 2, argv + argc);
+  // --log-format text|json and --log-level debug|info|warn|error, for every
+  // command (core/text/log.hpp).
+  std::string format, level;
+  for (size_t i = 0; i + 1 < rest.size();) {
+    if (rest[i] == "--log-format" || rest[i] == "--log-level") {
+      (rest[i] == "--log-format" ? format : level) = rest[i + 1];
+      rest.erase(rest.begin() + static_cast<long>(i), rest.begin() + static_cast<long>(i) + 2);
+    } else {
+      ++i;
+    }
+  }
+  gtmesh::log_settings log;
+  std::string error;
+  if (!gtmesh::parse_log_options(format, level, log, error)) {
+    std::fprintf(stderr, "gtmesh: %s\n", error.c_str());
+    return 2;
+  }
+  gtmesh::configure_log(log);
   for (const auto& c : commands)
     if (std::strcmp(argv[1], c.name) == 0)
       return c.run(rest);

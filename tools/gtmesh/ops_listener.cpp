@@ -1,6 +1,8 @@
 #include "tools/gtmesh/ops_listener.hpp"
 
 #include "core/mesh/mesh_types.hpp"
+#include "core/mesh/transport.hpp"
+#include "core/text/json_quote.hpp"
 #include "core/observe/decider_metrics.hpp"
 #include "core/observe/dns_metrics.hpp"
 #include "tools/gtmesh/console/console_page.hpp"
@@ -10,6 +12,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 namespace gtmesh::cli {
@@ -66,8 +69,8 @@ void ops_listener::add_agent(std::shared_ptr<const observe::agent_metrics> agent
 }
 
 void ops_listener::add_console(caf::actor_system& system, caf::actor decider,
-                               std::shared_ptr<const decider::status_board> board) {
-  console_ = console{&system, std::move(decider), std::move(board)};
+                               std::shared_ptr<const decider::status_board> board, bool actions) {
+  console_ = console{&system, std::move(decider), std::move(board), actions};
 }
 
 void ops_listener::add_console_routes() {
@@ -123,6 +126,30 @@ void ops_listener::add_console_routes() {
     ask("history", {req.has_param("since") ? req.get_param_value("since") : "0"}, res);
   });
   routes.Get("/api/configs", [ask](const httplib::Request&, httplib::Response& res) { ask("configs", {}, res); });
+  // Actions: drain and undrain, as `gtmeshctl drain` does (one Raft entry).
+  // Only from a loopback client, only with the console's own header (a page
+  // of another site cannot send it without a CORS preflight, which this
+  // listener never grants), and only where the cluster runs without TLS: a
+  // TLS cluster's operators use gtmeshctl with their certificate.
+  for (const char* command : {"drain", "undrain"}) {
+    routes.Post(std::string("/api/") + command, [c, ask, command](const httplib::Request& req, httplib::Response& res) {
+      auto refuse = [&](const std::string& why) {
+        res.status = 403;
+        res.set_content("{\"ok\":false,\"error\":" + json_string(why) + "}", "application/json");
+      };
+      if (!c.actions)
+        return refuse("console actions are off: the cluster runs with TLS; use gtmeshctl with an operator certificate");
+      if (!mesh::is_loopback_host(req.remote_addr))
+        return refuse("console actions are accepted from loopback clients only, not " + req.remote_addr);
+      if (req.get_header_value("X-Gtmesh-Operator").empty())
+        return refuse("missing the X-Gtmesh-Operator header");
+      std::string dc = req.has_param("dc") ? req.get_param_value("dc") : std::string();
+      std::string who = req.get_header_value("X-Gtmesh-Operator").substr(0, 64);
+      ask(command, {dc, who, std::to_string(std::random_device{}() | (uint64_t{std::random_device{}()} << 32))}, res);
+      if (res.status == 200 && res.body.find("\"ok\":false") != std::string::npos)
+        res.status = 409;
+    });
+  }
 }
 
 std::string ops_listener::not_ready() const {

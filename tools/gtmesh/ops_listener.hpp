@@ -36,8 +36,10 @@ public:
   void add_agent(std::shared_ptr<const observe::agent_metrics> agent);
   /// The console on the same listener: the page at /, the JSON API under
   /// /api/ (status from `board`; explain, history and configs asked of the
-  /// decider actor), Chart.js from Debian's libjs-chart.js. Read-only.
-  void add_console(caf::actor_system& system, caf::actor decider, std::shared_ptr<const decider::status_board> board);
+  /// decider actor), Chart.js from Debian's libjs-chart.js. With `actions`,
+  /// POST /api/drain and /api/undrain from loopback clients (docs/console.md).
+  void add_console(caf::actor_system& system, caf::actor decider, std::shared_ptr<const decider::status_board> board,
+                   bool actions);
 
   /// Binds `listen` (false with `error`, nothing runs), then serves.
   bool start(const std::string& listen, std::string& error) { return bind(listen, error) && (serve(), true); }
@@ -60,6 +62,7 @@ private:
     caf::actor_system* system = nullptr;
     caf::actor decider;
     std::shared_ptr<const decider::status_board> board;
+    bool actions = false;
   };
   std::optional<console> console_;
   void add_console_routes();

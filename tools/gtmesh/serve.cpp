@@ -20,6 +20,7 @@
 #include "core/config/duration.hpp"
 #include "core/dns/responder/dns_responder.hpp"
 #include "core/dns/responder/responder_actor.hpp"
+#include "core/text/log.hpp"
 #include "tools/gtmesh/ops_listener.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/routing/state_file.hpp"
@@ -225,8 +226,9 @@ int serve(const args& a) {
   responder->start();
   std::string bound_text;
   for (const auto& at : responder->bound()) {
-    std::fprintf(stderr, "gtmesh serve: listening on %s (udp: %d thread(s)%s)\n", at.to_string().c_str(),
-                 options.udp_thread_count(), options.tcp ? ", tcp" : "");
+    log_line(log_level::info, "serve",
+             "listening on " + at.to_string() + " (udp: " + std::to_string(options.udp_thread_count()) +
+               " thread(s)" + (options.tcp ? ", tcp" : "") + ")");
     bound_text += at.to_string() + "\n";
   }
 
@@ -239,7 +241,7 @@ int serve(const args& a) {
       std::fprintf(stderr, "gtmesh serve: %s\n", error.c_str());
       return 1;
     }
-    std::fprintf(stderr, "gtmesh serve: metrics on %s/metrics\n", ops.endpoint()->url().c_str());
+    log_line(log_level::info, "serve", "metrics on " + ops.endpoint()->url() + "/metrics");
   }
 
   caf::actor_system_config cfg;
@@ -256,13 +258,13 @@ int serve(const args& a) {
     self->send(actor, dns::stop_atom::value);
     return 1;
   }
-  std::fprintf(stderr, "gtmesh serve: serving %s%s%s (generation 1)\n", config_path.c_str(),
-               state_path.empty() ? "" : " with state ", state_path.c_str());
+  const std::string serving = config_path + (state_path.empty() ? "" : " with state " + state_path);
+  log_line(log_level::info, "serve", "serving " + serving + " (generation 1)");
 
-  auto print_counters = [&](const char* when) {
+  auto print_counters = [&](const std::string& when) {
     self->request(actor, caf::infinite, dns::counters_atom::value)
-      .receive([&](const dns::dns_counters& c) { std::fprintf(stderr, "gtmesh serve: %s: %s\n", when, c.to_text().c_str()); },
-               [&](caf::error& e) { std::fprintf(stderr, "gtmesh serve: counters: %s\n", system.render(e).c_str()); });
+      .receive([&](const dns::dns_counters& c) { log_line(log_level::info, "serve", when + (": " + c.to_text())); },
+               [&](caf::error& e) { log_line(log_level::error, "serve", "counters: " + system.render(e)); });
   };
 
   for (;;) {
@@ -275,22 +277,21 @@ int serve(const args& a) {
         // secrets in use if it is bad; say so here.
         std::string cookie_error;
         if (!dns::cookie_secrets::load(options.cookie_secret_file, cookie_error))
-          std::fprintf(stderr, "gtmesh serve: %s; the cookie secrets in use stay\n", cookie_error.c_str());
+          log_line(log_level::warn, "serve", cookie_error + "; the cookie secrets in use stay");
       }
       loaded_snapshot next = load_snapshot(config_path, state_path, version + 1);
       if (!next.snapshot) {
-        std::fprintf(stderr, "gtmesh serve: reload failed; still serving generation %u:\n%s", version,
-                     next.errors.c_str());
+        log_line(log_level::error, "serve",
+                 "reload failed; still serving generation " + std::to_string(version) + ":\n" + next.errors);
         continue;
       }
       self->request(actor, caf::infinite, dns::publish_atom::value, next.snapshot, next.fixed_now_ms)
         .receive(
           [&](uint64_t generation) {
             version = static_cast<uint32_t>(generation);
-            std::fprintf(stderr, "gtmesh serve: reloaded %s%s%s (generation %u)\n", config_path.c_str(),
-                         state_path.empty() ? "" : " with state ", state_path.c_str(), version);
+            log_line(log_level::info, "serve", "reloaded " + serving + " (generation " + std::to_string(version) + ")");
           },
-          [&](caf::error& e) { std::fprintf(stderr, "gtmesh serve: reload: %s\n", system.render(e).c_str()); });
+          [&](caf::error& e) { log_line(log_level::error, "serve", "reload: " + system.render(e)); });
     } else if (sig == SIGUSR1) {
       print_counters("counters");
     } else {

@@ -5,6 +5,7 @@
 #include "core/observe/dns_metrics.hpp"
 #include "core/observe/exposition.hpp"
 #include "core/text/iso_time.hpp"
+#include "core/text/log.hpp"
 
 #include <gtest/gtest.h>
 
@@ -152,6 +153,21 @@ TEST(iso_time, refuses_what_is_not_a_utc_time) {
   for (const char* bad : {"", "yesterday", "2026-13-01", "2026-02-30T00:00:00Z", "2026-12-01T24:00:00Z",
                           "2026-12-01T05:16:05+02:00", "2026-12-01T05:16", "2026-12-01T05:16:05.Z", "1796097765064"})
     EXPECT_FALSE(parse_iso8601_utc(bad).has_value()) << bad;
+}
+
+TEST(log_options, accept_the_documented_values_and_name_the_bad_one) {
+  log_settings s;
+  std::string error;
+  EXPECT_TRUE(parse_log_options("json", "warn", s, error));
+  EXPECT_TRUE(s.json);
+  EXPECT_EQ(s.level, log_level::warn);
+  EXPECT_TRUE(parse_log_options("", "", s, error));
+  EXPECT_FALSE(s.json);
+  EXPECT_EQ(s.level, log_level::info);
+  EXPECT_FALSE(parse_log_options("xml", "", s, error));
+  EXPECT_NE(error.find("--log-format xml"), std::string::npos);
+  EXPECT_FALSE(parse_log_options("text", "loud", s, error));
+  EXPECT_NE(error.find("--log-level loud"), std::string::npos);
 }
 
 TEST(status_json, is_one_object_with_every_dc_and_ages_at_the_given_time) {

@@ -8,7 +8,9 @@ by Selenium against `gtmesh demo`.
   3. after `touch DIR/down-fra` it shows fra down within seconds, by itself
      (polling), and the health timeline records the fall;
   4. the explain view shows the decision trace of www.demo.example: the
-     question, every candidate DC and the answer.
+     question, every candidate DC and the answer;
+  5. the drain button drains a DC through the Raft log (and undrain brings
+     it back); a POST without the console's header is refused.
 Screenshots go to $GTMESH_ARTIFACTS (build/test-artifacts); with
 GTMESH_UPDATE_SCREENSHOT=1 the healthy one also replaces docs/console.png.
 """
@@ -115,6 +117,26 @@ def main():
         hist = wait_for(lambda: "up → down" in driver.find_element(By.ID, "history").text, 20)
         check(hist, "the health timeline shows the fall")
         driver.save_screenshot(os.path.join(ARTIFACTS, "console-fra-down.png"))
+
+        # Drain from the page: committed through the Raft log, shown by itself.
+        row = driver.find_element(By.CSS_SELECTOR, '#dcs tbody tr[data-dc="iad"]')
+        row.find_element(By.CSS_SELECTOR, "button.action").click()
+        got = wait_for(lambda: states().get("iad") == "drained", 15)
+        check(got and "committed at log index" in driver.find_element(By.ID, "action-result").text,
+              "the drain button drains iad (committed, shown as drained): %s" %
+              driver.find_element(By.ID, "action-result").text)
+        row = driver.find_element(By.CSS_SELECTOR, '#dcs tbody tr[data-dc="iad"]')
+        row.find_element(By.CSS_SELECTOR, "button.action").click()
+        check(wait_for(lambda: states().get("iad") == "up", 15), "and undrain brings it back")
+        # Without the console's header (a form on another site), nothing happens.
+        import urllib.request
+        req = urllib.request.Request("http://%s/api/drain?dc=sin" % info["http"], data=b"", method="POST")
+        try:
+            code = urllib.request.urlopen(req, timeout=5).status
+        except urllib.error.HTTPError as e:
+            code = e.code
+        time.sleep(2.5)
+        check(code == 403 and states().get("sin") == "up", "a POST without the operator header is refused (%s)" % code)
 
         logs = driver.get_log("browser")
         severe = [l for l in logs if l.get("level") == "SEVERE"]

@@ -11,7 +11,8 @@
      the demo, a decider and an agent of tools/cluster.sh, `gtmesh serve`;
   3. labels never carry client addresses: ECS queries from many networks
      add no series;
-  4. a bad --http address is refused with a clear error and exit status.
+  4. a bad --http address is refused with a clear error and exit status;
+  5. --log-format json writes one JSON object per line, --log-level filters.
 """
 import json
 import os
@@ -267,6 +268,27 @@ def serve_node(work):
               "gtmesh serve counts NXDOMAIN and answers per record")
     finally:
         stop(proc)
+    # Structured logs: --log-format json gives one JSON object per line;
+    # --log-level warn keeps the info lines out.
+    def serve_log(*extra):
+        p = subprocess.Popen([GTMESH, "serve", "--config", zone, "--listen", "127.0.0.1:0", *extra],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        p.send_signal(signal.SIGTERM)
+        return p.communicate(timeout=30)[1]
+    lines = [l for l in serve_log("--log-format", "json").splitlines() if l]
+    try:
+        parsed = [json.loads(l) for l in lines]
+    except ValueError:
+        parsed = []
+    check(len(parsed) >= 2 and len(parsed) == len(lines) and
+          all(set(p) == {"ts", "level", "component", "msg"} for p in parsed) and
+          any(p["msg"].startswith("listening on") and p["level"] == "info" for p in parsed),
+          "--log-format json: every line is one JSON object (ts, level, component, msg): %s" % lines[:3])
+    quiet = serve_log("--log-level", "warn")
+    check("listening on" not in quiet and "final counters" not in quiet, "--log-level warn drops info lines")
+    bad = subprocess.run([GTMESH, "serve", "--log-format", "xml"], capture_output=True, text=True, timeout=30)
+    check(bad.returncode == 2 and "--log-format xml" in bad.stderr, "a bad --log-format is a usage error")
     bad = subprocess.run([GTMESH, "serve", "--config", zone, "--listen", "127.0.0.1:0", "--http", "nonsense"],
                          capture_output=True, text=True, timeout=30)
     check(bad.returncode != 0 and "--http nonsense" in bad.stderr, "a bad --http address is refused: %s" %

@@ -1,0 +1,79 @@
+#include "core/text/log.hpp"
+
+#include "core/text/iso_time.hpp"
+#include "core/text/json_quote.hpp"
+
+#include <chrono>
+#include <cstdio>
+
+namespace gtmesh {
+
+namespace {
+
+log_settings settings_;
+
+const char* name(log_level l) {
+  switch (l) {
+    case log_level::debug:
+      return "debug";
+    case log_level::info:
+      return "info";
+    case log_level::warn:
+      return "warn";
+    case log_level::error:
+      return "error";
+  }
+  return "info";
+}
+
+} // namespace
+
+void configure_log(const log_settings& s) { settings_ = s; }
+const log_settings& current_log_settings() { return settings_; }
+
+bool parse_log_options(const std::string& format, const std::string& level, log_settings& out, std::string& error) {
+  if (format.empty() || format == "text")
+    out.json = false;
+  else if (format == "json")
+    out.json = true;
+  else {
+    error = "--log-format " + format + ": expected text or json";
+    return false;
+  }
+  if (level.empty() || level == "info")
+    out.level = log_level::info;
+  else if (level == "debug")
+    out.level = log_level::debug;
+  else if (level == "warn" || level == "warning")
+    out.level = log_level::warn;
+  else if (level == "error")
+    out.level = log_level::error;
+  else {
+    error = "--log-level " + level + ": expected debug, info, warn or error";
+    return false;
+  }
+  return true;
+}
+
+void log_line(log_level level, std::string_view component, std::string_view message) {
+  if (level < settings_.level)
+    return;
+  std::string line;
+  if (settings_.json) {
+    auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+    line = "{\"ts\":" + json_string(iso8601_utc(now)) + ",\"level\":\"" + name(level) +
+           "\",\"component\":" + json_string(component) + ",\"msg\":" + json_string(message) + "}\n";
+  } else {
+    line.reserve(component.size() + message.size() + 10);
+    line += "gtmesh ";
+    line += component;
+    line += ": ";
+    line += message;
+    line += '\n';
+  }
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+} // namespace gtmesh

@@ -1,0 +1,33 @@
+#pragma once
+
+// Operator log lines: one line per event on stderr, as text or JSON
+// (--log-format text|json), filtered by level (--log-level). Never one line
+// per DNS query. Text lines keep the historic form "gtmesh COMPONENT: MESSAGE"
+// (scripts and the chaos harness read them); JSON lines are
+//   {"ts":"2026-12-01T05:03:50.051Z","level":"info","component":"decider d1","msg":"..."}
+// Thread-safe: each line is written with one call.
+
+#include <string>
+#include <string_view>
+
+namespace gtmesh {
+
+enum class log_level { debug, info, warn, error };
+
+struct log_settings {
+  bool json = false;
+  log_level level = log_level::info;
+};
+
+/// Set once at start-up, before threads log.
+void configure_log(const log_settings& s);
+const log_settings& current_log_settings();
+
+/// Parses --log-format and --log-level values; false (with `error`) on
+/// anything else.
+bool parse_log_options(const std::string& format, const std::string& level, log_settings& out, std::string& error);
+
+/// Writes one line if `level` passes the filter.
+void log_line(log_level level, std::string_view component, std::string_view message);
+
+} // namespace gtmesh
