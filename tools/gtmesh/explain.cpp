@@ -3,10 +3,12 @@
 #include "core/routing/all_methods.hpp"
 #include "core/routing/engine.hpp"
 #include "core/routing/state_file.hpp"
+#include "core/text/wrap.hpp"
 #include "tools/gtmesh/commands.hpp"
 
 #include <chrono>
 #include <cstdio>
+#include <unistd.h>
 
 namespace gtmesh::cli {
 
@@ -95,7 +97,7 @@ int explain(const args& a) {
   answer_set out;
   decision_trace trace;
   resolve(snap, q, ctx, out, &trace);
-  std::fputs(json ? (trace.to_json() + "\n").c_str() : trace.to_text().c_str(), stdout);
+  std::fputs(json ? (trace.to_json() + "\n").c_str() : (::isatty(::fileno(stdout)) ? wrap_lines(trace.to_text()) : trace.to_text()).c_str(), stdout);
   return 0;
 }
 

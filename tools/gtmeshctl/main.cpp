@@ -26,6 +26,7 @@
 #include "core/mesh/mesh_client.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/text/iso_time.hpp"
+#include "core/text/wrap.hpp"
 #include "tools/gtmesh/commands.hpp"
 
 #include <cstdio>
@@ -231,7 +232,11 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
     out.maybe_applied = reply.text != "not applied: " + std::string(mesh::no_leader_reason);
     return out;
   }
-  std::fputs(reply.text.c_str(), reply.ok ? stdout : stderr);
+  // Text for a terminal fits 100 columns; JSON, and text read by scripts
+  // (not a terminal), stay as they are.
+  FILE* to = reply.ok ? stdout : stderr;
+  const bool wrap = ::isatty(::fileno(to)) && !(!reply.text.empty() && reply.text[0] == '{');
+  std::fputs((wrap ? wrap_lines(reply.text) : reply.text).c_str(), to);
   if (!reply.text.empty() && reply.text.back() != '\n')
     std::fputc('\n', reply.ok ? stdout : stderr);
   out.rc = reply.ok ? 0 : 1;

@@ -6,6 +6,7 @@
 #include "core/observe/exposition.hpp"
 #include "core/text/iso_time.hpp"
 #include "core/text/log.hpp"
+#include "core/text/wrap.hpp"
 
 #include <gtest/gtest.h>
 
@@ -153,6 +154,36 @@ TEST(iso_time, refuses_what_is_not_a_utc_time) {
   for (const char* bad : {"", "yesterday", "2026-13-01", "2026-02-30T00:00:00Z", "2026-12-01T24:00:00Z",
                           "2026-12-01T05:16:05+02:00", "2026-12-01T05:16", "2026-12-01T05:16:05.Z", "1796097765064"})
     EXPECT_FALSE(parse_iso8601_utc(bad).has_value()) << bad;
+}
+
+TEST(wrap_lines, fits_the_width_keeps_short_lines_and_indents_continuations) {
+  std::string long_line = "  mesh links: 4 up; 1 connections accepted, 0 refused (too many handshakes), 0 handshake "
+                          "timeouts, 0 failed handshakes, 0 peers refused, 0 idle timeouts, 0 oversized frames";
+  std::string text = "short line\n" + long_line + "\n";
+  std::string w = wrap_lines(text, 100);
+  std::string joined, line;
+  std::istringstream in(w);
+  int lines = 0;
+  while (std::getline(in, line)) {
+    EXPECT_LE(line.size(), 100u) << line;
+    if (lines >= 2)
+      EXPECT_EQ(line.rfind("      ", 0), 0u) << "continuations are indented 4 past the line's own 2: " << line;
+    ++lines;
+  }
+  EXPECT_EQ(lines, 3);
+  EXPECT_EQ(w.rfind("short line\n  mesh links:", 0), 0u);
+  EXPECT_EQ(w.back(), '\n');
+  // Nothing lost: the words are the same.
+  auto words = [](const std::string& s) {
+    std::istringstream i(s);
+    std::vector<std::string> out;
+    for (std::string x; i >> x;)
+      out.push_back(x);
+    return out;
+  };
+  EXPECT_EQ(words(w), words(text));
+  std::string word(150, 'x');
+  EXPECT_EQ(wrap_lines(word), word) << "a single long word is left whole";
 }
 
 TEST(log_options, accept_the_documented_values_and_name_the_bad_one) {

@@ -192,6 +192,14 @@ def demo_and_prometheus(work):
         check(r.returncode == 0 and lines and all(iso.match(l) and len(l) <= 100 for l in lines) and
               any(" fra " in l and "up -> down" in l for l in lines),
               "gtmeshctl history --since 10m: UTC times, lines within 100 columns, fra's fall:\n" + r.stdout)
+        if shutil.which("script"):
+            # On a terminal (a pty from script(1)) long lines wrap at 100 columns.
+            tty = subprocess.run(["script", "-qc", "%s --decider %s status; %s --decider %s explain www.demo.example" %
+                                  (GTMESHCTL, info["mesh"], GTMESHCTL, info["mesh"]), "/dev/null"],
+                                 capture_output=True, text=True, timeout=60).stdout.replace("\r", "")
+            widest = max((len(l) for l in tty.splitlines()), default=0)
+            check("mesh links:" in tty and "PICKED" in tty and widest <= 100,
+                  "gtmeshctl status and explain fit a 100-column terminal (widest line %d)" % widest)
         r = ctl("history", "--since", "next tuesday")
         check(r.returncode == 2 and "--since" in r.stderr, "history --since with nonsense is a usage error")
         failing = consecutive(http_get(base + "/metrics")[1])
