@@ -93,6 +93,7 @@ fi
 # Ledger columns: 1 ended, 2 commit, 3 executions, 4 seconds, 5 status,
 # 6 cov at start, 7 ft at start, 8 cov at end, 9 ft at end, 10 corpus.
 failed=0
+voided=""
 rows=""
 for t in "${targets[@]}"; do
   ledger=$results/$t.runs
@@ -118,6 +119,13 @@ for t in "${targets[@]}"; do
     verdict="clean; **$(printf "%'d" "$total") of $(printf "%'d" "$runs") so far**"
   fi
   rows+="| \`$t\` | $(printf "%'d" "$total") | $nruns | ${secs} s | $rate | $start_cov | $end_cov | $corpus | $verdict | $when |"$'\n'
+  # Runs set aside by hand (TARGET.void: the ledger line, then "# void: why"),
+  # e.g. a false timeout because the fuzzer was stopped with SIGSTOP.
+  if [ -s "$results/$t.void" ]; then
+    voided+="- \`$t\`: $(wc -l < "$results/$t.void") run(s) voided:"$'\n'
+    voided+=$(awk -F'\t' '{ printf "  - %s, %d executions, exit %s:%s\n", $1, $3, $5, substr($NF, index($NF, "void:") + 5) }' \
+      "$results/$t.void")$'\n'
+  fi
 done
 
 if [ $report = 1 ]; then
@@ -134,6 +142,12 @@ if [ $report = 1 ]; then
     echo "| Target | Executions | Runs | Time | Exec/s (last run) | Coverage at start | Coverage at end | Corpus | Result | Last run |"
     echo "|---|---|---|---|---|---|---|---|---|---|"
     printf '%s' "$rows"
+    if [ -n "$voided" ]; then
+      echo
+      echo "Runs set aside (not counted, not findings; each artifact was run again and finishes in milliseconds):"
+      echo
+      printf '%s' "$voided"
+    fi
   } > "$region"
   python3 - "$root/docs/reliability.md" "$region" <<'EOF'
 import sys
