@@ -253,6 +253,8 @@ void handle_push(self_ptr self, link_id link, const link_peer& from, const confi
                      std::to_string(consensus::max_config_bytes >> 20) + " MB a config may have in the replicated log");
   else
     errors = st.core->validate_config(push.yaml, file, now, push.dry_run, &report);
+  if (push.dry_run)
+    st.last_dry_run = decider_state::dry_run_record{now, from.identity.name, file, report, errors};
   if (push.dry_run || !errors.empty()) {
     config_reply_body reply;
     reply.accepted = errors.empty();
@@ -840,6 +842,17 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
           .then([rp](std::string text) mutable { rp.deliver(json_string(text)); },
                 [rp](caf::error&) mutable { rp.deliver(std::string("\"the consensus actor did not answer\"")); });
         return rp;
+      }
+      if (command == "dry-run") {
+        if (!st.last_dry_run)
+          return std::string("null");
+        const auto& d = *st.last_dry_run;
+        std::string errors = "[";
+        for (const auto& e : d.errors)
+          errors += (errors.size() > 1 ? "," : "") + json_string(e);
+        return "{\"at\":" + json_string(iso8601_utc(d.at_ms)) + ",\"by\":" + json_string(d.by) +
+               ",\"file\":" + json_string(d.file) + ",\"accepted\":" + (d.errors.empty() ? "true" : "false") +
+               ",\"errors\":" + errors + "],\"report\":" + json_string(d.report) + "}";
       }
       if (command == "drain" || command == "undrain") {
         // From the console, authenticated by the listener (docs/console.md):

@@ -42,6 +42,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -112,6 +113,15 @@ struct decider_state {
   uint64_t frames = 0;
   uint64_t flushes = 0;
   int64_t status_published_ms = 0;
+  /// The last dry run checked here (`gtmeshctl push --dry-run`), for the
+  /// console: when, by whom, which file, its errors or the answers it would
+  /// change. Held in memory only.
+  struct dry_run_record {
+    int64_t at_ms = 0;
+    std::string by, file, report;
+    std::vector<std::string> errors;
+  };
+  std::optional<dry_run_record> last_dry_run;
   std::string last_flush_error;
   std::chrono::steady_clock::time_point last_flush_error_logged{};
 

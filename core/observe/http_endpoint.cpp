@@ -4,6 +4,8 @@
 
 #include <httplib.h>
 
+#include <chrono>
+
 namespace gtmesh::observe {
 
 std::unique_ptr<http_endpoint> http_endpoint::create(http_endpoint_options options, std::string& error) {
@@ -17,11 +19,25 @@ std::unique_ptr<http_endpoint> http_endpoint::create(http_endpoint_options optio
   e->server_ = std::make_unique<httplib::Server>();
   auto& s = *e->server_;
   // Small and bounded: scrapes and a console poll, not a web server.
-  s.new_task_queue = [] { return new httplib::ThreadPool(2); };
+  s.new_task_queue = [] { return new httplib::ThreadPool(4); };
   s.set_read_timeout(5, 0);
   s.set_write_timeout(5, 0);
   s.set_keep_alive_timeout(5);
   s.set_payload_max_length(64 * 1024);
+  // Before any body is read: GET without a body, and POST without a body
+  // only to the console's two actions. Anything else is refused here, so
+  // a client cannot make the node read a large or chunked body.
+  s.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    const bool has_body = req.has_header("Transfer-Encoding") ||
+                          (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
+    const bool action = req.method == "POST" && (req.path == "/api/drain" || req.path == "/api/undrain");
+    if ((req.method == "GET" || req.method == "HEAD" || action) && !has_body)
+      return httplib::Server::HandlerResponse::Unhandled;
+    res.status = has_body ? 413 : 405;
+    res.set_header("Connection", "close");
+    res.set_content(has_body ? "no request bodies here\n" : "method not allowed\n", "text/plain");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   const metrics_registry* metrics = e->options_.metrics;
   s.Get("/metrics", [metrics](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics ? metrics->scrape() : std::string(), "text/plain; version=0.0.4; charset=utf-8");
@@ -56,6 +72,10 @@ void http_endpoint::start() {
   if (thread_.joinable())
     return;
   thread_ = std::thread([s = server_.get()] { s->listen_after_bind(); });
+  // httplib's stop() does nothing until the server runs: wait for it, or a
+  // stop right after start (a signal already pending) would never end.
+  for (int i = 0; i < 500 && !server_->is_running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
 void http_endpoint::stop() {

@@ -107,10 +107,24 @@ void ops_listener::add_console_routes() {
     caf::scoped_actor self{*c.system};
     std::string body;
     bool ok = false;
-    self->request(c.decider, std::chrono::seconds(3), mesh::console_atom_v, command, std::move(args))
+    // Drains wait for the Raft commit: longer than the decider's own
+    // operator timeout (5 s + 1 s), so a late commit is not reported as a
+    // failure.
+    const bool change = command == "drain" || command == "undrain";
+    self->request(c.decider, std::chrono::seconds(change ? 8 : 3), mesh::console_atom_v, command, std::move(args))
       .receive([&](std::string& text) { body = std::move(text); ok = true; },
-               [&](caf::error& e) { body = "{\"error\":\"the decider did not answer\"}"; });
-    res.status = ok ? 200 : 503;
+               [&](caf::error&) {
+                 body = change ? "{\"ok\":false,\"error\":\"no answer in time: the change may still be applied; "
+                                 "check the DC's state before trying again\"}"
+                               : "{\"error\":\"the decider did not answer\"}";
+               });
+    // Views answer JSON; a plain-text answer is an error message.
+    if (ok && (body.empty() || (body[0] != '{' && body[0] != '[' && body[0] != '"' && body != "null"))) {
+      body = "{\"error\":" + json_string(body) + "}";
+      res.status = 400;
+    } else {
+      res.status = ok ? 200 : 503;
+    }
     res.set_content(body, "application/json");
   };
   routes.Get("/api/explain", [ask](const httplib::Request& req, httplib::Response& res) {
@@ -126,6 +140,7 @@ void ops_listener::add_console_routes() {
     ask("history", {req.has_param("since") ? req.get_param_value("since") : "0"}, res);
   });
   routes.Get("/api/configs", [ask](const httplib::Request&, httplib::Response& res) { ask("configs", {}, res); });
+  routes.Get("/api/dry-run", [ask](const httplib::Request&, httplib::Response& res) { ask("dry-run", {}, res); });
   // Actions: drain and undrain, as `gtmeshctl drain` does (one Raft entry).
   // Only from a loopback client, only with the console's own header (a page
   // of another site cannot send it without a CORS preflight, which this
@@ -141,6 +156,22 @@ void ops_listener::add_console_routes() {
         return refuse("console actions are off: the cluster runs with TLS; use gtmeshctl with an operator certificate");
       if (!mesh::is_loopback_host(req.remote_addr))
         return refuse("console actions are accepted from loopback clients only, not " + req.remote_addr);
+      // DNS rebinding: a page whose name re-resolves to 127.0.0.1 would be
+      // same-origin. Only loopback names in Host (any port: tunnels), and
+      // an Origin, if sent, of the same kind.
+      auto loopback_name = [](std::string host_port) {
+        if (host_port.rfind("[", 0) == 0)
+          return host_port.rfind("[::1]", 0) == 0;
+        host_port = host_port.substr(0, host_port.find(':'));
+        return host_port == "localhost" || mesh::is_loopback_host(host_port);
+      };
+      if (!loopback_name(req.get_header_value("Host")))
+        return refuse("console actions need a loopback name in Host (127.0.0.1, [::1] or localhost)");
+      if (std::string origin = req.get_header_value("Origin"); !origin.empty()) {
+        auto at = origin.find("://");
+        if (at == std::string::npos || !loopback_name(origin.substr(at + 3)))
+          return refuse("console actions are refused from origin " + origin);
+      }
       if (req.get_header_value("X-Gtmesh-Operator").empty())
         return refuse("missing the X-Gtmesh-Operator header");
       std::string dc = req.has_param("dc") ? req.get_param_value("dc") : std::string();

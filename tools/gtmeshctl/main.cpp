@@ -320,10 +320,12 @@ int main(int argc, char** argv) {
   } else if ((cmd == "status" || cmd == "history" || cmd == "configs") && pos.size() == 1) {
     if (!since.empty()) {
       // --since: a duration back from now ("10m"), a UTC time, or Unix ms.
-      auto ago = parse_duration_ms(since);
+      bool unix_ms = since.find_first_not_of("0123456789") == std::string::npos; // bare digits: Unix ms
+      auto ago = unix_ms ? std::nullopt : parse_duration_ms(since);
       auto at = parse_iso8601_utc(since);
-      bool unix_ms = since.find_first_not_of("0123456789") == std::string::npos;
-      if (ago)
+      if (unix_ms)
+        ; // sent as it is
+      else if (ago)
         since = std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
                                  std::chrono::system_clock::now().time_since_epoch())
                                  .count() -

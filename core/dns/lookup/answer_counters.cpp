@@ -30,6 +30,11 @@ void answer_counters::switch_to(const plan_ptr& plan) {
   for (size_t i = 0; i < t->size; ++i)
     t->values[i].store(0, std::memory_order_relaxed);
   std::lock_guard lock(mutex_);
+  // This thread is the only writer and writes no more to the old table:
+  // fold it now (releasing its plan), whether or not anyone scrapes.
+  for (const auto& old : tables_)
+    add_table(*old, retired_);
+  tables_.clear();
   tables_.push_back(std::move(t));
   current_ = tables_.back().get();
   current_plan_ = plan.get();
@@ -54,13 +59,6 @@ void answer_counters::add_table(const table& t, answer_totals& into) {
 
 void answer_counters::collect(answer_totals& into) const {
   std::lock_guard lock(mutex_);
-  // Tables before the last are no longer written (the thread switched under
-  // this mutex, after its last write to them): fold and free them.
-  if (tables_.size() > 1) {
-    for (size_t i = 0; i + 1 < tables_.size(); ++i)
-      add_table(*tables_[i], retired_);
-    tables_.erase(tables_.begin(), tables_.end() - 1);
-  }
   for (const auto& [k, v] : retired_)
     into[k] += v;
   if (!tables_.empty())

@@ -6,8 +6,8 @@
 // writer: the query path does a relaxed load and store into a flat table laid
 // out for the routing plan it answers from. A new plan (a config change) gives
 // the thread a new table, allocated once on its first query under that plan;
-// readers on other threads fold tables the thread has left into totals keyed
-// by names, so counts survive config changes and stay monotonic.
+// the table it leaves is folded then into totals keyed by names (and its
+// plan released), so counts survive config changes and stay monotonic.
 
 #include "core/routing/answer_set.hpp"
 #include "core/routing/routing_plan.hpp"
@@ -78,8 +78,8 @@ private:
   const routing_plan* current_plan_ = nullptr; ///< owning thread only
   table* current_ = nullptr;                   ///< owning thread only
   mutable std::mutex mutex_;                   ///< guards the two below
-  mutable std::vector<std::unique_ptr<table>> tables_; ///< the last one is current
-  mutable answer_totals retired_;              ///< tables the thread has left, folded
+  std::vector<std::unique_ptr<table>> tables_; ///< the current one (at most one)
+  answer_totals retired_;                      ///< tables the thread has left, folded
 };
 
 } // namespace gtmesh::dns

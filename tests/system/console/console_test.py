@@ -10,7 +10,9 @@ by Selenium against `gtmesh demo`.
   4. the explain view shows the decision trace of www.demo.example: the
      question, every candidate DC and the answer;
   5. the drain button drains a DC through the Raft log (and undrain brings
-     it back); a POST without the console's header is refused.
+     it back); a POST without the console's header is refused;
+  6. the last `gtmeshctl push --dry-run` shows with the answers it would
+     change.
 Screenshots go to $GTMESH_ARTIFACTS (build/test-artifacts); with
 GTMESH_UPDATE_SCREENSHOT=1 the healthy one also replaces docs/console.png.
 """
@@ -128,6 +130,17 @@ def main():
         row = driver.find_element(By.CSS_SELECTOR, '#dcs tbody tr[data-dc="iad"]')
         row.find_element(By.CSS_SELECTOR, "button.action").click()
         check(wait_for(lambda: states().get("iad") == "up", 15), "and undrain brings it back")
+        # The answer diff of the last dry run, as the console shows it.
+        cfg = open(os.path.join(data, "demo.yaml")).read()
+        candidate = os.path.join(work, "candidate.yaml")
+        open(candidate, "w").write(cfg.replace("198.51.100.10", "198.51.100.11"))  # www answers iad now
+        ctl = os.path.join(os.path.dirname(GTMESH), "gtmeshctl")
+        r = subprocess.run([ctl, "--decider", info["mesh"], "push", "--dry-run", candidate], capture_output=True,
+                           text=True, timeout=30)
+        got = wait_for(lambda: "valid" in driver.find_element(By.ID, "dry-run-head").text and
+                       "198.51.100.11" in driver.find_element(By.ID, "dry-run").text, 20)
+        check(r.returncode == 0 and got, "the console shows the last dry run and the answers it would change: %s" %
+              driver.find_element(By.ID, "dry-run-head").text)
         # Without the console's header (a form on another site), nothing happens.
         import urllib.request
         req = urllib.request.Request("http://%s/api/drain?dc=sin" % info["http"], data=b"", method="POST")

@@ -271,6 +271,17 @@ def serve_node(work):
         dig(port, "nope.example.test")
         text = http_get(base + "/metrics")[1]
         promtool_ok(text, "gtmesh serve")
+        # Bodies and other methods are refused before anything more is read.
+        def send(method, data=None):
+            req = urllib.request.Request(base + "/metrics", data=data, method=method)
+            try:
+                return urllib.request.urlopen(req, timeout=5).status
+            except urllib.error.HTTPError as e:
+                return e.code
+            except OSError:
+                return 0
+        codes = (send("POST", b"x" * 100000), send("DELETE"), send("GET"))
+        check(codes == (413, 405, 200), "a request body is refused (413), other methods too (405): %s" % (codes,))
         check(sample(text, "gtmesh_dns_responses_total", {"rcode": "NXDOMAIN"}) == 1 and
               sample(text, "gtmesh_answers_total", {"record": "www.example.test.", "type": "A", "dc": ""}) == 3,
               "gtmesh serve counts NXDOMAIN and answers per record")
