@@ -114,14 +114,15 @@ void append_dns_metrics(const dns::dns_counters& c, uint64_t snapshot_generation
 void append_answer_metrics(const dns::answer_totals& totals, families& out) {
   auto answers = counter("gtmesh_answers_total",
                          "Answers given per record (the first query of a CNAME chain), by the DC that answered "
-                         "(dc \"\" when no DC did: plain records, static rules, external endpoints).");
+                         "(dc \"\" when no DC did: plain records, static rules, external endpoints) and, for "
+                         "profile records, the endpoint of the record's profile that was picked.");
   auto fallbacks = counter("gtmesh_answer_fallbacks_total",
                            "Answers per record where nothing qualified: fail_safe answers, fail_open answers, or "
                            "NODATA by policy (on_all_down: nodata, a disabled profile).");
   for (const auto& [key, n] : totals) {
-    const auto& [record, type, dc, outcome] = key;
+    const auto& [record, type, dc, endpoint, outcome] = key;
     if (outcome == "answer")
-      answers.add(static_cast<double>(n), {{"record", record}, {"type", type}, {"dc", dc}});
+      answers.add(static_cast<double>(n), {{"record", record}, {"type", type}, {"dc", dc}, {"endpoint", endpoint}});
     else
       fallbacks.add(static_cast<double>(n), {{"record", record}, {"type", type}, {"outcome", outcome}});
   }

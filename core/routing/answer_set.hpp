@@ -34,6 +34,9 @@ struct answer_set {
   /// The first DC picked (DC mode, or a profile's DC endpoint), if any:
   /// the per-DC answer statistics.
   uint32_t dc = no_index;
+  /// The first endpoint picked by the record's own profile (an index into
+  /// its endpoints), if any: the per-endpoint answer statistics.
+  uint32_t endpoint = no_index;
   answer_outcome outcome = answer_outcome::routed;
   uint32_t ttl = 0;
   /// EDNS Client Subnet scope (RFC 7871): how many leading bits of the
@@ -47,7 +50,7 @@ struct answer_set {
 
   void reset() noexcept {
     status = answer_status::refused;
-    zone = record = dc = no_index;
+    zone = record = dc = endpoint = no_index;
     outcome = answer_outcome::routed;
     ttl = 0;
     scope = 0;

@@ -16,13 +16,23 @@ void answer_counters::switch_to(const plan_ptr& plan) {
   t->dc_count = plan->dc_count();
   const size_t records = plan->records.size();
   t->first.resize(records);
-  t->per_dc.resize(records);
+  t->key.resize(records);
+  t->width.resize(records);
   size_t next = 0;
   for (size_t r = 0; r < records; ++r) {
-    const record_mode mode = plan->records[r].mode;
-    t->per_dc[r] = mode == record_mode::dc || mode == record_mode::profile;
+    const record_plan& rec = plan->records[r];
+    if (rec.mode == record_mode::dc) {
+      t->key[r] = table::keyed::by_dc;
+      t->width[r] = t->dc_count + 1;
+    } else if (rec.mode == record_mode::profile && rec.policy < plan->profile_plans.size()) {
+      t->key[r] = table::keyed::by_endpoint;
+      t->width[r] = static_cast<uint32_t>(plan->profile_plans[rec.policy].endpoints.size()) + 1;
+    } else {
+      t->key[r] = table::keyed::single;
+      t->width[r] = 1;
+    }
     t->first[r] = static_cast<uint32_t>(next);
-    next += t->per_dc[r] ? t->dc_count + 1 : 1;
+    next += t->width[r];
   }
   t->outcome_base = next;
   t->size = next + records * 3;
@@ -45,15 +55,23 @@ void answer_counters::add_table(const table& t, answer_totals& into) {
   for (size_t r = 0; r < plan.records.size(); ++r) {
     const record_plan& rec = plan.records[r];
     std::string type(to_string(rec.type));
-    const size_t width = t.per_dc[r] ? t.dc_count + 1 : 1;
-    for (size_t k = 0; k < width; ++k)
+    const size_t last = t.width[r] - 1;
+    for (size_t k = 0; k < t.width[r]; ++k)
       if (uint64_t v = t.values[t.first[r] + k].load(std::memory_order_relaxed)) {
-        std::string dc = t.per_dc[r] && k < t.dc_count ? plan.dc_names[k] : std::string();
-        into[answer_key{rec.name, type, std::move(dc), "answer"}] += v;
+        std::string dc, endpoint;
+        if (t.key[r] == table::keyed::by_dc && k < last) {
+          dc = plan.dc_names[k];
+        } else if (t.key[r] == table::keyed::by_endpoint && k < last) {
+          const endpoint_plan& e = plan.profile_plans[rec.policy].endpoints[k];
+          endpoint = e.source ? e.source->name : std::string();
+          if (e.kind == endpoint_kind::dc && e.dc < t.dc_count)
+            dc = plan.dc_names[e.dc];
+        }
+        into[answer_key{rec.name, type, std::move(dc), std::move(endpoint), "answer"}] += v;
       }
     for (size_t o = 0; o < 3; ++o)
       if (uint64_t v = t.values[t.outcome_base + r * 3 + o].load(std::memory_order_relaxed))
-        into[answer_key{rec.name, type, "", outcome_names[o]}] += v;
+        into[answer_key{rec.name, type, "", "", outcome_names[o]}] += v;
   }
 }
 

@@ -23,8 +23,9 @@
 
 namespace gtmesh::dns {
 
-/// (record owner, record type, dc or "" , outcome: "answer" | "fail_safe" | "fail_open" | "nodata")
-using answer_key = std::tuple<std::string, std::string, std::string, std::string>;
+/// (record owner, record type, dc or "", endpoint or "",
+///  outcome: "answer" | "fail_safe" | "fail_open" | "nodata")
+using answer_key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
 using answer_totals = std::map<answer_key, uint64_t>;
 
 class answer_counters {
@@ -41,7 +42,7 @@ public:
       switch_to(plan);
     table& t = *current_;
     if (a.status == answer_status::answer)
-      bump(t.values[t.answer_slot(a.record, a.dc)]);
+      bump(t.values[t.answer_slot(a.record, a.dc, a.endpoint)]);
     if (a.outcome != answer_outcome::routed)
       bump(t.values[t.outcome_slot(a.record, a.outcome)]);
   }
@@ -53,16 +54,27 @@ private:
   struct table {
     plan_ptr plan; ///< held: the layout below is only valid for this plan
     uint32_t dc_count = 0;
-    std::vector<uint32_t> first;  ///< per record: its first answer slot
-    std::vector<uint8_t> per_dc;  ///< per record: one slot per DC (+1 for none) or a single slot
-    size_t outcome_base = 0;      ///< 3 outcome slots per record from here
+    std::vector<uint32_t> first; ///< per record: its first answer slot
+    /// Per record, what its answer slots are keyed by: one slot (plain,
+    /// static), one per DC + 1 for none (DC mode), or one per endpoint of its
+    /// profile + 1 for none (profile).
+    enum class keyed : uint8_t { single, by_dc, by_endpoint };
+    std::vector<keyed> key;
+    std::vector<uint32_t> width; ///< per record: its number of answer slots
+    size_t outcome_base = 0;     ///< 3 outcome slots per record from here
     std::unique_ptr<std::atomic<uint64_t>[]> values;
     size_t size = 0;
 
-    size_t answer_slot(uint32_t record, uint32_t dc) const noexcept {
-      if (!per_dc[record])
-        return first[record];
-      return first[record] + (dc < dc_count ? dc : dc_count);
+    size_t answer_slot(uint32_t record, uint32_t dc, uint32_t endpoint) const noexcept {
+      const uint32_t last = width[record] - 1; // the "none" slot
+      switch (key[record]) {
+        case keyed::by_dc:
+          return first[record] + (dc < last ? dc : last);
+        case keyed::by_endpoint:
+          return first[record] + (endpoint < last ? endpoint : last);
+        default:
+          return first[record];
+      }
     }
     size_t outcome_slot(uint32_t record, answer_outcome o) const noexcept {
       return outcome_base + size_t{record} * 3 + (static_cast<size_t>(o) - 1);

@@ -208,6 +208,8 @@ void evaluate_profile(uint32_t profile_index, route_context& rc) {
     const endpoint_plan& e = p.endpoints[choice.index[k]];
     if (e.kind == endpoint_kind::dc && rc.out.dc == answer_set::no_index)
       rc.out.dc = e.dc;
+    if (rc.depth == 0 && rc.out.endpoint == answer_set::no_index)
+      rc.out.endpoint = choice.index[k];
     std::vector<std::string> picked;
     if (e.kind == endpoint_kind::nested) {
       if (rc.trace)

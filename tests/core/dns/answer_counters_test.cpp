@@ -37,8 +37,9 @@ protected:
   }
 };
 
-uint64_t at(const answer_totals& t, const std::string& record, const std::string& dc, const std::string& outcome) {
-  auto it = t.find(answer_key{record, "A", dc, outcome});
+uint64_t at(const answer_totals& t, const std::string& record, const std::string& dc, const std::string& outcome,
+           const std::string& endpoint = "") {
+  auto it = t.find(answer_key{record, "A", dc, endpoint, outcome});
   return it == t.end() ? 0 : it->second;
 }
 
@@ -56,6 +57,15 @@ TEST_F(answer_counters_test, counts_each_answer_under_the_dc_that_gave_it) {
   EXPECT_EQ(fra + iad, 20);
   EXPECT_EQ(at(t, "www.example.test.", "", "answer"), 1u) << "a plain record counts under no DC";
   EXPECT_EQ(at(t, "web.example.test.", "", "fail_safe"), 0u);
+}
+
+TEST_F(answer_counters_test, counts_a_profile_record_under_the_endpoint_it_picked) {
+  auto a = ask("office.example.test", snapshot); // from 192.0.2.200: not in lan's subnets
+  ASSERT_EQ(a, std::vector<std::string>{"192.0.2.61"});
+  auto t = collect();
+  EXPECT_EQ(at(t, "office.example.test.", "", "answer", "public"), 1u);
+  EXPECT_EQ(at(t, "office.example.test.", "", "answer", "lan"), 0u);
+  EXPECT_EQ(at(t, "office.example.test.", "", "answer"), 0u) << "not under 'no endpoint'";
 }
 
 TEST_F(answer_counters_test, counts_fail_safe_answers_when_every_measurement_is_stale) {

@@ -88,16 +88,18 @@ TEST(dns_metrics, qtypes_map_to_bounded_buckets) {
 }
 
 TEST(dns_metrics, answers_split_by_dc_and_fallbacks_by_outcome) {
-  dns::answer_totals t{{{"www.x.", "A", "fra", "answer"}, 4},
-                       {{"www.x.", "A", "", "answer"}, 1},
-                       {{"www.x.", "A", "", "fail_safe"}, 1}};
+  dns::answer_totals t{{{"www.x.", "A", "fra", "", "answer"}, 4},
+                       {{"www.x.", "A", "", "", "answer"}, 1},
+                       {{"api.x.", "A", "iad", "us-east", "answer"}, 2},
+                       {{"www.x.", "A", "", "", "fail_safe"}, 1}};
   families f;
   append_answer_metrics(t, f);
   auto s = samples(to_text(f));
-  EXPECT_EQ(s["gtmesh_answers_total{record=\"www.x.\",type=\"A\",dc=\"fra\"}"], 4);
-  EXPECT_EQ(s["gtmesh_answers_total{record=\"www.x.\",type=\"A\",dc=\"\"}"], 1);
+  EXPECT_EQ(s["gtmesh_answers_total{record=\"www.x.\",type=\"A\",dc=\"fra\",endpoint=\"\"}"], 4);
+  EXPECT_EQ(s["gtmesh_answers_total{record=\"www.x.\",type=\"A\",dc=\"\",endpoint=\"\"}"], 1);
+  EXPECT_EQ(s["gtmesh_answers_total{record=\"api.x.\",type=\"A\",dc=\"iad\",endpoint=\"us-east\"}"], 2);
   EXPECT_EQ(s["gtmesh_answer_fallbacks_total{record=\"www.x.\",type=\"A\",outcome=\"fail_safe\"}"], 1);
-  EXPECT_EQ(s.size(), 3u);
+  EXPECT_EQ(s.size(), 4u);
 }
 
 TEST(decider_metrics, dc_health_and_ages_follow_the_status_and_the_scrape_time) {

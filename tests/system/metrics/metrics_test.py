@@ -208,11 +208,11 @@ def demo_and_prometheus(work):
         for _ in range(5):
             dig(dns, "www.demo.example")
         after = http_get(base + "/metrics")[1]
-        www = {"record": "www.demo.example.", "type": "A"}
-        fra_before = sample(before, "gtmesh_answers_total", dict(www, dc="fra")) or 0
-        iad_before = sample(before, "gtmesh_answers_total", dict(www, dc="iad")) or 0
-        fra_after = sample(after, "gtmesh_answers_total", dict(www, dc="fra")) or 0
-        iad_after = sample(after, "gtmesh_answers_total", dict(www, dc="iad")) or 0
+        www = {"record": "www.demo.example.", "type": "A"}  # DC mode: no endpoint
+        fra_before = sample(before, "gtmesh_answers_total", dict(www, dc="fra", endpoint="")) or 0
+        iad_before = sample(before, "gtmesh_answers_total", dict(www, dc="iad", endpoint="")) or 0
+        fra_after = sample(after, "gtmesh_answers_total", dict(www, dc="fra", endpoint="")) or 0
+        iad_after = sample(after, "gtmesh_answers_total", dict(www, dc="iad", endpoint="")) or 0
         check(fra_after - fra_before == 5 and iad_after - iad_before == 5,
               "gtmesh_answers_total counts www's answers per DC: fra +%d before, iad +%d after the failover" %
               (fra_after - fra_before, iad_after - iad_before))
@@ -283,7 +283,8 @@ def serve_node(work):
         codes = (send("POST", b"x" * 100000), send("DELETE"), send("GET"))
         check(codes == (413, 405, 200), "a request body is refused (413), other methods too (405): %s" % (codes,))
         check(sample(text, "gtmesh_dns_responses_total", {"rcode": "NXDOMAIN"}) == 1 and
-              sample(text, "gtmesh_answers_total", {"record": "www.example.test.", "type": "A", "dc": ""}) == 3,
+              sample(text, "gtmesh_answers_total",
+                     {"record": "www.example.test.", "type": "A", "dc": "", "endpoint": ""}) == 3,
               "gtmesh serve counts NXDOMAIN and answers per record")
     finally:
         stop(proc)
