@@ -688,6 +688,18 @@ std::unique_ptr<transport> transport::create(transport_options options, link_eve
   return t;
 }
 
+std::optional<node_identity> verified_peer_identity(const void* ssl_ptr) {
+  auto* ssl = const_cast<SSL*>(static_cast<const SSL*>(ssl_ptr));
+  if (!ssl || SSL_get_verify_result(ssl) != X509_V_OK)
+    return std::nullopt;
+  X509* cert = SSL_get1_peer_certificate(ssl);
+  if (!cert)
+    return std::nullopt;
+  node_identity id = identity_of(cert);
+  X509_free(cert);
+  return id;
+}
+
 std::optional<node_identity> certificate_identity(const std::string& pem_file, std::string& error) {
   FILE* f = std::fopen(pem_file.c_str(), "r");
   if (!f) {

@@ -144,6 +144,11 @@ public:
 /// The identity a certificate file carries (CN and the gtmesh role URI).
 std::optional<node_identity> certificate_identity(const std::string& pem_file, std::string& error);
 
+/// The identity of the peer of a TLS connection (any OpenSSL SSL*, e.g. an
+/// HTTPS request's), if it presented a certificate that verified against
+/// the CA the connection was set up with; nullopt otherwise.
+std::optional<node_identity> verified_peer_identity(const void* ssl);
+
 /// True for 127.0.0.0/8, ::1 and "localhost".
 bool is_loopback_host(const std::string& host);
 

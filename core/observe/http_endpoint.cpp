@@ -3,6 +3,7 @@
 #include "core/mesh/transport.hpp"
 
 #include <httplib.h>
+#include <openssl/ssl.h>
 
 #include <chrono>
 
@@ -16,7 +17,33 @@ std::unique_ptr<http_endpoint> http_endpoint::create(http_endpoint_options optio
     return nullptr;
   }
   e->options_ = std::move(options);
-  e->server_ = std::make_unique<httplib::Server>();
+  const auto& o = e->options_;
+  if (!o.tls_cert.empty()) {
+    std::string tls_error;
+    auto server = std::make_unique<httplib::SSLServer>([&](SSL_CTX& ctx) {
+      if (SSL_CTX_use_certificate_chain_file(&ctx, o.tls_cert.c_str()) != 1 ||
+          SSL_CTX_use_PrivateKey_file(&ctx, o.tls_key.c_str(), SSL_FILETYPE_PEM) != 1 ||
+          SSL_CTX_check_private_key(&ctx) != 1 || SSL_CTX_load_verify_locations(&ctx, o.tls_ca.c_str(), nullptr) != 1) {
+        tls_error = "--http: cannot use the TLS files " + o.tls_cert + ", " + o.tls_key + ", " + o.tls_ca;
+        return false;
+      }
+      SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+      // Ask for a client certificate, but do not require one: Prometheus and
+      // readers come without; the console's actions need an operator's.
+      SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER, nullptr);
+      STACK_OF(X509_NAME)* cas = SSL_load_client_CA_file(o.tls_ca.c_str());
+      if (cas)
+        SSL_CTX_set_client_CA_list(&ctx, cas);
+      return true;
+    });
+    if (!server->is_valid()) {
+      error = tls_error.empty() ? "--http: TLS set-up failed" : tls_error;
+      return nullptr;
+    }
+    e->server_ = std::move(server);
+  } else {
+    e->server_ = std::make_unique<httplib::Server>();
+  }
   auto& s = *e->server_;
   // Small and bounded: scrapes and a console poll, not a web server.
   s.new_task_queue = [] { return new httplib::ThreadPool(4); };
@@ -85,6 +112,6 @@ void http_endpoint::stop() {
     thread_.join();
 }
 
-std::string http_endpoint::url() const { return "http://" + bound_; }
+std::string http_endpoint::url() const { return (tls() ? "https://" : "http://") + bound_; }
 
 } // namespace gtmesh::observe

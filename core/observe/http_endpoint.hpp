@@ -25,6 +25,10 @@ struct http_endpoint_options {
   const metrics_registry* metrics = nullptr;
   /// "" when ready, else why not (the /readyz body, with status 503).
   std::function<std::string()> not_ready;
+  /// With all three: HTTPS with this certificate and key; a client
+  /// certificate is asked for and, if given, must verify against `tls_ca`
+  /// (clients without one still read /metrics and the console).
+  std::string tls_cert, tls_key, tls_ca;
 };
 
 class http_endpoint {
@@ -42,8 +46,9 @@ public:
   void stop();
   /// "127.0.0.1:9464" with the port actually bound.
   const std::string& bound() const noexcept { return bound_; }
-  /// "http://127.0.0.1:9464" (brackets around IPv6 hosts).
+  /// "http://127.0.0.1:9464" or "https://..." (brackets around IPv6 hosts).
   std::string url() const;
+  bool tls() const noexcept { return !options_.tls_cert.empty(); }
 
 private:
   http_endpoint() = default;

@@ -140,10 +140,11 @@ int agent(const args& a) {
   if (!http_listen.empty()) {
     ops.add_agent(measured);
     std::string error;
-    if (!ops.start(http_listen, error)) {
+    if (!ops.bind(http_listen, error, with_config_tls(tls, loaded.cfg.get()))) {
       std::fprintf(stderr, "gtmesh agent: %s\n", error.c_str());
       return 1;
     }
+    ops.serve();
     if (!quiet)
       log_line(log_level::info, "agent", "metrics on " + ops.endpoint()->url() + "/metrics");
   }

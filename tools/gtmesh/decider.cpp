@@ -208,7 +208,7 @@ int decider(const args& a) {
     ops.add_decider(actor_options.board);
     if (responder)
       ops.add_dns(responder.get());
-    if (!ops.bind(http_listen, error)) {
+    if (!ops.bind(http_listen, error, tls)) {
       std::fprintf(stderr, "gtmesh decider: %s\n", error.c_str());
       return 1;
     }
@@ -261,7 +261,7 @@ int decider(const args& a) {
     actor_options.log = log;
     auto decider = sys.spawn(decider::decider_actor, core, actor_options);
     if (actor_options.board) {
-      ops.add_console(sys, decider, actor_options.board, !tls.enabled());
+      ops.add_console(sys, decider, actor_options.board);
       ops.serve();
     }
     caf::anon_send(consensus, mesh::attach_atom_v, decider);

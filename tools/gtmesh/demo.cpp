@@ -278,7 +278,7 @@ int demo(const args& a) {
     aopt.log = log;
     aopt.board = board;
     auto decider_handle = sys.spawn(decider::decider_actor, core, aopt);
-    ops.add_console(sys, decider_handle, board, true);
+    ops.add_console(sys, decider_handle, board);
     ops.serve();
     caf::anon_send(consensus, mesh::attach_atom_v, decider_handle);
     auto responder_handle =

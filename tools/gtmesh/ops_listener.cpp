@@ -69,8 +69,8 @@ void ops_listener::add_agent(std::shared_ptr<const observe::agent_metrics> agent
 }
 
 void ops_listener::add_console(caf::actor_system& system, caf::actor decider,
-                               std::shared_ptr<const decider::status_board> board, bool actions) {
-  console_ = console{&system, std::move(decider), std::move(board), actions};
+                               std::shared_ptr<const decider::status_board> board) {
+  console_ = console{&system, std::move(decider), std::move(board)};
 }
 
 void ops_listener::add_console_routes() {
@@ -142,40 +142,51 @@ void ops_listener::add_console_routes() {
   routes.Get("/api/configs", [ask](const httplib::Request&, httplib::Response& res) { ask("configs", {}, res); });
   routes.Get("/api/dry-run", [ask](const httplib::Request&, httplib::Response& res) { ask("dry-run", {}, res); });
   // Actions: drain and undrain, as `gtmeshctl drain` does (one Raft entry).
-  // Only from a loopback client, only with the console's own header (a page
-  // of another site cannot send it without a CORS preflight, which this
-  // listener never grants), and only where the cluster runs without TLS: a
-  // TLS cluster's operators use gtmeshctl with their certificate.
+  // Over HTTPS (a TLS cluster): only from a client whose certificate from the
+  // cluster CA names the operator role. Over plain HTTP: only from a loopback
+  // client, with a loopback name in Host (against DNS rebinding). Always with
+  // the console's own header (a page of another site cannot send it without
+  // a CORS preflight, which this listener never grants) and an Origin, if
+  // sent, that is the listener itself.
+  const bool tls = endpoint_->tls();
   for (const char* command : {"drain", "undrain"}) {
-    routes.Post(std::string("/api/") + command, [c, ask, command](const httplib::Request& req, httplib::Response& res) {
+    routes.Post(std::string("/api/") + command, [c, ask, command, tls](const httplib::Request& req,
+                                                                      httplib::Response& res) {
       auto refuse = [&](const std::string& why) {
         res.status = 403;
         res.set_content("{\"ok\":false,\"error\":" + json_string(why) + "}", "application/json");
       };
-      if (!c.actions)
-        return refuse("console actions are off: the cluster runs with TLS; use gtmeshctl with an operator certificate");
-      if (!mesh::is_loopback_host(req.remote_addr))
-        return refuse("console actions are accepted from loopback clients only, not " + req.remote_addr);
-      // DNS rebinding: a page whose name re-resolves to 127.0.0.1 would be
-      // same-origin. Only loopback names in Host (any port: tunnels), and
-      // an Origin, if sent, of the same kind.
       auto loopback_name = [](std::string host_port) {
         if (host_port.rfind("[", 0) == 0)
           return host_port.rfind("[::1]", 0) == 0;
         host_port = host_port.substr(0, host_port.find(':'));
         return host_port == "localhost" || mesh::is_loopback_host(host_port);
       };
-      if (!loopback_name(req.get_header_value("Host")))
-        return refuse("console actions need a loopback name in Host (127.0.0.1, [::1] or localhost)");
+      std::string who = "console";
+      if (tls) {
+        auto id = mesh::verified_peer_identity(req.ssl);
+        if (!id)
+          return refuse("console actions over HTTPS need a client certificate of the cluster CA with the operator "
+                        "role (gtmeshctl ca issue NAME --role operator)");
+        if (id->role != mesh::node_role::operator_)
+          return refuse("console actions need an operator certificate, not " + id->describe());
+        who = id->name;
+      } else {
+        if (!mesh::is_loopback_host(req.remote_addr))
+          return refuse("console actions are accepted from loopback clients only, not " + req.remote_addr);
+        if (!loopback_name(req.get_header_value("Host")))
+          return refuse("console actions need a loopback name in Host (127.0.0.1, [::1] or localhost)");
+      }
       if (std::string origin = req.get_header_value("Origin"); !origin.empty()) {
         auto at = origin.find("://");
-        if (at == std::string::npos || !loopback_name(origin.substr(at + 3)))
+        std::string origin_host = at == std::string::npos ? std::string() : origin.substr(at + 3);
+        if (tls ? origin_host != req.get_header_value("Host") : !loopback_name(origin_host))
           return refuse("console actions are refused from origin " + origin);
       }
       if (req.get_header_value("X-Gtmesh-Operator").empty())
         return refuse("missing the X-Gtmesh-Operator header");
       std::string dc = req.has_param("dc") ? req.get_param_value("dc") : std::string();
-      std::string who = req.get_header_value("X-Gtmesh-Operator").substr(0, 64);
+      who += " via " + req.get_header_value("X-Gtmesh-Operator").substr(0, 64);
       ask(command, {dc, who, std::to_string(std::random_device{}() | (uint64_t{std::random_device{}()} << 32))}, res);
       if (res.status == 200 && res.body.find("\"ok\":false") != std::string::npos)
         res.status = 409;
@@ -190,11 +201,16 @@ std::string ops_listener::not_ready() const {
   return "";
 }
 
-bool ops_listener::bind(const std::string& listen, std::string& error) {
+bool ops_listener::bind(const std::string& listen, std::string& error, const mesh::tls_files& tls) {
   observe::http_endpoint_options o;
   o.listen = listen;
   o.metrics = &metrics_;
   o.not_ready = [this] { return not_ready(); };
+  if (tls.enabled()) {
+    o.tls_cert = tls.cert;
+    o.tls_key = tls.key;
+    o.tls_ca = tls.ca;
+  }
   endpoint_ = observe::http_endpoint::create(std::move(o), error);
   return endpoint_ != nullptr;
 }

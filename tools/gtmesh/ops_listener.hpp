@@ -6,6 +6,7 @@
 
 #include "agents/probes/probe_result.hpp"
 #include "core/decider/decider_status.hpp"
+#include "core/mesh/node_runtime.hpp"
 #include "core/dns/responder/dns_responder.hpp"
 #include "core/observe/agent_metrics.hpp"
 #include "core/observe/http_endpoint.hpp"
@@ -36,16 +37,18 @@ public:
   void add_agent(std::shared_ptr<const observe::agent_metrics> agent);
   /// The console on the same listener: the page at /, the JSON API under
   /// /api/ (status from `board`; explain, history and configs asked of the
-  /// decider actor), Chart.js from Debian's libjs-chart.js. With `actions`,
-  /// POST /api/drain and /api/undrain from loopback clients (docs/console.md).
-  void add_console(caf::actor_system& system, caf::actor decider, std::shared_ptr<const decider::status_board> board,
-                   bool actions);
+  /// decider actor), Chart.js from Debian's libjs-chart.js, and POST
+  /// /api/drain and /api/undrain: over HTTPS from a client with an operator
+  /// certificate, over plain HTTP from loopback clients (docs/console.md).
+  void add_console(caf::actor_system& system, caf::actor decider, std::shared_ptr<const decider::status_board> board);
 
   /// Binds `listen` (false with `error`, nothing runs), then serves.
   bool start(const std::string& listen, std::string& error) { return bind(listen, error) && (serve(), true); }
   /// The two halves: bind early (a bad address fails before anything
   /// starts), serve once every source, the console included, is added.
-  bool bind(const std::string& listen, std::string& error);
+  /// With `tls` (the node's mesh certificate, key and cluster CA) the
+  /// listener is HTTPS and console actions need an operator certificate.
+  bool bind(const std::string& listen, std::string& error, const mesh::tls_files& tls = {});
   void serve();
   void stop();
   ~ops_listener() { stop(); }
@@ -62,7 +65,6 @@ private:
     caf::actor_system* system = nullptr;
     caf::actor decider;
     std::shared_ptr<const decider::status_board> board;
-    bool actions = false;
   };
   std::optional<console> console_;
   void add_console_routes();

@@ -12,7 +12,9 @@
   3. labels never carry client addresses: ECS queries from many networks
      add no series;
   4. a bad --http address is refused with a clear error and exit status;
-  5. --log-format json writes one JSON object per line, --log-level filters.
+  5. --log-format json writes one JSON object per line, --log-level filters;
+  6. in a TLS cluster the listener is HTTPS, and the console's drain needs an
+     operator certificate of the cluster CA.
 """
 import json
 import os
@@ -257,6 +259,47 @@ def cluster_nodes(work):
         subprocess.run([CLUSTER, "stop", d], capture_output=True, timeout=60)
 
 
+def tls_cluster(work):
+    """A TLS cluster (tools/cluster.sh --tls): the deciders' listener is HTTPS
+    with the node certificate; anyone with the CA reads it; the console's
+    drain needs an operator certificate of the cluster CA."""
+    d = os.path.join(work, "tls-cluster")
+    r = subprocess.run([CLUSTER, "start", d, "--tls"], capture_output=True, text=True, timeout=120)
+    try:
+        if not check(r.returncode == 0, "tools/cluster.sh start --tls"):
+            print(r.stdout, r.stderr)
+            return
+        env = dict(l.split("=", 1) for l in open(os.path.join(d, "cluster.env")).read().split("\n") if "=" in l)
+        tls = os.path.join(d, "tls")
+        port = env["HTTP1"].rsplit(":", 1)[1]
+        url = "https://decider1:%s" % port  # the certificate names the node, not its address
+
+        def curl(path, *extra, method="GET"):
+            out = subprocess.run(["curl", "-s", "--max-time", "10", "--cacert", os.path.join(tls, "ca.pem"),
+                                  "--resolve", "decider1:%s:127.0.0.1" % port, "-X", method,
+                                  *(["-d", "", "-H", "X-Gtmesh-Operator: test"] if method == "POST" else []),
+                                  *extra, "-w", "\n%{http_code}", url + path], capture_output=True, text=True, timeout=30)
+            body, _, code = out.stdout.rpartition("\n")
+            return int(code or 0), body
+
+        ready = wait_for(lambda: curl("/readyz")[0] == 200, 30)
+        check(ready, "over HTTPS (node certificate, cluster CA) /readyz turns 200")
+        code, text = curl("/metrics")
+        check(code == 200 and "gtmesh_dc_up" in text, "/metrics reads over HTTPS without a client certificate")
+        agent = ["--cert", os.path.join(tls, "agent-fra.pem"), "--key", os.path.join(tls, "agent-fra.key")]
+        op = ["--cert", os.path.join(tls, "gtmeshctl.pem"), "--key", os.path.join(tls, "gtmeshctl.key")]
+        refused = (curl("/api/drain?dc=iad", method="POST")[0], curl("/api/drain?dc=iad", *agent, method="POST")[0])
+        check(refused == (403, 403), "a drain without a certificate, or with an agent's, is refused: %s" % (refused,))
+        code, body = curl("/api/drain?dc=iad", *op, method="POST")
+        check(code == 200 and '"ok":true' in body, "an operator certificate drains iad: %s" % body)
+        drained = wait_for(lambda: 'gtmesh_dc_drained{dc="iad"} 1' in curl("/metrics")[1], 10)
+        check(drained, "and the drain is committed and applied")
+        code, body = curl("/api/undrain?dc=iad", *op, method="POST")
+        check(code == 200, "undrain with the operator certificate")
+    finally:
+        subprocess.run([CLUSTER, "stop", d], capture_output=True, timeout=60)
+
+
 def serve_node(work):
     port, http = free_port(), free_port()
     zone = os.path.join(SRC, "tests", "system", "dns_serve", "zone.yaml")
@@ -316,7 +359,7 @@ def serve_node(work):
 
 
 def main():
-    for tool in ("dig", "promtool", "prometheus"):
+    for tool in ("dig", "promtool", "prometheus", "curl"):
         if not shutil.which(tool):
             print("skip: %s missing (tools/setup.sh installs it)" % tool)
             return 77
@@ -324,6 +367,7 @@ def main():
     try:
         demo_and_prometheus(work)
         cluster_nodes(work)
+        tls_cluster(work)
         serve_node(work)
         if failures:
             for f in ("demo.out", "prometheus.out", "serve.out"):
