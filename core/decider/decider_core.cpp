@@ -317,6 +317,25 @@ size_t decider_core::expire(int64_t now_ms) {
     pending_.deleted.push_back(std::move(m));
   if (!gone.empty())
     dirty_ = true;
+  // Agents gone for longer than the retention are forgotten (an agent that
+  // takes a new name at every restart must not pile up in status and
+  // metrics), unless it is the last one its DC had: that one still tells
+  // that the DC lost its agents.
+  for (auto it = agents_.begin(); it != agents_.end();) {
+    const auto& [origin, a] = *it;
+    const bool long_gone = !a.connected && now_ms - a.since_ms > options_.retention_ms;
+    const bool dc_has_newer = long_gone && std::any_of(agents_.begin(), agents_.end(), [&](const auto& other) {
+                                return other.first != origin && other.second.dc == a.dc &&
+                                       (other.second.connected || other.second.since_ms > a.since_ms);
+                              });
+    if (dc_has_newer) {
+      last_heard_.erase(origin);
+      it = agents_.erase(it);
+      dirty_ = true;
+    } else {
+      ++it;
+    }
+  }
   return gone.size();
 }
 

@@ -338,6 +338,28 @@ TEST_F(decider_core_test, a_decider_restarted_alone_answers_as_it_did_before_how
   EXPECT_EQ(answers(snap, "www.example.com", d->snapshot_fixed_now()), std::vector<std::string>{"192.0.2.250"});
 }
 
+TEST_F(decider_core_test, agents_long_gone_are_forgotten_but_not_the_last_one_of_a_dc) {
+  auto d = open();
+  ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
+  d->agent_alive("fra/host-1", "fra", t0);
+  d->agent_gone("fra/host-1", t0 + 100);
+  d->agent_alive("fra/host-2", "fra", t0 + 200); // the same agent, restarted under a new name
+  d->agent_alive("iad/a1", "iad", t0);
+  d->agent_gone("iad/a1", t0 + 100); // iad's only agent
+  auto origins = [&](int64_t now) {
+    std::set<std::string> out;
+    for (const auto& o : d->status(now).origins)
+      out.insert(o.origin);
+    return out;
+  };
+  d->expire(t0 + 60'000);
+  EXPECT_EQ(origins(t0 + 60'000), (std::set<std::string>{"fra/host-1", "fra/host-2", "iad/a1"}));
+  const int64_t later = t0 + 3'600'000 + 1'000;
+  d->expire(later);
+  EXPECT_EQ(origins(later), (std::set<std::string>{"fra/host-2", "iad/a1"}));
+  EXPECT_EQ(d->unreachable_dcs(later), std::set<std::string>{"iad"}) << "iad still counts as having lost its agents";
+}
+
 TEST_F(decider_core_test, measurements_past_their_retention_are_forgotten_in_memory_and_on_disk) {
   {
     auto d = open();
