@@ -88,9 +88,15 @@ def main():
         driver.set_page_load_timeout(30)
         driver.get(url)
 
+        # Read and click inside the page's own JS turn: the table is rebuilt
+        # every 2 s, so element handles kept across calls go stale.
         def states():
-            rows = driver.find_elements(By.CSS_SELECTOR, "#dcs tbody tr")
-            return {r.get_attribute("data-dc"): r.find_element(By.CSS_SELECTOR, "td.state").text for r in rows}
+            return driver.execute_script(
+                "const o = {}; for (const r of document.querySelectorAll('#dcs tbody tr'))"
+                "  o[r.dataset.dc] = r.querySelector('td.state').textContent; return o;")
+
+        def click_action(dc):
+            driver.execute_script("document.querySelector('#dcs tbody tr[data-dc=\"%s\"] button.action').click()" % dc)
 
         got = wait_for(lambda: states() if states() == {"fra": "up", "iad": "up", "sin": "up"} else None, 30)
         check(got, "the page shows three DCs up: %s" % states())
@@ -121,14 +127,12 @@ def main():
         driver.save_screenshot(os.path.join(ARTIFACTS, "console-fra-down.png"))
 
         # Drain from the page: committed through the Raft log, shown by itself.
-        row = driver.find_element(By.CSS_SELECTOR, '#dcs tbody tr[data-dc="iad"]')
-        row.find_element(By.CSS_SELECTOR, "button.action").click()
+        click_action("iad")
         got = wait_for(lambda: states().get("iad") == "drained", 15)
         check(got and "committed at log index" in driver.find_element(By.ID, "action-result").text,
               "the drain button drains iad (committed, shown as drained): %s" %
               driver.find_element(By.ID, "action-result").text)
-        row = driver.find_element(By.CSS_SELECTOR, '#dcs tbody tr[data-dc="iad"]')
-        row.find_element(By.CSS_SELECTOR, "button.action").click()
+        click_action("iad")
         check(wait_for(lambda: states().get("iad") == "up", 15), "and undrain brings it back")
         # The answer diff of the last dry run, as the console shows it.
         cfg = open(os.path.join(data, "demo.yaml")).read()
