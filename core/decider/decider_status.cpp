@@ -55,6 +55,31 @@ void close(std::string& out, char c) {
     out += c;
 }
 
+/// "KEY":{...}, where `fill` writes the fields.
+template <class Fill>
+void object(std::string& out, std::string_view k, Fill fill) {
+  key(out, k);
+  out += '{';
+  fill();
+  close(out, '}');
+  out += ',';
+}
+
+/// "KEY":[{...},...], one object per item; `fill(item)` writes its fields.
+template <class Range, class Fill>
+void array(std::string& out, std::string_view k, const Range& items, Fill fill) {
+  key(out, k);
+  out += '[';
+  for (const auto& item : items) {
+    out += '{';
+    fill(item);
+    close(out, '}');
+    out += ',';
+  }
+  close(out, ']');
+  out += ',';
+}
+
 double age_s(int64_t at_ms, int64_t now_ms) {
   return now_ms > at_ms ? static_cast<double>(now_ms - at_ms) / 1000.0 : 0.0;
 }
@@ -65,64 +90,46 @@ std::string to_json(const decider_status& s, int64_t now_ms) {
   std::string o = "{";
   field(o, "node", s.node);
   field(o, "at", iso8601_utc(s.at_ms));
-  o += "\"config\":{";
-  field(o, "version", static_cast<double>(s.config_version));
-  field(o, "file", s.config_file);
-  field(o, "applied_index", static_cast<double>(s.applied_index));
-  field(o, "error", s.config_error);
-  field(o, "accepted", static_cast<double>(s.configs_accepted));
-  field(o, "rejected", static_cast<double>(s.configs_rejected));
-  close(o, '}');
-  o += ',';
+  object(o, "config", [&] {
+    field(o, "version", static_cast<double>(s.config_version));
+    field(o, "file", s.config_file);
+    field(o, "applied_index", static_cast<double>(s.applied_index));
+    field(o, "error", s.config_error);
+    field(o, "accepted", static_cast<double>(s.configs_accepted));
+    field(o, "rejected", static_cast<double>(s.configs_rejected));
+  });
   field(o, "isolated", s.isolated);
-  o += "\"snapshot\":{";
-  field(o, "generation", static_cast<double>(s.snapshot_generation));
-  if (s.snapshot_built_ms)
-    field(o, "age_seconds", age_s(s.snapshot_built_ms, now_ms));
-  field(o, "rebuilds", static_cast<double>(s.rebuild.count));
-  close(o, '}');
-  o += ',';
-  o += "\"state\":{";
-  field(o, "bytes", static_cast<double>(s.store_bytes));
-  field(o, "commits", static_cast<double>(s.commit.count));
-  field(o, "commit_errors", static_cast<double>(s.commit_errors));
-  field(o, "measurements", static_cast<double>(s.measurements));
-  close(o, '}');
-  o += ",\"dcs\":[";
-  for (const auto& d : s.dcs) {
-    o += '{';
+  object(o, "snapshot", [&] {
+    field(o, "generation", static_cast<double>(s.snapshot_generation));
+    if (s.snapshot_built_ms)
+      field(o, "age_seconds", age_s(s.snapshot_built_ms, now_ms));
+    field(o, "rebuilds", static_cast<double>(s.rebuild.count));
+  });
+  object(o, "state", [&] {
+    field(o, "bytes", static_cast<double>(s.store_bytes));
+    field(o, "commits", static_cast<double>(s.commit.count));
+    field(o, "commit_errors", static_cast<double>(s.commit_errors));
+    field(o, "measurements", static_cast<double>(s.measurements));
+  });
+  array(o, "dcs", s.dcs, [&](const dc_status& d) {
     field(o, "name", d.name);
     field(o, "up", d.up);
     field(o, "drained", d.drained);
     field(o, "unreachable", d.unreachable);
     field(o, "agents_connected", static_cast<double>(d.agents_connected));
-    o += "\"services\":[";
-    for (const auto& svc : d.services) {
-      o += '{';
+    array(o, "services", d.services, [&](const dc_service_status& svc) {
       field(o, "service", svc.service);
       field(o, "up", svc.up);
-      close(o, '}');
-      o += ',';
-    }
-    close(o, ']');
-    o += ",\"metrics\":[";
-    for (const auto& m : d.metrics) {
-      o += '{';
+    });
+    array(o, "metrics", d.metrics, [&](const dc_metric_status& m) {
       field(o, "metric", m.metric);
       field(o, "service", m.service);
       field(o, "value", m.value);
       field(o, "age_seconds", age_s(m.at_ms, now_ms));
       field(o, "fresh", m.fresh);
-      close(o, '}');
-      o += ',';
-    }
-    close(o, ']');
-    o += "},";
-  }
-  close(o, ']');
-  o += ",\"agents\":[";
-  for (const auto& a : s.origins) {
-    o += '{';
+    });
+  });
+  array(o, "agents", s.origins, [&](const origin_status& a) {
     field(o, "origin", a.origin);
     field(o, "dc", a.dc);
     field(o, "connected", a.connected);
@@ -130,34 +137,27 @@ std::string to_json(const decider_status& s, int64_t now_ms) {
       field(o, "lag_seconds", age_s(a.newest_at_ms, now_ms));
     if (a.heard_ms)
       field(o, "heard_seconds_ago", age_s(a.heard_ms, now_ms));
-    close(o, '}');
-    o += ',';
-  }
-  close(o, ']');
-  o += ",\"peers\":[";
-  for (const auto& p : s.peers) {
-    o += '{';
+  });
+  array(o, "peers", s.peers, [&](const peer_status& p) {
     field(o, "address", p.address);
     field(o, "name", p.name);
     field(o, "connected", p.connected);
-    close(o, '}');
-    o += ',';
-  }
-  close(o, ']');
-  o += ",\"mesh\":{";
-  field(o, "links_up", static_cast<double>(s.links_up));
-  field(o, "frames_received", static_cast<double>(s.frames_received));
-  field(o, "frames_in", static_cast<double>(s.frames_in));
-  field(o, "frames_out", static_cast<double>(s.frames_out));
-  o += "\"frames_dropped\":{";
-  for (const auto& [why, n] : s.frames_dropped)
-    field(o, why, static_cast<double>(n));
+  });
+  object(o, "mesh", [&] {
+    field(o, "links_up", static_cast<double>(s.links_up));
+    field(o, "frames_received", static_cast<double>(s.frames_received));
+    field(o, "frames_in", static_cast<double>(s.frames_in));
+    field(o, "frames_out", static_cast<double>(s.frames_out));
+    object(o, "frames_dropped", [&] {
+      for (const auto& [why, n] : s.frames_dropped)
+        field(o, why, static_cast<double>(n));
+    });
+    object(o, "connections", [&] {
+      for (const auto& [kind, n] : s.connections)
+        field(o, kind, static_cast<double>(n));
+    });
+  });
   close(o, '}');
-  o += ",\"connections\":{";
-  for (const auto& [kind, n] : s.connections)
-    field(o, kind, static_cast<double>(n));
-  close(o, '}');
-  o += "}}";
   return o;
 }
 
