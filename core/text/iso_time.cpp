@@ -23,6 +23,10 @@ bool digits(std::string_view s, size_t at, size_t n, int& out) {
 
 } // namespace
 
+int64_t unix_now_ms() {
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
 std::string iso8601_utc(int64_t unix_ms) {
   sys_time<milliseconds> t{milliseconds(unix_ms)};
   auto day = floor<days>(t);

@@ -1,7 +1,8 @@
 #pragma once
 
 // Times as operators read them: ISO-8601 in UTC with milliseconds
-// ("2026-12-01T04:12:33.123Z"), and back.
+// ("2026-12-01T04:12:33.123Z"), and back; and the wall clock they are read
+// against.
 
 #include <cstdint>
 #include <optional>
@@ -9,6 +10,9 @@
 #include <string_view>
 
 namespace gtmesh {
+
+/// The wall clock as Unix milliseconds.
+int64_t unix_now_ms();
 
 /// "2026-12-01T04:12:33.123Z" for Unix milliseconds.
 std::string iso8601_utc(int64_t unix_ms);

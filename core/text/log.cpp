@@ -3,7 +3,6 @@
 #include "core/text/iso_time.hpp"
 #include "core/text/json_quote.hpp"
 
-#include <chrono>
 #include <cstdio>
 
 namespace gtmesh {
@@ -60,10 +59,7 @@ void log_line(log_level level, std::string_view component, std::string_view mess
     return;
   std::string line;
   if (settings_.json) {
-    auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
-                 .count();
-    line = "{\"ts\":" + json_string(iso8601_utc(now)) + ",\"level\":\"" + name(level) +
+    line = "{\"ts\":" + json_string(iso8601_utc(unix_now_ms())) + ",\"level\":\"" + name(level) +
            "\",\"component\":" + json_string(component) + ",\"msg\":" + json_string(message) + "}\n";
   } else {
     line.reserve(component.size() + message.size() + 10);

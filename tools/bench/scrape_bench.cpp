@@ -17,10 +17,10 @@
 #include "core/decider/decider_core.hpp"
 #include "core/observe/decider_metrics.hpp"
 #include "core/observe/dns_metrics.hpp"
+#include "core/text/iso_time.hpp"
 
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -65,8 +65,7 @@ struct decider_fixture {
     decider::decider_options o;
     o.initial_config_file = file;
     core = std::make_shared<decider::decider_core>(o, nullptr);
-    now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count();
+    now = unix_now_ms();
     std::string error;
     if (!core->restore(now, error)) {
       std::fprintf(stderr, "scrape_bench: %s\n", error.c_str());

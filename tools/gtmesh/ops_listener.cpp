@@ -2,6 +2,7 @@
 
 #include "core/mesh/mesh_types.hpp"
 #include "core/mesh/transport.hpp"
+#include "core/text/iso_time.hpp"
 #include "core/text/json_quote.hpp"
 #include "core/observe/decider_metrics.hpp"
 #include "core/observe/dns_metrics.hpp"
@@ -17,15 +18,6 @@
 
 namespace gtmesh::cli {
 
-namespace {
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
-
-} // namespace
-
 agents::probe_observer probe_metrics(std::shared_ptr<observe::agent_metrics> agent) {
   return [agent](const agents::probe_observation& p) {
     agent->record_probe(p.key, p.result.latency_ms / 1000.0, p.result.success, p.consecutive_failures);
@@ -33,7 +25,7 @@ agents::probe_observer probe_metrics(std::shared_ptr<observe::agent_metrics> age
 }
 
 ops_listener::ops_listener(std::string node, std::string role)
-    : node_(std::move(node)), role_(std::move(role)), started_ms_(now_ms()) {
+    : node_(std::move(node)), role_(std::move(role)), started_ms_(unix_now_ms()) {
   metrics_.add([this](observe::families& out) {
     observe::gauge("gtmesh_node_info", "Always 1: this node's name and role.")
       .add(1, {{"node", node_}, {"role", role_}})
@@ -54,7 +46,7 @@ void ops_listener::add_dns(const dns::dns_responder* responder) {
 void ops_listener::add_decider(std::shared_ptr<const decider::status_board> board) {
   metrics_.add([board](observe::families& out) {
     if (auto s = board->latest())
-      observe::append_decider_metrics(*s, now_ms(), out);
+      observe::append_decider_metrics(*s, unix_now_ms(), out);
   });
   readiness_.push_back([board]() -> std::string {
     auto s = board->latest();
@@ -63,7 +55,7 @@ void ops_listener::add_decider(std::shared_ptr<const decider::status_board> boar
 }
 
 void ops_listener::add_agent(std::shared_ptr<const observe::agent_metrics> agent) {
-  metrics_.add([agent](observe::families& out) { agent->append(now_ms(), out); });
+  metrics_.add([agent](observe::families& out) { agent->append(unix_now_ms(), out); });
   readiness_.push_back(
     [agent]() -> std::string { return agent->batches() > 0 ? "" : "no measurement round delivered yet"; });
 }
@@ -99,7 +91,7 @@ void ops_listener::add_console_routes() {
       res.set_content("{\"error\":\"no status yet\"}", "application/json");
       return;
     }
-    res.set_content(decider::to_json(*s, now_ms()), "application/json");
+    res.set_content(decider::to_json(*s, unix_now_ms()), "application/json");
   });
   // Views the decider actor computes (explain against the live state,
   // history from RocksDB, configs from the Raft log).

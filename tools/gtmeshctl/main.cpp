@@ -326,10 +326,7 @@ int main(int argc, char** argv) {
       if (unix_ms)
         ; // sent as it is
       else if (ago)
-        since = std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count() -
-                               *ago);
+        since = std::to_string(unix_now_ms() - *ago);
       else if (at)
         since = std::to_string(*at);
       else if (!unix_ms) {
