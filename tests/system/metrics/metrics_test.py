@@ -286,6 +286,15 @@ def tls_cluster(work):
         check(ready, "over HTTPS (node certificate, cluster CA) /readyz turns 200")
         code, text = curl("/metrics")
         check(code == 200 and "gtmesh_dc_up" in text, "/metrics reads over HTTPS without a client certificate")
+        # Ready (a snapshot) comes before the Raft log has a leader; a drain
+        # needs one, as with gtmeshctl (which retries): wait for it first.
+        import shlex
+        ctl1 = shlex.split(env["GTMESHCTL1"].strip('"'))
+        def has_leader():
+            out = subprocess.run(ctl1 + ["status"], capture_output=True, text=True, timeout=30).stdout
+            line = next((l for l in out.splitlines() if l.strip().startswith("consensus:")), "")
+            return "leader none" not in line and "NO MAJORITY" not in line and ", leader " in line
+        check(wait_for(has_leader, 30, 0.5), "the TLS cluster's Raft log has a leader")
         agent = ["--cert", os.path.join(tls, "agent-fra.pem"), "--key", os.path.join(tls, "agent-fra.key")]
         op = ["--cert", os.path.join(tls, "gtmeshctl.pem"), "--key", os.path.join(tls, "gtmeshctl.key")]
         refused = (curl("/api/drain?dc=iad", method="POST")[0], curl("/api/drain?dc=iad", *agent, method="POST")[0])
