@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Long fuzzing runs, recorded in docs/reliability.md (the fuzz region).
 #
-#   tests/fuzz/long_runs.sh [--build-dir DIR] [--runs N] [--max-hours H] [--jobs J]
-#                           [--no-report|--report-only] [TARGET...]
+#   tests/fuzz/long_runs.sh [--build-dir DIR] [--ledger DIR] [--runs N] [--max-hours H]
+#                           [--jobs J] [--no-report|--report-only] [TARGET...]
 #
 # Builds the targets (run_fuzz.sh: clang, libFuzzer + ASan + UBSan), then runs each until it has executed N inputs
 # (default 10,000,000) in total or for H hours (default 3), J targets at a
 # time (default 2). A target's runs go on from one corpus (DIR/corpus/TARGET,
 # started from the committed seeds), so a target too slow for N executions in
-# one sitting gets there over several runs: each run is appended to
-# DIR/long-runs/TARGET.runs (when it ended, the commit, executions, seconds,
-# exit status, coverage at start and end, corpus size) and the next
-# run asks only for what is missing. Without TARGETs: every target in the
+# one sitting gets there over several runs: each run is appended to the
+# target's ledger, LEDGER/TARGET.runs (when it ended, the commit, executions,
+# seconds, exit status, coverage at start and end, corpus size), and the next
+# run asks only for what is missing. The ledger lives in the source tree
+# (default tests/fuzz/long-runs, committed with the report), so the record
+# outlives a build directory and a machine; the grown corpus does not have to. Without TARGETs: every target in the
 # manifest. Then rewrites the region between `<!-- fuzz:begin -->` and
 # `<!-- fuzz:end -->` of docs/reliability.md: per target the executions in
 # total and over how many runs, the time, the rate of the last run, coverage at
@@ -27,6 +29,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build_dir=$root/build/fuzz
+results=$here/long-runs
 runs=10000000
 hours=3
 jobs=2
@@ -34,12 +37,13 @@ report=1
 run=1
 targets=()
 usage() {
-  echo "usage: $0 [--build-dir DIR] [--runs N] [--max-hours H] [--jobs J] [--no-report|--report-only] [TARGET...]" >&2
+  echo "usage: $0 [--build-dir DIR] [--ledger DIR] [--runs N] [--max-hours H] [--jobs J] [--no-report|--report-only] [TARGET...]" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
   case $1 in
     --build-dir) build_dir=$2; shift 2 ;;
+    --ledger) results=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --max-hours) hours=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
@@ -53,7 +57,6 @@ done
   { echo "long_runs: no $build_dir/manifest.txt: configure with CMake first" >&2; exit 2; }
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cut -f1 "$build_dir/manifest.txt" | sort -u)
 
-results=$build_dir/long-runs
 mkdir -p "$results"
 seconds=$(awk -v h="$hours" 'BEGIN { printf "%d", h * 3600 }')
 
@@ -61,7 +64,7 @@ seconds=$(awk -v h="$hours" 'BEGIN { printf "%d", h * 3600 }')
 done_runs() { awk -F'\t' '$5 == 0 { n += $3 } END { printf "%d", n }' "$results/$1.runs" 2>/dev/null || echo 0; }
 
 run_one() { # target
-  local t=$1 out=$results/$1.last
+  local t=$1 out=$build_dir/$1.last
   local want=$((runs - $(done_runs "$t")))
   [ "$want" -gt 0 ] || { echo "$t: $runs executions already"; return 0; }
   local status=0
@@ -91,7 +94,8 @@ if [ $run = 1 ]; then
 fi
 
 # Ledger columns: 1 ended, 2 commit, 3 executions, 4 seconds, 5 status,
-# 6 cov at start, 7 ft at start, 8 cov at end, 9 ft at end, 10 corpus.
+# 6 cov at start, 7 ft at start, 8 cov at end, 9 ft at end, 10 corpus[, 11 runs
+# this line stands for].
 failed=0
 voided=""
 rows=""
@@ -101,7 +105,8 @@ for t in "${targets[@]}"; do
     rows+="| \`$t\` | not run | | | | | | | |"$'\n'
     continue
   fi
-  read -r total secs nruns bad <<< "$(awk -F'\t' '{ n += ($5 == 0 ? $3 : 0); s += $4; r++; if ($5 != 0) b++ }
+  # A line with an 11th column stands for that many runs (see long-runs/README.md).
+  read -r total secs nruns bad <<< "$(awk -F'\t' '{ n += ($5 == 0 ? $3 : 0); s += $4; r += ($11 ~ /^[0-9]+$/ ? $11 : 1); if ($5 != 0) b++ }
                                       END { printf "%d %.0f %d %d", n, s, r, b }' "$ledger")"
   first=$(head -1 "$ledger")
   last=$(tail -1 "$ledger")
@@ -133,7 +138,7 @@ if [ $report = 1 ]; then
   region=$(mktemp)
   {
     echo "Produced by \`tests/fuzz/long_runs.sh --runs $runs\` (runs of one target go on from one corpus; the"
-    echo "ledger of each run is in BUILD/fuzz/long-runs/TARGET.runs), then \`--report-only\`: $clang, libFuzzer with"
+    echo "ledger of each run is in tests/fuzz/long-runs/TARGET.runs), then \`--report-only\`: $clang, libFuzzer with"
     echo "ASan + UBSan, on $(nproc) core(s). \"At start\" is libFuzzer's coverage once the committed seeds"
     echo "(\`tests/fuzz/corpus/TARGET\`) were loaded in the first run, \"at end\" after the last run (cov = instrumented"
     echo "edges reached, ft = libFuzzer's finer features). Only clean runs count towards the executions."
