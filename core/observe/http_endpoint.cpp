@@ -1,6 +1,7 @@
 #include "core/observe/http_endpoint.hpp"
 
 #include "core/mesh/transport.hpp"
+#include "core/observe/guarded_http_server.hpp"
 
 #include <httplib.h>
 #include <openssl/ssl.h>
@@ -18,9 +19,10 @@ std::unique_ptr<http_endpoint> http_endpoint::create(http_endpoint_options optio
   }
   e->options_ = std::move(options);
   const auto& o = e->options_;
+  e->guard_ = std::make_unique<http_connection_guard>(o.limits);
   if (!o.tls_cert.empty()) {
     std::string tls_error;
-    auto server = std::make_unique<httplib::SSLServer>([&](SSL_CTX& ctx) {
+    auto server = std::make_unique<guarded_https_server>(*e->guard_, [&](SSL_CTX& ctx) {
       if (SSL_CTX_use_certificate_chain_file(&ctx, o.tls_cert.c_str()) != 1 ||
           SSL_CTX_use_PrivateKey_file(&ctx, o.tls_key.c_str(), SSL_FILETYPE_PEM) != 1 ||
           SSL_CTX_check_private_key(&ctx) != 1 || SSL_CTX_load_verify_locations(&ctx, o.tls_ca.c_str(), nullptr) != 1) {
@@ -42,14 +44,11 @@ std::unique_ptr<http_endpoint> http_endpoint::create(http_endpoint_options optio
     }
     e->server_ = std::move(server);
   } else {
-    e->server_ = std::make_unique<httplib::Server>();
+    e->server_ = std::make_unique<guarded_http_server>(*e->guard_);
   }
   auto& s = *e->server_;
-  // Small and bounded: scrapes and a console poll, not a web server.
-  s.new_task_queue = [] { return new httplib::ThreadPool(4); };
-  s.set_read_timeout(5, 0);
-  s.set_write_timeout(5, 0);
-  s.set_keep_alive_timeout(5);
+  // Small and bounded (guarded_http_server.hpp): scrapes and a console
+  // poll, not a web server.
   s.set_payload_max_length(64 * 1024);
   // Before any body is read: GET without a body, and POST without a body
   // only to the console's two actions. Anything else is refused here, so
@@ -106,10 +105,24 @@ void http_endpoint::start() {
 }
 
 void http_endpoint::stop() {
+  // Open connections first: the server's stop waits for its workers.
+  if (guard_)
+    guard_->stop_connections();
   if (server_)
     server_->stop();
   if (thread_.joinable())
     thread_.join();
+}
+
+void http_endpoint::append_metrics(families& out) const {
+  auto refused = counter("gtmesh_http_connections_refused_total",
+                         "Connections to this listener cut off before or while their request was read, by why: "
+                         "too_large (request line and headers over the cap, answered 431), timeout (request not "
+                         "complete in time, or the response not taken), overloaded (too many waiting for a "
+                         "worker), tls_handshake (a failed TLS handshake).");
+  for (size_t i = 0; i < http_refusal_names.size(); ++i)
+    refused.add(static_cast<double>(guard_->refused(static_cast<http_refusal>(i))), {{"reason", http_refusal_names[i]}});
+  refused.append_to(out);
 }
 
 std::string http_endpoint::url() const { return (tls() ? "https://" : "http://") + bound_; }

@@ -4,19 +4,17 @@
 // Prometheus text format, /healthz (the process answers) and /readyz (the
 // node serves: a decider once it has a snapshot, an agent once its first
 // round was delivered). cpp-httplib on its own small thread pool, never on
-// a DNS socket thread. More routes (the console, /api/) are added through
+// a DNS socket thread, with every connection bounded in size and time
+// (guarded_http_server.hpp). More routes (the console, /api/) are added through
 // routes() before start().
 
 #include "core/observe/exposition.hpp"
+#include "core/observe/guarded_http_server.hpp"
 
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
-
-namespace httplib {
-class Server;
-}
 
 namespace gtmesh::observe {
 
@@ -29,6 +27,7 @@ struct http_endpoint_options {
   /// certificate is asked for and, if given, must verify against `tls_ca`
   /// (clients without one still read /metrics and the console).
   std::string tls_cert, tls_key, tls_ca;
+  http_connection_limits limits;
 };
 
 class http_endpoint {
@@ -49,11 +48,14 @@ public:
   /// "http://127.0.0.1:9464" or "https://..." (brackets around IPv6 hosts).
   std::string url() const;
   bool tls() const noexcept { return !options_.tls_cert.empty(); }
+  /// gtmesh_http_connections_refused_total.
+  void append_metrics(families& out) const;
 
 private:
   http_endpoint() = default;
 
   http_endpoint_options options_;
+  std::unique_ptr<http_connection_guard> guard_; // outlives the server
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   std::string host_;

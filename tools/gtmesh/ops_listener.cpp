@@ -204,7 +204,10 @@ bool ops_listener::bind(const std::string& listen, std::string& error, const mes
     o.tls_ca = tls.ca;
   }
   endpoint_ = observe::http_endpoint::create(std::move(o), error);
-  return endpoint_ != nullptr;
+  if (!endpoint_)
+    return false;
+  metrics_.add([endpoint = endpoint_.get()](observe::families& out) { endpoint->append_metrics(out); });
+  return true;
 }
 
 void ops_listener::serve() {

@@ -14,7 +14,11 @@
   4. a bad --http address is refused with a clear error and exit status;
   5. --log-format json writes one JSON object per line, --log-level filters;
   6. in a TLS cluster the listener is HTTPS, and the console's drain needs an
-     operator certificate of the cluster CA.
+     operator certificate of the cluster CA;
+  7. hostile clients stay bounded: endless headers get 431 and the node's
+     memory does not grow, a client trickling its request is cut off, a
+     flood of idle connections is shed and the listener serves again once
+     it passes, and a node with slow clients connected still stops at once.
 """
 import json
 import os
@@ -367,6 +371,105 @@ def serve_node(work):
           bad.stderr.strip())
 
 
+def rss_kb(pid):
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def hostile_clients(work):
+    port, http = free_port(), free_port()
+    zone = os.path.join(SRC, "tests", "system", "dns_serve", "zone.yaml")
+    proc = subprocess.Popen([GTMESH, "serve", "--config", zone, "--listen", "127.0.0.1:%d" % port,
+                             "--http", "127.0.0.1:%d" % http],
+                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "serve.out"), "a"))
+    base = "http://127.0.0.1:%d" % http
+    held = []
+    try:
+        check(wait_for(lambda: http_get(base + "/readyz")[0] == 200, 30), "hostile clients: gtmesh serve is up")
+        refused = lambda reason: sample(http_get(base + "/metrics")[1], "gtmesh_http_connections_refused_total",
+                                        {"reason": reason}) or 0
+        before = rss_kb(proc.pid)
+        # Endless header lines (each under any per-line limit): 431, then the
+        # connection is closed; at most 64 MB are offered in at most 10 s.
+        s = socket.create_connection(("127.0.0.1", http), timeout=5)
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        line = b"X-A: " + b"a" * 4000 + b"\r\n"
+        sent, t0, reply = 0, time.monotonic(), b""
+        try:
+            while sent < 64 << 20 and time.monotonic() - t0 < 10:
+                s.sendall(line * 16)
+                sent += len(line) * 16
+        except OSError:
+            pass
+        try:
+            reply = s.recv(200)
+        except OSError:
+            pass
+        s.close()
+        grown = rss_kb(proc.pid) - before
+        check(sent < 8 << 20 and grown < 16 * 1024 and refused("too_large") >= 1,
+              "endless headers are cut off after %d KB (the node grew %d KB; reply %r)" %
+              (sent // 1024, grown, reply[:45]))
+        # A client trickling its request: cut off within the 5 s head timeout.
+        s = socket.create_connection(("127.0.0.1", http), timeout=15)
+        s.sendall(b"GET /metrics HTTP/1.1\r\n")
+        t0, closed = time.monotonic(), False
+        s.settimeout(1)
+        while time.monotonic() - t0 < 12 and not closed:
+            try:
+                s.sendall(b"X")
+                closed = s.recv(100) == b""
+            except socket.timeout:
+                pass
+            except OSError:
+                closed = True
+        took = time.monotonic() - t0
+        s.close()
+        check(closed and 4 <= took <= 8 and refused("timeout") >= 1,
+              "a client trickling its request is cut off after %.1f s (head timeout 5 s)" % took)
+        # 200 idle connections: 4 workers and 64 waiting, the rest shed at
+        # once; once the idle ones time out the listener answers again.
+        for _ in range(200):
+            held.append(socket.create_connection(("127.0.0.1", http), timeout=5))
+        shed = wait_for(lambda: sum(1 for c in held if peer_closed(c)) >= 100, 5)
+        check(bool(shed), "of 200 idle connections, at least 100 are closed at once")
+        check(wait_for(lambda: http_get(base + "/healthz", timeout=2)[0] == 200, 20) and refused("overloaded") >= 100,
+              "the listener serves again after the idle flood (%d shed)" % refused("overloaded"))
+        for c in held:
+            c.close()
+        held = []
+        # Slow clients connected do not hold up a stop.
+        for _ in range(4):
+            c = socket.create_connection(("127.0.0.1", http), timeout=5)
+            c.sendall(b"GET /metrics HTTP/1.1\r\n")
+            held.append(c)
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        took = time.monotonic() - t0
+        check(proc.poll() is not None and took < 2.5, "with 4 slow clients connected, serve stops in %.1f s" % took)
+    finally:
+        for c in held:
+            c.close()
+        stop(proc)
+
+
+def peer_closed(sock):
+    """True when the peer closed `sock` (EOF or reset)."""
+    try:
+        return sock.recv(1, socket.MSG_DONTWAIT | socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
 def main():
     for tool in ("dig", "promtool", "prometheus", "curl"):
         if not shutil.which(tool):
@@ -378,6 +481,7 @@ def main():
         cluster_nodes(work)
         tls_cluster(work)
         serve_node(work)
+        hostile_clients(work)
         if failures:
             for f in ("demo.out", "prometheus.out", "serve.out"):
                 p = os.path.join(work, f)
