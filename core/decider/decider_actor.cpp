@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <random>
 #include <set>
 #include <sstream>
@@ -771,6 +773,7 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
       auto& s = self->state;
       if (++s.flushes % 600 == 0) // once a minute: forget measurements past their retention
         s.core->expire(wall_clock_ms());
+      s.core->sample_metrics(wall_clock_ms());
       if (s.flushes % 100 == 0 && s.core->retry_committed_config(wall_clock_ms())) {
         // A committed config that did not load here before (a file it names
         // was missing?) loads now.
@@ -835,6 +838,23 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
                  ",\"reason\":" + json_string(t.reason) + "}";
         }
         return out + "]";
+      }
+      if (command == "metric-history") {
+        // One series of the stored metric history: [[at_ms, value], ...].
+        int64_t since = 0;
+        std::from_chars(arg(2).data(), arg(2).data() + arg(2).size(), since);
+        std::string out = "{\"dc\":" + json_string(arg(0)) + ",\"metric\":" + json_string(arg(1)) +
+                          ",\"samples\":[";
+        bool first = true;
+        char number[32];
+        for (const auto& m : st.core->metric_history(arg(0), arg(1), since, 5000)) {
+          if (!std::isfinite(m.value))
+            continue;
+          std::snprintf(number, sizeof number, "%.17g", m.value);
+          out += (first ? "[" : ",[") + std::to_string(m.at_ms) + "," + number + "]";
+          first = false;
+        }
+        return out + "]}";
       }
       if (command == "configs") {
         auto rp = self->make_response_promise<std::string>();

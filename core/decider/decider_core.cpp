@@ -383,6 +383,43 @@ std::vector<state::health_transition> decider_core::history(int64_t since_ms, si
   return store_->timeline(since_ms, limit);
 }
 
+void decider_core::sample_metrics(int64_t now_ms) {
+  if (!store_ || now_ms - last_sample_ms_ < options_.metric_sample_ms)
+    return;
+  bool any_fresh = false;
+  for (const auto& dc : status(now_ms).dcs)
+    for (const auto& m : dc.metrics) {
+      if (!m.fresh)
+        continue; // a gap in the chart, not a made-up value
+      any_fresh = true;
+      std::string metric = m.service.empty() ? m.metric : m.service + "/" + m.metric;
+      auto& last = last_sampled_[dc.name + '\0' + metric];
+      if (last.second != 0 && last.first == m.value && now_ms - last.second < options_.metric_heartbeat_ms)
+        continue;
+      last = {m.value, now_ms};
+      pending_.samples.push_back(state::metric_sample{dc.name, std::move(metric), now_ms, m.value});
+    }
+  // Until values arrive (a fresh start) look again at every call.
+  if (any_fresh)
+    last_sample_ms_ = now_ms;
+  // While commits fail, keep the newest samples only.
+  constexpr size_t max_pending_samples = 100'000;
+  if (pending_.samples.size() > max_pending_samples)
+    pending_.samples.erase(pending_.samples.begin(),
+                           pending_.samples.end() - static_cast<std::ptrdiff_t>(max_pending_samples));
+  if (now_ms - last_sample_drop_ms_ >= 3'600'000) {
+    last_sample_drop_ms_ = now_ms;
+    pending_.drop_samples_before = now_ms - options_.metric_history_ms;
+  }
+}
+
+std::vector<state::metric_sample> decider_core::metric_history(const std::string& dc, const std::string& metric,
+                                                               int64_t since_ms, size_t limit) {
+  if (!store_)
+    return {};
+  return store_->samples(dc, metric, since_ms, limit);
+}
+
 std::string decider_core::status_text(int64_t now_ms) const {
   std::ostringstream out;
   out << "decider " << options_.name << ": config version " << config_version();

@@ -36,6 +36,13 @@ struct decider_options {
   int64_t dc_down_after_ms = 10'000; ///< all agents of a DC gone this long -> DC down
   std::string initial_config_file;  ///< used when the store holds no config yet
   int64_t retention_ms = 3'600'000; ///< measurements older than this are forgotten
+  /// Metric history (the console's chart): every DC's fresh metric values
+  /// are looked at this often, and a value is stored when it changed or
+  /// when `metric_heartbeat_ms` passed since its last stored sample...
+  int64_t metric_sample_ms = 15'000;
+  int64_t metric_heartbeat_ms = 600'000;
+  /// ...and kept this long.
+  int64_t metric_history_ms = 21'600'000;
 };
 
 /// The accepted config of the cluster.
@@ -143,6 +150,13 @@ public:
   /// to do or it succeeded.
   bool flush(std::string& error);
   std::vector<state::health_transition> history(int64_t since_ms, size_t limit);
+  /// Samples the DCs' fresh metric values into the metric history (at most
+  /// every metric_sample_ms; see decider_options) and, once an hour, drops
+  /// samples older than metric_history_ms. The next flush writes them.
+  void sample_metrics(int64_t now_ms);
+  /// One series of the metric history ("status", "web/healthyBackends").
+  std::vector<state::metric_sample> metric_history(const std::string& dc, const std::string& metric,
+                                                   int64_t since_ms, size_t limit);
 
   // --- operator views ---------------------------------------------------------
   std::string status_text(int64_t now_ms) const;
@@ -207,6 +221,9 @@ private:
   observe::latency_histogram commit_latency_;  ///< store commits that wrote something
   bool dirty_ = true;
   state::write_set pending_;
+  int64_t last_sample_ms_ = 0, last_sample_drop_ms_ = 0;
+  /// dc \0 metric -> the last stored (value, at_ms).
+  std::map<std::string, std::pair<double, int64_t>> last_sampled_;
   counters counters_;
 };
 

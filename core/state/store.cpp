@@ -9,6 +9,7 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
 
 namespace gtmesh::state {
@@ -16,8 +17,8 @@ namespace gtmesh::state {
 namespace {
 
 const std::vector<std::string> families = {rocksdb::kDefaultColumnFamilyName, "config", "measurements", "marks",
-                                           "overrides", "health"};
-enum cf : size_t { cf_default, cf_config, cf_measurements, cf_marks, cf_overrides, cf_health };
+                                           "overrides", "health", "samples"};
+enum cf : size_t { cf_default, cf_config, cf_measurements, cf_marks, cf_overrides, cf_health, cf_samples };
 
 struct wire_config {
   std::string y, f;
@@ -79,6 +80,16 @@ uint64_t read_be(const rocksdb::Slice& s, size_t offset, size_t n) {
   for (size_t i = 0; i < n && offset + i < s.size(); ++i)
     v = (v << 8) | static_cast<uint8_t>(s[offset + i]);
   return v;
+}
+
+/// "dc \0 metric \0": every key of one series starts with it, and no
+/// other series' keys do (names hold no NUL).
+std::string series_prefix(const std::string& dc, const std::string& metric) {
+  std::string k = dc;
+  k += '\0';
+  k += metric;
+  k += '\0';
+  return k;
 }
 
 std::string measurement_key(const measurement& m) {
@@ -145,6 +156,15 @@ public:
     for (const auto& t : w.transitions)
       batch.Put(handles_[cf_health], be64(static_cast<uint64_t>(t.at_ms)) + be64(health_seq_++),
                 pack(wire_transition{t.at_ms, t.dc, t.subject, t.from, t.to, t.reason}));
+    for (const auto& m : w.samples) {
+      uint64_t bits = 0;
+      static_assert(sizeof bits == sizeof m.value);
+      std::memcpy(&bits, &m.value, sizeof bits);
+      batch.Put(handles_[cf_samples], series_prefix(m.dc, m.metric) + be64(static_cast<uint64_t>(m.at_ms)),
+                be64(bits));
+    }
+    if (w.drop_samples_before)
+      drop_samples(*w.drop_samples_before, batch);
     rocksdb::WriteOptions wo;
     wo.sync = true;
     rocksdb::Status s = db_->Write(wo, &batch);
@@ -251,7 +271,46 @@ public:
     return {out.begin(), out.end()};
   }
 
+  std::vector<metric_sample> samples(const std::string& dc, const std::string& metric, int64_t since_ms,
+                                     size_t limit) override {
+    if (!db_)
+      return {};
+    const std::string prefix = series_prefix(dc, metric);
+    const std::string since = prefix + be64(static_cast<uint64_t>(std::max<int64_t>(0, since_ms)));
+    std::deque<metric_sample> out;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_samples]));
+    // Newest first from the series' end, so a long series costs `limit` reads.
+    it->SeekForPrev(prefix + std::string(8, '\xff'));
+    for (; it->Valid() && out.size() < limit && it->key().compare(since) >= 0 && it->key().starts_with(prefix);
+         it->Prev()) {
+      if (it->key().size() != prefix.size() + 8 || it->value().size() != 8)
+        continue;
+      uint64_t bits = read_be(it->value(), 0, 8);
+      double v = 0;
+      std::memcpy(&v, &bits, sizeof v);
+      out.push_front(metric_sample{dc, metric, static_cast<int64_t>(read_be(it->key(), prefix.size(), 8)), v});
+    }
+    return {out.begin(), out.end()};
+  }
+
 private:
+  /// Adds to `batch` the deletion of every series' samples before `before_ms`:
+  /// one seek per series to find them, one range deletion each.
+  void drop_samples(int64_t before_ms, rocksdb::WriteBatch& batch) {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_samples]));
+    const std::string cutoff = be64(static_cast<uint64_t>(std::max<int64_t>(0, before_ms)));
+    for (it->SeekToFirst(); it->Valid();) {
+      rocksdb::Slice key = it->key();
+      if (key.size() < 8) {
+        it->Next();
+        continue;
+      }
+      std::string prefix(key.data(), key.size() - 8);
+      batch.DeleteRange(handles_[cf_samples], prefix + std::string(8, '\0'), prefix + cutoff);
+      it->Seek(prefix + std::string(8, '\xff') + std::string(1, '\0'));
+    }
+  }
+
   void trim_configs(size_t keep) {
     auto all = config_history();
     if (all.size() <= keep)

@@ -7,6 +7,7 @@
 //   marks         origin                     -> gossip high-water mark
 //   overrides     dc                         -> operator override (drain)
 //   health        at_ms (BE u64), seq (BE u64) -> a health transition   (timeline)
+//   samples       dc \0 metric \0 at_ms (BE u64) -> value (IEEE double, BE)   (metric history)
 //   default       "applied_index", "log_uid" -> the Raft log (and index in it) config and overrides reflect
 // Every commit is one synced write batch: after commit() returns, a kill -9
 // loses nothing that was committed.
@@ -40,6 +41,16 @@ struct health_transition {
   std::string reason;
 };
 
+/// One stored value of a DC's metric: the metric history the console
+/// charts. `metric` is the config's name ("status"), or "service/name" for
+/// a service metric ("web/healthyBackends").
+struct metric_sample {
+  std::string dc;
+  std::string metric;
+  int64_t at_ms = 0; ///< when the decider sampled it
+  double value = 0;
+};
+
 /// What one commit writes.
 struct write_set {
   std::optional<stored_config> config;
@@ -48,11 +59,13 @@ struct write_set {
   std::vector<std::pair<std::string, uint64_t>> marks;
   std::vector<mesh::dc_override> overrides;
   std::vector<health_transition> transitions;
+  std::vector<metric_sample> samples;
+  std::optional<int64_t> drop_samples_before; ///< metric history older than this is deleted
   std::optional<uint64_t> applied_index; ///< the Raft log index the config and overrides reflect
   std::optional<uint64_t> log_uid;       ///< the log that index is in
   bool empty() const noexcept {
     return !config && measurements.empty() && deleted.empty() && marks.empty() && overrides.empty() &&
-           transitions.empty() && !applied_index && !log_uid;
+           transitions.empty() && samples.empty() && !drop_samples_before && !applied_index && !log_uid;
   }
 };
 
@@ -79,6 +92,10 @@ public:
   /// Transitions at or after `since_ms`, oldest first, at most `limit`
   /// (the newest ones when there are more).
   virtual std::vector<health_transition> timeline(int64_t since_ms, size_t limit) = 0;
+  /// One series of the metric history at or after `since_ms`, oldest
+  /// first, at most `limit` (the newest ones when there are more).
+  virtual std::vector<metric_sample> samples(const std::string& dc, const std::string& metric, int64_t since_ms,
+                                             size_t limit) = 0;
   /// Bytes the database holds: live SST files plus memtables (RocksDB's own
   /// estimate, cheap to ask).
   virtual uint64_t disk_bytes() = 0;

@@ -131,6 +131,15 @@ void ops_listener::add_console_routes() {
   routes.Get("/api/history", [ask](const httplib::Request& req, httplib::Response& res) {
     ask("history", {req.has_param("since") ? req.get_param_value("since") : "0"}, res);
   });
+  routes.Get("/api/metric-history", [ask](const httplib::Request& req, httplib::Response& res) {
+    auto p = [&](const char* k) { return req.has_param(k) ? req.get_param_value(k) : std::string(); };
+    if (p("dc").empty() || p("metric").empty()) {
+      res.status = 400;
+      res.set_content("{\"error\":\"dc= and metric= are required\"}", "application/json");
+      return;
+    }
+    ask("metric-history", {p("dc"), p("metric"), p("since").empty() ? "0" : p("since")}, res);
+  });
   routes.Get("/api/configs", [ask](const httplib::Request&, httplib::Response& res) { ask("configs", {}, res); });
   routes.Get("/api/dry-run", [ask](const httplib::Request&, httplib::Response& res) { ask("dry-run", {}, res); });
   // Actions: drain and undrain, as `gtmeshctl drain` does (one Raft entry).

@@ -377,5 +377,54 @@ TEST_F(decider_core_test, measurements_past_their_retention_are_forgotten_in_mem
   EXPECT_EQ(d->table().size(), 0u);
 }
 
+TEST_F(decider_core_test, the_metric_history_stores_changes_and_heartbeats_survives_a_restart_and_ages_out) {
+  decider_options o{"d1"};
+  o.metric_sample_ms = 15'000;
+  o.metric_heartbeat_ms = 20'000;
+  o.metric_history_ms = 40'000;
+  auto core = [&] {
+    std::string err;
+    auto st = state::store::open(dir, err);
+    EXPECT_TRUE(st) << err;
+    return std::make_unique<decider_core>(o, std::move(st));
+  };
+  auto report = [](decider_core& d, bool up, uint64_t seq, int64_t at) {
+    d.on_batch(mesh::measurement_batch{"iad/a1", seq - 1, seq, {verdict("iad/a1", "iad", "10.1.0.1:80", up, seq, at)}},
+               at);
+    d.build_snapshot(at);
+    d.sample_metrics(at);
+  };
+  using series = std::vector<std::pair<int64_t, double>>;
+  auto stored = [](decider_core& d, int64_t since = 0, size_t limit = 100) {
+    series out;
+    for (const auto& m : d.metric_history("iad", "web/healthyBackends", since, limit))
+      out.emplace_back(m.at_ms - t0, m.value);
+    return out;
+  };
+  std::string err;
+  {
+    auto d = core();
+    ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
+    report(*d, true, 1, t0);          // stored: the first value
+    d->sample_metrics(t0 + 5'000);    // within the sample interval
+    d->build_snapshot(t0 + 15'000);
+    d->sample_metrics(t0 + 15'000);   // unchanged, before the heartbeat
+    report(*d, false, 2, t0 + 30'000); // stored: changed
+    report(*d, false, 3, t0 + 50'000); // stored: unchanged, but 20 s since the last one
+    ASSERT_TRUE(d->flush(err)) << err;
+    EXPECT_EQ(stored(*d), (series{{0, 1}, {30'000, 0}, {50'000, 0}}));
+    EXPECT_EQ(stored(*d, t0 + 1), (series{{30'000, 0}, {50'000, 0}}));
+    EXPECT_EQ(stored(*d, 0, 1), (series{{50'000, 0}})) << "the newest when there are more than the limit";
+    EXPECT_TRUE(d->metric_history("fra", "web/healthyBackends", 0, 100).empty()) << "no values, no samples";
+  }
+  auto d = core();
+  ASSERT_TRUE(d->restore(t0 + 60'000, err)) << err;
+  EXPECT_EQ(stored(*d), (series{{0, 1}, {30'000, 0}, {50'000, 0}})) << "on disk across a restart";
+  // The first sample after the start also drops what is older than 40 s.
+  report(*d, false, 4, t0 + 60'000);
+  ASSERT_TRUE(d->flush(err)) << err;
+  EXPECT_EQ(stored(*d), (series{{30'000, 0}, {50'000, 0}, {60'000, 0}}));
+}
+
 } // namespace
 } // namespace gtmesh::decider

@@ -16,6 +16,7 @@ by Selenium against `gtmesh demo`.
 Screenshots go to $GTMESH_ARTIFACTS (build/test-artifacts); with
 GTMESH_UPDATE_SCREENSHOT=1 the healthy one also replaces docs/console.png.
 """
+import json
 import os
 import shutil
 import signal
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 GTMESH = os.environ.get("GTMESH_BIN", os.path.join(SRC, "build", "tools", "gtmesh"))
@@ -125,6 +127,26 @@ def main():
         hist = wait_for(lambda: "up → down" in driver.find_element(By.ID, "history").text, 20)
         check(hist, "the health timeline shows the fall")
         driver.save_screenshot(os.path.join(ARTIFACTS, "console-fra-down.png"))
+        # The metric history in RocksDB: fra's healthy web backends, 2 and
+        # then 0 (sampled every 15 s, stored on change). A page loaded now
+        # sees only 0 live, so a 2 in its chart comes from the stored history.
+        def stored_fra():
+            h = json.loads(urllib.request.urlopen("http://%s/api/metric-history?dc=fra&metric=web/healthyBackends" %
+                                                  info["http"], timeout=5).read())
+            values = [v for _, v in h["samples"]]
+            return values if 2 in values and values[-1] == 0 else None
+        check(wait_for(stored_fra, 30), "the stored metric history has fra's healthy web backends going from 2 to 0: "
+              "%s" % stored_fra())
+        driver.refresh()
+        wait_for(lambda: states().get("fra") == "down", 15)
+        series = "fra web/healthyBackends"
+        charted = wait_for(lambda: driver.execute_script(
+            "const s = document.getElementById('series'); if (s.value !== arguments[0]) {"
+            "  s.value = arguments[0]; s.dispatchEvent(new Event('change')); }"
+            "const c = Chart.getChart('chart'); return !!c && c.data.datasets[0].label === arguments[0] &&"
+            " c.data.datasets[0].data.includes(2) && c.data.datasets[0].data.includes(0);", series), 15)
+        check(charted, "a page loaded after the fall charts fra's healthy web backends from the stored history "
+              "(2, then 0)")
 
         # Drain from the page: committed through the Raft log, shown by itself.
         click_action("iad")
@@ -146,7 +168,6 @@ def main():
         check(r.returncode == 0 and got, "the console shows the last dry run and the answers it would change: %s" %
               driver.find_element(By.ID, "dry-run-head").text)
         # Without the console's header (a form on another site), nothing happens.
-        import urllib.request
         req = urllib.request.Request("http://%s/api/drain?dc=sin" % info["http"], data=b"", method="POST")
         try:
             code = urllib.request.urlopen(req, timeout=5).status
@@ -158,7 +179,6 @@ def main():
         logs = driver.get_log("browser")
         severe = [l for l in logs if l.get("level") == "SEVERE"]
         check(not severe, "no console errors: %s" % severe)
-        import json
         hosts = set()
         for entry in driver.get_log("performance"):
             msg = json.loads(entry["message"])["message"]
