@@ -1,4 +1,5 @@
 #include "core/mesh/transport.hpp"
+#include "core/text/log.hpp"
 
 #include "core/mesh/envelope.hpp"
 #include "core/mesh/frame_reader.hpp"
@@ -606,7 +607,7 @@ bool transport_impl::init(std::string& error) {
       } catch (const std::exception& e) {
         // Our handlers do not throw; if one did, the link it served is in
         // an unknown state, so the process must not go on pretending.
-        std::fprintf(stderr, "gtmesh: mesh transport: unexpected exception: %s\n", e.what());
+        log_error("mesh transport", "unexpected exception: %s", e.what());
         std::abort();
       }
     }

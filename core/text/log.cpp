@@ -3,6 +3,8 @@
 #include "core/text/iso_time.hpp"
 #include "core/text/json_quote.hpp"
 
+#include <algorithm>
+#include <cstdarg>
 #include <cstdio>
 
 namespace gtmesh {
@@ -70,6 +72,31 @@ void log_line(log_level level, std::string_view component, std::string_view mess
     line += '\n';
   }
   std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+void log_error(std::string_view component, const char* format, ...) {
+  char buffer[2048];
+  va_list args;
+  va_start(args, format);
+  int n = std::vsnprintf(buffer, sizeof buffer, format, args);
+  va_end(args);
+  if (n < 0)
+    return;
+  log_line(log_level::error, component, std::string_view(buffer, std::min<size_t>(static_cast<size_t>(n), sizeof buffer - 1)));
+}
+
+void log_report(std::string_view component, std::string_view text) {
+  if (!settings_.json) {
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    return;
+  }
+  while (!text.empty()) {
+    size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    if (!line.empty())
+      log_line(log_level::error, component, line);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+  }
 }
 
 } // namespace gtmesh

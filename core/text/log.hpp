@@ -30,4 +30,14 @@ bool parse_log_options(const std::string& format, const std::string& level, log_
 /// Writes one line if `level` passes the filter.
 void log_line(log_level level, std::string_view component, std::string_view message);
 
+/// An error line with a printf-style message (no trailing newline): what a
+/// command says when it cannot start or stops on an error. Text lines are
+/// "gtmesh COMPONENT: MESSAGE", as before; JSON when --log-format json.
+void log_error(std::string_view component, const char* format, ...) __attribute__((format(printf, 2, 3)));
+
+/// A report of several lines (a config's errors, one per line, each naming
+/// file, line and field): written as it is in text mode, one error line per
+/// report line in JSON mode.
+void log_report(std::string_view component, std::string_view text);
+
 } // namespace gtmesh

@@ -84,7 +84,7 @@ int agent(const args& a) {
   for (const auto& t : prefix_texts) {
     auto p = ip_prefix::parse(t);
     if (!p) {
-      std::fprintf(stderr, "gtmesh agent: --client-prefix: not a prefix like 198.51.100.0/24: %s\n", t.c_str());
+      log_error("agent", "--client-prefix: not a prefix like 198.51.100.0/24: %s", t.c_str());
       return 2;
     }
     opt.extra_client_prefixes.push_back(*p);
@@ -92,7 +92,7 @@ int agent(const args& a) {
   if (!rate_text.empty()) {
     int rate = std::atoi(rate_text.c_str());
     if (rate < 1 || rate > 10'000) {
-      std::fprintf(stderr, "gtmesh agent: --client-rate: expected 1..10000 echo requests per second\n");
+      log_error("agent", "--client-rate: expected 1..10000 echo requests per second");
       return 2;
     }
     opt.client_probe_rate = rate;
@@ -106,11 +106,11 @@ int agent(const args& a) {
 
   load_result loaded = load_config_file(config_path, routing_methods());
   if (!loaded.ok()) {
-    std::fputs(loaded.report().c_str(), stderr);
+    log_report("agent", loaded.report());
     return 1;
   }
   if (!loaded.cfg->find_dc(dc)) {
-    std::fprintf(stderr, "gtmesh agent: --dc: no datacenter '%s' in %s\n", dc.c_str(), config_path.c_str());
+    log_error("agent", "--dc: no datacenter '%s' in %s", dc.c_str(), config_path.c_str());
     return 2;
   }
 
@@ -141,7 +141,7 @@ int agent(const args& a) {
     ops.add_agent(measured);
     std::string error;
     if (!ops.bind(http_listen, error, with_config_tls(tls, loaded.cfg.get()))) {
-      std::fprintf(stderr, "gtmesh agent: %s\n", error.c_str());
+      log_error("agent", "%s", error.c_str());
       return 1;
     }
     ops.serve();
@@ -192,7 +192,7 @@ int agent(const args& a) {
     std::string error;
     std::shared_ptr<mesh::transport> transport = mesh::transport::create(to, events, error);
     if (!transport) {
-      std::fprintf(stderr, "gtmesh agent: %s\n", error.c_str());
+      log_error("agent", "%s", error.c_str());
       return 1;
     }
     mesh::agent_link_options lo;

@@ -6,6 +6,7 @@
 // 200 with the name. Runs until SIGTERM/SIGINT.
 
 #include "core/mesh/node_runtime.hpp"
+#include "core/text/log.hpp"
 #include "tools/gtmesh/commands.hpp"
 #include "tools/gtmesh/health_backend.hpp"
 
@@ -37,7 +38,7 @@ int backend(const args& a) {
   add_health_routes(server, down_file, name);
   int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
   if (bound <= 0) {
-    std::fprintf(stderr, "gtmesh backend: cannot listen on %s\n", listen.c_str());
+    log_error("backend", "cannot listen on %s", listen.c_str());
     return 1;
   }
   std::thread t([&] { server.listen_after_bind(); });

@@ -74,7 +74,7 @@ int decider(const args& a) {
   if (r.option("--dc-down-after", text)) {
     auto ms = parse_duration_ms(text);
     if (!ms) {
-      std::fprintf(stderr, "gtmesh decider: --dc-down-after: expected a duration\n");
+      log_error("decider", "--dc-down-after: expected a duration");
       return 2;
     }
     core_options.dc_down_after_ms = *ms;
@@ -82,7 +82,7 @@ int decider(const args& a) {
   if (r.option("--keep-configs", text)) {
     int n = std::atoi(text.c_str());
     if (n < 1 || n > 10000) {
-      std::fprintf(stderr, "gtmesh decider: --keep-configs: expected 1..10000 versions\n");
+      log_error("decider", "--keep-configs: expected 1..10000 versions");
       return 2;
     }
     core_options.keep_configs = static_cast<size_t>(n);
@@ -90,7 +90,7 @@ int decider(const args& a) {
   if (r.option("--gossip-interval", text)) {
     auto ms = parse_duration_ms(text);
     if (!ms || *ms < 10) {
-      std::fprintf(stderr, "gtmesh decider: --gossip-interval: expected a duration of at least 10ms\n");
+      log_error("decider", "--gossip-interval: expected a duration of at least 10ms");
       return 2;
     }
     actor_options.gossip_interval = std::chrono::milliseconds(*ms);
@@ -98,7 +98,7 @@ int decider(const args& a) {
   if (r.option("--election-timeout", text)) {
     auto ms = parse_duration_ms(text);
     if (!ms || *ms < 200 || *ms > 60'000) {
-      std::fprintf(stderr, "gtmesh decider: --election-timeout: expected 200ms..60s\n");
+      log_error("decider", "--election-timeout: expected 200ms..60s");
       return 2;
     }
     election_timeout_ms = static_cast<unsigned>(*ms);
@@ -110,19 +110,18 @@ int decider(const args& a) {
   if (!r.positional(unknown).empty() || !unknown.empty() || config_path.empty() || data_dir.empty() ||
       !mesh::split_host_port(listen, host, port)) {
     if (!unknown.empty())
-      std::fprintf(stderr, "gtmesh decider: unknown option '%s'\n", unknown.c_str());
+      log_error("decider", "unknown option '%s'", unknown.c_str());
     usage();
     return 2;
   }
   if (!boot.ok()) {
-    std::fputs(boot.report().c_str(), stderr);
+    log_report("decider", boot.report());
     return 1;
   }
   if (advertise.empty()) {
     if (host == "0.0.0.0" || host == "::" || port == 0) {
-      std::fprintf(stderr, "gtmesh decider: --listen %s is not an address the other deciders can use: give "
-                           "--advertise HOST:PORT\n",
-                   listen.c_str());
+      log_error("decider", "--listen %s is not an address the other deciders can use: give --advertise HOST:PORT",
+                listen.c_str());
       return 2;
     }
     advertise = listen;
@@ -130,12 +129,12 @@ int decider(const args& a) {
   std::string ahost;
   uint16_t aport = 0;
   if (!mesh::split_host_port(advertise, ahost, aport) || aport == 0) {
-    std::fprintf(stderr, "gtmesh decider: --advertise: expected HOST:PORT\n");
+    log_error("decider", "--advertise: expected HOST:PORT");
     return 2;
   }
   for (const auto& p : peers)
     if (!mesh::split_host_port(p, ahost, aport)) {
-      std::fprintf(stderr, "gtmesh decider: --peer %s: expected HOST:PORT\n", p.c_str());
+      log_error("decider", "--peer %s: expected HOST:PORT", p.c_str());
       return 2;
     }
   std::vector<std::string> voters{advertise};
@@ -149,7 +148,7 @@ int decider(const args& a) {
     std::string error;
     auto id = mesh::certificate_identity(tls.cert, error);
     if (!id) {
-      std::fprintf(stderr, "gtmesh decider: %s\n", error.c_str());
+      log_error("decider", "%s", error.c_str());
       return 1;
     }
     name = id->name; // under TLS the certificate names the node
@@ -161,14 +160,14 @@ int decider(const args& a) {
   std::string error;
   auto store = state::store::open(data_dir + "/state", error);
   if (!store) {
-    std::fprintf(stderr, "gtmesh decider: %s\n", error.c_str());
+    log_error("decider", "%s", error.c_str());
     return 1;
   }
   core_options.name = name;
   core_options.initial_config_file = config_path;
   auto core = std::make_shared<decider::decider_core>(core_options, std::move(store));
   if (!core->restore(decider::wall_clock_ms(), error)) {
-    std::fprintf(stderr, "gtmesh decider: %s\n", error.c_str());
+    log_error("decider", "%s", error.c_str());
     return 1;
   }
   const std::string component = "decider " + name;
@@ -186,14 +185,14 @@ int decider(const args& a) {
     for (const auto& t : dns_listen) {
       auto at = dns::listen_address::parse(t);
       if (!at) {
-        std::fprintf(stderr, "gtmesh decider: --dns %s: expected ADDR:PORT\n", t.c_str());
+        log_error("decider", "--dns %s: expected ADDR:PORT", t.c_str());
         return 2;
       }
       ro.listen.push_back(*at);
     }
     responder = dns::dns_responder::create(ro, error);
     if (!responder) {
-      std::fprintf(stderr, "gtmesh decider: %s\n", error.c_str());
+      log_error("decider", "%s", error.c_str());
       return 1;
     }
     responder->publish(core->build_snapshot(decider::wall_clock_ms()));
@@ -209,7 +208,7 @@ int decider(const args& a) {
     if (responder)
       ops.add_dns(responder.get());
     if (!ops.bind(http_listen, error, tls)) {
-      std::fprintf(stderr, "gtmesh decider: %s\n", error.c_str());
+      log_error("decider", "%s", error.c_str());
       return 1;
     }
   }
@@ -236,7 +235,7 @@ int decider(const args& a) {
     };
     std::shared_ptr<mesh::transport> transport = mesh::transport::create(to, events, error);
     if (!transport) {
-      std::fprintf(stderr, "gtmesh decider: %s\n", error.c_str());
+      log_error("decider", "%s", error.c_str());
       return 1;
     }
     std::shared_ptr<mesh::fault_injector> faults;

@@ -152,7 +152,7 @@ int demo(const args& a) {
   }
   int dns_port = std::atoi(dns_port_text.c_str()), mesh_port = std::atoi(mesh_port_text.c_str());
   if (dns_port < 0 || dns_port > 65535 || mesh_port < 0 || mesh_port > 65535) {
-    std::fprintf(stderr, "gtmesh demo: ports are 0..65535\n");
+    log_error("demo", "ports are 0..65535");
     return 2;
   }
   sigset_t signals = block_stop_signals();
@@ -171,7 +171,7 @@ int demo(const args& a) {
       add_health_routes(*b.server, dir + "/down-" + dc, std::string(dc) + " backend " + std::to_string(i + 1));
       b.port = b.server->bind_to_any_port("127.0.0.1");
       if (b.port <= 0) {
-        std::fprintf(stderr, "gtmesh demo: cannot start a backend on 127.0.0.1\n");
+        log_error("demo", "cannot start a backend on 127.0.0.1");
         return 1;
       }
       backends.push_back(std::move(b));
@@ -195,7 +195,7 @@ int demo(const args& a) {
   std::ofstream(config_path) << yaml;
   load_result loaded = load_config_text(yaml, config_path, routing_methods());
   if (!loaded.ok()) {
-    std::fputs(loaded.report().c_str(), stderr);
+    log_report("demo", loaded.report());
     stop_backends();
     return 1;
   }
@@ -205,7 +205,7 @@ int demo(const args& a) {
   std::string error;
   auto store = state::store::open(dir + "/decider", error);
   if (!store) {
-    std::fprintf(stderr, "gtmesh demo: %s\n", error.c_str());
+    log_error("demo", "%s", error.c_str());
     stop_backends();
     return 1;
   }
@@ -215,7 +215,7 @@ int demo(const args& a) {
   auto core = std::make_shared<decider::decider_core>(dopt, std::move(store));
   int64_t now = decider::wall_clock_ms();
   if (!core->restore(now, error)) {
-    std::fprintf(stderr, "gtmesh demo: %s\n", error.c_str());
+    log_error("demo", "%s", error.c_str());
     stop_backends();
     return 1;
   }
@@ -226,7 +226,7 @@ int demo(const args& a) {
   ro.listen.push_back(dns::listen_address{*ip_address::parse("127.0.0.1"), static_cast<uint16_t>(dns_port)});
   auto responder = dns::dns_responder::create(ro, error);
   if (!responder) {
-    std::fprintf(stderr, "gtmesh demo: DNS on 127.0.0.1:%d: %s\n", dns_port, error.c_str());
+    log_error("demo", "DNS on 127.0.0.1:%d: %s", dns_port, error.c_str());
     stop_backends();
     return 1;
   }
@@ -244,7 +244,7 @@ int demo(const args& a) {
     ops.add_dns(responder.get());
     ops.add_agent(measured);
     if (!ops.bind(http_listen, error))
-      std::fprintf(stderr, "gtmesh demo: no metrics listener and console: %s\n", error.c_str());
+      log_error("demo", "no metrics listener and console: %s", error.c_str());
   }
 
   int rc = 0;
@@ -260,7 +260,7 @@ int demo(const args& a) {
     to.log = log;
     std::shared_ptr<mesh::transport> transport = mesh::transport::create(to, events, error);
     if (!transport)
-      std::fprintf(stderr, "gtmesh demo: gtmeshctl will not reach the decider: %s\n", error.c_str());
+      log_error("demo", "gtmeshctl will not reach the decider: %s", error.c_str());
     // One voter. Its Raft address names it, not a port (the port may change
     // between runs; the address is stored in the log).
     consensus::consensus_actor_options co;
@@ -311,7 +311,7 @@ int demo(const args& a) {
           std::this_thread::sleep_for(std::chrono::milliseconds(100)); // the one voter elects itself first
       }
       if (!committed)
-        std::fprintf(stderr, "gtmesh demo: this run's config was not committed (%s); serving the stored one\n",
+        log_error("demo", "this run's config was not committed (%s); serving the stored one",
                      why.c_str());
     }
 
@@ -445,7 +445,7 @@ int demo(const args& a) {
     caf::anon_send_exit(responder_handle, caf::exit_reason::user_shutdown);
   }
   if (!core->flush(error))
-    std::fprintf(stderr, "gtmesh demo: final flush failed: %s\n", error.c_str());
+    log_error("demo", "final flush failed: %s", error.c_str());
   stop_backends();
   return rc;
 }

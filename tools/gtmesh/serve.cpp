@@ -60,7 +60,7 @@ loaded_snapshot load_snapshot(const std::string& config_path, const std::string&
     return out;
   }
   if (!loaded.warnings.empty())
-    std::fputs(loaded.report().c_str(), stderr);
+    log_report("serve", loaded.report());
   compile_result compiled = compile_plan(loaded.cfg, version);
   if (!compiled.plan) {
     out.errors = config_path + ": " + compiled.error + "\n";
@@ -163,7 +163,7 @@ int serve(const args& a) {
       continue;
     long v = 0;
     if (!parse_number(text, n.min, n.max, v)) {
-      std::fprintf(stderr, "gtmesh serve: %s: expected a number from %ld to %ld, got '%s'\n", n.flag, n.min, n.max,
+      log_error("serve", "%s: expected a number from %ld to %ld, got '%s'", n.flag, n.min, n.max,
                    text.c_str());
       return 2;
     }
@@ -172,7 +172,7 @@ int serve(const args& a) {
   if (r.option("--tcp-idle-timeout", text)) {
     auto ms = parse_duration_ms(text);
     if (!ms || *ms <= 0) {
-      std::fprintf(stderr, "gtmesh serve: --tcp-idle-timeout: expected a duration like 10s or 500ms\n");
+      log_error("serve", "--tcp-idle-timeout: expected a duration like 10s or 500ms");
       return 2;
     }
     options.tcp_idle_timeout = std::chrono::milliseconds(*ms);
@@ -180,7 +180,7 @@ int serve(const args& a) {
   if (r.option("--tcp-pressure-idle-timeout", text)) {
     auto ms = parse_duration_ms(text);
     if (!ms || *ms <= 0) {
-      std::fprintf(stderr, "gtmesh serve: --tcp-pressure-idle-timeout: expected a duration like 1s or 200ms\n");
+      log_error("serve", "--tcp-pressure-idle-timeout: expected a duration like 1s or 200ms");
       return 2;
     }
     options.tcp_pressure_idle_timeout = std::chrono::milliseconds(*ms);
@@ -189,14 +189,14 @@ int serve(const args& a) {
   auto positional = r.positional(unknown);
   if (!unknown.empty() || !positional.empty() || config_path.empty() || listen_texts.empty()) {
     if (!unknown.empty())
-      std::fprintf(stderr, "gtmesh serve: unknown option '%s'\n", unknown.c_str());
+      log_error("serve", "unknown option '%s'", unknown.c_str());
     usage();
     return 2;
   }
   for (const auto& t : listen_texts) {
     auto at = dns::listen_address::parse(t);
     if (!at) {
-      std::fprintf(stderr, "gtmesh serve: --listen %s: expected ADDR:PORT, e.g. 127.0.0.1:53 or [::1]:53\n",
+      log_error("serve", "--listen %s: expected ADDR:PORT, e.g. 127.0.0.1:53 or [::1]:53",
                    t.c_str());
       return 2;
     }
@@ -213,13 +213,13 @@ int serve(const args& a) {
   uint32_t version = 1;
   loaded_snapshot first = load_snapshot(config_path, state_path, version);
   if (!first.snapshot) {
-    std::fputs(first.errors.c_str(), stderr);
+    log_report("serve", first.errors);
     return 1;
   }
   std::string error;
   auto responder = dns::dns_responder::create(options, error);
   if (!responder) {
-    std::fprintf(stderr, "gtmesh serve: %s\n", error.c_str());
+    log_error("serve", "%s", error.c_str());
     return 1;
   }
   responder->publish(first.snapshot, first.fixed_now_ms);
@@ -238,7 +238,7 @@ int serve(const args& a) {
   if (!http_listen.empty()) {
     ops.add_dns(responder.get());
     if (!ops.start(http_listen, error)) {
-      std::fprintf(stderr, "gtmesh serve: %s\n", error.c_str());
+      log_error("serve", "%s", error.c_str());
       return 1;
     }
     log_line(log_level::info, "serve", "metrics on " + ops.endpoint()->url() + "/metrics");
@@ -253,7 +253,7 @@ int serve(const args& a) {
   caf::scoped_actor self{system};
 
   if (!port_file.empty() && !write_file_atomically(port_file, bound_text)) {
-    std::fprintf(stderr, "gtmesh serve: cannot write %s\n", port_file.c_str());
+    log_error("serve", "cannot write %s", port_file.c_str());
     ops.stop();
     self->send(actor, dns::stop_atom::value);
     return 1;

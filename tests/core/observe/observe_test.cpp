@@ -168,8 +168,9 @@ TEST(wrap_lines, fits_the_width_keeps_short_lines_and_indents_continuations) {
   int lines = 0;
   while (std::getline(in, line)) {
     EXPECT_LE(line.size(), 100u) << line;
-    if (lines >= 2)
+    if (lines >= 2) {
       EXPECT_EQ(line.rfind("      ", 0), 0u) << "continuations are indented 4 past the line's own 2: " << line;
+    }
     ++lines;
   }
   EXPECT_EQ(lines, 3);

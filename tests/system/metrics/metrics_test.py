@@ -369,6 +369,24 @@ def serve_node(work):
                          capture_output=True, text=True, timeout=30)
     check(bad.returncode != 0 and "--http nonsense" in bad.stderr, "a bad --http address is refused: %s" %
           bad.stderr.strip())
+    # Start-up failures are log lines too: in JSON mode a config's errors
+    # (one per line, naming file, line and field) and a bad listener are
+    # JSON objects at level error.
+    typo = os.path.join(work, "typo.yaml")
+    open(typo, "w").write(open(zone).read().replace("records:", "recrods:", 1))
+    for what, argv in (("a config with a typo", ["--config", typo, "--listen", "127.0.0.1:0"]),
+                       ("a bad --http", ["--config", zone, "--listen", "127.0.0.1:0", "--http", "nonsense"])):
+        bad = subprocess.run([GTMESH, "serve", *argv, "--log-format", "json"], capture_output=True, text=True,
+                             timeout=30)
+        lines = [l for l in bad.stderr.splitlines() if l]
+        try:
+            parsed = [json.loads(l) for l in lines]
+        except ValueError:
+            parsed = []
+        check(bad.returncode != 0 and parsed and len(parsed) == len(lines) and
+              any(p["level"] == "error" for p in parsed) and
+              (what != "a config with a typo" or any("typo.yaml:" in p["msg"] for p in parsed)),
+              "--log-format json: %s fails with JSON error lines: %s" % (what, lines[:3]))
 
 
 def rss_kb(pid):
