@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # gtmesh set-up and entry point for the README's two commands.
 #
-#   sudo tools/setup.sh demo   install what is missing, build, start the demo cluster
-#   sudo tools/setup.sh test   install what is missing, build, run every test
+#   tools/setup.sh demo   (as root) install what is missing, build, start the demo cluster
+#   tools/setup.sh test   (as root) install what is missing, build, run every test
 #   tools/setup.sh build       build only (packages already installed)
 #
 # Installs Debian 12 packages with apt-get when run as root and something is
@@ -30,11 +30,17 @@ install_packages() {
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing Debian packages: ${missing[*]}" >&2
-    echo "setup: run as root (sudo $0 $*) to install them" >&2
+    echo "setup: run it as root to install them (or with sudo, where sudo is installed)" >&2
     exit 1
   fi
   echo "setup: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  # Which of the services the test packages bring were running before: those
+  # are the machine's own (an operator's nginx) and are never touched.
+  local svc was_running=()
+  for svc in unbound haproxy nginx; do
+    pgrep -x "$svc" >/dev/null 2>&1 && was_running+=("$svc")
+  done
   # Keep the packages' own services (unbound, haproxy, nginx) from starting:
   # tests start their own instances on loopback ports.
   local policy=/usr/sbin/policy-rc.d created_policy=0
@@ -46,10 +52,14 @@ install_packages() {
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   [ "$created_policy" = 1 ] && rm -f "$policy"
-  # The Debian units may still have started; the tests need the ports free.
+  # If a package's own service started anyway (a policy-rc.d that was
+  # already there allowed it), stop that one: only a service this install
+  # just started, never one that ran before. Tests start their own
+  # instances on free loopback ports either way.
   for svc in unbound haproxy nginx; do
+    [[ " ${was_running[*]} " == *" $svc "* ]] && continue
+    pgrep -x "$svc" >/dev/null 2>&1 || continue
     command -v systemctl >/dev/null 2>&1 && systemctl stop "$svc" >/dev/null 2>&1 || true
-    pkill -x "$svc" >/dev/null 2>&1 || true
   done
 }
 
