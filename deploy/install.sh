@@ -1,21 +1,18 @@
 #!/usr/bin/env bash
-# Installs gtmesh on one machine from a build tree: binaries, systemd units
-# and the cluster config. Roles are chosen by which units you enable.
+# Installs gtmesh on this machine from a build tree, through its Debian
+# package (docs/deploy.md), and puts CONFIG.yaml in /etc/gtmesh/gtmesh.yaml.
+# Roles are chosen by which units you enable. As root:
 #
-#   sudo deploy/install.sh BUILD_DIR CONFIG.yaml
+#   deploy/install.sh BUILD_DIR CONFIG.yaml
 #   systemctl enable --now gtmesh-decider            # decider + DNS on :53
 #   systemctl enable --now gtmesh-agent@fra          # the agents of DC fra
 set -euo pipefail
 build=${1:?usage: install.sh BUILD_DIR CONFIG.yaml}
 config=${2:?usage: install.sh BUILD_DIR CONFIG.yaml}
-here=$(cd "$(dirname "$0")" && pwd)
 "$build/tools/gtmesh" check-config "$config"
-install -m 0755 "$build/tools/gtmesh" "$build/tools/gtmeshctl" /usr/local/bin/
-install -d /etc/gtmesh
-install -m 0644 "$config" /etc/gtmesh/gtmesh.yaml
-for f in "$here"/configs/*.env; do
-  [ -e "/etc/gtmesh/$(basename "$f")" ] || install -m 0644 "$f" /etc/gtmesh/
-done
-install -m 0644 "$here"/systemd/*.service /etc/systemd/system/
-systemctl daemon-reload 2>/dev/null || true
-echo "installed; edit /etc/gtmesh/*.env, then enable gtmesh-decider and gtmesh-agent@<dc>"
+cmake --build "$build" --target package
+deb=$(ls -t "$build"/gtmesh_*_amd64.deb | head -1)
+apt-get install -y "$deb"
+install -m 0640 -g gtmesh "$config" /etc/gtmesh/gtmesh.yaml
+echo "installed $(basename "$deb"); edit /etc/gtmesh/decider.env or write /etc/gtmesh/agent-DC.env" \
+     "(example: /usr/share/doc/gtmesh/examples/agent-fra.env), then enable gtmesh-decider or gtmesh-agent@DC"
