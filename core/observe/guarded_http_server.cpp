@@ -119,10 +119,20 @@ public:
       : sock_(sock), ssl_(ssl), guard_(guard), read_deadline_(accepted + guard.limits().head_timeout),
         write_deadline_(accepted + guard.limits().total_timeout) {}
 
+  // httplib may ask these before a read or write: a deadline it meets here
+  // is counted as one met in io().
   bool is_readable() const override {
-    return begin_ < end_ || (ssl_ && SSL_pending(ssl_) > 0) || wait_for(sock_, POLLIN, read_deadline_);
+    if (begin_ < end_ || (ssl_ && SSL_pending(ssl_) > 0) || wait_for(sock_, POLLIN, read_deadline_))
+      return true;
+    const_cast<bounded_stream*>(this)->past_deadline(read_deadline_);
+    return false;
   }
-  bool is_writable() const override { return !closed_ && wait_for(sock_, POLLOUT, write_deadline_); }
+  bool is_writable() const override {
+    if (!closed_ && wait_for(sock_, POLLOUT, write_deadline_))
+      return true;
+    const_cast<bounded_stream*>(this)->past_deadline(write_deadline_);
+    return false;
+  }
 
   ssize_t read(char* out, size_t size) override {
     if (closed_)
@@ -167,6 +177,11 @@ private:
       end_ = static_cast<size_t>(n);
     }
     return n;
+  }
+
+  void past_deadline(steady::time_point deadline) {
+    if (!closed_ && steady::now() >= deadline)
+      cut_off(http_refusal::timeout);
   }
 
   ssize_t cut_off(http_refusal why) {
