@@ -16,6 +16,7 @@
 #include "agents/runtime/io_runtime.hpp"
 #include "core/config/config_loader.hpp"
 #include "core/routing/all_methods.hpp"
+#include "core/runtime/service_notify.hpp"
 #include "core/mesh/agent_link.hpp"
 #include "core/mesh/mesh_sink.hpp"
 #include "core/text/log.hpp"
@@ -157,8 +158,10 @@ int agent(const args& a) {
   }
   if (!mesh_mode) {
     node.start();
+    notify_ready("agent", node.origin() + ": measuring, results on stdout");
     int sig = 0;
     sigwait(&stop_signals, &sig);
+    notify_stopping();
     return 0;
   }
 
@@ -220,9 +223,15 @@ int agent(const args& a) {
     auto link = sys.spawn(mesh::agent_link, lo);
     events.set_target(link);
     node.start();
+    std::string deciders_text;
+    for (const auto& d : deciders)
+      deciders_text += (deciders_text.empty() ? "" : ", ") + d;
+    notify_ready("agent", node.origin() + ": measuring, reporting to " + deciders_text +
+                            (to.tls.enabled() ? " (mutual TLS)" : ""));
     std::thread signal_waiter([&] {
       int sig = 0;
       sigwait(&stop_signals, &sig);
+      notify_stopping();
       std::lock_guard lock(mutex);
       stopping = true;
       wake.notify_one();

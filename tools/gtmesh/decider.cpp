@@ -17,6 +17,7 @@
 // and the console with its JSON API (docs/console.md).
 
 #include "core/config/duration.hpp"
+#include "core/runtime/service_notify.hpp"
 #include "core/consensus/consensus_actor.hpp"
 #include "core/decider/decider_actor.hpp"
 #include "core/dns/responder/responder_actor.hpp"
@@ -292,8 +293,10 @@ int decider(const args& a) {
       f.close();
       std::filesystem::rename(port_file + ".tmp", port_file);
     }
+    notify_ready(component, started);
     int sig = 0;
     sigwait(&signals, &sig);
+    notify_stopping();
     ops.stop();
     transport->stop();
     caf::anon_send_exit(decider, caf::exit_reason::user_shutdown);

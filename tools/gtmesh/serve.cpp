@@ -20,6 +20,7 @@
 #include "core/config/duration.hpp"
 #include "core/dns/responder/dns_responder.hpp"
 #include "core/dns/responder/responder_actor.hpp"
+#include "core/runtime/service_notify.hpp"
 #include "core/text/log.hpp"
 #include "tools/gtmesh/ops_listener.hpp"
 #include "core/routing/all_methods.hpp"
@@ -260,6 +261,7 @@ int serve(const args& a) {
   }
   const std::string serving = config_path + (state_path.empty() ? "" : " with state " + state_path);
   log_line(log_level::info, "serve", "serving " + serving + " (generation 1)");
+  notify_ready("serve", "serving " + serving + " (generation 1)");
 
   auto print_counters = [&](const std::string& when) {
     self->request(actor, caf::infinite, dns::counters_atom::value)
@@ -290,14 +292,16 @@ int serve(const args& a) {
           [&](uint64_t generation) {
             version = static_cast<uint32_t>(generation);
             log_line(log_level::info, "serve", "reloaded " + serving + " (generation " + std::to_string(version) + ")");
+            notify_ready("serve", "serving " + serving + " (generation " + std::to_string(version) + ")");
           },
           [&](caf::error& e) { log_line(log_level::error, "serve", "reload: " + system.render(e)); });
     } else if (sig == SIGUSR1) {
       print_counters("counters");
     } else {
+      notify_stopping();
       print_counters("final counters");
       ops.stop();
-    self->send(actor, dns::stop_atom::value);
+      self->send(actor, dns::stop_atom::value);
       break;
     }
   }

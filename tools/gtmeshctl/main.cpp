@@ -11,6 +11,8 @@
 //                                  (SPEC: drop=0.3,dup=0.1,reorder=0.2,delay=100ms,partition,none)
 //     ca init [--dir DIR] [--cluster NAME]                         create the cluster CA (ca.pem, ca.key)
 //     ca issue NODE --role decider|agent|operator [--dc DC] [--dir DIR]   a certificate for NODE
+//     enroll DC [--http ADDR|""] [--etc DIR] [--no-start]   on a new machine, as root: install the
+//                                  agents of DC (tools/gtmeshctl/enroll.hpp, docs/deploy.md)
 //
 // The decider defaults to $GTMESH_DECIDER, else 127.0.0.1:7400. Pushes and
 // drains that fail for a reason a retry can overcome (no leader yet, the
@@ -28,6 +30,7 @@
 #include "core/text/iso_time.hpp"
 #include "core/text/wrap.hpp"
 #include "tools/gtmesh/commands.hpp"
+#include "tools/gtmeshctl/enroll.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -49,7 +52,8 @@ int usage() {
              "  push FILE [--dry-run] | status [--json] | configs | explain NAME [TYPE] [--client IP] [--ecs PREFIX] [--json]\n"
              "  drain DC | undrain DC | history [--since 10m|2026-12-01T04:00:00Z|UNIX_MS] [--limit N]\n"
              "  fault LINK SPEC\n"
-             "  ca init [--dir DIR] [--cluster NAME] | ca issue NODE --role decider|agent|operator [--dc DC] [--dir DIR]\n",
+             "  ca init [--dir DIR] [--cluster NAME] | ca issue NODE --role decider|agent|operator [--dc DC] [--dir DIR]\n"
+             "  enroll DC [--http ADDR] [--etc DIR] [--no-start]   (with --decider and the agent's --tls-*)\n",
              stderr);
   return 2;
 }
@@ -266,6 +270,10 @@ int main(int argc, char** argv) {
   r.option("--dir", ca_dir);
   r.option("--cluster", cluster);
   bool dry_run = r.flag("--dry-run");
+  cli::enroll_options enroll;
+  r.option("--http", enroll.http);
+  r.option("--etc", enroll.etc);
+  enroll.start = !r.flag("--no-start");
   bool json = r.flag("--json");
   auto timeout = parse_duration_ms(timeout_text);
   auto retry_for = parse_duration_ms(retry_text);
@@ -289,6 +297,17 @@ int main(int argc, char** argv) {
   if ((tls.ca.empty() || tls.cert.empty() || tls.key.empty()) && !(tls.ca.empty() && tls.cert.empty() && tls.key.empty())) {
     std::fprintf(stderr, "gtmeshctl: mutual TLS needs all of --tls-ca, --tls-cert and --tls-key\n");
     return 2;
+  }
+
+  if (pos[0] == "enroll") {
+    if (pos.size() != 2)
+      return usage();
+    enroll.dc = pos[1];
+    enroll.deciders = deciders;
+    enroll.tls = tls;
+    enroll.timeout = std::chrono::milliseconds(*timeout);
+    enroll.retry_for = std::chrono::milliseconds(*retry_for);
+    return cli::enroll(enroll);
   }
 
   // Build the request before connecting: a bad local config never leaves.

@@ -32,6 +32,57 @@ def dig(server, name):
     return out.stdout.split()
 
 
+def enroll_checks(work, env, tls, other):
+    """gtmeshctl enroll (docs/deploy.md) on this machine, into a scratch
+    /etc: it writes only after a decider gave the config to the agent
+    certificate of that DC. (tests/system/package/two_dc_test.sh runs it for
+    real under systemd.)"""
+    def enroll(dc, cert, key, etc, ca=tls + "/ca.pem", decider=env["MESH1"]):
+        return subprocess.run([GTMESHCTL, "--decider", decider, "--tls-ca", ca, "--tls-cert", cert, "--tls-key", key,
+                               "--timeout", "3s", "--retry-for", "1s", "enroll", dc, "--etc", etc, "--no-start",
+                               "--http", "127.0.0.1:9465"], capture_output=True, text=True, timeout=60)
+    etc = os.path.join(work, "etc-enrolled")
+    out = enroll("fra", tls + "/agent-fra.pem", tls + "/agent-fra.key", etc)
+    check(out.returncode == 0 and "enrolled agent-fra (agent of fra): cluster config version" in out.stdout,
+          "gtmeshctl enroll fra with fra's agent certificate: %s" % (out.stdout + out.stderr).strip().splitlines()[:1])
+    env_file = open(os.path.join(etc, "agent-fra.env")).read() if os.path.exists(os.path.join(etc, "agent-fra.env")) else ""
+    check('DECIDERS="--decider %s"' % env["MESH1"] in env_file and
+          'TLS="--tls-ca %s/tls/ca.pem --tls-cert %s/tls/agent-fra.pem --tls-key %s/tls/agent-fra.key"' % (etc, etc, etc)
+          in env_file and 'HTTP="--http 127.0.0.1:9465"' in env_file,
+          "the env file names the deciders, the installed TLS files and the listener")
+    check(os.path.exists(os.path.join(etc, "gtmesh.yaml")) and
+          open(os.path.join(etc, "gtmesh.yaml")).read() == open(os.path.join(work, "cluster.yaml")).read(),
+          "the config written is the cluster's, as the decider holds it")
+    modes = {f: oct(os.stat(os.path.join(etc, "tls", f)).st_mode & 0o777) for f in os.listdir(os.path.join(etc, "tls"))}
+    check(modes == {"ca.pem": "0o640", "agent-fra.pem": "0o640", "agent-fra.key": "0o640"},
+          "the CA, certificate and key are installed 0640: %s" % modes)
+    subprocess.run([GTMESHCTL, "ca", "issue", "agent-lhr", "--role", "agent", "--dc", "lhr", "--dir", tls], check=True,
+                   capture_output=True, timeout=60)
+    subprocess.run([GTMESHCTL, "ca", "issue", "fra-agent", "--role", "agent", "--dc", "fra", "--dir", other],
+                   check=True, capture_output=True, timeout=60)
+    refusals = [
+        ("another DC's certificate", ("iad", tls + "/agent-fra.pem", tls + "/agent-fra.key"),
+         "needs an agent certificate of iad"),
+        ("an operator certificate", ("fra", tls + "/gtmeshctl.pem", tls + "/gtmeshctl.key"),
+         "is the certificate of gtmeshctl (operator)"),
+        ("a DC the cluster's config lacks", ("lhr", tls + "/agent-lhr.pem", tls + "/agent-lhr.key"),
+         "has no datacenter 'lhr'"),
+        ("a certificate of another CA", ("fra", other + "/fra-agent.pem", other + "/fra-agent.key"),
+         "no decider gave the cluster's config"),
+        ("a key that is not the certificate's", ("fra", tls + "/agent-fra.pem", tls + "/agent-iad.key"),
+         "key values mismatch"),
+    ]
+    for what, (dc, cert, key), expected in refusals:
+        scratch = os.path.join(work, "etc-refused")
+        out = enroll(dc, cert, key, scratch)
+        check(out.returncode == 1 and expected in out.stderr and not os.path.exists(scratch),
+              "enroll refuses %s and writes nothing: %s" % (what, out.stderr.strip().splitlines()[:1]))
+    out = enroll("fra", tls + "/agent-fra.pem", tls + "/agent-fra.key", os.path.join(work, "etc-refused"),
+                 decider="127.0.0.1:1")
+    check(out.returncode == 1 and "127.0.0.1:1: cannot connect" in out.stderr and "nothing was written" in out.stderr,
+          "enroll with no decider reachable says which and writes nothing")
+
+
 def main():
     if not shutil.which("dig") or not shutil.which("openssl"):
         print("skip: dig or openssl missing")
@@ -71,6 +122,7 @@ def main():
                                    "status"], capture_output=True, text=True, timeout=60)
         check(intruder.returncode != 0 and "measurements" not in intruder.stdout,
               "a certificate from another CA is refused at the handshake")
+        enroll_checks(work, env, tls, other)
         again = subprocess.run([GTMESHCTL, "ca", "init", "--dir", tls], capture_output=True, text=True, timeout=30)
         check(again.returncode != 0 and "refusing to overwrite" in again.stderr, "ca init never overwrites a CA")
     finally:
