@@ -313,12 +313,21 @@ def tls_cluster(work):
         subprocess.run([CLUSTER, "stop", d], capture_output=True, timeout=60)
 
 
-def serve_node(work):
+SERVE_ZONE = os.path.join(SRC, "tests", "system", "dns_serve", "zone.yaml")
+
+
+def start_serve(work):
+    """`gtmesh serve` of the dns_serve zone with --http: (process, DNS port, HTTP port)."""
     port, http = free_port(), free_port()
-    zone = os.path.join(SRC, "tests", "system", "dns_serve", "zone.yaml")
-    proc = subprocess.Popen([GTMESH, "serve", "--config", zone, "--listen", "127.0.0.1:%d" % port,
+    proc = subprocess.Popen([GTMESH, "serve", "--config", SERVE_ZONE, "--listen", "127.0.0.1:%d" % port,
                              "--http", "127.0.0.1:%d" % http],
-                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "serve.out"), "w"))
+                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "serve.out"), "a"))
+    return proc, port, http
+
+
+def serve_node(work):
+    zone = SERVE_ZONE
+    proc, port, http = start_serve(work)
     try:
         base = "http://127.0.0.1:%d" % http
         check(wait_for(lambda: http_get(base + "/readyz")[0] == 200, 30), "gtmesh serve: /readyz 200")
@@ -397,11 +406,7 @@ def rss_kb(pid):
 
 
 def hostile_clients(work):
-    port, http = free_port(), free_port()
-    zone = os.path.join(SRC, "tests", "system", "dns_serve", "zone.yaml")
-    proc = subprocess.Popen([GTMESH, "serve", "--config", zone, "--listen", "127.0.0.1:%d" % port,
-                             "--http", "127.0.0.1:%d" % http],
-                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "serve.out"), "a"))
+    proc, port, http = start_serve(work)
     base = "http://127.0.0.1:%d" % http
     held = []
     try:
