@@ -79,6 +79,12 @@ chroot "$root_a" apt-get update -qq > "$work/update.log" 2>&1 &&
 check $? "apt installs the package into a clean Debian 12 root"
 umount "$root_a/proc"
 cp -a "$root_a" "$root_b"
+# Containers at all? (Some sandboxes refuse the namespaces nspawn needs.)
+if ! systemd-nspawn -q -D "$root_b" --register=no --keep-unit /bin/true > "$work/nspawn-probe.log" 2>&1; then
+  cat "$work/nspawn-probe.log"
+  echo "skip: systemd-nspawn cannot start a container here"
+  exit 77
+fi
 echo machine-a > "$root_a/etc/hostname"
 echo machine-b > "$root_b/etc/hostname"
 
