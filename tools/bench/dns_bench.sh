@@ -4,11 +4,11 @@
 # section "DNS responder"; SPEC section 7).
 #
 # Variants, each answering the same query file (gslb.bench.test A, as in
-# ../shared/bench/queries/dyn.txt) from the same zone (../shared/bench/zones/
-# bench.test.zone) on 127.0.0.1:
+# tools/bench/peers/queries/dyn.txt) from the same zone (tools/bench/peers/
+# zones/bench.test.zone) on 127.0.0.1:
 #   gdnsd          gdnsd 3.8 (Debian), gslb = DYNA weighted!wpool (10/20/30)
 #   knot           Knot DNS 3.2 (Debian), gslb = a static A record
-#   mmsg           ../shared/bench/limit/limit_dns.c with recvmmsg/sendmmsg:
+#   mmsg           tools/bench/peers/limit/limit_dns.c with recvmmsg/sendmmsg:
 #                  the floor (a fixed answer, no zone lookup)
 #   plain          the same with recvfrom/sendto (optional: VARIANTS)
 #   gtmesh-dc      gtmesh serve, gslb = DC-mode record (3 DCs gated by host
@@ -42,7 +42,7 @@
 #   GTMESH_BIN [<repo>/build/tools/gtmesh]  GTMESH_ARGS [""] extra serve options
 #   SERVER_CPU [0]  CLIENT_CPU [1]  BENCH_NICE [-20]
 #   QUIET_MAX [5]  QUIET_WAIT [120]  NOISE_MAX [10]  NOISE_RETRIES [2]
-#   SHARED_BENCH [<repo>/../shared/bench]  NO_INSTALL [0]
+#   SHARED_BENCH [<repo>/tools/bench/peers]  NO_INSTALL [0]
 #   RUN_DIR [/tmp/gtmesh-dns-bench] (scratch, removed at exit)
 #   RESULTS_DIR [<repo>/tools/bench/results/dns]
 # Loopback only; every load run is bounded (dnsperf -l); only processes this
@@ -69,7 +69,7 @@ QUIET_MAX=${QUIET_MAX:-5}
 QUIET_WAIT=${QUIET_WAIT:-120}
 NOISE_MAX=${NOISE_MAX:-10}
 NOISE_RETRIES=${NOISE_RETRIES:-2}
-SHARED_BENCH=${SHARED_BENCH:-$ROOT/../shared/bench}
+SHARED_BENCH=${SHARED_BENCH:-$HERE/peers}
 NO_INSTALL=${NO_INSTALL:-0}
 RUN_DIR=${RUN_DIR:-/tmp/gtmesh-dns-bench}
 RESULTS_DIR=${RESULTS_DIR:-$ROOT/tools/bench/results/dns}
@@ -331,7 +331,7 @@ verify() { # variant -> one line; fails unless QNAME A gives NOERROR, AA, 1 answ
 }
 
 # ---------------------------------------------------------------- measuring
-# (the method of ../shared/bench/run_peers.sh and limit/run_limit.sh)
+# (the method of the workplace's shared peer bench, run_peers.sh and limit/run_limit.sh)
 SELF_PGRP=$(awk '{i=index($0,") "); split(substr($0,i+2),f," "); print f[3]}' /proc/$$/stat)
 SRV_PIDS=" "
 
@@ -430,7 +430,7 @@ main() {
   mkdir -p "$RESULTS_DIR/raw" "$RESULTS_DIR/logs"
   gcc -O2 -Wall -Wextra -Werror -o "$RUN_DIR/bin/limit-plain" "$SHARED_BENCH/limit/limit_dns.c"
   gcc -O2 -Wall -Wextra -Werror -DBATCH="$BATCH" -o "$RUN_DIR/bin/limit-mmsg" "$SHARED_BENCH/limit/limit_dns.c"
-  printf '%s A\n' "$QNAME" > "$RUN_DIR/queries.txt"   # = shared/bench/queries/dyn.txt
+  printf '%s A\n' "$QNAME" > "$RUN_DIR/queries.txt"   # = peers/queries/dyn.txt
 
   {
     echo "date: $(date -u +%FT%TZ)"

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Start a DNS server and time its first answer (tools/bench/scale).
+
+usage: first_answer.py PORT QNAME TIMEOUT_S -- COMMAND...
+
+Execs COMMAND, then sends `QNAME A` to 127.0.0.1:PORT every 5 ms (each
+query waits at most 5 ms for its reply) until a NOERROR reply with at least
+one answer arrives. Prints "SECONDS RSS_KB HWM_KB": the time from exec to
+that reply, and the server's VmRSS and VmHWM at that moment, then stops the
+server (SIGTERM, SIGKILL after 10 s). Exits 1 if the server exits or does
+not answer within TIMEOUT_S.
+"""
+import os
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+
+def query(qname, qid):
+    q = b"".join(bytes([len(label)]) + label.encode() for label in qname.rstrip(".").split(".")) + b"\0"
+    return struct.pack("!HHHHHH", qid, 0x0100, 1, 0, 0, 0) + q + struct.pack("!HH", 1, 1)
+
+
+def status_kb(pid, key):
+    try:
+        for line in open("/proc/%d/status" % pid):
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def main():
+    sep = sys.argv.index("--")
+    port, qname, timeout = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+    command = sys.argv[sep + 1:]
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.settimeout(0.005)
+    t0 = time.monotonic()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=open(os.devnull, "w"))
+    qid = 0
+    try:
+        while True:
+            if proc.poll() is not None:
+                print("server exited with %d before answering" % proc.returncode, file=sys.stderr)
+                return 1
+            if time.monotonic() - t0 > timeout:
+                print("no answer within %.0f s" % timeout, file=sys.stderr)
+                return 1
+            qid = (qid + 1) & 0xFFFF
+            try:
+                sock.sendto(query(qname, qid), ("127.0.0.1", port))
+                reply = sock.recv(4096)
+            except OSError:  # not bound yet (ICMP refused) or no reply within 5 ms
+                time.sleep(0.005)
+                continue
+            if len(reply) >= 12:
+                rid, flags, _, ancount = struct.unpack("!HHHH", reply[:8])
+                if rid == qid and flags & 0xF == 0 and ancount > 0:
+                    break
+        elapsed = time.monotonic() - t0
+        print("%.3f %d %d" % (elapsed, status_kb(proc.pid, "VmRSS"), status_kb(proc.pid, "VmHWM")))
+        return 0
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
