@@ -4,7 +4,9 @@
 #include "core/dns/wire/name.hpp"
 #include "core/geo/region.hpp"
 
-#include <yaml-cpp/yaml.h>
+#include "core/config/yaml_tree.hpp"
+
+#include <malloc.h>
 
 #include <algorithm>
 #include <array>
@@ -22,7 +24,7 @@ namespace gtmesh {
 
 namespace {
 
-using node = YAML::Node;
+using node = yaml::node;
 
 std::string join(const std::string& parent, std::string_view key) {
   if (parent.empty())
@@ -32,8 +34,8 @@ std::string join(const std::string& parent, std::string_view key) {
 
 /// A mapping key as text; non-scalar keys (`? [a, b]: x`) have none.
 std::optional<std::string> key_text(const node& key) {
-  if (key.IsDefined() && key.IsScalar())
-    return key.Scalar();
+  if (key.is_scalar())
+    return key.text();
   return std::nullopt;
 }
 
@@ -55,19 +57,15 @@ bool misplaced_asterisk(std::span<const uint8_t> wire, bool allow_wildcard) noex
   return false;
 }
 
-/// The position of a node for error messages; (-1, -1) when yaml-cpp has
-/// none (a node built here, not read from the text).
-YAML::Mark mark_of(const node& n) noexcept {
-  try {
-    return n.Mark();
-  } catch (...) {
-    return YAML::Mark::null_mark();
-  }
+/// The position of a node for error messages; (-1, -1) for the undefined
+/// node a missing key gives.
+yaml::mark mark_of(const node& n) noexcept {
+  return n.position();
 }
 
 /// A decimal integer; nullopt when it is not one. `overflow` is set when it
 /// is one but does not fit in 64 bits.
-std::optional<long long> to_int(const std::string& s, bool* overflow = nullptr) {
+std::optional<long long> to_int(std::string_view s, bool* overflow = nullptr) {
   long long v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (overflow)
@@ -79,7 +77,7 @@ std::optional<long long> to_int(const std::string& s, bool* overflow = nullptr) 
 
 /// A finite decimal number: "nan", "inf" and values beyond double's range
 /// are not numbers here (they would poison distances, weights and ranks).
-std::optional<double> to_double(const std::string& s) {
+std::optional<double> to_double(std::string_view s) {
   double v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v))
@@ -105,9 +103,9 @@ private:
   config cfg_;
 
   // The innermost element being read, for the last-resort error of run()
-  // should a yaml-cpp exception get past the checks after all.
+  // should an exception (a bug) get past the checks after all.
   std::string context_field_;
-  YAML::Mark context_mark_ = YAML::Mark::null_mark();
+  yaml::mark context_mark_;
 
   config_location where(const node& n) const {
     auto m = mark_of(n);
@@ -154,62 +152,33 @@ private:
   const profile* find_profile(std::string_view n) const { return named(profile_index_, cfg_.profiles, n); }
   const probe_settings* find_probe(std::string_view n) const { return named(probe_index_, cfg_.probes, n); }
 
-  // --- safe node access -----------------------------------------------------
-  //
-  // yaml-cpp throws on several innocent-looking calls: Type()/IsMap()/Mark()
-  // on the "zombie" node that operator[] returns for a missing key, operator[]
-  // on a scalar (BadSubscript), reset() with a zombie. The loader therefore
-  // never uses operator[] with a key: child() looks keys up in an index of
-  // the map's scalar keys, and returns a valid, undefined node when the key
-  // is absent (or the node is no mapping), on which every accessor is safe.
-
-  /// The scalar keys of one mapping, in order; a mapping is looked up about
-  /// once per allowed key, so the few most recent ones are kept.
-  struct map_index {
-    node map; ///< identity (Node::is); default: matches nothing
-    std::vector<std::pair<std::string, node>> entries;
-  };
-  std::array<map_index, 8> indexes_;
-  size_t next_index_ = 0;
-  const node undefined_ = node(YAML::NodeType::Undefined);
-
-  const map_index& index_of(const node& map) {
-    for (const auto& ix : indexes_)
-      if (ix.map.is(map))
-        return ix;
-    map_index& ix = indexes_[next_index_++ % indexes_.size()];
-    ix.map.reset(map); // never operator=: on a Node it rewrites the node it referred to
-    ix.entries.clear();
-    for (auto it = map.begin(); it != map.end(); ++it)
-      if (auto k = key_text(it->first))
-        ix.entries.emplace_back(std::move(*k), it->second);
-    return ix;
-  }
+  // --- node access -----------------------------------------------------------
 
   /// The value of the first entry of `map` whose key is the scalar `key`;
-  /// undefined when absent or when `map` is not a mapping. Never throws.
-  node child(const node& map, std::string_view key) {
-    if (!map.IsDefined() || !map.IsMap())
-      return undefined_;
-    for (const auto& [k, v] : index_of(map).entries)
-      if (k == key)
-        return v;
-    return undefined_;
+  /// undefined when absent or when `map` is not a mapping. Mappings have a
+  /// handful of keys: a scan of the flat table beats any index.
+  node child(const node& map, std::string_view key) const {
+    for (size_t i = 0, n = map.size(); i < n && map.is_map(); ++i) {
+      node k = map.key_at(i);
+      if (k.is_scalar() && k.scalar() == key)
+        return map.value_at(i);
+    }
+    return node();
   }
 
   std::string element(const std::string& parent, const node& n, size_t index) {
     // Name list elements by their `name` when they have one: errors then read
     // "profiles[api-eu].endpoints[eu-b].weight" rather than "profiles[3]...".
     node name = child(n, "name");
-    if (name.IsDefined() && name.IsScalar() && !name.Scalar().empty())
-      return parent + "[" + name.Scalar() + "]";
+    if (name.is_scalar() && !name.scalar().empty())
+      return parent + "[" + name.text() + "]";
     return parent + "[" + std::to_string(index) + "]";
   }
 
   // --- generic typed access -------------------------------------------------
 
   bool is_map(const node& n, const std::string& field) {
-    if (n.IsDefined() && n.IsMap())
+    if (n.is_defined() && n.is_map())
       return true;
     error(n, field, "expected a mapping (key: value)");
     return false;
@@ -217,12 +186,16 @@ private:
 
   /// Rejects keys outside `allowed` and duplicate keys.
   void check_keys(const node& map, const std::string& field, std::initializer_list<std::string_view> allowed) {
-    std::set<std::string> seen;
-    for (auto it = map.begin(); it != map.end(); ++it) {
-      const node key = it->first; // a copy: it->first lives in a temporary proxy
-      std::string k = key_text(key).value_or("?");
-      if (!seen.insert(k).second)
-        error(key, join(field, k), "duplicate key");
+    for (size_t i = 0; i < map.size(); ++i) {
+      const node key = map.key_at(i);
+      std::string_view k = key.is_scalar() ? key.scalar() : std::string_view("?");
+      for (size_t j = 0; j < i; ++j) {
+        const node before = map.key_at(j);
+        if ((before.is_scalar() ? before.scalar() : std::string_view("?")) == k) {
+          error(key, join(field, k), "duplicate key");
+          break;
+        }
+      }
       if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
         std::string list;
         for (auto a : allowed)
@@ -236,30 +209,30 @@ private:
   std::optional<std::string> str(const node& map, std::string_view key, const std::string& field,
                                  bool required = false) {
     node n = child(map, key);
-    if (!n || n.IsNull()) {
+    if (!n || n.is_null()) {
       if (required)
         error(map, join(field, key), "required field is missing");
       return std::nullopt;
     }
-    if (!n.IsScalar()) {
+    if (!n.is_scalar()) {
       error(n, join(field, key), "expected a string");
       return std::nullopt;
     }
-    return n.Scalar();
+    return n.text();
   }
 
   std::optional<long long> integer(const node& map, std::string_view key, const std::string& field, long long min,
                                    long long max, bool required = false) {
     node n = child(map, key);
-    if (!n || n.IsNull()) {
+    if (!n || n.is_null()) {
       if (required)
         error(map, join(field, key), "required field is missing");
       return std::nullopt;
     }
     std::optional<long long> v;
     bool overflow = false;
-    if (n.IsScalar())
-      v = to_int(n.Scalar(), &overflow);
+    if (n.is_scalar())
+      v = to_int(n.text(), &overflow);
     if (overflow) {
       error(n, join(field, key), "value is out of range " + std::to_string(min) + ".." + std::to_string(max));
       return std::nullopt;
@@ -278,8 +251,8 @@ private:
 
   std::optional<double> number_node(const node& n, const std::string& field) {
     std::optional<double> v;
-    if (n.IsScalar()) {
-      const std::string& s = n.Scalar();
+    if (n.is_scalar()) {
+      const std::string& s = n.text();
       if (s == "up")
         v = 1;
       else if (s == "down")
@@ -295,7 +268,7 @@ private:
   std::optional<double> number(const node& map, std::string_view key, const std::string& field,
                                bool required = false) {
     node n = child(map, key);
-    if (!n || n.IsNull()) {
+    if (!n || n.is_null()) {
       if (required)
         error(map, join(field, key), "required field is missing");
       return std::nullopt;
@@ -306,11 +279,11 @@ private:
   std::optional<int64_t> duration(const node& map, std::string_view key, const std::string& field,
                                   int64_t min_ms, int64_t max_ms) {
     node n = child(map, key);
-    if (!n || n.IsNull())
+    if (!n || n.is_null())
       return std::nullopt;
     std::optional<int64_t> v;
-    if (n.IsScalar())
-      v = parse_duration_ms(n.Scalar());
+    if (n.is_scalar())
+      v = parse_duration_ms(n.text());
     if (!v) {
       error(n, join(field, key), "expected a duration such as 500ms, 5s, 2m or 1h");
       return std::nullopt;
@@ -328,22 +301,22 @@ private:
                                                      const std::string& field) {
     std::vector<std::pair<std::string, node>> out;
     node n = child(map, key);
-    if (!n || n.IsNull())
+    if (!n || n.is_null())
       return out;
-    if (n.IsScalar()) {
-      out.emplace_back(n.Scalar(), n);
+    if (n.is_scalar()) {
+      out.emplace_back(n.text(), n);
       return out;
     }
-    if (!n.IsSequence()) {
+    if (!n.is_sequence()) {
       error(n, join(field, key), "expected a string or a list of strings");
       return out;
     }
     for (size_t i = 0; i < n.size(); ++i) {
-      if (!n[i].IsScalar()) {
+      if (!n[i].is_scalar()) {
         error(n[i], join(field, key) + "[" + std::to_string(i) + "]", "expected a string");
         continue;
       }
-      out.emplace_back(n[i].Scalar(), n[i]);
+      out.emplace_back(n[i].text(), n[i]);
     }
     return out;
   }
@@ -352,9 +325,9 @@ private:
   void each(const node& map, std::string_view key, const std::string& field,
             const std::function<void(const node&, const std::string&)>& fn) {
     node n = child(map, key);
-    if (!n || n.IsNull())
+    if (!n || n.is_null())
       return;
-    if (!n.IsSequence()) {
+    if (!n.is_sequence()) {
       error(n, join(field, key), "expected a list");
       return;
     }
@@ -387,7 +360,7 @@ private:
   std::vector<answer_item> parse_answer_list(const node& map, std::string_view key, const std::string& field,
                                              dns::rr_type type, const zone& z) {
     node n = child(map, key);
-    if (!n || n.IsNull())
+    if (!n || n.is_null())
       return {};
     return parse_answers(n, join(field, key), type, z);
   }
@@ -424,7 +397,7 @@ load_result loader::run(std::string_view text) {
   try {
     return read(text);
   } catch (const std::exception& e) {
-    // Every yaml-cpp call above is guarded, so reaching this is a bug here;
+    // Every node access above is guarded, so reaching this is a bug here;
     // still an error naming the element being read, never an abort. Fuzz
     // builds let it escape, so that the fuzzer reports it as the bug it is.
 #ifdef GTMESH_FUZZING
@@ -441,18 +414,18 @@ load_result loader::run(std::string_view text) {
 
 load_result loader::read(std::string_view text) {
   load_result result;
-  node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::ParserException& e) {
-    // Also yaml-cpp's DeepRecursion: nesting beyond 2000 levels.
-    errors_.push_back(config_error{file_, e.mark.line >= 0 ? e.mark.line + 1 : 0,
-                                   e.mark.column >= 0 ? e.mark.column + 1 : 0, "", "YAML syntax: " + e.msg});
+  yaml::parse_result parsed = yaml::parse(text);
+  if (!parsed.doc) {
+    // Also nesting beyond yaml::max_depth levels.
+    errors_.push_back(config_error{file_, parsed.where.line >= 0 ? parsed.where.line + 1 : 0,
+                                   parsed.where.column >= 0 ? parsed.where.column + 1 : 0, "",
+                                   "YAML syntax: " + parsed.message});
     result.errors = std::move(errors_);
     return result;
   }
+  const node root = parsed.doc->root();
   cfg_.file = file_;
-  if (!root || root.IsNull()) {
+  if (!root || root.is_null()) {
     errors_.push_back(config_error{file_, 1, 1, "", "the config is empty"});
   } else if (is_map(root, "")) {
     check_keys(root, "",
@@ -679,11 +652,11 @@ void loader::parse_service(const node& n, const std::string& field) {
     s.name = *v;
   if (node p = child(n, "probe")) {
     std::string pf = join(field, "probe");
-    if (p.IsScalar()) {
-      if (const probe_settings* named = find_probe(p.Scalar()))
+    if (p.is_scalar()) {
+      if (const probe_settings* named = find_probe(p.text()))
         s.probe = *named;
       else
-        error(p, pf, "unknown probe '" + p.Scalar() + "' (define it under probes)");
+        error(p, pf, "unknown probe '" + p.text() + "' (define it under probes)");
     } else if (auto parsed = parse_probe(p, pf, false)) {
       s.probe = *parsed;
     }
@@ -698,8 +671,8 @@ void loader::parse_service(const node& n, const std::string& field) {
     if (!is_map(m, mf))
       return;
     std::set<std::string> seen;
-    for (auto it = m.begin(); it != m.end(); ++it) {
-      const node k = it->first;
+    for (size_t i = 0; i < m.size(); ++i) {
+      const node k = m.key_at(i);
       auto dc = key_text(k);
       if (!dc) {
         error(k, mf, "expected a datacenter name as the key");
@@ -709,24 +682,24 @@ void loader::parse_service(const node& n, const std::string& field) {
         error(k, join(mf, *dc), "duplicate key");
         continue;
       }
-      fn(*dc, it->second, join(mf, *dc), k);
+      fn(*dc, m.value_at(i), join(mf, *dc), k);
     }
   };
   per_dc("backends", [&](const std::string& dc, const node& v, const std::string& f, const node& key) {
     std::vector<std::string> list;
     auto add = [&](const node& item, const std::string& itf) {
-      if (!item.IsScalar()) {
+      if (!item.is_scalar()) {
         error(item, itf, "expected \"host:port\"");
         return;
       }
-      auto colon = item.Scalar().rfind(':');
-      auto port = colon == std::string::npos ? std::nullopt : to_int(item.Scalar().substr(colon + 1));
+      auto colon = item.text().rfind(':');
+      auto port = colon == std::string::npos ? std::nullopt : to_int(item.text().substr(colon + 1));
       if (!port || *port < 1 || *port > 65535)
-        error(item, itf, "expected \"host:port\" with a port 1..65535, got '" + item.Scalar() + "'");
+        error(item, itf, "expected \"host:port\" with a port 1..65535, got '" + item.text() + "'");
       else
-        list.push_back(item.Scalar());
+        list.push_back(item.text());
     };
-    if (v.IsSequence()) {
+    if (v.is_sequence()) {
       for (size_t i = 0; i < v.size(); ++i)
         add(v[i], f + "[" + std::to_string(i) + "]");
     } else {
@@ -735,11 +708,11 @@ void loader::parse_service(const node& n, const std::string& field) {
     s.backends[dc] = std::move(list);
   });
   per_dc("lb_stats", [&](const std::string& dc, const node& v, const std::string& f, const node& key) {
-    if (!v.IsScalar()) {
+    if (!v.is_scalar()) {
       error(v, f, "expected a string like haproxy:/run/haproxy/admin.sock");
       return;
     }
-    const std::string& spec = v.Scalar();
+    const std::string& spec = v.text();
     if (!(spec.starts_with("haproxy:") || spec.starts_with("haproxy-csv:") || spec.starts_with("nginx:")))
       error(v, f, "unknown stats source '" + spec + "' (allowed prefixes: haproxy:, haproxy-csv:, nginx:)");
     else
@@ -747,13 +720,13 @@ void loader::parse_service(const node& n, const std::string& field) {
   });
   per_dc("processes", [&](const std::string& dc, const node& v, const std::string& f, const node& key) {
     std::vector<std::string> names;
-    if (v.IsScalar())
-      names.push_back(v.Scalar());
-    else if (v.IsSequence())
+    if (v.is_scalar())
+      names.push_back(v.text());
+    else if (v.is_sequence())
       for (size_t i = 0; i < v.size(); ++i) {
         const node item = v[i];
-        if (item.IsScalar())
-          names.push_back(item.Scalar());
+        if (item.is_scalar())
+          names.push_back(item.text());
         else
           error(item, f + "[" + std::to_string(i) + "]", "expected a process name");
       }
@@ -879,8 +852,8 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
     v.address = *a;
     return true;
   };
-  if (n.IsScalar()) {
-    const std::string& s = n.Scalar();
+  if (n.is_scalar()) {
+    const std::string& s = n.text();
     switch (type) {
       case rr_type::a:
       case rr_type::aaaa:
@@ -990,7 +963,7 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
 std::vector<answer_item> loader::parse_answers(const node& n, const std::string& f, dns::rr_type type,
                                                const zone& z) {
   std::vector<answer_item> out;
-  if (!n.IsSequence()) {
+  if (!n.is_sequence()) {
     answer_item item;
     if (parse_answer(n, f, type, z, item))
       out.push_back(std::move(item));
@@ -1018,9 +991,10 @@ std::vector<dc_answers> loader::parse_dc_answers(const node& map, const std::str
   if (!is_map(n, f))
     return out;
   std::set<std::string> seen;
-  for (auto it = n.begin(); it != n.end(); ++it) {
+  for (size_t i = 0; i < n.size(); ++i) {
     dc_answers d;
-    const node k = it->first;
+    const node k = n.key_at(i);
+    const node v = n.value_at(i);
     auto name = key_text(k);
     if (!name) {
       error(k, f, "expected a datacenter name as the key");
@@ -1033,12 +1007,12 @@ std::vector<dc_answers> loader::parse_dc_answers(const node& map, const std::str
       continue;
     }
     if (!find_dc(d.dc)) {
-      error(it->first, df, "unknown datacenter '" + d.dc + "'");
+      error(k, df, "unknown datacenter '" + d.dc + "'");
       continue;
     }
-    d.answers = parse_answers(it->second, df, type, z);
-    if (d.answers.empty() && it->second.IsSequence() && it->second.size() == 0)
-      error(it->second, df, "a DC needs at least one answer");
+    d.answers = parse_answers(v, df, type, z);
+    if (d.answers.empty() && v.is_sequence() && v.size() == 0)
+      error(v, df, "a DC needs at least one answer");
     out.push_back(std::move(d));
   }
   return out;
@@ -1046,13 +1020,13 @@ std::vector<dc_answers> loader::parse_dc_answers(const node& map, const std::str
 
 std::optional<criterion> loader::parse_criterion(const node& n, const std::string& field) {
   criterion c;
-  if (n.IsScalar()) {
-    if (n.Scalar() == "lowest")
+  if (n.is_scalar()) {
+    if (n.text() == "lowest")
       c.kind = criterion_kind::lowest;
-    else if (n.Scalar() == "highest")
+    else if (n.text() == "highest")
       c.kind = criterion_kind::highest;
     else {
-      error(n, field, "unknown criterion '" + n.Scalar() + "' (allowed: lowest, highest, {equals: T}, "
+      error(n, field, "unknown criterion '" + n.text() + "' (allowed: lowest, highest, {equals: T}, "
                       "{within: {target: T|best, margin: M|P%}})");
       return std::nullopt;
     }
@@ -1087,7 +1061,7 @@ std::optional<criterion> loader::parse_criterion(const node& n, const std::strin
     error(w, join(wf, "target"), "required field is missing");
     return std::nullopt;
   }
-  if (t.IsScalar() && t.Scalar() == "best") {
+  if (t.is_scalar() && t.text() == "best") {
     c.target_is_best = true;
   } else {
     auto v = number_node(t, join(wf, "target"));
@@ -1096,18 +1070,18 @@ std::optional<criterion> loader::parse_criterion(const node& n, const std::strin
     c.target = *v;
   }
   node m = child(w, "margin");
-  if (!m || !m.IsScalar()) {
+  if (!m || !m.is_scalar()) {
     error(m ? m : w, join(wf, "margin"), "required: an absolute margin (5) or a percentage (10%)");
     return std::nullopt;
   }
-  std::string ms = m.Scalar();
+  std::string ms = m.text();
   if (!ms.empty() && ms.back() == '%') {
     c.margin_is_percent = true;
     ms.pop_back();
   }
   auto mv = to_double(ms);
   if (!mv || *mv < 0) {
-    error(m, join(wf, "margin"), "expected a non-negative number or percentage, got '" + m.Scalar() + "'");
+    error(m, join(wf, "margin"), "expected a non-negative number or percentage, got '" + m.text() + "'");
     return std::nullopt;
   }
   c.margin = *mv;
@@ -1244,7 +1218,7 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
           p.gates.push_back(gt);
       }
     };
-    if (g.IsSequence())
+    if (g.is_sequence())
       for (size_t i = 0; i < g.size(); ++i)
         parse_gate(g[i], gf + "[" + std::to_string(i) + "]");
     else
@@ -1382,19 +1356,19 @@ void loader::parse_record(const node& n, const std::string& field, zone& z) {
 }
 
 std::optional<answer_value> loader::parse_target(const node& n, const std::string& field) {
-  if (!n.IsScalar()) {
+  if (!n.is_scalar()) {
     error(n, field, "expected an IPv4/IPv6 address or a host name");
     return std::nullopt;
   }
   answer_value v;
-  if (auto a = ip_address::parse(n.Scalar())) {
+  if (auto a = ip_address::parse(n.text())) {
     v.type = a->v4() ? dns::rr_type::a : dns::rr_type::aaaa;
     v.address = *a;
     return v;
   }
-  std::string name = dns::canonical_text(n.Scalar());
-  if (!dns::text_to_wire(name) || n.Scalar().find_first_not_of("0123456789.") == std::string::npos) {
-    error(n, field, "not an IP address or host name: '" + n.Scalar() + "'");
+  std::string name = dns::canonical_text(n.text());
+  if (!dns::text_to_wire(name) || n.text().find_first_not_of("0123456789.") == std::string::npos) {
+    error(n, field, "not an IP address or host name: '" + n.text() + "'");
     return std::nullopt;
   }
   v.type = dns::rr_type::cname;
@@ -1441,7 +1415,7 @@ void loader::parse_endpoint(const node& n, const std::string& field, profile& p)
       if (node t = child(n, "target")) {
         if (auto v = parse_target(t, join(field, "target"))) {
           e.answers.push_back(*v);
-          e.target = t.Scalar();
+          e.target = t.text();
         }
       } else {
         error(n, join(field, "target"), "an external endpoint needs a target (address or host name)");
@@ -1467,7 +1441,7 @@ void loader::parse_endpoint(const node& n, const std::string& field, profile& p)
       }
       if (node a = child(n, "answers")) {
         std::string af = join(field, "answers");
-        if (a.IsSequence()) {
+        if (a.is_sequence()) {
           for (size_t i = 0; i < a.size(); ++i)
             if (auto v = parse_target(a[i], af + "[" + std::to_string(i) + "]"))
               e.answers.push_back(*v);
@@ -1548,7 +1522,7 @@ void loader::parse_profile(const node& n, const std::string& field) {
   }
   if (node fs = child(n, "fail_safe")) {
     std::string ff = join(field, "fail_safe");
-    if (fs.IsSequence()) {
+    if (fs.is_sequence()) {
       for (size_t i = 0; i < fs.size(); ++i)
         if (auto v = parse_target(fs[i], ff + "[" + std::to_string(i) + "]"))
           p.fail_safe.push_back(*v);
@@ -1575,11 +1549,11 @@ void loader::parse_profile(const node& n, const std::string& field) {
 }
 
 void loader::parse_latency_table(const node& n) {
-  if (!n.IsScalar()) {
+  if (!n.is_scalar()) {
     error(n, "latency_table", "expected a path to a CSV file (prefix,dc,rtt_ms)");
     return;
   }
-  cfg_.latency_table = resolve_path(n.Scalar());
+  cfg_.latency_table = resolve_path(n.text());
   // A regular file of bounded size: /dev/zero or a FIFO would never end.
   std::error_code ec;
   if (!std::filesystem::is_regular_file(cfg_.latency_table, ec)) {
@@ -1776,8 +1750,17 @@ std::string load_result::report() const {
 
 load_result load_config_text(std::string_view yaml, const std::string& file, const method_catalog& methods) {
   std::string base = std::filesystem::path(file).parent_path().string();
-  loader l(file, base.empty() ? "." : base, methods);
-  return l.run(yaml);
+  load_result r;
+  {
+    loader l(file, base.empty() ? "." : base, methods);
+    r = l.run(yaml);
+  }
+#ifndef GTMESH_FUZZING
+  // The node table and the loader's scratch are freed: hand the pages back
+  // rather than keep them in glibc's free lists (docs/benchmarks.md "Scale").
+  malloc_trim(0);
+#endif
+  return r;
 }
 
 load_result load_config_file(const std::string& path, const method_catalog& methods) {
@@ -1790,6 +1773,9 @@ load_result load_config_file(const std::string& path, const method_catalog& meth
   // Read one byte past the limit so that an oversized file (or /dev/zero)
   // is reported by the size check rather than read to exhaustion.
   std::string text;
+  std::error_code ec;
+  if (auto size = std::filesystem::file_size(path, ec); !ec)
+    text.reserve(std::min<uintmax_t>(size, max_config_bytes) + 1);
   char chunk[64 * 1024];
   while (text.size() <= max_config_bytes && in.read(chunk, sizeof chunk).gcount() > 0)
     text.append(chunk, static_cast<size_t>(in.gcount()));

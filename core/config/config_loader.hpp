@@ -9,8 +9,10 @@
 
 namespace gtmesh {
 
-/// Largest config text accepted (the mesh carries configs in 16 MiB frames).
-inline constexpr size_t max_config_bytes = 16 * 1024 * 1024;
+/// Largest config text a loader accepts (a file; 100,000 records take about
+/// 36 MB). A push is bounded lower, by what one entry of the replicated log
+/// may hold (consensus::max_config_bytes).
+inline constexpr size_t max_config_bytes = 64 * 1024 * 1024;
 /// Largest latency_table CSV accepted.
 inline constexpr size_t max_latency_table_bytes = 64 * 1024 * 1024;
 
@@ -27,8 +29,8 @@ struct load_result {
 };
 
 /// Both loaders are total: whatever the bytes, they return a model or errors
-/// naming file:line:column and field, and never throw. Beyond yaml-cpp's own
-/// limit (2000 nested levels, reported as a YAML syntax error) they bound the
+/// naming file:line:column and field, and never throw. Beyond the YAML
+/// reader's limit (yaml::max_depth nested levels, a YAML syntax error) they bound the
 /// input size (max_config_bytes) and the nesting of profiles
 /// (max_profile_nesting).
 ///

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <unordered_map>
 
 namespace gtmesh {
 
@@ -63,12 +64,27 @@ public:
 private:
   routing_plan& plan_;
   const config& cfg_;
-  std::map<std::pair<dns::rr_type, std::vector<uint8_t>>, uint32_t> rdata_ids_;
+  /// rdata id by type + wire bytes (an A record's key fits std::string's
+  /// inline buffer; 100,000 records repeat a few thousand rdatas).
+  std::unordered_map<std::string, uint32_t> rdata_ids_;
+  /// DC index by name (views into the immutable config): a record names
+  /// several DCs, and 100 DCs scanned by name per answer set cost seconds.
+  std::unordered_map<std::string_view, uint32_t> dc_ids_;
+  uint32_t dc_id(std::string_view name) const {
+    auto it = dc_ids_.find(name);
+    return it == dc_ids_.end() ? no_index : it->second;
+  }
   std::map<std::pair<std::string, dns::rr_type>, uint32_t> profile_ids_;
   std::string error_;
 
-  uint32_t add_rdata(dns::rr_type type, std::vector<uint8_t> bytes, uint16_t name_at, std::string text) {
-    auto key = std::pair{type, bytes};
+  /// `text()` gives the rdata's presentation form; called for new ones only.
+  template <class Text>
+  uint32_t add_rdata(dns::rr_type type, const std::vector<uint8_t>& bytes, uint16_t name_at, Text&& text) {
+    std::string key;
+    key.reserve(2 + bytes.size());
+    key.push_back(static_cast<char>(static_cast<uint16_t>(type) >> 8));
+    key.push_back(static_cast<char>(static_cast<uint16_t>(type) & 0xff));
+    key.append(bytes.begin(), bytes.end());
     if (auto it = rdata_ids_.find(key); it != rdata_ids_.end())
       return it->second;
     rdata_entry e;
@@ -79,7 +95,7 @@ private:
     plan_.rdata_bytes.insert(plan_.rdata_bytes.end(), bytes.begin(), bytes.end());
     uint32_t id = static_cast<uint32_t>(plan_.rdata.size());
     plan_.rdata.push_back(e);
-    plan_.rdata_text.push_back(std::move(text));
+    plan_.rdata_text.push_back(text());
     rdata_ids_.emplace(std::move(key), id);
     return id;
   }
@@ -126,7 +142,7 @@ private:
       default:
         break;
     }
-    return add_rdata(v.type, std::move(b), name_at, v.text());
+    return add_rdata(v.type, b, name_at, [&] { return v.text(); });
   }
 
   uint32_t encode_soa(const zone& z, uint32_t serial) {
@@ -141,7 +157,7 @@ private:
     std::string text = z.soa.primary + " " + z.soa.admin + " " + std::to_string(serial) + " " +
                        std::to_string(z.soa.refresh) + " " + std::to_string(z.soa.retry) + " " +
                        std::to_string(z.soa.expire) + " " + std::to_string(z.soa.minimum);
-    return add_rdata(dns::rr_type::soa, std::move(b), 0, std::move(text));
+    return add_rdata(dns::rr_type::soa, b, 0, [&] { return std::move(text); });
   }
 
   answer_group make_group(const std::vector<answer_item>& items, const std::optional<geo_point>& dc_location) {
@@ -183,8 +199,8 @@ private:
   }
 
   std::optional<geo_point> dc_location(const std::string& dc) const {
-    const datacenter* d = cfg_.find_dc(dc);
-    return d ? d->location : std::nullopt;
+    uint32_t i = dc_id(dc);
+    return i == no_index ? std::nullopt : cfg_.datacenters[i].location;
   }
 
   metric_column column_of(const metric_ref& ref) const {
@@ -215,7 +231,7 @@ private:
   std::vector<dc_candidate> make_candidates(const std::vector<dc_answers>& list) {
     std::vector<dc_candidate> out;
     for (const auto& d : list)
-      out.push_back(dc_candidate{plan_.find_dc(d.dc), make_group(d.answers, dc_location(d.dc))});
+      out.push_back(dc_candidate{dc_id(d.dc), make_group(d.answers, dc_location(d.dc))});
     return out;
   }
 
@@ -241,7 +257,7 @@ uint32_t plan_builder::compile_profile(const std::string& name, dns::rr_type typ
     ep.status = e.status;
     ep.min_child = e.min_child_endpoints;
     if (!e.location.empty())
-      ep.location = plan_.find_dc(e.location);
+      ep.location = dc_id(e.location);
     switch (e.kind) {
       case endpoint_kind::external:
         ep.answers = make_typed_group(e.answers, type);
@@ -252,7 +268,7 @@ uint32_t plan_builder::compile_profile(const std::string& name, dns::rr_type typ
         }
         break;
       case endpoint_kind::dc:
-        ep.dc = plan_.find_dc(e.dc);
+        ep.dc = dc_id(e.dc);
         ep.status_cell = plan_.layout.host(ep.dc, metric_id::host_status);
         ep.status_stale_ms = plan_.host_stale_ms;
         if (!e.service.empty()) {
@@ -365,6 +381,7 @@ void plan_builder::add_name(std::span<const uint8_t> name, uint32_t zone_index, 
 std::string plan_builder::run() {
   const auto& m = cfg_.measurement;
   for (const auto& dc : cfg_.datacenters) {
+    dc_ids_.emplace(dc.name, static_cast<uint32_t>(plan_.dc_names.size())); // the first of duplicates, as find_dc
     plan_.dc_names.push_back(dc.name);
     plan_.dc_locations.push_back(dc.location ? *dc.location : geo_point{NAN, NAN});
   }

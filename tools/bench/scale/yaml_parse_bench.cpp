@@ -8,9 +8,15 @@
 //              marks on every node (YAML 1.2)
 //   libyaml    yaml_parser_parse until the stream ends: events only, no tree
 //              (the floor of a streaming reader; marks come with each event)
+//   gtmesh     yaml::parse (core/config/yaml_tree.hpp): the flat node table
+//              the config loader walks, by the fast reader when it can
+//   gtmesh-libyaml  yaml::parse_with_libyaml: the same table from libyaml's
+//              events (what a config outside the fast reader's subset costs)
 //
 // Prints "LIB seconds nodes peak_rss_kb"; `nodes` counts scalars seen, so the
 // three can be checked to have read the same document.
+
+#include "core/config/yaml_tree.hpp"
 
 #include <yaml-cpp/yaml.h>
 #include <libfyaml.h>
@@ -96,11 +102,29 @@ size_t parse_libyaml(const char* file) {
   return scalars;
 }
 
+size_t count_tree(const gtmesh::yaml::node& n) {
+  if (n.is_scalar() || n.is_null())
+    return 1;
+  size_t c = 0;
+  if (n.is_map())
+    for (size_t i = 0; i < n.size(); ++i)
+      c += count_tree(n.key_at(i)) + count_tree(n.value_at(i));
+  else if (n.is_sequence())
+    for (size_t i = 0; i < n.size(); ++i)
+      c += count_tree(n[i]);
+  return c;
+}
+
+std::string read_file(const char* file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: yaml_parse_bench yaml-cpp|libfyaml|libyaml FILE\n");
+    std::fprintf(stderr, "usage: yaml_parse_bench yaml-cpp|libfyaml|libyaml|gtmesh|gtmesh-libyaml FILE\n");
     return 2;
   }
   const std::string lib = argv[1];
@@ -118,6 +142,16 @@ int main(int argc, char** argv) {
     fy_document_destroy(doc);
   } else if (lib == "libyaml") {
     nodes = parse_libyaml(file);
+  } else if (lib == "gtmesh" || lib == "gtmesh-libyaml") {
+    std::string text = read_file(file);
+    auto r = lib == "gtmesh" ? gtmesh::yaml::parse(text) : gtmesh::yaml::parse_with_libyaml(text);
+    if (!r.doc) {
+      std::fprintf(stderr, "%s: %s at line %d\n", lib.c_str(), r.message.c_str(), r.where.line + 1);
+      return 1;
+    }
+    if (lib == "gtmesh" && r.used_libyaml)
+      std::fprintf(stderr, "gtmesh: the fast reader handed this text to libyaml\n");
+    nodes = count_tree(r.doc->root());
   } else {
     return 2;
   }

@@ -1,0 +1,525 @@
+#include "core/config/yaml_fast_reader.hpp"
+
+#include "core/config/yaml_table_builder.hpp"
+
+// What this reader takes (anything else: it gives up, and libyaml reads the
+// text): printable ASCII and newlines only (no tab, CR, or byte >= 0x7f);
+// block mappings with plain or quoted one-line keys; block sequences,
+// including the indentless form under a key and compact `- key: value`
+// items; flow sequences and mappings, over several lines when every line
+// after the first is indented deeper than the block collection around them;
+// one-line plain, 'single' and "double" scalars (no backslash escapes);
+// comments; one `---` line before the content. The marks it records are the
+// ones libyaml gives the same events (a node starts at its first character;
+// an empty value sits just after its `:` or `-`, or at the `,`/`}` that ends
+// it in a flow mapping).
+
+namespace gtmesh::yaml {
+
+namespace {
+
+bool is_blank_or_end(char c) noexcept {
+  return c == ' ' || c == '\n' || c == '\0';
+}
+
+bool is_flow_indicator(char c) noexcept {
+  return c == ',' || c == '[' || c == ']' || c == '{' || c == '}';
+}
+
+/// Characters a plain scalar cannot start with (YAML c-indicator); '-', '?'
+/// and ':' can when a non-blank follows.
+bool is_indicator(char c) noexcept {
+  switch (c) {
+  case '-': case '?': case ':': case ',': case '[': case ']': case '{': case '}':
+  case '#': case '&': case '*': case '!': case '|': case '>': case '\'': case '"':
+  case '%': case '@': case '`':
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// libyaml refuses implicit keys longer than this (1024); stay well below.
+constexpr size_t max_key_bytes = 1000;
+
+class fast_reader {
+public:
+  fast_reader(std::string_view text, table_builder& b) : s_(text), b_(b) {}
+
+  /// True when the whole text was read into the table.
+  bool run();
+
+private:
+  std::string_view s_;
+  table_builder& b_;
+  size_t p_ = 0;
+  uint32_t line_ = 0;
+  size_t line_start_ = 0;
+  /// Indent of the content line the cursor is on (after next_line()), -1 at the end.
+  int indent_ = -1;
+  /// Column of the innermost block collection: the lines of a flow
+  /// collection after its first must be indented deeper.
+  int block_col_ = -1;
+  bool before_content_ = true; ///< a `---` line may still come
+  bool saw_start_ = false;     ///< and one did
+
+  char at(size_t i) const noexcept { return i < s_.size() ? s_[i] : '\0'; }
+  char cur() const noexcept { return at(p_); }
+  mark here() const noexcept { return mark{static_cast<int>(line_), static_cast<int>(p_ - line_start_)}; }
+  void skip_spaces() noexcept {
+    while (cur() == ' ')
+      ++p_;
+  }
+
+  /// After skipping spaces: the line has nothing more but a comment.
+  bool rest_is_empty() noexcept {
+    size_t before = p_;
+    skip_spaces();
+    char c = cur();
+    if (c == '\n' || c == '\0')
+      return true;
+    return c == '#' && (p_ > before || p_ == line_start_ || at(p_ - 1) == ' ');
+  }
+
+  /// From a line whose rest is empty, to the first character of the next
+  /// line that has content; sets indent_ (-1 at the end). False on a
+  /// document marker (`---`, `...`) or a directive, which it leaves to libyaml.
+  bool next_line() noexcept {
+    for (;;) {
+      while (p_ < s_.size() && s_[p_] != '\n')
+        ++p_;
+      if (p_ >= s_.size()) {
+        indent_ = -1;
+        return true;
+      }
+      ++p_;
+      ++line_;
+      line_start_ = p_;
+      skip_spaces();
+      char c = cur();
+      if (c == '\n' || c == '#')
+        continue;
+      if (c == '\0') {
+        indent_ = -1;
+        return true;
+      }
+      indent_ = static_cast<int>(p_ - line_start_);
+      if (indent_ == 0 && (c == '%' || ((c == '-' || c == '.') && at(p_ + 1) == c && at(p_ + 2) == c &&
+                                        is_blank_or_end(at(p_ + 3))))) {
+        if (c != '-' || !before_content_)
+          return false;
+        // The one `---` allowed: before the content, alone on its line.
+        before_content_ = false;
+        saw_start_ = true;
+        p_ += 3;
+        if (!rest_is_empty())
+          return false;
+        continue;
+      }
+      return true;
+    }
+  }
+
+  /// Spaces, line breaks and comments between the tokens of a flow
+  /// collection. False on a line not indented deeper than block_col_ or on a
+  /// document marker.
+  bool flow_space() noexcept {
+    for (;;) {
+      skip_spaces();
+      char c = cur();
+      if (c == '#' && (p_ == line_start_ || at(p_ - 1) == ' ')) {
+        while (p_ < s_.size() && s_[p_] != '\n')
+          ++p_;
+        c = cur();
+      }
+      if (c != '\n')
+        return true;
+      ++p_;
+      ++line_;
+      line_start_ = p_;
+      skip_spaces();
+      if (cur() == '\n' || cur() == '#')
+        continue;
+      if (static_cast<int>(p_ - line_start_) <= block_col_ || p_ == line_start_)
+        return false;
+    }
+  }
+
+  bool at_dash_entry() const noexcept { return cur() == '-' && is_blank_or_end(at(p_ + 1)); }
+
+  // --- scalars ---
+
+  /// A quoted scalar on one line; the cursor moves past its closing quote.
+  bool quoted() {
+    mark m = here();
+    char q = cur();
+    size_t start = ++p_;
+    bool doubled = false;
+    for (;;) {
+      char c = cur();
+      if (c == '\n' || c == '\0' || (q == '"' && c == '\\'))
+        return false;
+      if (c == q) {
+        if (q == '\'' && at(p_ + 1) == '\'') {
+          doubled = true;
+          p_ += 2;
+          continue;
+        }
+        break;
+      }
+      ++p_;
+    }
+    size_t end = p_++;
+    if (!doubled) {
+      b_.scalar_in_source(start, end - start, false, m);
+    } else {
+      std::string text;
+      for (size_t i = start; i < end; ++i) {
+        text += s_[i];
+        if (s_[i] == '\'')
+          ++i;
+      }
+      b_.scalar_owned(text, false, m);
+    }
+    return true;
+  }
+
+  /// A plain scalar that may start here: not an indicator, or '-', '?', ':'
+  /// before a non-blank (and, in flow, before a non-indicator).
+  bool plain_can_start(bool flow) const noexcept {
+    char c = cur();
+    if (!is_indicator(c))
+      return c != ' ' && c != '\n' && c != '\0';
+    if (c != '-' && c != '?' && c != ':')
+      return false;
+    if (flow && c != '-')
+      return false; // libyaml reads `?`/`:` in flow as indicators, always
+    char n = at(p_ + 1);
+    return !is_blank_or_end(n) && !(flow && is_flow_indicator(n));
+  }
+
+  /// A plain scalar to the end of its line, a comment, or (in flow) a flow
+  /// indicator. `key_ok`: a `: ` ends it (as a key); otherwise it gives up.
+  bool plain(bool flow, bool key_ok) {
+    if (!plain_can_start(flow))
+      return false;
+    mark m = here();
+    size_t start = p_;
+    size_t end = p_; // one past the last non-space
+    for (;;) {
+      char c = cur();
+      if (c == '\n' || c == '\0')
+        break;
+      if (c == '#' && at(p_ - 1) == ' ')
+        break;
+      if (c == ':') {
+        char n = at(p_ + 1);
+        if (is_blank_or_end(n) || (flow && (is_flow_indicator(n) || n == '?'))) {
+          if (!key_ok)
+            return false;
+          break;
+        }
+      }
+      if (flow && is_flow_indicator(c))
+        break;
+      ++p_;
+      if (c != ' ')
+        end = p_;
+    }
+    if (key_ok && end - start > max_key_bytes)
+      return false;
+    b_.scalar_in_source(start, end - start, true, m);
+    p_ = end;
+    return true;
+  }
+
+  // --- flow collections (one line) ---
+
+  bool flow_node() {
+    skip_spaces();
+    switch (cur()) {
+    case '[':
+      return flow_sequence();
+    case '{':
+      return flow_mapping();
+    case '\'':
+    case '"':
+      return quoted();
+    default:
+      return plain(true, false);
+    }
+  }
+
+  bool flow_sequence() {
+    if (!b_.open(node_kind::sequence, here()))
+      return false;
+    ++p_;
+    for (;;) {
+      if (!flow_space())
+        return false;
+      if (cur() == ']')
+        break;
+      if (!flow_node() || !flow_space())
+        return false;
+      if (cur() == ',') {
+        ++p_;
+        continue;
+      }
+      if (cur() != ']')
+        return false;
+    }
+    ++p_;
+    b_.close();
+    return true;
+  }
+
+  bool flow_mapping() {
+    if (!b_.open(node_kind::mapping, here()))
+      return false;
+    ++p_;
+    for (;;) {
+      if (!flow_space())
+        return false;
+      if (cur() == '}')
+        break;
+      char k = cur();
+      if (k == '\'' || k == '"') {
+        size_t start = p_;
+        if (!quoted() || p_ - start > max_key_bytes)
+          return false;
+      } else if (!plain(true, true)) {
+        return false;
+      }
+      skip_spaces();
+      if (cur() != ':' || at(p_ + 1) != ' ')
+        return false; // `{a}`, `{a:b}`, `{"a":b}`: libyaml's call
+      ++p_;
+      skip_spaces();
+      if (cur() == ',' || cur() == '}')
+        b_.scalar_in_source(p_, 0, true, here()); // `{a: }`
+      else if (!flow_node())
+        return false;
+      if (!flow_space())
+        return false;
+      if (cur() == ',') {
+        ++p_;
+        continue;
+      }
+      if (cur() != '}')
+        return false;
+    }
+    ++p_;
+    b_.close();
+    return true;
+  }
+
+  // --- block structure ---
+
+  /// A value on the rest of this line (flow, quoted or plain), then on to
+  /// the next content line.
+  bool inline_value() {
+    bool ok = false;
+    switch (cur()) {
+    case '[':
+      ok = flow_sequence();
+      break;
+    case '{':
+      ok = flow_mapping();
+      break;
+    case '\'':
+    case '"':
+      ok = quoted();
+      break;
+    default:
+      ok = plain(false, false);
+      break;
+    }
+    return ok && rest_is_empty() && next_line();
+  }
+
+  /// Where the key of a block mapping entry starting here ends (at its
+  /// `:`), or npos when this line holds no such key.
+  size_t key_end() const noexcept {
+    size_t i = p_;
+    char c = at(i);
+    if (c == '[' || c == '{')
+      return std::string_view::npos; // a flow collection (as a key: libyaml's call)
+    if (c == '\'' || c == '"') {
+      ++i;
+      for (;; ++i) {
+        char d = at(i);
+        if (d == '\n' || d == '\0' || (c == '"' && d == '\\'))
+          return std::string_view::npos;
+        if (d == c) {
+          if (c == '\'' && at(i + 1) == '\'') {
+            ++i;
+            continue;
+          }
+          break;
+        }
+      }
+      ++i;
+      if (i - p_ > max_key_bytes)
+        return std::string_view::npos;
+      while (at(i) == ' ')
+        ++i;
+      return at(i) == ':' && is_blank_or_end(at(i + 1)) ? i : std::string_view::npos;
+    }
+    for (;; ++i) {
+      char d = at(i);
+      if (d == '\n' || d == '\0')
+        return std::string_view::npos;
+      if (d == '#' && i > p_ && at(i - 1) == ' ')
+        return std::string_view::npos;
+      if (d == ':' && is_blank_or_end(at(i + 1)))
+        return i - p_ > max_key_bytes ? std::string_view::npos : i;
+    }
+  }
+
+  /// A node whose first character is here, at column `col` of its line.
+  bool block_node(int col) {
+    if (cur() == '[' || cur() == '{')
+      return inline_value();
+    if (at_dash_entry())
+      return block_sequence(col, false);
+    if (key_end() != std::string_view::npos)
+      return block_mapping(col);
+    char c = cur();
+    if (c == '&' || c == '*' || c == '!' || c == '|' || c == '>' || c == '?')
+      return false;
+    return inline_value();
+  }
+
+  /// The value after `key:` or `-` when the rest of the line is empty: a
+  /// block node on the next lines, deeper than `col` (or, under a key, a
+  /// sequence at `col` itself), or else null.
+  bool block_value(int col, bool under_key, mark empty_at) {
+    if (!next_line())
+      return false;
+    if (indent_ > col)
+      return block_node(indent_);
+    if (under_key && indent_ == col && at_dash_entry())
+      return block_sequence(col, true);
+    b_.scalar_in_source(0, 0, true, empty_at);
+    return true;
+  }
+
+  bool block_sequence(int col, bool indentless) {
+    if (!b_.open(node_kind::sequence, here()))
+      return false;
+    int outer_col = block_col_;
+    block_col_ = col;
+    for (;;) {
+      ++p_; // the '-'
+      mark empty_at = here();
+      if (rest_is_empty()) {
+        if (!block_value(col, false, empty_at))
+          return false;
+      } else {
+        int item_col = static_cast<int>(p_ - line_start_);
+        if (!block_node(item_col))
+          return false;
+      }
+      if (indent_ == col && at_dash_entry())
+        continue;
+      if (indent_ < col || (indentless && indent_ == col))
+        break;
+      return false;
+    }
+    block_col_ = outer_col;
+    b_.close();
+    return true;
+  }
+
+  bool block_mapping(int col) {
+    if (!b_.open(node_kind::mapping, here()))
+      return false;
+    int outer_col = block_col_;
+    block_col_ = col;
+    for (;;) {
+      char k = cur();
+      if (k == '\'' || k == '"') {
+        if (!quoted())
+          return false;
+      } else if (!plain(false, true)) {
+        return false;
+      }
+      skip_spaces();
+      if (cur() != ':' || !is_blank_or_end(at(p_ + 1)))
+        return false;
+      ++p_;
+      mark empty_at = here();
+      if (rest_is_empty()) {
+        if (!block_value(col, true, empty_at))
+          return false;
+      } else if (at_dash_entry() || !inline_value()) {
+        return false;
+      }
+      if (indent_ == col && !at_dash_entry() && key_end() != std::string_view::npos)
+        continue;
+      if (indent_ < col)
+        break;
+      return false;
+    }
+    block_col_ = outer_col;
+    b_.close();
+    return true;
+  }
+};
+
+bool fast_reader::run() {
+  for (char c : s_) {
+    auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\n') || u >= 0x7f)
+      return false;
+  }
+  // On to the first content line: next_line() from a virtual line before
+  // the text, so that the first line gets the same checks as every other.
+  p_ = 0;
+  skip_spaces();
+  char c = cur();
+  if (c == '\n' || c == '#') {
+    if (!rest_is_empty() || !next_line())
+      return false;
+  } else if (c == '\0') {
+    indent_ = -1;
+  } else {
+    indent_ = static_cast<int>(p_);
+    bool marker = p_ == 0 && (c == '-' || c == '.') && s_.substr(0, 3) == std::string(3, c) &&
+                  is_blank_or_end(at(3));
+    if (p_ == 0 && c == '%')
+      return false;
+    if (marker) {
+      if (c != '-')
+        return false;
+      before_content_ = false;
+      saw_start_ = true;
+      p_ = 3;
+      if (!rest_is_empty() || !next_line())
+        return false;
+    }
+  }
+  before_content_ = false;
+  if (indent_ < 0)
+    return !saw_start_; // no document at all; `---` alone is libyaml's call
+  b_.reserve(s_.size() / 8);
+  return block_node(indent_) && indent_ < 0 && b_.depth() == 0;
+}
+
+} // namespace
+
+std::optional<parse_result> read_fast(std::string_view text) {
+  if (text.size() >= UINT32_MAX)
+    return std::nullopt;
+  parse_result out;
+  out.doc = std::make_unique<document>();
+  table_builder b(*out.doc, text);
+  fast_reader r(text, b);
+  if (!r.run())
+    return std::nullopt;
+  if (!b.has_root())
+    out.doc = std::make_unique<document>();
+  return out;
+}
+
+} // namespace gtmesh::yaml

@@ -1,0 +1,49 @@
+#pragma once
+
+// Fills a yaml::document's node table; used by both readers in
+// yaml_tree.cpp and yaml_fast_reader.cpp, so that they build it the same way.
+
+#include "core/config/yaml_tree.hpp"
+
+namespace gtmesh::yaml {
+
+class table_builder {
+public:
+  table_builder(document& doc, std::string_view source);
+
+  /// A scalar whose bytes are source[offset, offset + length).
+  uint32_t scalar_in_source(size_t offset, size_t length, bool plain, mark m);
+  /// A scalar whose text had to be rewritten (escapes, folding).
+  uint32_t scalar_owned(std::string_view text, bool plain, mark m);
+  /// Opens a sequence or mapping; false beyond max_depth.
+  bool open(node_kind k, mark m);
+  /// Closes the innermost open container; its node index.
+  uint32_t close();
+  /// Another reference to a complete node (an alias).
+  void alias(uint32_t target);
+  bool has_root() const noexcept { return has_root_; }
+  size_t depth() const noexcept { return open_.size(); }
+  void reserve(size_t nodes) {
+    doc_.nodes_.reserve(nodes);
+    doc_.items_.reserve(nodes);
+  }
+
+  /// `~`, `null`, `Null`, `NULL` or nothing: what a plain scalar reads as null.
+  static bool is_null_text(std::string_view s) noexcept;
+
+private:
+  struct frame {
+    uint32_t index;
+    size_t first_pending;
+  };
+  static document::node_data at(mark m, node_kind k) noexcept;
+  uint32_t add(document::node_data d);
+  void attach(uint32_t index);
+
+  document& doc_;
+  std::vector<frame> open_;
+  std::vector<uint32_t> pending_; ///< items of the open containers, innermost last
+  bool has_root_ = false;
+};
+
+} // namespace gtmesh::yaml

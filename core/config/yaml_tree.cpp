@@ -1,0 +1,313 @@
+#include "core/config/yaml_tree.hpp"
+
+#include "core/config/yaml_fast_reader.hpp"
+#include "core/config/yaml_table_builder.hpp"
+
+#include <yaml.h>
+
+#include <unordered_map>
+
+namespace gtmesh::yaml {
+
+// --- node ---------------------------------------------------------------------
+
+node_kind node::kind() const noexcept {
+  return doc_ ? doc_->nodes_[index_].kind : node_kind::undefined;
+}
+
+std::string_view node::scalar() const noexcept {
+  if (!doc_)
+    return {};
+  const auto& d = doc_->nodes_[index_];
+  if (d.kind != node_kind::scalar && d.kind != node_kind::null)
+    return {};
+  return (d.in_source ? doc_->source_ : std::string_view(doc_->owned_)).substr(d.first, d.length);
+}
+
+size_t node::size() const noexcept {
+  if (!doc_)
+    return 0;
+  const auto& d = doc_->nodes_[index_];
+  return d.kind == node_kind::sequence || d.kind == node_kind::mapping ? d.length : 0;
+}
+
+node node::operator[](size_t i) const noexcept {
+  if (!is_sequence() || i >= size())
+    return {};
+  return node(doc_, doc_->items_[doc_->nodes_[index_].first + i]);
+}
+
+node node::key_at(size_t i) const noexcept {
+  if (!is_map() || i >= size())
+    return {};
+  return node(doc_, doc_->items_[doc_->nodes_[index_].first + 2 * i]);
+}
+
+node node::value_at(size_t i) const noexcept {
+  if (!is_map() || i >= size())
+    return {};
+  return node(doc_, doc_->items_[doc_->nodes_[index_].first + 2 * i + 1]);
+}
+
+mark node::position() const noexcept {
+  if (!doc_)
+    return {};
+  const auto& d = doc_->nodes_[index_];
+  return mark{static_cast<int>(d.line), static_cast<int>(d.column)};
+}
+
+// --- table_builder ---------------------------------------------------------------
+
+table_builder::table_builder(document& doc, std::string_view source) : doc_(doc) {
+  doc_.source_ = source;
+}
+
+bool table_builder::is_null_text(std::string_view s) noexcept {
+  return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
+}
+
+uint32_t table_builder::add(document::node_data d) {
+  if (doc_.nodes_.size() >= UINT32_MAX - 1 || doc_.items_.size() + pending_.size() >= UINT32_MAX / 2)
+    throw std::bad_alloc();
+  auto index = static_cast<uint32_t>(doc_.nodes_.size());
+  doc_.nodes_.push_back(d);
+  return index;
+}
+
+void table_builder::attach(uint32_t index) {
+  if (open_.empty()) {
+    doc_.root_ = index;
+    has_root_ = true;
+  } else {
+    pending_.push_back(index);
+  }
+}
+
+document::node_data table_builder::at(mark m, node_kind k) noexcept {
+  document::node_data d;
+  d.line = static_cast<uint32_t>(m.line < 0 ? 0 : m.line);
+  d.column = static_cast<uint16_t>(m.column < 0 ? 0 : (m.column > 65535 ? 65535 : m.column));
+  d.kind = k;
+  return d;
+}
+
+uint32_t table_builder::scalar_in_source(size_t offset, size_t length, bool plain, mark m) {
+  auto d = at(m, plain && is_null_text(doc_.source_.substr(offset, length)) ? node_kind::null : node_kind::scalar);
+  d.first = static_cast<uint32_t>(offset);
+  d.length = static_cast<uint32_t>(length);
+  d.in_source = true;
+  uint32_t index = add(d);
+  attach(index);
+  return index;
+}
+
+uint32_t table_builder::scalar_owned(std::string_view text, bool plain, mark m) {
+  auto d = at(m, plain && is_null_text(text) ? node_kind::null : node_kind::scalar);
+  if (doc_.owned_.size() + text.size() >= UINT32_MAX)
+    throw std::bad_alloc();
+  d.first = static_cast<uint32_t>(doc_.owned_.size());
+  d.length = static_cast<uint32_t>(text.size());
+  doc_.owned_.append(text);
+  uint32_t index = add(d);
+  attach(index);
+  return index;
+}
+
+bool table_builder::open(node_kind k, mark m) {
+  if (open_.size() >= max_depth)
+    return false;
+  uint32_t index = add(at(m, k));
+  open_.push_back(frame{index, pending_.size()});
+  return true;
+}
+
+uint32_t table_builder::close() {
+  frame f = open_.back();
+  open_.pop_back();
+  auto& d = doc_.nodes_[f.index];
+  size_t count = pending_.size() - f.first_pending;
+  d.first = static_cast<uint32_t>(doc_.items_.size());
+  d.length = static_cast<uint32_t>(d.kind == node_kind::mapping ? count / 2 : count);
+  doc_.items_.insert(doc_.items_.end(), pending_.begin() + static_cast<std::ptrdiff_t>(f.first_pending),
+                     pending_.end());
+  pending_.resize(f.first_pending);
+  attach(f.index);
+  return f.index;
+}
+
+void table_builder::alias(uint32_t target) {
+  attach(target);
+}
+
+// --- libyaml ----------------------------------------------------------------------
+
+namespace {
+
+mark mark_of(const yaml_mark_t& m) {
+  return mark{static_cast<int>(m.line), static_cast<int>(m.column)};
+}
+
+std::string libyaml_problem(const yaml_parser_t& p) {
+  std::string msg = p.problem ? p.problem : "cannot read the text";
+  if (p.context) {
+    msg += " (";
+    msg += p.context;
+    msg += " at line " + std::to_string(p.context_mark.line + 1) + ", column " +
+           std::to_string(p.context_mark.column + 1) + ")";
+  }
+  return msg;
+}
+
+struct libyaml_parser {
+  yaml_parser_t parser;
+  libyaml_parser() { yaml_parser_initialize(&parser); }
+  ~libyaml_parser() { yaml_parser_delete(&parser); }
+  libyaml_parser(const libyaml_parser&) = delete;
+  libyaml_parser& operator=(const libyaml_parser&) = delete;
+};
+
+struct libyaml_event {
+  yaml_event_t event;
+  bool live = false;
+  ~libyaml_event() {
+    if (live)
+      yaml_event_delete(&event);
+  }
+};
+
+} // namespace
+
+parse_result parse_with_libyaml(std::string_view text) {
+  parse_result out;
+  out.used_libyaml = true;
+  auto doc = std::make_unique<document>();
+  table_builder b(*doc, text);
+  libyaml_parser p;
+  if (!p.parser.error && text.size() > 0)
+    yaml_parser_set_input_string(&p.parser, reinterpret_cast<const unsigned char*>(text.data()), text.size());
+  else
+    yaml_parser_set_input_string(&p.parser, reinterpret_cast<const unsigned char*>(""), 0);
+
+  std::unordered_map<std::string, uint32_t> anchors;
+  std::vector<std::string> open_anchors; // one per open container
+  int documents = 0;
+  auto fail = [&](mark where, std::string message) {
+    out.where = where;
+    out.message = std::move(message);
+    return std::move(out);
+  };
+  for (;;) {
+    libyaml_event ev;
+    if (!yaml_parser_parse(&p.parser, &ev.event))
+      return fail(mark_of(p.parser.problem_mark), libyaml_problem(p.parser));
+    ev.live = true;
+    const yaml_event_t& e = ev.event;
+    mark at = mark_of(e.start_mark);
+    switch (e.type) {
+    case YAML_STREAM_END_EVENT:
+      if (b.has_root())
+        out.doc = std::move(doc);
+      else
+        out.doc = std::make_unique<document>(); // empty: no root
+      return out;
+    case YAML_DOCUMENT_START_EVENT:
+      if (++documents > 1)
+        return fail(at, "a second YAML document ('---') in the config; one file holds one document");
+      break;
+    case YAML_ALIAS_EVENT: {
+      auto it = anchors.find(reinterpret_cast<const char*>(e.data.alias.anchor));
+      if (it == anchors.end())
+        return fail(at, std::string("unknown anchor *") + reinterpret_cast<const char*>(e.data.alias.anchor));
+      b.alias(it->second);
+      break;
+    }
+    case YAML_SCALAR_EVENT: {
+      bool plain = e.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && e.data.scalar.tag == nullptr;
+      uint32_t index = b.scalar_owned(
+          std::string_view(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length), plain, at);
+      if (e.data.scalar.anchor)
+        anchors[reinterpret_cast<const char*>(e.data.scalar.anchor)] = index;
+      break;
+    }
+    case YAML_SEQUENCE_START_EVENT:
+    case YAML_MAPPING_START_EVENT: {
+      bool seq = e.type == YAML_SEQUENCE_START_EVENT;
+      if (!b.open(seq ? node_kind::sequence : node_kind::mapping, at))
+        return fail(at, "nesting deeper than " + std::to_string(max_depth) + " levels");
+      const yaml_char_t* anchor = seq ? e.data.sequence_start.anchor : e.data.mapping_start.anchor;
+      open_anchors.emplace_back(anchor ? reinterpret_cast<const char*>(anchor) : "");
+      break;
+    }
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT: {
+      uint32_t index = b.close();
+      // An anchor is known only once its node is complete: `&a [*a]` is an
+      // unknown anchor rather than a cycle.
+      if (!open_anchors.back().empty())
+        anchors[open_anchors.back()] = index;
+      open_anchors.pop_back();
+      break;
+    }
+    default:
+      break;
+    }
+  }
+}
+
+parse_result parse(std::string_view text) {
+  if (auto fast = read_fast(text))
+    return std::move(*fast);
+  return parse_with_libyaml(text);
+}
+
+// --- dump -------------------------------------------------------------------------
+
+namespace {
+
+void dump_node(const node& n, int depth, std::string& out) {
+  out.append(static_cast<size_t>(depth) * 2, ' ');
+  mark m = n.position();
+  out += std::to_string(m.line) + ":" + std::to_string(m.column) + " ";
+  switch (n.kind()) {
+  case node_kind::undefined:
+    out += "undefined\n";
+    return;
+  case node_kind::null:
+  case node_kind::scalar:
+    out += n.is_null() ? "null \"" : "scalar \"";
+    for (char c : n.scalar()) {
+      if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) {
+        static const char hex[] = "0123456789abcdef";
+        out += "\\x";
+        out += hex[(static_cast<unsigned char>(c) >> 4) & 15];
+        out += hex[c & 15];
+      } else {
+        out += c;
+      }
+    }
+    out += "\"\n";
+    return;
+  case node_kind::sequence:
+    out += "sequence " + std::to_string(n.size()) + "\n";
+    for (size_t i = 0; i < n.size(); ++i)
+      dump_node(n[i], depth + 1, out);
+    return;
+  case node_kind::mapping:
+    out += "mapping " + std::to_string(n.size()) + "\n";
+    for (size_t i = 0; i < n.size(); ++i) {
+      dump_node(n.key_at(i), depth + 1, out);
+      dump_node(n.value_at(i), depth + 2, out);
+    }
+    return;
+  }
+}
+
+} // namespace
+
+std::string dump(const document& doc) {
+  std::string out;
+  dump_node(doc.root(), 0, out);
+  return out;
+}
+
+} // namespace gtmesh::yaml

@@ -1,0 +1,122 @@
+#pragma once
+
+// A YAML document as one flat table of nodes: the config loader's view of
+// its input. yaml-cpp built a tree of shared_ptr nodes and std::map indexes
+// (2.3 GB and 23 s for a config of 100,000 records; docs/benchmarks.md
+// "Scale"); here every node is 16 bytes in one vector, the items of a
+// container are one contiguous run of indexes, and plain scalars are views
+// into the text itself. Positions are kept for every node, so errors still
+// name line and column.
+//
+// Two readers fill the table (yaml_tree.cpp): a fast one for the block and
+// flow styles configs are written in, and libyaml's parser for everything
+// else YAML allows (anchors, tags, block scalars, multi-line scalars...).
+// The fast reader hands over to libyaml on the first construct it does not
+// know, so the result never depends on which one read the text; the
+// yaml_reader fuzz target checks that both build the same table.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gtmesh::yaml {
+
+/// A position in the text, 0-based; -1 when unknown.
+struct mark {
+  int line = -1;
+  int column = -1;
+};
+
+enum class node_kind : uint8_t { undefined, null, scalar, sequence, mapping };
+
+class document;
+
+/// A handle on one node of a document (the document must outlive it). The
+/// default handle is "undefined": what a missing key gives, on which every
+/// accessor is safe and answers "no".
+class node {
+public:
+  node() = default;
+
+  node_kind kind() const noexcept;
+  bool is_defined() const noexcept { return kind() != node_kind::undefined; }
+  explicit operator bool() const noexcept { return is_defined(); }
+  /// A plain `~`, `null`, `Null`, `NULL` or nothing at all (`key:`).
+  bool is_null() const noexcept { return kind() == node_kind::null; }
+  bool is_scalar() const noexcept { return kind() == node_kind::scalar; }
+  bool is_map() const noexcept { return kind() == node_kind::mapping; }
+  bool is_sequence() const noexcept { return kind() == node_kind::sequence; }
+
+  /// The text of a scalar (quotes and escapes resolved); empty otherwise.
+  std::string_view scalar() const noexcept;
+  /// The same as a string (for messages and model fields).
+  std::string text() const { return std::string(scalar()); }
+  /// Items of a sequence, entries of a mapping, 0 otherwise.
+  size_t size() const noexcept;
+  /// Item i of a sequence; undefined outside it or on anything else.
+  node operator[](size_t i) const noexcept;
+  /// Entry i of a mapping as (key, value); undefined outside it.
+  node key_at(size_t i) const noexcept;
+  node value_at(size_t i) const noexcept;
+  mark position() const noexcept;
+  /// The same node of the same document (aliases share their node).
+  bool same_as(const node& other) const noexcept { return doc_ == other.doc_ && index_ == other.index_; }
+
+private:
+  friend class document;
+  node(const document* doc, uint32_t index) : doc_(doc), index_(index) {}
+  const document* doc_ = nullptr;
+  uint32_t index_ = 0;
+};
+
+/// The parsed text. Plain scalars point into the text given to parse(),
+/// which must outlive the document.
+class document {
+public:
+  node root() const noexcept { return nodes_.empty() ? node() : node(this, root_); }
+  size_t node_count() const noexcept { return nodes_.size(); }
+
+private:
+  friend class node;
+  friend class table_builder;
+
+  struct node_data {
+    uint32_t first = 0;  ///< scalar: offset; container: first index in items_
+    uint32_t length = 0; ///< scalar: bytes; sequence: items; mapping: entries
+    uint32_t line = 0;
+    uint16_t column = 0; ///< saturates at 65535
+    node_kind kind = node_kind::undefined;
+    bool in_source = false; ///< scalar bytes live in source_ (else in owned_)
+  };
+  std::string_view source_;
+  std::string owned_; ///< scalars that needed unescaping or joining
+  std::vector<node_data> nodes_;
+  std::vector<uint32_t> items_; ///< sequences: item; mappings: key, value
+  uint32_t root_ = 0;
+};
+
+/// What parse() gives: a document, or where and why the text is not YAML.
+struct parse_result {
+  std::unique_ptr<document> doc; ///< null on error
+  mark where;
+  std::string message;
+  bool used_libyaml = false; ///< the fast reader handed over (for tests and benchmarks)
+};
+
+/// Deepest nesting accepted (yaml-cpp's limit, kept).
+inline constexpr size_t max_depth = 2000;
+
+/// Parses one YAML document (a second one is an error, not silently
+/// dropped). Never throws except std::bad_alloc.
+parse_result parse(std::string_view text);
+
+/// The same with libyaml alone (the fuzz target's reference; benchmarks).
+parse_result parse_with_libyaml(std::string_view text);
+
+/// The table as text, one node per line (tests compare the two readers).
+std::string dump(const document& doc);
+
+} // namespace gtmesh::yaml

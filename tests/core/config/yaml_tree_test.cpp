@@ -1,0 +1,126 @@
+// The config's YAML reader: the fast reader against libyaml on every shipped
+// config, the constructs it hands over, and the marks errors are built from.
+// (tests/fuzz/yaml_reader_fuzz.cpp runs the same comparison on random input.)
+
+#include "core/config/yaml_tree.hpp"
+
+#include "tests/test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace gtmesh;
+using test::source_dir;
+
+namespace {
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Parses with both readers; expects the fast reader to take the text (or
+/// not) and both tables to be the same.
+void expect_same(const std::string& text, bool fast) {
+  yaml::parse_result a = yaml::parse(text);
+  yaml::parse_result b = yaml::parse_with_libyaml(text);
+  ASSERT_TRUE(a.doc) << a.message << "\n" << text;
+  ASSERT_TRUE(b.doc) << b.message << "\n" << text;
+  EXPECT_EQ(!a.used_libyaml, fast) << text;
+  EXPECT_EQ(yaml::dump(*a.doc), yaml::dump(*b.doc)) << text;
+}
+
+} // namespace
+
+TEST(yaml_tree, the_fast_reader_reads_every_shipped_config_as_libyaml_does) {
+  std::vector<std::filesystem::path> files{source_dir() + "/configs/full.yaml"};
+  for (const auto& e : std::filesystem::directory_iterator(source_dir() + "/configs/examples"))
+    if (e.path().extension() == ".yaml")
+      files.push_back(e.path());
+  for (const auto& e : std::filesystem::directory_iterator(source_dir() + "/configs/states"))
+    if (e.path().extension() == ".yaml")
+      files.push_back(e.path());
+  ASSERT_GE(files.size(), 10u);
+  for (const auto& f : files) {
+    SCOPED_TRACE(f.string());
+    expect_same(read(f), true);
+  }
+}
+
+TEST(yaml_tree, the_block_and_flow_forms_configs_use_stay_on_the_fast_path) {
+  expect_same("# c\n---\na: 1\nb:\n- x\n- y: 2\n  z: ~\n", true);                      // indentless, compact
+  expect_same("list:\n  - - a\n    - b\n  -\n    c: d\n  - \n  - e # note\nempty:\nx: y\n", true);
+  expect_same("c: {k: v, n: , q: \"s\", r: 'it''s'}\nd: [1, [2, 3], {e: f}, ]\n", true);
+  expect_same("\"quoted key\": null\n'single' : Null\nt: \"~\"\n", true);
+  expect_same("url: http://x:80/a#b\nhost: 10.0.0.1:53\nneg: -1\nq: ?x\nc: :x\n", true);
+  expect_same("  indented: root\n  second: 2\n", true);
+  expect_same("a:\n    # an indented comment\n    b: 1\n  # another\nc: 2\n", true);
+  expect_same("k: [a,  # first\n  b, {c: d,\n    e: f}\n  ]\nz: 1\n", true); // flow over lines
+  expect_same("{a: 1, b: [x, y]}\n", true);
+  expect_same("", true);
+  expect_same("# only a comment\n", true);
+}
+
+TEST(yaml_tree, everything_else_goes_to_libyaml_with_the_same_result) {
+  expect_same("a: &x [1]\nb: *x\nc: !!str 3\n", false);  // anchors, aliases, tags
+  expect_same("a: |\n  block\nb: >\n  folded\n", false); // block scalars
+  expect_same("a: plain\n  continued\nb: 1\n", false);   // a multi-line plain scalar
+  expect_same("k: [a,\nb]\n", false);                    // a flow line not deeper than its block
+  expect_same("k: [a\n  b]\n", false);                  // a plain scalar over two lines
+  expect_same("a: \"x\\ty\"\n", false);                   // an escape
+  expect_same("a:\tb\n", false);                         // a tab
+  expect_same("a: caf\xc3\xa9\n", false);                 // UTF-8 (libyaml counts columns in characters)
+  expect_same("---\n", false);
+}
+
+TEST(yaml_tree, scalars_nulls_and_marks) {
+  auto r = yaml::parse("a:\nb: ~\nc: \"~\"\nd: 'x' # c\ne:   [p, q]\n");
+  ASSERT_TRUE(r.doc);
+  yaml::node root = r.doc->root();
+  ASSERT_TRUE(root.is_map());
+  ASSERT_EQ(root.size(), 5u);
+  EXPECT_TRUE(root.value_at(0).is_null());
+  EXPECT_EQ(root.value_at(0).position().line, 0);
+  EXPECT_EQ(root.value_at(0).position().column, 2); // just after `a:`, where libyaml puts an empty value
+  EXPECT_TRUE(root.value_at(1).is_null());
+  EXPECT_TRUE(root.value_at(2).is_scalar());
+  EXPECT_EQ(root.value_at(2).scalar(), "~");
+  EXPECT_EQ(root.value_at(3).scalar(), "x");
+  yaml::node e = root.value_at(4);
+  EXPECT_TRUE(e.is_sequence());
+  EXPECT_EQ(e.position().line, 4);
+  EXPECT_EQ(e.position().column, 5);
+  EXPECT_EQ(e[1].scalar(), "q");
+  EXPECT_FALSE(e[2].is_defined());
+  EXPECT_FALSE(root[0].is_defined()); // a mapping is no sequence
+  EXPECT_EQ(yaml::node().size(), 0u);
+}
+
+TEST(yaml_tree, errors_name_line_and_column_and_only_one_document_is_read) {
+  auto bad = yaml::parse("a: 1\nb: [x, y\n");
+  ASSERT_FALSE(bad.doc);
+  EXPECT_FALSE(bad.message.empty());
+  EXPECT_GE(bad.where.line, 1);
+
+  auto two = yaml::parse("a: 1\n---\nb: 2\n");
+  ASSERT_FALSE(two.doc);
+  EXPECT_EQ(two.where.line, 1);
+  EXPECT_NE(two.message.find("second YAML document"), std::string::npos) << two.message;
+
+  std::string deep(yaml::max_depth + 1, '[');
+  auto too_deep = yaml::parse("a: " + deep + "\n");
+  ASSERT_FALSE(too_deep.doc);
+  EXPECT_NE(too_deep.message.find("nesting deeper"), std::string::npos) << too_deep.message;
+  std::string ok_depth(yaml::max_depth - 1, '[');
+  ok_depth += std::string(yaml::max_depth - 1, ']');
+  EXPECT_TRUE(yaml::parse("a: " + ok_depth + "\n").doc);
+
+  auto alias = yaml::parse("a: *nowhere\n");
+  ASSERT_FALSE(alias.doc);
+  EXPECT_NE(alias.message.find("unknown anchor"), std::string::npos);
+}

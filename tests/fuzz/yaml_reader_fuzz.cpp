@@ -1,0 +1,45 @@
+// libFuzzer target: the config's YAML reader (core/config/yaml_tree.hpp)
+// against libyaml. yaml::parse reads the text with its fast reader when the
+// text stays in the fast reader's subset and hands it to libyaml otherwise;
+// whatever the fast reader accepts, libyaml must accept too and build the
+// very same node table (kinds, scalar texts, null-ness, line and column of
+// every node). Any difference traps. Both readers must also be total: no
+// exception, no sanitizer report, whatever the bytes.
+// Built and run by run_fuzz.sh (clang, -fsanitize=fuzzer,address,undefined).
+
+#include "core/config/yaml_tree.hpp"
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+using namespace gtmesh;
+
+namespace {
+
+[[noreturn]] void fail(const char* what, std::string_view text, const std::string& a, const std::string& b) {
+  std::fprintf(stderr, "yaml_reader: %s\n--- input ---\n%.*s\n--- fast reader ---\n%s\n--- libyaml ---\n%s\n", what,
+               static_cast<int>(text.size()), text.data(), a.c_str(), b.c_str());
+  __builtin_trap();
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  yaml::parse_result fast = yaml::parse(text);
+  if (fast.used_libyaml)
+    return 0; // the fast reader handed it over: the same libyaml read as below
+  yaml::parse_result ref = yaml::parse_with_libyaml(text);
+  if (!fast.doc)
+    fail("the fast reader reported an error (it must hand errors to libyaml)", text, fast.message, "");
+  if (!ref.doc)
+    fail("the fast reader accepted what libyaml rejects", text, yaml::dump(*fast.doc),
+         ref.message + " at line " + std::to_string(ref.where.line + 1) + ", column " +
+             std::to_string(ref.where.column + 1));
+  std::string a = yaml::dump(*fast.doc);
+  std::string b = yaml::dump(*ref.doc);
+  if (a != b)
+    fail("the two readers built different tables", text, a, b);
+  return 0;
+}
