@@ -1,7 +1,10 @@
 // config_load_bench FILE: where loading a big config goes (issue 11), phase
 // by phase, in one process: the YAML reader alone, the loader (reader +
 // checks + model), the plan compiler; RSS after each, and after the model
-// and plan are dropped and malloc_trim returns what was freed.
+// and plan are dropped and malloc_trim returns what was freed. Then what one
+// health change costs the decider: a new measurement view (every DC up, every
+// service's healthyBackends set; then one DC down) and make_snapshot, which
+// prepares the client-independent part of every record's decision.
 //
 //   build/tools/bench/config_load_bench /tmp/s100k/gtmesh.yaml
 //
@@ -10,10 +13,13 @@
 #include "core/config/config_loader.hpp"
 #include "core/config/yaml_tree.hpp"
 #include "core/routing/all_methods.hpp"
+#include "core/routing/measurement_view.hpp"
 #include "core/routing/routing_plan.hpp"
+#include "core/routing/routing_snapshot.hpp"
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -71,18 +77,41 @@ int main(int argc, char** argv) {
     return 1;
   }
   clock.report("load (parse+check)");
-  auto plan = gtmesh::compile_plan(r.cfg, 1);
-  if (!plan.plan) {
-    std::fprintf(stderr, "compile: %s\n", plan.error.c_str());
+  auto plan_result = gtmesh::compile_plan(r.cfg, 1);
+  if (!plan_result.plan) {
+    std::fprintf(stderr, "compile: %s\n", plan_result.error.c_str());
     return 1;
   }
   clock.report("compile_plan");
+
+  // One health change: view + snapshot, the median of 9.
+  const auto& plan = *plan_result.plan;
+  auto view_with = [&](uint32_t down_dc) {
+    auto v = std::make_shared<gtmesh::measurement_view>(plan.layout);
+    for (uint32_t dc = 0; dc < plan.dc_count(); ++dc) {
+      v->set_host(dc, gtmesh::metric_id::host_status, dc == down_dc ? 0 : 1, 1000);
+      for (uint32_t svc = 0; svc < plan.service_names.size(); ++svc)
+        v->set_service(svc, dc, gtmesh::metric_id::service_healthy_backends, dc == down_dc ? 0 : 2, 1000);
+    }
+    v->finish();
+    return v;
+  };
+  std::vector<double> rebuild;
+  for (uint32_t i = 0; i < 9; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto snap = gtmesh::make_snapshot(plan_result.plan, view_with(i % 2 ? i % plan.dc_count() : UINT32_MAX), 2000, i);
+    rebuild.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(rebuild.begin(), rebuild.end());
+  std::printf("%-22s %7.4f s  (median of 9: view with one DC flipped + make_snapshot)\n", "one health change",
+              rebuild[4]);
+  clock = phase_clock{};
   text.clear();
   text.shrink_to_fit();
   malloc_trim(0);
   clock.report("serving (trimmed)");
   r.cfg.reset();
-  plan.plan.reset();
+  plan_result.plan.reset();
   malloc_trim(0);
   clock.report("all dropped, trimmed");
   std::printf("peak rss %.1f MB\n", static_cast<double>(status_kb("VmHWM:")) / 1024);
