@@ -37,6 +37,8 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(MAXMINDDB REQUIRED IMPORTED_TARGET libmaxminddb)
 # libyaml: the config reader's fallback for the YAML its fast reader leaves (core/config/yaml_tree.hpp).
 pkg_check_modules(LIBYAML REQUIRED IMPORTED_TARGET yaml-0.1)
+# libzstd: config texts travel compressed between nodes and in the log (core/mesh/config_compression.hpp).
+pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 # libraft-dev (C Raft, static library): the deciders' replicated log.
 pkg_check_modules(RAFT REQUIRED IMPORTED_TARGET raft)
 # cpp-httplib (header-only; the package adds its compiled part): probe

@@ -89,8 +89,8 @@ std::optional<double> to_double(std::string_view s) {
 // records file, line, column and field; nothing throws past run().
 class loader {
 public:
-  loader(std::string file, std::string base_dir, const method_catalog& methods)
-      : file_(std::move(file)), base_dir_(std::move(base_dir)), methods_(methods) {}
+  loader(std::string file, std::string base_dir, const method_catalog& methods, config_scope scope)
+      : file_(std::move(file)), base_dir_(std::move(base_dir)), methods_(methods), scope_(scope) {}
 
   load_result run(std::string_view text);
 
@@ -98,6 +98,7 @@ private:
   std::string file_;
   std::string base_dir_;
   const method_catalog& methods_;
+  config_scope scope_;
   config_errors errors_;
   config_errors warnings_;
   config cfg_;
@@ -442,7 +443,8 @@ load_result loader::read(std::string_view text) {
     });
     each(root, "services", "", [&](const node& n, const std::string& f) { parse_service(n, f); });
     each(root, "profiles", "", [&](const node& n, const std::string& f) { parse_profile(n, f); });
-    each(root, "zones", "", [&](const node& n, const std::string& f) { parse_zone(n, f); });
+    if (scope_ == config_scope::whole)
+      each(root, "zones", "", [&](const node& n, const std::string& f) { parse_zone(n, f); });
     if (node g = child(root, "geo")) {
       if (is_map(g, "geo")) {
         check_keys(g, "geo", {"database"});
@@ -460,7 +462,7 @@ load_result loader::read(std::string_view text) {
       error(root, "datacenters", "at least one datacenter is required");
     if (cfg_.datacenters.size() > max_datacenters)
       error(root, "datacenters", "at most " + std::to_string(max_datacenters) + " datacenters are supported");
-    if (cfg_.zones.empty())
+    if (cfg_.zones.empty() && scope_ == config_scope::whole)
       error(root, "zones", "at least one zone is required");
     if (errors_.empty())
       check_references();
@@ -1748,11 +1750,12 @@ std::string load_result::report() const {
   return out;
 }
 
-load_result load_config_text(std::string_view yaml, const std::string& file, const method_catalog& methods) {
+load_result load_config_text(std::string_view yaml, const std::string& file, const method_catalog& methods,
+                             config_scope scope) {
   std::string base = std::filesystem::path(file).parent_path().string();
   load_result r;
   {
-    loader l(file, base.empty() ? "." : base, methods);
+    loader l(file, base.empty() ? "." : base, methods, scope);
     r = l.run(yaml);
   }
 #ifndef GTMESH_FUZZING
@@ -1763,7 +1766,7 @@ load_result load_config_text(std::string_view yaml, const std::string& file, con
   return r;
 }
 
-load_result load_config_file(const std::string& path, const method_catalog& methods) {
+load_result load_config_file(const std::string& path, const method_catalog& methods, config_scope scope) {
   std::ifstream in(path);
   if (!in) {
     load_result r;
@@ -1779,7 +1782,7 @@ load_result load_config_file(const std::string& path, const method_catalog& meth
   char chunk[64 * 1024];
   while (text.size() <= max_config_bytes && in.read(chunk, sizeof chunk).gcount() > 0)
     text.append(chunk, static_cast<size_t>(in.gcount()));
-  return load_config_text(text, path, methods);
+  return load_config_text(text, path, methods, scope);
 }
 
 } // namespace gtmesh

@@ -4,6 +4,7 @@
 #include "core/config/config_model.hpp"
 #include "core/config/profile_rules.hpp"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -28,6 +29,12 @@ struct load_result {
   std::string report() const;
 };
 
+/// How much of a config a loader reads. Agents measure and need every
+/// section but the zones (their records are most of a big config and are the
+/// deciders' business): measurement skips `zones` and its checks, so an agent
+/// of a 100,000-record cluster holds kilobytes, not the DNS plan.
+enum class config_scope : uint8_t { whole, measurement };
+
 /// Both loaders are total: whatever the bytes, they return a model or errors
 /// naming file:line:column and field, and never throw. Beyond the YAML
 /// reader's limit (yaml::max_depth nested levels, a YAML syntax error) they bound the
@@ -37,10 +44,12 @@ struct load_result {
 /// Reads and validates a YAML config file. `methods` is the routing method
 /// catalog (normally `routing_methods()` from core/routing/all_methods.hpp). Relative paths inside it
 /// (geo.database, latency_table) are resolved against the file's directory.
-load_result load_config_file(const std::string& path, const method_catalog& methods);
+load_result load_config_file(const std::string& path, const method_catalog& methods,
+                             config_scope scope = config_scope::whole);
 
 /// Validates YAML text; `file` is the name errors carry and the base for
 /// relative paths. The same rules as load_config_file.
-load_result load_config_text(std::string_view yaml, const std::string& file, const method_catalog& methods);
+load_result load_config_text(std::string_view yaml, const std::string& file, const method_catalog& methods,
+                             config_scope scope = config_scope::whole);
 
 } // namespace gtmesh

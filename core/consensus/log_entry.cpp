@@ -1,5 +1,6 @@
 #include "core/consensus/log_entry.hpp"
 
+#include "core/mesh/config_compression.hpp"
 #include "core/mesh/msgpack_codec.hpp"
 
 namespace gtmesh::consensus {
@@ -11,7 +12,8 @@ namespace {
 
 struct wire_entry {
   uint8_t k = 0;
-  std::string y;
+  std::string y;  ///< config text, or
+  std::string yz; ///< config text compressed (mesh/config_compression.hpp)
   std::string f;
   std::string dc;
   bool d = false;
@@ -20,14 +22,16 @@ struct wire_entry {
   int64_t at = 0;
   uint64_t lu = 0;
   uint32_t bv = 0;
-  MSGPACK_DEFINE_MAP(k, y, f, dc, d, by, id, at, lu, bv)
+  MSGPACK_DEFINE_MAP(k, y, yz, f, dc, d, by, id, at, lu, bv)
 };
 
 } // namespace
 
 std::vector<uint8_t> encode(const log_entry& e) {
-  return pack(wire_entry{static_cast<uint8_t>(e.kind), e.yaml, e.file, e.dc, e.drained, e.by, e.push_id, e.at_ms,
-                         e.log_uid, e.base_version});
+  wire_entry w{static_cast<uint8_t>(e.kind), {}, {}, e.file, e.dc, e.drained, e.by, e.push_id, e.at_ms,
+               e.log_uid, e.base_version};
+  mesh::put_config_text(e.yaml, w.y, w.yz);
+  return pack(w);
 }
 
 bool decode(const uint8_t* data, size_t size, log_entry& out) noexcept {
@@ -38,7 +42,10 @@ bool decode(const uint8_t* data, size_t size, log_entry& out) noexcept {
       w.f.size() > max_entry_file_bytes)
     return false;
   try {
-    out = log_entry{static_cast<entry_kind>(w.k), std::move(w.y), std::move(w.f), std::move(w.dc), w.d,
+    std::string text;
+    if (!mesh::take_config_text(w.y, w.yz, text))
+      return false;
+    out = log_entry{static_cast<entry_kind>(w.k), std::move(text), std::move(w.f), std::move(w.dc), w.d,
                     std::move(w.by), w.id, w.at, w.lu, w.bv};
     return true;
   } catch (...) {

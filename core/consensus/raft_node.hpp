@@ -39,6 +39,7 @@
 // rather than mixed into this cluster's log.
 
 #include "core/consensus/replicated_state.hpp"
+#include "core/mesh/config_compression.hpp"
 #include "core/state/raft_store.hpp"
 
 #include "core/consensus/raft_c.hpp"
@@ -54,8 +55,9 @@ namespace gtmesh::consensus {
 
 /// Largest Raft RPC sent in one frame (the transport takes 16 MB).
 inline constexpr size_t max_rpc_bytes = 15 * 1024 * 1024;
-/// Largest config text a push may carry into the log (an entry must fit an RPC).
-inline constexpr size_t max_config_bytes = 12 * 1024 * 1024;
+/// Largest config entry a push may put into the log, its text compressed
+/// (mesh/config_compression.hpp): an entry must fit an RPC.
+inline constexpr size_t max_config_bytes = mesh::max_compressed_config_bytes;
 /// An AppendEntries above this is "large": until it is answered (or its
 /// wait passes) the same peer gets heartbeats instead of further copies.
 inline constexpr size_t large_rpc_bytes = 1024 * 1024;

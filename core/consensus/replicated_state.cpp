@@ -1,5 +1,6 @@
 #include "core/consensus/replicated_state.hpp"
 
+#include "core/mesh/config_compression.hpp"
 #include "core/mesh/msgpack_codec.hpp"
 
 #include <openssl/evp.h>
@@ -39,13 +40,14 @@ struct wire_state {
   uint64_t lu = 0;
   uint32_t cv = 0;
   bool hy = false; ///< has a config text
-  std::string y;
+  std::string y;  ///< the text, or
+  std::string yz; ///< the text compressed (mesh/config_compression.hpp)
   std::string f;
   std::vector<wire_record> h;
   std::vector<wire_drain> dr;
   std::vector<uint64_t> ids; ///< push ids, oldest first, paired with idv
   std::vector<uint32_t> idv;
-  MSGPACK_DEFINE_MAP(ai, lu, cv, hy, y, f, h, dr, ids, idv)
+  MSGPACK_DEFINE_MAP(ai, lu, cv, hy, y, yz, f, h, dr, ids, idv)
 };
 
 } // namespace
@@ -127,7 +129,7 @@ std::vector<uint8_t> replicated_state::snapshot() const {
   w.cv = version_;
   w.hy = static_cast<bool>(yaml_);
   if (yaml_)
-    w.y = *yaml_;
+    mesh::put_config_text(*yaml_, w.y, w.yz);
   w.f = file_;
   for (const auto& h : history_)
     w.h.push_back(wire_record{h.version, h.index, h.sha256, h.file, h.by, h.at_ms, h.push_id});
@@ -149,8 +151,11 @@ bool replicated_state::restore(const uint8_t* data, size_t size) {
     next.applied_index_ = w.ai;
     next.log_uid_ = w.lu;
     next.version_ = w.cv;
+    std::string text;
+    if (!mesh::take_config_text(w.y, w.yz, text))
+      return false;
     if (w.hy)
-      next.yaml_ = std::make_shared<const std::string>(std::move(w.y));
+      next.yaml_ = std::make_shared<const std::string>(std::move(text));
     next.file_ = std::move(w.f);
     for (auto& h : w.h)
       next.history_.push_back(config_record{h.v, h.i, std::move(h.h), std::move(h.f), std::move(h.by), h.at, h.id});

@@ -215,10 +215,9 @@ void release_waiting(self_ptr self, bool expire) {
 
 /// Proposes a log entry; `reply` turns the outcome into the frame the
 /// operator gets, sent once this decider has applied the change.
-void propose(self_ptr self, const consensus::log_entry& entry, link_id link,
+void propose(self_ptr self, const std::vector<uint8_t>& bytes, link_id link,
              std::function<std::vector<uint8_t>(const proposal_reply_body&)> reply) {
   auto& st = self->state;
-  auto bytes = consensus::encode(entry);
   self
     ->request(st.options.consensus, st.options.operator_timeout + std::chrono::seconds(1), propose_atom_v,
               std::vector<char>(bytes.begin(), bytes.end()))
@@ -244,20 +243,40 @@ void propose(self_ptr self, const consensus::log_entry& entry, link_id link,
       });
 }
 
+void propose(self_ptr self, const consensus::log_entry& entry, link_id link,
+             std::function<std::vector<uint8_t>(const proposal_reply_body&)> reply) {
+  propose(self, consensus::encode(entry), link, std::move(reply));
+}
+
 void handle_push(self_ptr self, link_id link, const link_peer& from, const config_body& push) {
   auto& st = self->state;
   int64_t now = wall_clock_ms();
   std::string file = entry_file_name(push.file.empty() ? "pushed.yaml" : push.file);
   std::string report;
   std::vector<std::string> errors;
-  if (push.yaml.size() > consensus::max_config_bytes)
-    errors.push_back(file + ": " + std::to_string(push.yaml.size() >> 20) + " MB is above the " +
-                     std::to_string(consensus::max_config_bytes >> 20) + " MB a config may have in the replicated log");
-  else
-    errors = st.core->validate_config(push.yaml, file, now, push.dry_run, &report);
+  errors = st.core->validate_config(push.yaml, file, now, push.dry_run, &report);
+  // The log holds the text compressed (mesh/config_compression.hpp); a
+  // config that does not compress below the entry limit cannot go in.
+  consensus::log_entry e;
+  e.kind = consensus::entry_kind::config;
+  e.yaml = push.yaml;
+  e.file = file;
+  e.by = from.identity.name.substr(0, consensus::max_entry_name_bytes);
+  e.push_id = push.push_id;
+  e.at_ms = now;
+  std::vector<uint8_t> entry;
+  if (errors.empty() && !push.dry_run) {
+    entry = consensus::encode(e);
+    if (entry.size() > consensus::max_config_bytes)
+      errors.push_back(file + ": " + std::to_string(push.yaml.size() >> 20) + " MB that compress to " +
+                       std::to_string(entry.size() >> 20) + " MB: above the " +
+                       std::to_string(consensus::max_config_bytes >> 20) +
+                       " MB a config may take in the replicated log");
+  }
   if (push.dry_run)
     st.last_dry_run = decider_state::dry_run_record{now, from.identity.name, file, report, errors};
   if (push.dry_run || !errors.empty()) {
+    st.core->drop_validated();
     config_reply_body reply;
     reply.accepted = errors.empty();
     reply.version = st.core->config_version();
@@ -266,19 +285,13 @@ void handle_push(self_ptr self, link_id link, const link_peer& from, const confi
     send_frame(self, link, frame(message_kind::config_reply, node_name(self), reply));
     return;
   }
-  consensus::log_entry e;
-  e.kind = consensus::entry_kind::config;
-  e.yaml = push.yaml;
-  e.file = file;
-  e.by = from.identity.name.substr(0, consensus::max_entry_name_bytes);
-  e.push_id = push.push_id;
-  e.at_ms = now;
   std::string name = node_name(self);
-  propose(self, e, link, [self, name, who = from.identity.name](const proposal_reply_body& r) {
+  propose(self, entry, link, [self, name, who = from.identity.name](const proposal_reply_body& r) {
     config_reply_body reply;
     reply.accepted = r.ok;
     reply.version = r.version;
     if (!r.ok) {
+      self->state.core->drop_validated();
       reply.errors.push_back(r.error);
       reply.retry = true;
     } else {

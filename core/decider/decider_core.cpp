@@ -17,7 +17,12 @@ decider_core::decider_core(decider_options options, std::unique_ptr<state::store
 
 bool decider_core::activate(uint32_t version, const std::string& yaml, const std::string& file, int64_t now_ms,
                             std::string& error, bool persist) {
-  load_result loaded = load_config_text(yaml, file, routing_methods());
+  load_result loaded;
+  if (validated_ && validated_->yaml == yaml && validated_->file == file)
+    loaded.cfg = std::move(validated_->cfg);
+  else
+    loaded = load_config_text(yaml, file, routing_methods());
+  validated_.reset();
   if (!loaded.ok()) {
     error = loaded.report();
     return false;
@@ -77,6 +82,7 @@ bool decider_core::restore(int64_t now_ms, std::string& error) {
 std::vector<std::string> decider_core::validate_config(const std::string& yaml, const std::string& file,
                                                        int64_t now_ms, bool dry_run_wanted, std::string* report) {
   std::vector<std::string> errors;
+  validated_.reset();
   load_result loaded = load_config_text(yaml, file.empty() ? "pushed.yaml" : file, routing_methods());
   if (!loaded.ok()) {
     for (const auto& e : loaded.errors)
@@ -92,6 +98,8 @@ std::vector<std::string> decider_core::validate_config(const std::string& yaml, 
   }
   if (dry_run_wanted && report)
     *report = dry_run(loaded.cfg, now_ms);
+  else if (!dry_run_wanted)
+    validated_ = validated_config{yaml, file.empty() ? "pushed.yaml" : file, loaded.cfg};
   return errors;
 }
 

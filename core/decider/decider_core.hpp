@@ -71,6 +71,8 @@ public:
   /// With `dry_run`, `report` says which answers would change.
   std::vector<std::string> validate_config(const std::string& yaml, const std::string& file, int64_t now_ms,
                                            bool dry_run, std::string* report);
+  /// Forgets the model validate_config kept for a push that did not commit.
+  void drop_validated() noexcept { validated_.reset(); }
   /// Applies what the Raft log committed, if newer than what was applied:
   /// the config (activated if it differs from the active one; a config that
   /// does not load here keeps the old one active and is reported by
@@ -188,6 +190,15 @@ private:
   decider_options options_;
   std::unique_ptr<state::store> store_;
   std::optional<active_config> active_;
+  /// The config the last accepted push loaded in validate_config, kept until
+  /// it is committed: activating the same text and file then takes this
+  /// model instead of loading it again (100,000 records load in ~1.4 s).
+  struct validated_config {
+    std::string yaml;
+    std::string file;
+    config_ptr cfg;
+  };
+  std::optional<validated_config> validated_;
   mesh::gossip_state table_;
   std::vector<mesh::dc_override> overrides_;
   uint64_t applied_index_ = 0;

@@ -1,5 +1,6 @@
 #include "core/mesh/envelope.hpp"
 
+#include "core/mesh/config_compression.hpp"
 #include "core/mesh/msgpack_codec.hpp"
 
 #include <algorithm>
@@ -79,12 +80,27 @@ struct wire_origin_delta {
 
 struct wire_config {
   uint32_t v = 0;
-  std::string y;
+  std::string y;  ///< the text, or
+  std::string yz; ///< the text compressed (config_compression.hpp)
   std::string f;
   bool dry = false;
   uint64_t id = 0;
-  MSGPACK_DEFINE_MAP(v, y, f, dry, id)
+  MSGPACK_DEFINE_MAP(v, y, yz, f, dry, id)
 };
+
+wire_config config_to_wire(const config_body& b) {
+  wire_config w{b.version, {}, {}, b.file, b.dry_run, b.push_id};
+  put_config_text(b.yaml, w.y, w.yz);
+  return w;
+}
+
+bool config_from_wire(wire_config& w, config_body& out) {
+  std::string text;
+  if (!take_config_text(w.y, w.yz, text))
+    return false;
+  out = config_body{w.v, std::move(text), std::move(w.f), w.dry, w.id};
+  return true;
+}
 
 struct wire_delta {
   std::vector<wire_origin_delta> o;
@@ -325,7 +341,7 @@ std::vector<uint8_t> encode_body(const delta_body& b) {
   for (const auto& o : b.overrides)
     w.ov.push_back(wire_override{o.dc, o.drained, o.version, o.by});
   w.ovv = b.overrides_version;
-  w.cf = wire_config{b.config.version, b.config.yaml, b.config.file, b.config.dry_run, b.config.push_id};
+  w.cf = config_to_wire(b.config);
   w.hd = b.has_digest;
   if (b.has_digest)
     w.dg = digest_to_wire(b.digest);
@@ -333,7 +349,7 @@ std::vector<uint8_t> encode_body(const delta_body& b) {
 }
 
 std::vector<uint8_t> encode_body(const config_body& b) {
-  return pack(wire_config{b.version, b.yaml, b.file, b.dry_run, b.push_id});
+  return pack(config_to_wire(b));
 }
 
 std::vector<uint8_t> encode_body(const config_reply_body& b) {
@@ -406,7 +422,8 @@ bool decode_body(const std::vector<uint8_t>& bytes, delta_body& out) noexcept {
       out.overrides.push_back(dc_override{o.dc, o.d, o.v, o.by});
     }
     out.overrides_version = w.ovv;
-    out.config = config_body{w.cf.v, std::move(w.cf.y), std::move(w.cf.f), w.cf.dry, w.cf.id};
+    if (!config_from_wire(w.cf, out.config))
+      return false;
     out.has_digest = w.hd;
     out.sent_at_ms = w.st;
     return !w.hd || digest_from_wire(w.dg, out.digest);
@@ -420,8 +437,7 @@ bool decode_body(const std::vector<uint8_t>& bytes, config_body& out) noexcept {
   if (!unpack_into(bytes.data(), bytes.size(), w))
     return false;
   try {
-    out = config_body{w.v, std::move(w.y), std::move(w.f), w.dry, w.id};
-    return true;
+    return config_from_wire(w, out);
   } catch (...) {
     return false;
   }

@@ -15,6 +15,13 @@
 #                  status, lowest CPU wins, weighted_random 10/20/30 inside)
 #   gtmesh-profile gtmesh serve, gslb = profile record (method weighted,
 #                  three external endpoints, weights 10/20/30)
+#   gtmesh-dc-100k gtmesh-dc with 100,000 more names in the zone (50,000
+#                  DC-mode records like gslb, 50,000 static ones): the same
+#                  query, so its CPU per query beside gtmesh-dc's shows what
+#                  the size of the zone costs a lookup (optional: VARIANTS)
+#   gtmesh-dc-100k-spread  the same zone, each query for another of the
+#                  50,000 DC-mode names in random order (cache misses
+#                  included: the worst case for a big table; optional)
 #   gtmesh-cookie  gtmesh-dc with every query carrying a DNS Cookie (dnsperf
 #                  -E 10:CLIENT-COOKIE, RFC 7873): each answer makes a fresh
 #                  RFC 9018 server cookie (SipHash-2-4), the costlier case;
@@ -78,12 +85,17 @@ ZONE=bench.test
 QNAME=gslb.bench.test
 
 declare -A PORT=([gdnsd]=15331 [knot]=15332 [mmsg]=15333 [plain]=15334 [gtmesh-dc]=15335 [gtmesh-profile]=15336
-                 [gtmesh-cookie]=15337 [gtmesh-metrics]=15338)
+                 [gtmesh-cookie]=15337 [gtmesh-metrics]=15338 [gtmesh-dc-100k]=15339
+                 [gtmesh-dc-100k-spread]=15340)
 METRICS_HTTP_PORT=15438
 declare -A KIND=([gdnsd]="DYNA weighted" [knot]="static A" [mmsg]="floor" [plain]="floor, no batching"
                  [gtmesh-dc]="DC-mode" [gtmesh-profile]="profile (weighted)" [gtmesh-cookie]="DC-mode + DNS Cookies"
-                 [gtmesh-metrics]="DC-mode + /metrics scraped every 1 s")
+                 [gtmesh-metrics]="DC-mode + /metrics scraped every 1 s"
+                 [gtmesh-dc-100k]="DC-mode, 100k more names in the zone"
+                 [gtmesh-dc-100k-spread]="DC-mode, 100k more names, queries over 50k names")
 # Extra dnsperf arguments per variant.
+# Query file per variant (default queries.txt: one name).
+declare -A QUERY_FILE=([gtmesh-dc-100k-spread]=queries-50k.txt)
 declare -A DNSPERF_ARGS=([gtmesh-cookie]="-e -E 10:2464c4abcf10c957")
 declare -A SPID=()      # variant -> PID of the server we started
 CLK_TCK=$(getconf CLK_TCK)
@@ -267,6 +279,17 @@ prepare() { # variant dir port
       knotc -c "$d/knot.conf" conf-check >&2 || die "knot conf-check failed" ;;
     gtmesh-dc|gtmesh-profile|gtmesh-cookie|gtmesh-metrics)
       write_gtmesh_configs "$d" ;;
+    gtmesh-dc-100k|gtmesh-dc-100k-spread)
+      write_gtmesh_configs "$d"
+      { cat "$d/gtmesh-dc.yaml"
+        awk 'BEGIN { for (i = 0; i < 50000; i++) {
+          printf "      - {name: d%d, type: A, ttl: 30, dc: {source: host, metric: cpu, criterion: lowest, gate: {source: host, metric: status, criterion: {equals: up}}, balance: weighted_random, answers: {a: [192.0.2.%d], b: [198.51.100.%d], c: [203.0.113.%d]}, fail_safe: [192.0.2.250]}}\n", i, i % 250 + 1, i % 250 + 1, i % 250 + 1
+          printf "      - {name: s%d, type: A, ttl: 300, answers: [10.%d.%d.%d]}\n", i, int(i / 65536), int(i / 256) % 256, i % 256 } }'
+      } > "$d/gtmesh-dc-100k.yaml"
+      "$GTMESH_BIN" check-config "$d/gtmesh-dc-100k.yaml" >&2 || die "gtmesh-dc-100k.yaml does not load"
+      awk 'BEGIN { srand(7); for (i = 0; i < 50000; i++) n[i] = i
+        for (i = 49999; i > 0; i--) { j = int(rand() * (i + 1)); t = n[i]; n[i] = n[j]; n[j] = t }
+        for (i = 0; i < 50000; i++) printf "d%d.bench.test A\n", n[i] }' > "$RUN_DIR/queries-50k.txt" ;;
   esac
 }
 
@@ -277,6 +300,7 @@ server_cmd() { # variant dir port
     plain) echo "$RUN_DIR/bin/limit-plain $3" ;;
     mmsg) echo "$RUN_DIR/bin/limit-mmsg $3 $BATCH" ;;
     gtmesh-dc|gtmesh-cookie) echo "$GTMESH_BIN serve --config $2/gtmesh-dc.yaml --state $2/state.yaml --listen $ADDR:$3 --udp-threads 1 $GTMESH_ARGS" ;;
+    gtmesh-dc-100k|gtmesh-dc-100k-spread) echo "$GTMESH_BIN serve --config $2/gtmesh-dc-100k.yaml --state $2/state.yaml --listen $ADDR:$3 --udp-threads 1 $GTMESH_ARGS" ;;
     gtmesh-profile) echo "$GTMESH_BIN serve --config $2/gtmesh-profile.yaml --listen $ADDR:$3 --udp-threads 1 $GTMESH_ARGS" ;;
     gtmesh-metrics) echo "$GTMESH_BIN serve --config $2/gtmesh-dc.yaml --state $2/state.yaml --listen $ADDR:$3 --udp-threads 1 --http $ADDR:$METRICS_HTTP_PORT $GTMESH_ARGS" ;;
     *) die "unknown variant '$1'" ;;
@@ -379,7 +403,7 @@ run_dnsperf() {
   local v=$1 dur=$2 out=$3 dp a b
   shift 3
   SRV_PIDS=" $(pid_tree "${SPID[$v]}" | tr '\n' ' ') "
-  nice -n "$BENCH_NICE" taskset -c "$CLIENT_CPU" dnsperf -s "$ADDR" -p "${PORT[$v]}" -d "$RUN_DIR/queries.txt" -l "$dur" \
+  nice -n "$BENCH_NICE" taskset -c "$CLIENT_CPU" dnsperf -s "$ADDR" -p "${PORT[$v]}" -d "$RUN_DIR/${QUERY_FILE[$v]:-queries.txt}" -l "$dur" \
     -c "$CLIENTS" -q "$OUTSTANDING" -t "$DNSPERF_TIMEOUT" -O suppress=timeouts,congestion ${DNSPERF_ARGS[$v]:-} "$@" \
     > "$out" 2>&1 &
   dp=$!

@@ -15,6 +15,7 @@
 #include "agents/runtime/agent_runner.hpp"
 #include "agents/runtime/io_runtime.hpp"
 #include "core/config/config_loader.hpp"
+#include "core/consensus/replicated_state.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/runtime/service_notify.hpp"
 #include "core/mesh/agent_link.hpp"
@@ -33,6 +34,7 @@
 #include <thread>
 
 #include <csignal>
+#include <malloc.h>
 #include <cstdio>
 #include <pthread.h>
 #include <unistd.h>
@@ -105,7 +107,9 @@ int agent(const args& a) {
   else if (!icmp_text.empty())
     return usage();
 
-  load_result loaded = load_config_file(config_path, routing_methods());
+  // An agent reads every section but the zones (config_scope): the records
+  // are the deciders' business and most of a big config.
+  load_result loaded = load_config_file(config_path, routing_methods(), config_scope::measurement);
   if (!loaded.ok()) {
     log_report("agent", loaded.report());
     return 1;
@@ -171,12 +175,14 @@ int agent(const args& a) {
   std::condition_variable wake;
   config_ptr pending;
   bool stopping = false;
-  std::string current_yaml; // the text of the config the tasks run on
+  // The SHA-256 of the config text the tasks run on (not the text: it can
+  // be tens of MB).
+  std::string current_sha256;
   {
     std::ifstream in(config_path);
     std::stringstream ss;
     ss << in.rdbuf();
-    current_yaml = ss.str();
+    current_sha256 = consensus::sha256_hex(ss.str());
   }
   {
     mesh::node_config ncfg;
@@ -206,14 +212,15 @@ int agent(const args& a) {
     lo.sink = mesh;
     lo.on_config = [&](uint32_t version, const std::string& yaml, const std::string& file) -> std::string {
       std::lock_guard lock(mutex);
-      if (yaml == current_yaml)
+      std::string sha256 = consensus::sha256_hex(yaml);
+      if (sha256 == current_sha256)
         return ""; // the same text under a cluster version number: nothing to rebuild
-      load_result next = load_config_text(yaml, file, routing_methods());
+      load_result next = load_config_text(yaml, file, routing_methods(), config_scope::measurement);
       if (!next.ok())
         return next.report();
       if (!next.cfg->find_dc(dc))
         return "no datacenter '" + dc + "' in config version " + std::to_string(version);
-      current_yaml = yaml;
+      current_sha256 = std::move(sha256);
       pending = next.cfg;
       wake.notify_one();
       return "";
@@ -244,6 +251,8 @@ int agent(const args& a) {
         pending.reset();
         lock.unlock();
         std::string why = node.reconfigure(next);
+        next.reset();
+        malloc_trim(0); // what the load and the old tasks left behind, on any thread's arena
         if (!quiet)
           log_line(why.empty() ? log_level::info : log_level::warn, "agent",
                    why.empty() ? "applied a new config from the cluster" : "kept the old config: " + why);

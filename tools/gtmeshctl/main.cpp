@@ -24,6 +24,7 @@
 
 #include "core/config/config_loader.hpp"
 #include "core/config/duration.hpp"
+#include "core/mesh/config_compression.hpp"
 #include "core/mesh/envelope.hpp"
 #include "core/mesh/mesh_client.hpp"
 #include "core/routing/all_methods.hpp"
@@ -316,13 +317,6 @@ int main(int argc, char** argv) {
   if (cmd == "push") {
     if (pos.size() != 2)
       return usage();
-    std::error_code size_error;
-    auto size = std::filesystem::file_size(pos[1], size_error);
-    if (!size_error && size > 12u * 1024 * 1024) {
-      std::fprintf(stderr, "gtmeshctl: %s is %ju MB; a config may have at most 12 MB (docs/mesh.md); nothing was pushed\n",
-                   pos[1].c_str(), static_cast<uintmax_t>(size >> 20));
-      return 1;
-    }
     load_result local = load_config_file(pos[1], routing_methods());
     if (!local.ok()) {
       std::fputs(local.report().c_str(), stderr);
@@ -336,6 +330,15 @@ int main(int argc, char** argv) {
     req.body = mesh::encode_body(mesh::config_body{0, text.str(), std::filesystem::path(pos[1]).filename(), dry_run,
                                                    dry_run ? 0 : random_push_id()});
     req.retryable = !dry_run;
+    // The text travels compressed (mesh/config_compression.hpp); the loader
+    // above already refused a text over its 64 MiB.
+    if (req.body.size() > mesh::max_compressed_config_bytes) {
+      std::fprintf(stderr,
+                   "gtmeshctl: %s compresses to %zu MB; a config may take at most %zu MB compressed (docs/mesh.md); "
+                   "nothing was pushed\n",
+                   pos[1].c_str(), req.body.size() >> 20, mesh::max_compressed_config_bytes >> 20);
+      return 1;
+    }
   } else if ((cmd == "status" || cmd == "history" || cmd == "configs") && pos.size() == 1) {
     if (!since.empty()) {
       // --since: a duration back from now ("10m"), a UTC time, or Unix ms.

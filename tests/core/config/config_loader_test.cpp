@@ -79,6 +79,26 @@ TEST(config_loader, the_base_and_every_shipped_example_are_valid) {
   EXPECT_GE(examples, 9);
 }
 
+TEST(config_loader, the_measurement_scope_reads_every_section_but_the_zones) {
+  // What an agent loads: services and probes as the whole loader reads them,
+  // the zones not at all (a broken record is the deciders' to refuse).
+  std::string broken_record = base + "      - {name: x, type: A, answer: [192.0.2.1]}\n";
+  ASSERT_FALSE(load(broken_record).ok());
+  auto r = load_config_text(broken_record, "cfg.yaml", routing_methods(), config_scope::measurement);
+  ASSERT_TRUE(r.ok()) << r.report();
+  EXPECT_TRUE(r.cfg->zones.empty());
+  ASSERT_EQ(r.cfg->services.size(), 1u);
+  EXPECT_EQ(r.cfg->services[0].name, "web");
+  ASSERT_EQ(r.cfg->probes.size(), 1u);
+  EXPECT_TRUE(r.cfg->find_dc("iad"));
+  // A typo outside the zones is still an error, with its line.
+  auto typo = load_config_text(with_service("  - {name: api, backend: {fra: [\"10.0.0.2:80\"]}}\n"), "cfg.yaml",
+                               routing_methods(), config_scope::measurement);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.errors[0].line, 8);
+  EXPECT_NE(typo.errors[0].field.find("backend"), std::string::npos) << typo.report();
+}
+
 TEST(config_loader, yaml_syntax_errors_name_the_line) {
   expect_error(base + "      - {name: x, type: A, answers: [192.0.2.1\n", 15, "", "YAML syntax");
 }

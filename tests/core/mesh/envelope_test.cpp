@@ -1,6 +1,7 @@
 // core/mesh/envelope: the versioned msgpack wire format rejects everything
 // it should, without throwing.
 
+#include "core/mesh/config_compression.hpp"
 #include "core/mesh/envelope.hpp"
 #include "core/mesh/node_identity.hpp"
 
@@ -70,6 +71,65 @@ TEST(envelope, a_claimed_huge_array_does_not_allocate) {
   EXPECT_FALSE(decode(bomb, err));
   measurement_batch b;
   EXPECT_FALSE(decode_body(bomb, b));
+}
+
+TEST(config_compression, a_large_config_travels_compressed_in_pushes_and_deltas_and_comes_back_whole) {
+  std::string text;
+  for (int i = 0; i < 30000; ++i)
+    text += "      - {name: r" + std::to_string(i) + ", type: A, ttl: 30, answers: [10.0." + std::to_string(i / 256) +
+            "." + std::to_string(i % 256) + "]}\n";
+  config_body push{0, text, "big.yaml", false, 42};
+  auto bytes = frame(message_kind::config_push, "op", push);
+  EXPECT_LT(bytes.size(), text.size() / 5);
+  decode_error err;
+  auto e = decode(bytes, err);
+  ASSERT_TRUE(e) << to_string(err);
+  config_body back;
+  ASSERT_TRUE(decode_body(e->body, back));
+  EXPECT_EQ(back.yaml, text);
+  EXPECT_EQ(back.file, "big.yaml");
+  EXPECT_EQ(back.push_id, 42u);
+
+  delta_body d;
+  d.config = config_body{7, text, "big.yaml", false, 0};
+  auto db = encode_body(d);
+  EXPECT_LT(db.size(), text.size() / 5);
+  delta_body dback;
+  ASSERT_TRUE(decode_body(db, dback));
+  EXPECT_EQ(dback.config.version, 7u);
+  EXPECT_EQ(dback.config.yaml, text);
+
+  // A small config stays plain text on the wire.
+  auto small = encode_body(config_body{0, "zones: []\n", "s.yaml", false, 1});
+  EXPECT_NE(std::string(small.begin(), small.end()).find("zones: []"), std::string::npos);
+}
+
+TEST(config_compression, frames_that_claim_too_much_or_are_not_one_whole_frame_are_refused) {
+  std::string plain, z, out = "untouched";
+  // 64 MiB + 1 of one byte compresses to a few KB: it must not be expanded.
+  put_config_text(std::string(max_decompressed_bytes + 1, 'a'), plain, z);
+  ASSERT_TRUE(plain.empty());
+  ASSERT_LT(z.size(), 64u * 1024);
+  EXPECT_FALSE(take_config_text(plain, z, out));
+  EXPECT_EQ(out, "untouched");
+
+  put_config_text(std::string(200000, 'x'), plain, z);
+  ASSERT_TRUE(plain.empty());
+  EXPECT_FALSE(take_config_text(plain, z + std::string(1, '\0'), out)); // trailing byte
+  EXPECT_FALSE(take_config_text(plain, z.substr(0, z.size() - 1), out)); // truncated
+  EXPECT_FALSE(take_config_text(plain, "not a zstd frame", out));
+  std::string both = "a";
+  EXPECT_FALSE(take_config_text(both, z, out)); // both fields set
+  EXPECT_EQ(out, "untouched");
+  ASSERT_TRUE(take_config_text(plain, z, out));
+  EXPECT_EQ(out, std::string(200000, 'x'));
+
+  // Through the envelope: a push whose compressed text was altered is refused.
+  config_body push{0, std::string(200000, 'y'), "f", false, 1};
+  auto bytes = encode_body(push);
+  bytes[bytes.size() / 2] ^= 0xff;
+  config_body back;
+  EXPECT_FALSE(decode_body(bytes, back)); // the frame's checksum
 }
 
 TEST(envelope, items_with_unknown_or_mismatched_metrics_are_rejected) {
