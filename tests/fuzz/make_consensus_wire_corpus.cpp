@@ -179,6 +179,13 @@ int main(int argc, char** argv) {
   write("entry_config", 1, encode(config_entry()));
   write("entry_bootstrap", 1, encode(bootstrap_entry()));
   write("entry_drain", 1, encode(drain_entry()));
+  {
+    // Above 64 KiB the text is stored compressed (mesh/config_compression.hpp).
+    log_entry big = config_entry();
+    while (big.yaml.size() <= 70 * 1024)
+      big.yaml += "# padding the config past the compression threshold\n";
+    write("entry_config_compressed", 1, encode(big));
+  }
   log_entry bad = drain_entry();
   bad.dc.assign(max_entry_name_bytes + 1, 'x');
   write("entry_dc_too_long", 1, encode(bad));

@@ -90,6 +90,13 @@ int main(int argc, char** argv) {
 
   seed("config_push", message_kind::config_push,
        config_body{0, "datacenters:\n  - {name: fra}\nzones: []\n", "cfg.yaml", true});
+  {
+    // Above 64 KiB a config text travels compressed (mesh/config_compression.hpp).
+    std::string big = "datacenters:\n  - {name: fra}\nzones: []\n";
+    while (big.size() <= 70 * 1024)
+      big += "# padding the config past the compression threshold\n";
+    seed("config_push_compressed", message_kind::config_push, config_body{0, big, "big.yaml", false, 7});
+  }
   seed("config_reply", message_kind::config_reply,
        config_reply_body{false, 0, {"cfg.yaml:3:1: zones: at least one zone is required"}, ""});
   seed("request", message_kind::request, request_body{"explain", {"www.example.com", "A", "198.51.100.7"}});
