@@ -1,0 +1,484 @@
+// The `zones` section: SOA, NS and records, with their answers and their
+// DC-mode and static policies.
+
+#include "core/config/loader/loader.hpp"
+
+namespace gtmesh::config_loading {
+
+namespace {
+
+int per_dc_max(balance_kind b, size_t answers) {
+  switch (b) {
+    case balance_kind::all:
+      return static_cast<int>(answers);
+    case balance_kind::top1:
+      return 1;
+    case balance_kind::top2:
+      return std::min<int>(2, static_cast<int>(answers));
+    case balance_kind::top3:
+      return std::min<int>(3, static_cast<int>(answers));
+    default:
+      return 1;
+  }
+}
+
+} // namespace
+
+void loader::parse_zone(const node& n, const std::string& field) {
+  if (!is_map(n, field))
+    return;
+  check_keys(n, field, {"name", "soa", "ns", "ns_ttl", "records"});
+  zone z;
+  z.where = where(n);
+  if (auto v = str(n, "name", field, true)) {
+    auto wire = dns::text_to_wire(*v);
+    if (!wire)
+      error(child(n, "name"), join(field, "name"), "not a valid domain name: '" + *v + "'");
+    else if (misplaced_asterisk(*wire, false))
+      error(child(n, "name"), join(field, "name"),
+            "'*' in a zone name: an apex cannot be a wildcard (add a record named '*' to the zone instead)");
+    z.name = dns::canonical_text(*v);
+  }
+  auto abs_name = [&](const std::string& s) {
+    return s.ends_with(".") ? dns::canonical_text(s) : dns::canonical_text(s + "." + z.name);
+  };
+  if (node soa = child(n, "soa")) {
+    std::string sf = join(field, "soa");
+    if (is_map(soa, sf)) {
+      check_keys(soa, sf, {"primary", "admin", "serial", "refresh", "retry", "expire", "minimum", "ttl"});
+      if (auto v = str(soa, "primary", sf, true))
+        z.soa.primary = abs_name(*v);
+      if (auto v = str(soa, "admin", sf, true)) {
+        // The mail form hostmaster@example.com is accepted too: its domain is
+        // complete, and dots in the local part stay inside the first label
+        // (RFC 1035 8: dns.admin@example.org -> dns\.admin.example.org.).
+        if (auto at = v->find('@'); at != std::string::npos) {
+          std::string local;
+          for (char c : v->substr(0, at)) {
+            if (c == '.' || c == '\\')
+              local.push_back('\\');
+            local.push_back(c);
+          }
+          z.soa.admin = dns::canonical_text(local + "." + v->substr(at + 1));
+        } else {
+          z.soa.admin = abs_name(*v);
+        }
+      }
+      if (auto v = integer(soa, "serial", sf, 1, 4294967295LL))
+        z.soa.serial = static_cast<uint32_t>(*v);
+      if (auto v = integer(soa, "refresh", sf, 1, 2147483647))
+        z.soa.refresh = static_cast<uint32_t>(*v);
+      if (auto v = integer(soa, "retry", sf, 1, 2147483647))
+        z.soa.retry = static_cast<uint32_t>(*v);
+      if (auto v = integer(soa, "expire", sf, 1, 2147483647))
+        z.soa.expire = static_cast<uint32_t>(*v);
+      if (auto v = integer(soa, "minimum", sf, 0, 86400))
+        z.soa.minimum = static_cast<uint32_t>(*v);
+      if (auto v = integer(soa, "ttl", sf, 0, 2147483647))
+        z.soa.ttl = static_cast<uint32_t>(*v);
+      for (auto* nm : {&z.soa.primary, &z.soa.admin})
+        if (!nm->empty() && !dns::text_to_wire(*nm))
+          error(soa, sf, "not a valid domain name: '" + *nm + "'");
+    }
+  } else {
+    error(n, join(field, "soa"), "required field is missing");
+  }
+  auto ns = str_list(n, "ns", field);
+  if (ns.empty())
+    error(n, join(field, "ns"), "at least one name server is required");
+  for (auto& [s, sn] : ns) {
+    std::string a = abs_name(s);
+    if (!dns::text_to_wire(a))
+      error(sn, join(field, "ns"), "not a valid domain name: '" + s + "'");
+    z.ns.push_back(a);
+  }
+  if (auto v = integer(n, "ns_ttl", field, 0, 2147483647))
+    z.ns_ttl = static_cast<uint32_t>(*v);
+  if (!zone_names_.insert(z.name).second)
+    error(n, join(field, "name"), "duplicate zone '" + z.name + "'");
+  each(n, "records", field, [&](const node& rn, const std::string& rf) { parse_record(rn, rf, z); });
+  // One record per (name, type); CNAME beside other data is allowed as the
+  // spec asks (a name can carry A, MX and CNAME policies) but flagged.
+  std::map<std::pair<std::string, dns::rr_type>, const record*> seen;
+  std::map<std::string, std::set<dns::rr_type>> types;
+  for (const auto& r : z.records) {
+    if (!seen.emplace(std::pair{r.name, r.type}, &r).second)
+      error_at(r.where, field + ".records", "duplicate record " + r.name + " " + std::string(dns::to_string(r.type)));
+    types[r.name].insert(r.type);
+  }
+  for (const auto& [name, ts] : types)
+    if (ts.count(dns::rr_type::cname) && ts.size() > 1)
+      warnings_.push_back(config_error{file_, z.where.line, z.where.column, field + ".records",
+                                       name + " has a CNAME beside other types; queries for types without a "
+                                              "record of their own get the CNAME (RFC 1034 forbids the mix)"});
+  cfg_.zones.push_back(std::move(z));
+}
+
+bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type type, const zone& z,
+                          answer_item& out) {
+  using dns::rr_type;
+  answer_value& v = out.value;
+  v.type = type;
+  auto name_of = [&](const std::string& s, const node& at, const std::string& f) -> bool {
+    std::string abs = s.ends_with(".") ? dns::canonical_text(s) : dns::canonical_text(s + "." + z.name);
+    if (s == "." || !dns::text_to_wire(abs)) {
+      error(at, f, "not a valid domain name: '" + s + "'");
+      return false;
+    }
+    v.target = abs;
+    return true;
+  };
+  auto address_of = [&](const std::string& s, const node& at, const std::string& f) -> bool {
+    auto a = ip_address::parse(s);
+    if (!a || a->v4() != (type == rr_type::a)) {
+      error(at, f, std::string("expected an ") + (type == rr_type::a ? "IPv4" : "IPv6") + " address, got '" + s + "'");
+      return false;
+    }
+    v.address = *a;
+    return true;
+  };
+  if (n.is_scalar()) {
+    const std::string& s = n.text();
+    switch (type) {
+      case rr_type::a:
+      case rr_type::aaaa:
+        return address_of(s, n, field);
+      case rr_type::cname:
+        return name_of(s, n, field);
+      case rr_type::txt:
+        v.txt.push_back(s);
+        break;
+      case rr_type::mx: {
+        std::stringstream ss(s);
+        std::string pref, host, extra;
+        ss >> pref >> host >> extra;
+        auto p = to_int(pref);
+        if (!p || *p < 0 || *p > 65535 || host.empty() || !extra.empty()) {
+          error(n, field, "expected \"PREFERENCE EXCHANGE\", e.g. \"10 mail.example.com.\"");
+          return false;
+        }
+        v.preference = static_cast<uint16_t>(*p);
+        return name_of(host, n, field);
+      }
+      case rr_type::srv: {
+        std::stringstream ss(s);
+        std::string pr, w, port, host, extra;
+        ss >> pr >> w >> port >> host >> extra;
+        auto a = to_int(pr), b = to_int(w), c = to_int(port);
+        if (!a || !b || !c || *a < 0 || *a > 65535 || *b < 0 || *b > 65535 || *c < 0 || *c > 65535 ||
+            host.empty() || !extra.empty()) {
+          error(n, field, "expected \"PRIORITY WEIGHT PORT TARGET\", e.g. \"10 5 443 web.example.com.\"");
+          return false;
+        }
+        v.priority = static_cast<uint16_t>(*a);
+        v.srv_weight = static_cast<uint16_t>(*b);
+        v.port = static_cast<uint16_t>(*c);
+        return name_of(host, n, field);
+      }
+      default:
+        error(n, field, "unsupported record type");
+        return false;
+    }
+    for (const auto& t : v.txt)
+      if (t.size() > 255)
+        warn(n, field, "TXT text longer than 255 octets is split into several character-strings");
+    return true;
+  }
+  if (!is_map(n, field))
+    return false;
+  check_keys(n, field,
+             {"address", "target", "exchange", "preference", "priority", "srv_weight", "port", "text", "weight",
+              "location"});
+  if (auto w = integer(n, "weight", field, 1, 1000))
+    out.weight = static_cast<uint32_t>(*w);
+  if (node loc = child(n, "location")) {
+    std::string lf = join(field, "location");
+    if (is_map(loc, lf)) {
+      check_keys(loc, lf, {"lat", "lon"});
+      auto lat = number(loc, "lat", lf, true);
+      auto lon = number(loc, "lon", lf, true);
+      if (lat && lon)
+        out.location = geo_point{*lat, *lon};
+    }
+  }
+  switch (type) {
+    case rr_type::a:
+    case rr_type::aaaa:
+      if (auto s = str(n, "address", field, true))
+        return address_of(*s, child(n, "address"), join(field, "address"));
+      return false;
+    case rr_type::cname:
+      if (auto s = str(n, "target", field, true))
+        return name_of(*s, child(n, "target"), join(field, "target"));
+      return false;
+    case rr_type::mx: {
+      auto host = str(n, "exchange", field);
+      if (!host)
+        host = str(n, "target", field, true);
+      if (auto p = integer(n, "preference", field, 0, 65535))
+        v.preference = static_cast<uint16_t>(*p);
+      return host && name_of(*host, n, field);
+    }
+    case rr_type::srv: {
+      auto host = str(n, "target", field, true);
+      if (auto p = integer(n, "priority", field, 0, 65535))
+        v.priority = static_cast<uint16_t>(*p);
+      if (auto p = integer(n, "srv_weight", field, 0, 65535))
+        v.srv_weight = static_cast<uint16_t>(*p);
+      if (auto p = integer(n, "port", field, 0, 65535, true))
+        v.port = static_cast<uint16_t>(*p);
+      return host && name_of(*host, child(n, "target"), join(field, "target"));
+    }
+    case rr_type::txt: {
+      auto texts = str_list(n, "text", field);
+      if (texts.empty()) {
+        error(n, join(field, "text"), "required field is missing");
+        return false;
+      }
+      for (auto& [t, tn] : texts)
+        v.txt.push_back(t);
+      return true;
+    }
+    default:
+      error(n, field, "unsupported record type");
+      return false;
+  }
+}
+
+std::vector<answer_item> loader::parse_answers(const node& n, const std::string& f, dns::rr_type type,
+                                               const zone& z) {
+  std::vector<answer_item> out;
+  if (!n.is_sequence()) {
+    answer_item item;
+    if (parse_answer(n, f, type, z, item))
+      out.push_back(std::move(item));
+    return out;
+  }
+  for (size_t i = 0; i < n.size(); ++i) {
+    answer_item item;
+    if (parse_answer(n[i], f + "[" + std::to_string(i) + "]", type, z, item))
+      out.push_back(std::move(item));
+  }
+  if (out.size() > static_cast<size_t>(max_answers))
+    error(n, f, "more than " + std::to_string(max_answers) + " answers");
+  return out;
+}
+
+std::vector<dc_answers> loader::parse_dc_answers(const node& map, const std::string& field, dns::rr_type type,
+                                                 const zone& z) {
+  std::vector<dc_answers> out;
+  node n = child(map, "answers");
+  std::string f = join(field, "answers");
+  if (!n) {
+    error(map, f, "required field is missing (a map of DC name to its answers)");
+    return out;
+  }
+  if (!is_map(n, f))
+    return out;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < n.size(); ++i) {
+    dc_answers d;
+    const node k = n.key_at(i);
+    const node v = n.value_at(i);
+    auto name = key_text(k);
+    if (!name) {
+      error(k, f, "expected a datacenter name as the key");
+      continue;
+    }
+    d.dc = *name;
+    std::string df = join(f, d.dc);
+    if (!seen.insert(d.dc).second) {
+      error(k, df, "duplicate key");
+      continue;
+    }
+    if (!find_dc(d.dc)) {
+      error(k, df, "unknown datacenter '" + d.dc + "'");
+      continue;
+    }
+    d.answers = parse_answers(v, df, type, z);
+    if (d.answers.empty() && v.is_sequence() && v.size() == 0)
+      error(v, df, "a DC needs at least one answer");
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+void loader::parse_dc_policy(const node& n, const std::string& field, record& r, const zone& z) {
+  if (!is_map(n, field))
+    return;
+  check_keys(n, field,
+             {"source", "service", "metric", "criterion", "gate", "pick_dc_count", "balance", "answers", "fail_safe",
+              "on_all_down"});
+  dc_policy& p = r.dc;
+  if (auto ref = parse_metric_ref(n, field, true))
+    p.select = *ref;
+  if (node c = child(n, "criterion")) {
+    if (auto crit = parse_criterion(c, join(field, "criterion")))
+      p.rank = *crit;
+  } else {
+    // The natural direction of the metric: highest healthyBackends, lowest cpu.
+    p.rank.kind = info(p.select.metric).direction == better::higher ? criterion_kind::highest : criterion_kind::lowest;
+  }
+  if (node g = child(n, "gate")) {
+    std::string gf = join(field, "gate");
+    auto parse_gate = [&](const node& gn, const std::string& f) {
+      if (!is_map(gn, f))
+        return;
+      check_keys(gn, f, {"source", "service", "metric", "criterion"});
+      gate gt;
+      auto ref = parse_metric_ref(gn, f, true);
+      node c = child(gn, "criterion");
+      if (!c) {
+        error(gn, join(f, "criterion"), "required field is missing");
+        return;
+      }
+      auto crit = parse_criterion(c, join(f, "criterion"));
+      if (ref && crit) {
+        gt.ref = *ref;
+        gt.test = *crit;
+        if (crit->kind == criterion_kind::lowest || crit->kind == criterion_kind::highest)
+          error(c, join(f, "criterion"), "a gate is a test: use {equals: T} or {within: ...}, not lowest/highest");
+        else if (crit->target_is_best)
+          error(c, join(f, "criterion"), "a gate cannot use target: best");
+        else
+          p.gates.push_back(gt);
+      }
+    };
+    if (g.is_sequence())
+      for (size_t i = 0; i < g.size(); ++i)
+        parse_gate(g[i], gf + "[" + std::to_string(i) + "]");
+    else
+      parse_gate(g, gf);
+  }
+  if (auto v = integer(n, "pick_dc_count", field, 1, max_answers))
+    p.pick_dc_count = static_cast<int>(*v);
+  if (auto b = parse_balance(n, field))
+    p.balance = *b;
+  p.answers = parse_dc_answers(n, field, r.type, z);
+  p.fail_safe = parse_answer_list(n, "fail_safe", field, r.type, z);
+  auto act = parse_all_down(n, field);
+  p.on_all_down = act ? *act : (p.fail_safe.empty() ? all_down_action::fail_open : all_down_action::fail_safe);
+  if (p.on_all_down == all_down_action::fail_safe && p.fail_safe.empty())
+    error(n, join(field, "fail_safe"), "on_all_down: fail_safe needs fail_safe answers");
+  if (p.select.src == source::service)
+    for (const auto& d : p.answers) {
+      const service* svc = find_service(p.select.service);
+      if (svc && !svc->backends.count(d.dc) && !svc->lb_stats.count(d.dc))
+        warn(n, join(field, "answers." + d.dc),
+             "service '" + svc->name + "' has no backends or lb_stats in DC '" + d.dc + "': it never has data there");
+    }
+  int worst = 0, dcs = 0;
+  std::vector<int> per;
+  for (const auto& d : p.answers)
+    per.push_back(per_dc_max(p.balance, d.answers.size()));
+  std::sort(per.rbegin(), per.rend());
+  for (int v : per)
+    if (dcs++ < p.pick_dc_count)
+      worst += v;
+  if (worst > max_answers)
+    error(n, field, "this policy can return " + std::to_string(worst) + " answers; the limit is " +
+                      std::to_string(max_answers));
+  if (r.type == dns::rr_type::cname && worst > 1)
+    error(n, field, "a CNAME record has exactly one answer: use pick_dc_count: 1 and a balance returning one answer");
+}
+
+void loader::parse_static_policy(const node& n, const std::string& field, record& r, const zone& z) {
+  if (!is_map(n, field))
+    return;
+  check_keys(n, field, {"rules", "answers", "balance"});
+  static_policy& p = r.static_rules;
+  p.answers = parse_dc_answers(n, field, r.type, z);
+  if (auto b = parse_balance(n, field))
+    p.balance = *b;
+  each(n, "rules", field, [&](const node& rn, const std::string& rf) {
+    if (!is_map(rn, rf))
+      return;
+    check_keys(rn, rf, {"subnet", "region", "dc"});
+    static_rule rule;
+    for (auto& [s, sn] : str_list(rn, "subnet", rf)) {
+      if (auto range = ip_range::parse(s))
+        rule.subnets.push_back(*range);
+      else
+        error(sn, join(rf, "subnet"), "not a CIDR prefix or address range: '" + s + "'");
+    }
+    for (auto& [s, sn] : str_list(rn, "region", rf)) {
+      if (auto code = parse_region(s))
+        rule.regions.push_back(to_string(*code));
+      else
+        error(sn, join(rf, "region"), "unknown region '" + s + "'");
+    }
+    if (auto dc = str(rn, "dc", rf, true)) {
+      rule.dc = *dc;
+      bool found = std::any_of(p.answers.begin(), p.answers.end(), [&](const dc_answers& a) { return a.dc == *dc; });
+      if (!found)
+        error(child(rn, "dc"), join(rf, "dc"), "DC '" + *dc + "' has no answers in " + join(field, "answers"));
+    }
+    p.rules.push_back(std::move(rule));
+  });
+  if (p.rules.empty())
+    error(n, join(field, "rules"), "at least one rule is required");
+}
+
+void loader::parse_record(const node& n, const std::string& field, zone& z) {
+  if (!is_map(n, field))
+    return;
+  check_keys(n, field, {"name", "type", "ttl", "answers", "dc", "static", "profile"});
+  record r;
+  r.where = where(n);
+  if (auto v = str(n, "name", field, true)) {
+    std::string name = *v == "@" ? z.name : v->ends_with(".") ? dns::canonical_text(*v)
+                                                            : dns::canonical_text(*v + "." + z.name);
+    auto wire = dns::text_to_wire(name);
+    auto zw = dns::text_to_wire(z.name);
+    if (!wire)
+      error(child(n, "name"), join(field, "name"), "not a valid domain name: '" + *v + "'");
+    else if (zw && !dns::is_at_or_below(*wire, *zw))
+      error(child(n, "name"), join(field, "name"), "'" + name + "' is outside zone " + z.name);
+    else if (misplaced_asterisk(*wire, true))
+      error(child(n, "name"), join(field, "name"),
+            "'" + *v + "': '*' is a wildcard only as the whole leftmost label ('*' or '*.sub'; RFC 4592 2.1)");
+    r.name = name;
+  }
+  if (auto v = str(n, "type", field, true)) {
+    auto t = dns::parse_rr_type(*v);
+    using dns::rr_type;
+    if (!t || *t == rr_type::any || *t == rr_type::opt)
+      error(child(n, "type"), join(field, "type"), "unknown record type '" + *v + "' (allowed: A, AAAA, CNAME, MX, TXT, SRV)");
+    else if (*t == rr_type::ns || *t == rr_type::soa)
+      error(child(n, "type"), join(field, "type"), "SOA and NS come from the zone's soa and ns fields");
+    else
+      r.type = *t;
+  }
+  if (auto v = integer(n, "ttl", field, 0, 2147483647))
+    r.ttl = static_cast<uint32_t>(*v);
+  int modes = (child(n, "answers") ? 1 : 0) + (child(n, "dc") ? 1 : 0) + (child(n, "static") ? 1 : 0) + (child(n, "profile") ? 1 : 0);
+  if (modes != 1) {
+    error(n, field, "a record has exactly one of answers (plain), dc, static, profile");
+  } else if (child(n, "answers")) {
+    r.mode = record_mode::plain;
+    r.plain = parse_answer_list(n, "answers", field, r.type, z);
+    if (r.plain.empty())
+      error(n, join(field, "answers"), "at least one answer is required");
+    if (r.type == dns::rr_type::cname && r.plain.size() > 1)
+      error(n, join(field, "answers"), "a CNAME record has exactly one answer");
+  } else if (child(n, "dc")) {
+    r.mode = record_mode::dc;
+    parse_dc_policy(child(n, "dc"), join(field, "dc"), r, z);
+  } else if (child(n, "static")) {
+    r.mode = record_mode::static_rules;
+    parse_static_policy(child(n, "static"), join(field, "static"), r, z);
+  } else {
+    r.mode = record_mode::profile;
+    // Required: `profile: ~` (or an anchored null, `profile: &a`) chose this
+    // mode but names no profile; it reached compile_plan as profile "" and
+    // a null dereference there (found by config_yaml_fuzz).
+    if (auto v = str(n, "profile", field, true)) {
+      r.profile = *v;
+      if (!find_profile(*v))
+        error(child(n, "profile"), join(field, "profile"), "unknown profile '" + *v + "'");
+    }
+  }
+  z.records.push_back(std::move(r));
+}
+
+} // namespace gtmesh::config_loading
