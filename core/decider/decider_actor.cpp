@@ -14,6 +14,8 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/system_messages.hpp>
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -755,6 +757,7 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
       }
       if (change.config) {
         log(self, "config version " + std::to_string(s.core->config_version()) + " is active");
+        s.trim_in_flushes = 20; // 2 s: the responders have swapped by then
         broadcast_config(self);
       } else if (!s.core->config_error().empty()) {
         log(self, s.core->config_error());
@@ -786,6 +789,8 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
       auto& s = self->state;
       if (++s.flushes % 600 == 0) // once a minute: forget measurements past their retention
         s.core->expire(wall_clock_ms());
+      if (s.trim_in_flushes >= 0 && s.trim_in_flushes-- == 0)
+        malloc_trim(0);
       s.core->sample_metrics(wall_clock_ms());
       if (s.flushes % 100 == 0 && s.core->retry_committed_config(wall_clock_ms())) {
         // A committed config that did not load here before (a file it names

@@ -71,6 +71,10 @@ struct decider_state {
 
   std::shared_ptr<decider_core> core;
   decider_actor_options options;
+  /// Flushes left until the memory of a replaced config goes back to the
+  /// system (malloc_trim): its model, plan and snapshot are freed only once
+  /// the responders have moved to the new one.
+  int trim_in_flushes = -1;
 
   /// A configured peer decider and the link we dialled to it.
   struct peer {

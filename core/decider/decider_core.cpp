@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <iterator>
 #include <fstream>
 #include <sstream>
@@ -17,9 +18,14 @@ decider_core::decider_core(decider_options options, std::unique_ptr<state::store
 
 bool decider_core::activate(uint32_t version, const std::string& yaml, const std::string& file, int64_t now_ms,
                             std::string& error, bool persist) {
+  // The same text as the push just validated, or as the active config (the
+  // start-up config committed as version 1): its model, not a second load.
   load_result loaded;
   if (validated_ && validated_->yaml == yaml && validated_->file == file)
     loaded.cfg = std::move(validated_->cfg);
+  else if (active_ && active_->yaml == yaml &&
+           std::filesystem::path(active_->file).filename() == std::filesystem::path(file).filename())
+    loaded.cfg = active_->cfg; // (the log names files without their folder)
   else
     loaded = load_config_text(yaml, file, routing_methods());
   validated_.reset();
@@ -120,6 +126,9 @@ decider_core::view_change decider_core::apply_view(const consensus::replicated_v
       (!active_ || active_->version != v.config_version || active_->yaml != *v.yaml)) {
     std::string error;
     if (activate(v.config_version, *v.yaml, v.file, now_ms, error, true)) {
+      // The cluster has a config: the start-up file's text is not needed any
+      // more (a bootstrap after a wiped log proposes the active config).
+      std::string().swap(bootstrap_yaml_);
       config_error_.clear();
       failed_config_.reset();
       ++counters_.config_accepted;

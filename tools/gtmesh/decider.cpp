@@ -30,6 +30,7 @@
 
 #include <caf/all.hpp>
 
+#include <malloc.h>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -119,6 +120,11 @@ int decider(const args& a) {
     log_report("decider", boot.report());
     return 1;
   }
+  // Checked here so that a broken file fails at once; the decider core loads
+  // its own copy (restore()). Holding this one as well doubled the model in
+  // memory for the life of the process (~330 MB at 100,000 records).
+  boot.cfg.reset();
+  malloc_trim(0);
   if (advertise.empty()) {
     if (host == "0.0.0.0" || host == "::" || port == 0) {
       log_error("decider", "--listen %s is not an address the other deciders can use: give --advertise HOST:PORT",
