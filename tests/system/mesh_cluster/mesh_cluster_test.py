@@ -147,9 +147,15 @@ def main():
         check(r.returncode != 0 and "bad.yaml:" in r.stderr and "nothing was pushed" in r.stderr,
               "an invalid config is rejected locally with file:line")
         new = os.path.join(work, "v2.yaml")
+        # 3,000 more records: above 64 KiB, so the push, the log, the agents'
+        # copy and the restart below all go through the compressed form
+        # (core/mesh/config_compression.hpp).
+        filler = "".join("      - {name: f%d, type: A, ttl: 300, answers: [10.9.%d.%d]}\n" % (i, i // 256, i % 256)
+                         for i in range(3000))
         open(new, "w").write(cfg.replace("      - {name: api,",
-                                         "      - {name: new, type: A, ttl: 5, answers: [192.0.2.99]}\n"
+                                         "      - {name: new, type: A, ttl: 5, answers: [192.0.2.99]}\n" + filler +
                                          "      - {name: api,", 1))
+        check(os.path.getsize(new) > 64 * 1024, "the pushed config is above the 64 KiB compression threshold")
         dry = ctl(mesh1, "push", "--dry-run", new).stdout
         check("new.demo.example. A" in dry and "NXDOMAIN -> 192.0.2.99" in dry, "a dry run lists the answers that would change")
         check(dig(dns1, "new.demo.example") == [], "a dry run changes nothing")
@@ -186,6 +192,7 @@ def main():
         check(first == [FRA], "the restarted decider answers from RocksDB at once: %s" % first)
         check("config version 2" in ctl(mesh1, "status").stdout, "the restarted decider kept config version 2")
         check(dig(dns1, "new.demo.example") == ["192.0.2.99"], "and serves the pushed record")
+        check(dig(dns1, "f2999.demo.example") == ["10.9.11.183"], "all of it (the last of the 3,000 filler records)")
 
         # 7. A hung peer is noticed through heartbeats.
         pid2 = int(open(os.path.join(work, "decider2.pid")).read())
