@@ -185,9 +185,18 @@ void check_expiry(self_ptr self) {
     schedule_rebuild(self);
 }
 
+/// The active config as a frame for agents, built (compressed) once per
+/// config: agents that connect or ask again get the same bytes.
 std::vector<uint8_t> config_frame(self_ptr self) {
-  const active_config* c = self->state.core->config();
-  return frame(message_kind::config_push, node_name(self), config_body{c->version, c->yaml, c->file, false});
+  auto& st = self->state;
+  const active_config* c = st.core->config();
+  if (st.config_frame_bytes.empty() || st.config_frame_version != c->version || st.config_frame_hash != c->hash) {
+    st.config_frame_bytes =
+      frame(message_kind::config_push, node_name(self), config_body{c->version, c->yaml, c->file, false});
+    st.config_frame_version = c->version;
+    st.config_frame_hash = c->hash;
+  }
+  return st.config_frame_bytes;
 }
 
 /// Pushes the active config to every connected agent.
@@ -267,7 +276,7 @@ void handle_push(self_ptr self, link_id link, const link_peer& from, const confi
   e.push_id = push.push_id;
   e.at_ms = now;
   std::vector<uint8_t> entry;
-  if (errors.empty() && !push.dry_run) {
+  if (errors.empty()) {
     entry = consensus::encode(e);
     if (entry.size() > consensus::max_config_bytes)
       errors.push_back(file + ": " + std::to_string(push.yaml.size() >> 20) + " MB that compress to " +
@@ -569,9 +578,8 @@ void on_frame(self_ptr self, link_id link, const std::vector<char>& bytes) {
       return;
     }
     case message_kind::config_push: {
-      config_body push;
-      if (!decode_body(env->body, push))
-        return reject();
+      // The role first: decoding may expand a compressed text of up to
+      // 64 MiB, which only an operator may make this decider do.
       if (role != node_role::operator_) {
         ++st.rejected["refused: role"];
         config_reply_body r;
@@ -580,6 +588,9 @@ void on_frame(self_ptr self, link_id link, const std::vector<char>& bytes) {
         send_frame(self, link, frame(message_kind::config_reply, node_name(self), r));
         return;
       }
+      config_body push;
+      if (!decode_body(env->body, push))
+        return reject();
       handle_push(self, link, from, push);
       return;
     }
@@ -791,6 +802,7 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
         s.core->expire(wall_clock_ms());
       if (s.trim_in_flushes >= 0 && s.trim_in_flushes-- == 0)
         malloc_trim(0);
+      s.core->drop_validated_older_than(wall_clock_ms(), 30'000);
       s.core->sample_metrics(wall_clock_ms());
       if (s.flushes % 100 == 0 && s.core->retry_committed_config(wall_clock_ms())) {
         // A committed config that did not load here before (a file it names

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <iterator>
 #include <fstream>
 #include <sstream>
@@ -23,9 +22,8 @@ bool decider_core::activate(uint32_t version, const std::string& yaml, const std
   load_result loaded;
   if (validated_ && validated_->yaml == yaml && validated_->file == file)
     loaded.cfg = std::move(validated_->cfg);
-  else if (active_ && active_->yaml == yaml &&
-           std::filesystem::path(active_->file).filename() == std::filesystem::path(file).filename())
-    loaded.cfg = active_->cfg; // (the log names files without their folder)
+  else if (active_ && active_->yaml == yaml && active_->file == file && active_->cfg->latency_table.empty())
+    loaded.cfg = active_->cfg; // (a latency_table is read into the model: a push of the same text re-reads it)
   else
     loaded = load_config_text(yaml, file, routing_methods());
   validated_.reset();
@@ -105,7 +103,7 @@ std::vector<std::string> decider_core::validate_config(const std::string& yaml, 
   if (dry_run_wanted && report)
     *report = dry_run(loaded.cfg, now_ms);
   else if (!dry_run_wanted)
-    validated_ = validated_config{yaml, file.empty() ? "pushed.yaml" : file, loaded.cfg};
+    validated_ = validated_config{yaml, file.empty() ? "pushed.yaml" : file, loaded.cfg, now_ms};
   return errors;
 }
 

@@ -73,6 +73,12 @@ public:
                                            bool dry_run, std::string* report);
   /// Forgets the model validate_config kept for a push that did not commit.
   void drop_validated() noexcept { validated_.reset(); }
+  /// Forgets it once it is older than `max_age_ms` (a retried push that
+  /// committed as a duplicate is never activated).
+  void drop_validated_older_than(int64_t now_ms, int64_t max_age_ms) noexcept {
+    if (validated_ && now_ms - validated_->at_ms > max_age_ms)
+      validated_.reset();
+  }
   /// Applies what the Raft log committed, if newer than what was applied:
   /// the config (activated if it differs from the active one; a config that
   /// does not load here keeps the old one active and is reported by
@@ -197,6 +203,7 @@ private:
     std::string yaml;
     std::string file;
     config_ptr cfg;
+    int64_t at_ms = 0;
   };
   std::optional<validated_config> validated_;
   mesh::gossip_state table_;

@@ -48,6 +48,13 @@ bool take_config_text(std::string& plain, const std::string& compressed, std::st
   }
   if (!plain.empty())
     return false;
+  // A zstd frame (not a skippable one) that carries a content checksum, as
+  // put_config_text writes them: magic 0xFD2FB528 (little-endian), then the
+  // frame header descriptor, whose bit 2 is the checksum flag.
+  if (compressed.size() < 5 || static_cast<uint8_t>(compressed[0]) != 0x28 ||
+      static_cast<uint8_t>(compressed[1]) != 0xb5 || static_cast<uint8_t>(compressed[2]) != 0x2f ||
+      static_cast<uint8_t>(compressed[3]) != 0xfd || (static_cast<uint8_t>(compressed[4]) & 0x04) == 0)
+    return false;
   // One whole frame, nothing after it, and a recorded size within the limit
   // before a byte is allocated.
   if (ZSTD_findFrameCompressedSize(compressed.data(), compressed.size()) != compressed.size())

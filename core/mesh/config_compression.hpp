@@ -29,8 +29,9 @@ inline constexpr size_t max_decompressed_bytes = 64 * 1024 * 1024;
 void put_config_text(const std::string& text, std::string& plain, std::string& compressed);
 
 /// The text back from a wire pair. False, leaving text alone, when both
-/// fields are set, or the compressed one is not exactly one zstd frame that
-/// records a size of at most max_decompressed_bytes. Never throws.
+/// fields are set, or the compressed one is not exactly one zstd frame with a
+/// content checksum that records a size of at most max_decompressed_bytes.
+/// Never throws.
 bool take_config_text(std::string& plain, const std::string& compressed, std::string& text) noexcept;
 
 } // namespace gtmesh::mesh

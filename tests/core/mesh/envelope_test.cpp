@@ -118,6 +118,11 @@ TEST(config_compression, frames_that_claim_too_much_or_are_not_one_whole_frame_a
   EXPECT_FALSE(take_config_text(plain, z + std::string(1, '\0'), out)); // trailing byte
   EXPECT_FALSE(take_config_text(plain, z.substr(0, z.size() - 1), out)); // truncated
   EXPECT_FALSE(take_config_text(plain, "not a zstd frame", out));
+  std::string no_checksum = z;
+  no_checksum[4] = static_cast<char>(no_checksum[4] & ~0x04); // the frame says it has no checksum
+  EXPECT_FALSE(take_config_text(plain, no_checksum, out));
+  const std::string skippable("\x50\x2a\x4d\x18\x04\x00\x00\x00abcd", 12); // a skippable frame: no text
+  EXPECT_FALSE(take_config_text(plain, skippable, out));
   std::string both = "a";
   EXPECT_FALSE(take_config_text(both, z, out)); // both fields set
   EXPECT_EQ(out, "untouched");

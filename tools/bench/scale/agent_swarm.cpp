@@ -122,7 +122,7 @@ std::string ask(int fd, const sockaddr_in& to, const std::vector<uint8_t>& q) {
   sendto(fd, q.data(), q.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
   uint8_t buf[1500];
   ssize_t n = recv(fd, buf, sizeof buf, 0);
-  if (n <= static_cast<ssize_t>(q.size()))
+  if (n <= static_cast<ssize_t>(q.size()) || buf[0] != q[0] || buf[1] != q[1])
     return {};
   return std::string(reinterpret_cast<char*>(buf) + q.size(), static_cast<size_t>(n) - q.size());
 }
@@ -224,8 +224,14 @@ int main(int argc, char** argv) {
   uint64_t batches = 0;
   for (unsigned tick = 0; tick < static_cast<unsigned>(seconds); ++tick) {
     bool flipped = flip_at >= 0 && static_cast<int>(tick) >= flip_at;
-    if (flipped && static_cast<int>(tick) == flip_at)
-      before = ask(fd, dns_addr, query);
+    if (flipped && static_cast<int>(tick) == flip_at) {
+      for (int tries = 0; before.empty() && tries < 10; ++tries)
+        before = ask(fd, dns_addr, query);
+      if (before.empty()) {
+        std::fprintf(stderr, "agent_swarm: no answer from %s for %s before the flip\n", dns.c_str(), qname.c_str());
+        return 1;
+      }
+    }
     int64_t now = wall_ms();
     auto sent_at = clock_type::now();
     // Spread the batches over the second, as independent agents would be.
@@ -246,7 +252,7 @@ int main(int argc, char** argv) {
     if (flipped && static_cast<int>(tick) == flip_at) {
       auto t0 = sent_at;
       std::string now_answer = before;
-      while (now_answer == before && clock_type::now() - t0 < std::chrono::seconds(5)) {
+      while ((now_answer == before || now_answer.empty()) && clock_type::now() - t0 < std::chrono::seconds(5)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
         now_answer = ask(fd, dns_addr, query);
       }

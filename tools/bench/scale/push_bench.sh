@@ -15,7 +15,7 @@
 #   RECORDS=10000 ROUNDS=2 tools/bench/scale/push_bench.sh
 #
 # Knobs: RECORDS [100000]  ROUNDS [5]  RATE [2000 q/s]  TIMEOUT [60 s per round]
-#        GTMESH_BIN [<repo>/build/tools/gtmesh]  RUN_DIR [a new /tmp dir, removed at exit]
+#        GTMESH_BIN [<repo>/build/tools/gtmesh]  RUN_DIR [a new /tmp dir, removed at exit; one given is kept]
 # Loopback only; the cluster is started and stopped by this script.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,18 +25,21 @@ ROUNDS=${ROUNDS:-5}
 RATE=${RATE:-2000}
 TIMEOUT=${TIMEOUT:-60}
 GTMESH_BIN=${GTMESH_BIN:-$ROOT/build/tools/gtmesh}
-RUN_DIR=${RUN_DIR:-$(mktemp -d /tmp/gtmesh-push.XXXXXX)}
+OWN_RUN_DIR=0
+[ -n "${RUN_DIR:-}" ] || { RUN_DIR=$(mktemp -d /tmp/gtmesh-push.XXXXXX); OWN_RUN_DIR=1; }
 CLUSTER=$RUN_DIR/cluster
 DNSPERF_PID=
 cleanup() {
   [ -n "$DNSPERF_PID" ] && kill "$DNSPERF_PID" 2>/dev/null || true
   GTMESH_BIN=$GTMESH_BIN "$ROOT/tools/cluster.sh" stop "$CLUSTER" >/dev/null 2>&1 || true
-  rm -rf "$RUN_DIR"
+  [ "$OWN_RUN_DIR" = 1 ] && rm -rf "$RUN_DIR"
+  return 0
 }
 trap cleanup EXIT
 die() { echo "push_bench: $*" >&2; exit 1; }
 [ -x "$GTMESH_BIN" ] || die "no gtmesh at $GTMESH_BIN (build first)"
 command -v dnsperf >/dev/null || die "dnsperf missing"
+command -v zstd >/dev/null || die "zstd missing (apt-get install zstd)"
 now() { date +%s.%N; }
 kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status" 2>/dev/null; }
 
