@@ -44,6 +44,9 @@ bool decider_core::activate(uint32_t version, const std::string& yaml, const std
 }
 
 bool decider_core::restore(int64_t now_ms, std::string& error) {
+  // Ours only for this call: dropped when a stored config is restored.
+  config_ptr initial_model = std::move(options_.initial_config_model);
+  options_.initial_config_model.reset();
   if (store_) {
     store_->load_measurements([&](const measurement& m) {
       table_.apply(m);
@@ -80,6 +83,8 @@ bool decider_core::restore(int64_t now_ms, std::string& error) {
   // Version 0: served at once, committed as version 1 by the cluster's
   // bootstrap entry (unless the cluster already has a config).
   bootstrap_yaml_ = ss.str();
+  if (initial_model) // activate() takes it if the text read now is the text it was loaded from
+    validated_ = validated_config{bootstrap_yaml_, options_.initial_config_file, std::move(initial_model), now_ms};
   return activate(0, bootstrap_yaml_, options_.initial_config_file, now_ms, error, false);
 }
 

@@ -35,6 +35,9 @@ struct decider_options {
   size_t keep_configs = 10;         ///< config versions kept in RocksDB
   int64_t dc_down_after_ms = 10'000; ///< all agents of a DC gone this long -> DC down
   std::string initial_config_file;  ///< used when the store holds no config yet
+  /// initial_config_file as the caller already loaded it (restore() takes
+  /// it instead of loading the file again when the text is the same), or null.
+  config_ptr initial_config_model;
   int64_t retention_ms = 3'600'000; ///< measurements older than this are forgotten
   /// Metric history (the console's chart): every DC's fresh metric values
   /// are looked at this often, and a value is stored when it changed or
