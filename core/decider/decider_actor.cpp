@@ -268,15 +268,15 @@ void handle_push(self_ptr self, link_id link, const link_peer& from, const confi
   errors = st.core->validate_config(push.yaml, file, now, push.dry_run, &report);
   // The log holds the text compressed (mesh/config_compression.hpp); a
   // config that does not compress below the entry limit cannot go in.
-  consensus::log_entry e;
-  e.kind = consensus::entry_kind::config;
-  e.yaml = push.yaml;
-  e.file = file;
-  e.by = from.identity.name.substr(0, consensus::max_entry_name_bytes);
-  e.push_id = push.push_id;
-  e.at_ms = now;
   std::vector<uint8_t> entry;
   if (errors.empty()) {
+    consensus::log_entry e;
+    e.kind = consensus::entry_kind::config;
+    e.yaml = push.yaml;
+    e.file = file;
+    e.by = from.identity.name.substr(0, consensus::max_entry_name_bytes);
+    e.push_id = push.push_id;
+    e.at_ms = now;
     entry = consensus::encode(e);
     if (entry.size() > consensus::max_config_bytes)
       errors.push_back(file + ": " + std::to_string(push.yaml.size() >> 20) + " MB that compress to " +

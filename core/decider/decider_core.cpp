@@ -46,7 +46,6 @@ bool decider_core::activate(uint32_t version, const std::string& yaml, const std
 bool decider_core::restore(int64_t now_ms, std::string& error) {
   // Ours only for this call: dropped when a stored config is restored.
   config_ptr initial_model = std::move(options_.initial_config_model);
-  options_.initial_config_model.reset();
   if (store_) {
     store_->load_measurements([&](const measurement& m) {
       table_.apply(m);
