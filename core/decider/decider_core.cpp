@@ -315,7 +315,7 @@ snapshot_ptr decider_core::build_snapshot(int64_t now_ms) {
     pending_.transitions.push_back(state::health_transition{now_ms, c.dc, c.subject, c.up ? "down" : "up",
                                                             c.up ? "up" : "down",
                                                             in.unreachable_dcs.count(c.dc) ? "all agents gone" : ""});
-  last_ = make_snapshot(active_->plan, view, now_ms, ++generation_);
+  last_ = make_snapshot(active_->plan, view, now_ms, ++generation_, last_.get());
   last_fixed_now_ = isolated() ? now_ms : 0;
   last_built_ms_ = now_ms;
   ++counters_.snapshots;

@@ -61,10 +61,19 @@ uint32_t find_zone(const routing_plan& plan, std::span<const uint8_t> name) noex
 } // namespace
 
 snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view> view, int64_t now_ms,
-                           uint64_t generation) {
+                           uint64_t generation, const routing_snapshot* previous) {
   auto s = std::make_shared<routing_snapshot>();
   auto prepared = std::make_shared<prepared_decisions>();
-  prepare_dc_rankings(*plan, *view, now_ms, *prepared);
+  // Kept rankings hold from their build time on: a clock that went back
+  // could make a stale cell fresh again, so then everything is ranked anew.
+  if (previous && previous->plan == plan && previous->prepared && previous->view &&
+      now_ms >= previous->prepared->built_at_ms) {
+    view_change change = view->changes_since(*previous->view);
+    prepare_dc_rankings(*plan, *view, now_ms, *prepared, previous->prepared.get(), &change);
+  } else {
+    prepare_dc_rankings(*plan, *view, now_ms, *prepared);
+  }
+  prepared->built_at_ms = now_ms;
   prepare_endpoint_availability(*plan, *view, now_ms, *prepared);
   s->prepared = std::move(prepared);
   s->plan = std::move(plan);

@@ -1,5 +1,7 @@
 #include "core/routing/measurement_view.hpp"
 
+#include <cstring>
+
 namespace gtmesh {
 
 measurement_view::measurement_view(const cell_layout& layout)
@@ -42,6 +44,46 @@ void measurement_view::finish() {
     client_rows_.add(client_prefixes_[row], row);
   client_rows_.build(); // CIDR prefixes are always laminar
   client_index_.clear();
+}
+
+namespace {
+
+bool same_cell(const measurement_cell& a, const measurement_cell& b) noexcept {
+  return a.at_ms == b.at_ms && std::memcmp(&a.value, &b.value, sizeof a.value) == 0; // NaN == NaN here
+}
+
+} // namespace
+
+view_change measurement_view::changes_since(const measurement_view& older) const {
+  view_change out;
+  const uint32_t dcs = layout_.dc_count;
+  out.dc.assign(dcs, 0);
+  const cell_layout& o = older.layout_;
+  if (o.dc_count != dcs || o.service_count != layout_.service_count || o.monitor_count != layout_.monitor_count) {
+    out.comparable = false;
+    out.client_rows_moved = true;
+    std::fill(out.dc.begin(), out.dc.end(), 1);
+    return out;
+  }
+  if (dcs == 0)
+    return out;
+  // Host and service cells come first, DC-minor: cell i belongs to DC i % dcs.
+  const uint32_t per_dc_end = layout_.monitor(0);
+  for (uint32_t i = 0; i < per_dc_end; ++i)
+    if (!same_cell(cells_[i], older.cells_[i]))
+      out.dc[i % dcs] = 1;
+  for (uint32_t d = 0; d < dcs; ++d)
+    if (drained_[d] != older.drained_[d])
+      out.dc[d] = 1;
+  out.client_rows_moved = client_prefixes_.size() != older.client_prefixes_.size();
+  for (size_t r = 0; r < client_prefixes_.size() && !out.client_rows_moved; ++r)
+    out.client_rows_moved = !(client_prefixes_[r].address == older.client_prefixes_[r].address &&
+                              client_prefixes_[r].length == older.client_prefixes_[r].length);
+  if (!out.client_rows_moved) // rows are [metric][dc] too: offset % dcs is the DC
+    for (size_t i = 0; i < client_.size(); ++i)
+      if (!same_cell(client_[i], older.client_[i]))
+        out.dc[(i % layout_.client_row_size()) % dcs] = 1;
+  return out;
 }
 
 } // namespace gtmesh

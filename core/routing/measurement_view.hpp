@@ -60,6 +60,14 @@ struct cell_layout {
   uint32_t client_row_size() const noexcept { return dc_count * client_cols; }
 };
 
+/// How a view differs from an older one built against the same plan: what a
+/// snapshot rebuild must re-rank (core/routing/prepared_decisions.hpp).
+struct view_change {
+  std::vector<uint8_t> dc;        ///< per DC: 1 when a host, service or client cell of it, or its drain, differs
+  bool client_rows_moved = false; ///< client prefixes added, removed or reordered
+  bool comparable = true;         ///< false: the layouts differ; treat everything as changed
+};
+
 class measurement_view {
 public:
   explicit measurement_view(const cell_layout& layout);
@@ -93,6 +101,9 @@ public:
     return client_cell(row, layout_.client(dc, m));
   }
   const cell_layout& layout() const noexcept { return layout_; }
+  /// What differs from `older` (a cell's value or time, a drain, the client
+  /// rows). Monitor cells are not compared: profiles are re-evaluated whole.
+  view_change changes_since(const measurement_view& older) const;
   uint32_t dc_count() const noexcept { return layout_.dc_count; }
   size_t client_row_count() const noexcept { return client_prefixes_.size(); }
   const ip_prefix& client_prefix(uint32_t row) const noexcept { return client_prefixes_[row]; }

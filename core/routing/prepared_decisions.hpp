@@ -11,6 +11,7 @@ namespace gtmesh {
 class routing_plan;
 class measurement_view;
 struct measurement_cell;
+struct view_change;
 
 /// The client-independent part of every decision, computed once per
 /// snapshot instead of once per query.
@@ -52,6 +53,10 @@ struct prepared_decisions {
   std::vector<uint64_t> available;
 
   int64_t valid_until_ms = std::numeric_limits<int64_t>::max(); ///< earliest of all
+  /// DC rankings computed by the build that made this (the others were
+  /// carried over from the previous snapshot: their inputs had not changed).
+  uint32_t ranked = 0;
+  int64_t built_at_ms = 0; ///< the clock it was built at (reuse needs a clock at or after it)
 };
 
 /// When a prepared result stops holding: the first moment a fresh cell it
@@ -64,9 +69,15 @@ struct expiry {
   }
 };
 
-/// Fills out.dc (core/routing/dc_mode/dc_selector.cpp).
+/// Fills out.dc, out.per_client and out.picks
+/// (core/routing/dc_mode/dc_selector.cpp). Every ranking has a fixed place
+/// in `picks`. With `previous` (built from the same plan) and `change` (the
+/// view against the one `previous` was built from), only the rankings that
+/// read a changed DC, or whose time ran out, are computed again; the rest
+/// are copied. The result is the same as a full build either way.
 void prepare_dc_rankings(const routing_plan& plan, const measurement_view& view, int64_t now_ms,
-                         prepared_decisions& out);
+                         prepared_decisions& out, const prepared_decisions* previous = nullptr,
+                         const view_change* change = nullptr);
 /// Fills out.profiles and out.available (core/routing/profile/profile_evaluator.cpp).
 void prepare_endpoint_availability(const routing_plan& plan, const measurement_view& view, int64_t now_ms,
                                    prepared_decisions& out);

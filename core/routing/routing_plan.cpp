@@ -62,6 +62,7 @@ public:
   std::string run();
 
 private:
+  void index_dc_plans_by_dc();
   routing_plan& plan_;
   const config& cfg_;
   /// rdata id by type + wire bytes (an A record's key fits std::string's
@@ -476,7 +477,33 @@ std::string plan_builder::run() {
     plan_.zones.push_back(std::move(zp));
   }
   plan_.names.build();
+  index_dc_plans_by_dc();
   return error_;
+}
+
+void plan_builder::index_dc_plans_by_dc() {
+  const uint32_t dcs = plan_.dc_count();
+  plan_.dc_plans_first.assign(dcs + 1, 0);
+  // A DC listed twice among a plan's candidates is indexed once: `seen_by`
+  // holds the last plan that counted each DC.
+  std::vector<uint32_t> seen_by(dcs, no_index);
+  auto each_dc = [&](uint32_t k, auto&& fn) {
+    for (const dc_candidate& c : plan_.dc_plans[k].candidates)
+      if (c.dc < dcs && seen_by[c.dc] != k) {
+        seen_by[c.dc] = k;
+        fn(c.dc);
+      }
+  };
+  const auto plans = static_cast<uint32_t>(plan_.dc_plans.size());
+  for (uint32_t k = 0; k < plans; ++k)
+    each_dc(k, [&](uint32_t dc) { ++plan_.dc_plans_first[dc + 1]; });
+  for (uint32_t d = 0; d < dcs; ++d)
+    plan_.dc_plans_first[d + 1] += plan_.dc_plans_first[d];
+  plan_.dc_plans_of.resize(plan_.dc_plans_first[dcs]);
+  std::vector<uint32_t> next(plan_.dc_plans_first.begin(), plan_.dc_plans_first.end() - 1);
+  std::fill(seen_by.begin(), seen_by.end(), no_index);
+  for (uint32_t k = 0; k < plans; ++k)
+    each_dc(k, [&](uint32_t dc) { plan_.dc_plans_of[next[dc]++] = k; });
 }
 
 } // namespace

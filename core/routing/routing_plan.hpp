@@ -191,6 +191,11 @@ public:
   std::vector<zone_plan> zones;
   std::vector<record_plan> records;
   std::vector<dc_plan> dc_plans;
+  /// Which DC-mode plans rank each DC (CSR: the plans of DC d are
+  /// dc_plans_of[dc_plans_first[d] .. dc_plans_first[d + 1]]), so that a
+  /// snapshot rebuild re-ranks only the plans a changed DC is a candidate of.
+  std::vector<uint32_t> dc_plans_first;
+  std::vector<uint32_t> dc_plans_of;
   std::vector<static_plan> static_plans;
   std::vector<profile_plan> profile_plans;
   name_table names;

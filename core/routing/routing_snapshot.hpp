@@ -26,7 +26,12 @@ using snapshot_ptr = std::shared_ptr<const routing_snapshot>;
 /// Builds a snapshot with its prepared rankings at `now_ms`. Rebuild it (or
 /// republish) at `prepared->valid_until_ms` to keep the fast path; queries
 /// after that moment stay correct, ranked live.
+///
+/// With `previous` (the snapshot this one replaces) on the same plan, only
+/// the DC rankings that read a DC whose cells changed, or whose time ran
+/// out, are computed again: a health change costs the records that depend
+/// on it, not the whole config (prepared->ranked says how many).
 snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view> view, int64_t now_ms,
-                           uint64_t generation = 0);
+                           uint64_t generation = 0, const routing_snapshot* previous = nullptr);
 
 } // namespace gtmesh

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <limits>
 
 namespace gtmesh {
 
@@ -294,32 +295,104 @@ void select_dcs(const dc_plan& p, uint32_t plan_index, route_context& rc) {
     select_dcs_impl<false>(p, plan_index, rc);
 }
 
+namespace {
+
+/// Room a plan's ranking takes in prepared_decisions::picks: at most `pick`
+/// candidates are ranked (fewer when the plan has fewer).
+uint32_t slot_size(const dc_plan& p) noexcept {
+  size_t n = std::min(p.candidates.size(), max_datacenters);
+  return static_cast<uint32_t>(std::min({n, static_cast<size_t>(std::max(p.pick, 0)), static_cast<size_t>(max_answers)}));
+}
+
+/// Fixed places for every ranking: plans that ignore the client first (their
+/// places do not depend on the view), then one place per client row (and
+/// one for unmeasured clients) for each plan that reads client metrics.
+/// Returns where the client part of `picks` starts.
+uint32_t lay_out(const routing_plan& plan, uint32_t rows, prepared_decisions& out) {
+  const size_t plans = plan.dc_plans.size();
+  out.dc.assign(plans, {});
+  out.client_first.assign(plans, prepared_decisions::no_rows);
+  out.per_client.clear();
+  uint32_t at = 0;
+  for (size_t k = 0; k < plans; ++k)
+    if (!uses_client(plan.dc_plans[k])) {
+      out.dc[k].first = at;
+      at += slot_size(plan.dc_plans[k]);
+    }
+  const uint32_t client_part = at;
+  for (size_t k = 0; k < plans; ++k)
+    if (uses_client(plan.dc_plans[k])) {
+      out.client_first[k] = static_cast<uint32_t>(out.per_client.size());
+      for (uint32_t row = 0; row <= rows; ++row) {
+        out.per_client.push_back(prepared_decisions::dc_ranking{prepared_decisions::never_valid, at, 0});
+        at += slot_size(plan.dc_plans[k]);
+      }
+    }
+  out.picks.assign(at, 0);
+  return client_part;
+}
+
+} // namespace
+
 void prepare_dc_rankings(const routing_plan& plan, const measurement_view& view, int64_t now_ms,
-                         prepared_decisions& out) {
-  out.dc.assign(plan.dc_plans.size(), {});
-  out.client_first.assign(plan.dc_plans.size(), prepared_decisions::no_rows);
+                         prepared_decisions& out, const prepared_decisions* previous, const view_change* change) {
+  const size_t plans = plan.dc_plans.size();
+  const uint32_t rows = static_cast<uint32_t>(view.client_row_count());
+  const bool reuse = previous && change && change->comparable && previous->dc.size() == plans &&
+                     change->dc.size() == plan.dc_count();
+  // Which plans must be ranked again: those a changed DC is a candidate of,
+  // and (when the client rows moved) every plan reading client metrics.
+  std::vector<uint8_t> dirty(plans, reuse ? 0 : 1);
+  if (reuse && !change->client_rows_moved) {
+    out.dc = previous->dc;
+    out.client_first = previous->client_first;
+    out.per_client = previous->per_client;
+    out.picks = previous->picks;
+  } else {
+    const uint32_t client_part = lay_out(plan, rows, out);
+    if (reuse) { // the part that ignores the client keeps its places
+      for (size_t k = 0; k < plans; ++k)
+        if (out.client_first[k] == prepared_decisions::no_rows)
+          out.dc[k] = previous->dc[k];
+        else
+          dirty[k] = 1;
+      std::copy_n(previous->picks.begin(), std::min<size_t>(client_part, previous->picks.size()),
+                  out.picks.begin());
+    }
+  }
+  if (reuse)
+    for (uint32_t d = 0; d < change->dc.size(); ++d)
+      if (change->dc[d])
+        for (uint32_t i = plan.dc_plans_first[d]; i < plan.dc_plans_first[d + 1]; ++i)
+          dirty[plan.dc_plans_of[i]] = 1;
+
+  out.valid_until_ms = std::numeric_limits<int64_t>::max();
+  out.ranked = 0;
   auto rank_into = [&](const dc_plan& p, uint32_t client_row, prepared_decisions::dc_ranking& pr) {
     ranking r;
     expiry exp;
     rank_dcs<false, true>(p, plan, view, client_row, now_ms, r, nullptr, &exp);
     pr.valid_until_ms = exp.until;
-    pr.first = static_cast<uint32_t>(out.picks.size());
     pr.count = static_cast<uint16_t>(r.count);
-    out.picks.insert(out.picks.end(), r.index.begin(), r.index.begin() + r.count);
-    out.valid_until_ms = std::min(out.valid_until_ms, exp.until);
+    std::copy_n(r.index.begin(), r.count, out.picks.begin() + pr.first);
+    ++out.ranked;
   };
-  const uint32_t rows = static_cast<uint32_t>(view.client_row_count());
-  for (size_t k = 0; k < plan.dc_plans.size(); ++k) {
+  // A kept ranking holds until its own expiry: the cells it read are the same.
+  for (size_t k = 0; k < plans; ++k) {
     const dc_plan& p = plan.dc_plans[k];
-    if (!uses_client(p)) {
-      rank_into(p, prefix_map::no_value, out.dc[k]);
+    if (out.client_first[k] == prepared_decisions::no_rows) {
+      prepared_decisions::dc_ranking& pr = out.dc[k];
+      if (dirty[k] || pr.valid_until_ms <= now_ms)
+        rank_into(p, prefix_map::no_value, pr);
+      out.valid_until_ms = std::min(out.valid_until_ms, pr.valid_until_ms);
       continue;
     }
-    // One ranking per measured client prefix, then one for unmeasured clients.
-    out.client_first[k] = static_cast<uint32_t>(out.per_client.size());
-    out.per_client.resize(out.per_client.size() + rows + 1);
-    for (uint32_t row = 0; row <= rows; ++row)
-      rank_into(p, row == rows ? prefix_map::no_value : row, out.per_client[out.client_first[k] + row]);
+    for (uint32_t row = 0; row <= rows; ++row) {
+      prepared_decisions::dc_ranking& pr = out.per_client[out.client_first[k] + row];
+      if (dirty[k] || pr.valid_until_ms <= now_ms)
+        rank_into(p, row == rows ? prefix_map::no_value : row, pr);
+      out.valid_until_ms = std::min(out.valid_until_ms, pr.valid_until_ms);
+    }
   }
 }
 

@@ -354,5 +354,115 @@ TEST_F(dc_mode, prepared_and_live_rankings_agree_on_random_states) {
   }
 }
 
+TEST_F(dc_mode, a_rebuild_ranks_only_what_a_change_reaches_and_equals_a_full_build) {
+  // Records over different sets of DCs, so that one DC's change reaches
+  // some of them only; two read client metrics.
+  load(R"(
+      - {name: ra, type: A, dc: {source: host, metric: cpu, answers: {a: [192.0.2.1]}}}
+      - {name: rb, type: A, dc: {source: host, metric: cpu, criterion: lowest, answers: {b: [192.0.2.2]}}}
+      - {name: rc, type: A, dc: {source: service, service: web, metric: healthyBackends, criterion: highest, answers: {c: [192.0.2.3]}}}
+      - {name: rab, type: A, dc: {source: host, metric: cpu, criterion: lowest, pick_dc_count: 2, gate: {source: host, metric: status, criterion: {equals: up}}, answers: {a: [192.0.2.1], b: [192.0.2.2]}}}
+      - {name: rbc, type: A, dc: {source: service, service: api, metric: healthyBackends, criterion: highest, answers: {b: [192.0.2.2], c: [192.0.2.3]}}}
+      - {name: rca, type: A, dc: {source: host, metric: cpu, criterion: {within: {target: best, margin: 20%}}, pick_dc_count: 2, answers: {c: [192.0.2.3], a: [192.0.2.1]}}}
+      - {name: pa, type: A, dc: {source: client, metric: packetLoss, criterion: lowest, answers: {a: [192.0.2.1], c: [192.0.2.3]}}}
+      - {name: pb, type: A, dc: {source: host, metric: cpu, gate: {source: client, metric: packetLoss, criterion: {within: {target: 0, margin: 1}}}, answers: {b: [192.0.2.2]}}}
+)");
+  const char* dcs[] = {"a", "b", "c"};
+  const char* nets[] = {"198.51.100.0/24", "203.0.113.0/24", "192.0.2.0/25"};
+  std::mt19937 gen(11);
+  auto host = [&](const char* dc) {
+    return std::string(dc) + ": {status: " + (gen() % 4 ? "up" : "down") + ", cpu: {value: " +
+           std::to_string(gen() % 100) + ", age: " + std::to_string(gen() % 40) + "s}}";
+  };
+  auto service = [&](const char* dc) {
+    return std::string(dc) + ": {healthyBackends: {value: " + std::to_string(gen() % 4) + ", age: " +
+           std::to_string(gen() % 40) + "s}}";
+  };
+  auto client = [&](const char* net) {
+    return "\"" + std::string(net) + "\": {a: {packetLoss: {value: " + std::to_string(gen() % 5) + ", age: " +
+           std::to_string(gen() % 200) + "s}}, b: {packetLoss: " + std::to_string(gen() % 3) + "}}";
+  };
+  std::map<std::string, std::string> hosts, web, api, clients;
+  for (const char* dc : dcs) {
+    hosts[dc] = host(dc);
+    web[dc] = service(dc);
+    api[dc] = service(dc);
+  }
+  size_t client_count = 2;
+  for (const char* net : nets)
+    clients[net] = client(net);
+
+  const auto plans = static_cast<uint32_t>(plan->dc_plans.size());
+  snapshot_ptr previous;
+  int64_t at = now;
+  uint32_t partial_rounds = 0;
+  for (int round = 0; round < 400; ++round) {
+    // Change nothing, one thing, or several: a DC's host or service cells,
+    // a client row's cells, the set of client rows; and let time pass.
+    const unsigned what = gen() % 8;
+    const char* dc = dcs[gen() % 3];
+    if (what == 1 || what == 5)
+      hosts[dc] = host(dc);
+    if (what == 2 || what == 5)
+      (gen() % 2 ? web : api)[dc] = service(dc);
+    if (what == 3) {
+      const char* net = nets[gen() % 3];
+      clients[net] = client(net);
+    }
+    if (what == 4)
+      client_count = 1 + gen() % 3;
+    if (what == 6)
+      at += gen() % 20000;
+    std::string text = "hosts: {";
+    for (const char* d : dcs)
+      text += hosts[d] + ", ";
+    text += "}\nservices: {web: {";
+    for (const char* d : dcs)
+      text += web[d] + ", ";
+    text += "}, api: {";
+    for (const char* d : dcs)
+      text += api[d] + ", ";
+    text += "}}\nclients: {";
+    for (size_t i = 0; i < client_count; ++i)
+      text += clients[nets[i]] + ", ";
+    text += "}\n";
+    state(text);
+
+    auto full = make_snapshot(plan, view, at, 1);
+    auto next = make_snapshot(plan, view, at, 1, previous.get());
+    const prepared_decisions& f = *full->prepared;
+    const prepared_decisions& n = *next->prepared;
+    ASSERT_EQ(f.dc.size(), n.dc.size());
+    ASSERT_EQ(f.client_first, n.client_first) << "round " << round;
+    ASSERT_EQ(f.valid_until_ms, n.valid_until_ms) << "round " << round << "\n" << text;
+    auto same = [&](const prepared_decisions::dc_ranking& x, const prepared_decisions::dc_ranking& y) {
+      EXPECT_EQ(x.valid_until_ms, y.valid_until_ms);
+      ASSERT_EQ(x.count, y.count);
+      for (uint16_t i = 0; i < x.count; ++i)
+        EXPECT_EQ(f.picks[x.first + i], n.picks[y.first + i]);
+    };
+    for (uint32_t k = 0; k < plans; ++k) {
+      SCOPED_TRACE("round " + std::to_string(round) + " plan " + std::to_string(k) + "\n" + text);
+      if (f.client_first[k] == prepared_decisions::no_rows) {
+        same(f.dc[k], n.dc[k]);
+        continue;
+      }
+      for (size_t row = 0; row <= view->client_row_count(); ++row)
+        same(f.per_client[f.client_first[k] + row], n.per_client[n.client_first[k] + row]);
+    }
+    // A full build ranks everything: each plan, each client row of the others.
+    EXPECT_EQ(f.ranked, f.per_client.size() + static_cast<size_t>(std::count(
+                                                f.client_first.begin(), f.client_first.end(), prepared_decisions::no_rows)));
+    if (previous && n.ranked < f.ranked)
+      ++partial_rounds;
+    if (previous && what == 0)
+      EXPECT_EQ(n.ranked, 0u) << "nothing changed and no time passed: round " << round;
+    previous = next;
+  }
+  // The rebuilds did reuse rankings (the comparison above is not between
+  // two full builds).
+  EXPECT_GT(partial_rounds, 100u);
+}
+
 } // namespace
 } // namespace gtmesh::test
