@@ -29,6 +29,10 @@
 
 #include <caf/all.hpp>
 
+#include <malloc.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <csignal>
@@ -223,7 +227,9 @@ int serve(const args& a) {
     log_error("serve", "%s", error.c_str());
     return 1;
   }
-  responder->publish(first.snapshot, first.fixed_now_ms);
+  // Moved, not copied: a copy held here would keep the first model alive
+  // for the life of the process, after reloads replaced it.
+  responder->publish(std::move(first.snapshot), first.fixed_now_ms);
   responder->start();
   std::string bound_text;
   for (const auto& at : responder->bound()) {
@@ -269,10 +275,29 @@ int serve(const args& a) {
                [&](caf::error& e) { log_line(log_level::error, "serve", "counters: " + system.render(e)); });
   };
 
+  // After a reload the responder frees the old snapshot once no socket
+  // thread can read it (it reclaims every 100 ms); 2 s later the pages it
+  // held go back to the system, so RSS after reloads stays that of one
+  // model, not of every model loaded so far.
+  constexpr std::chrono::seconds trim_after_reload{2};
+  std::optional<std::chrono::steady_clock::time_point> trim_at;
   for (;;) {
     int sig = 0;
-    if (sigwait(&signals, &sig) != 0)
+    if (trim_at) {
+      auto left = std::max(*trim_at - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero());
+      auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+      timespec wait{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+      sig = sigtimedwait(&signals, nullptr, &wait);
+      if (sig < 0) {
+        if (errno == EAGAIN) {
+          malloc_trim(0);
+          trim_at.reset();
+        }
+        continue;
+      }
+    } else if (sigwait(&signals, &sig) != 0) {
       continue;
+    }
     if (sig == SIGHUP) {
       if (!options.cookie_secret_file.empty()) {
         // The responder re-reads it with the snapshot below and keeps the
@@ -291,6 +316,7 @@ int serve(const args& a) {
         .receive(
           [&](uint64_t generation) {
             version = static_cast<uint32_t>(generation);
+            trim_at = std::chrono::steady_clock::now() + trim_after_reload;
             log_line(log_level::info, "serve", "reloaded " + serving + " (generation " + std::to_string(version) + ")");
             notify_ready("serve", "serving " + serving + " (generation " + std::to_string(version) + ")");
           },
