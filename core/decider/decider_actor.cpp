@@ -811,7 +811,12 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
         broadcast_config(self);
         schedule_rebuild(self);
       }
-      if (!s.core->flush(err)) {
+      // Measurements are throttled per origin on the monotonic clock (a wall
+      // clock stepped back must not stop them from being written).
+      const int64_t steady_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+      if (!s.core->flush(err, steady_ms)) {
         // Retried every flush interval; said once per error and minute.
         auto now = std::chrono::steady_clock::now();
         if (err != s.last_flush_error || now - s.last_flush_error_logged > std::chrono::minutes(1)) {

@@ -53,7 +53,7 @@ bool decider_core::restore(int64_t now_ms, std::string& error) {
     });
     for (const auto& [origin, have] : store_->load_marks())
       table_.restore_mark(origin, have);
-    table_.take_changes(); // already on disk
+    table_.take_changed_origins(); // already on disk
     overrides_ = store_->load_overrides();
     applied_index_ = store_->load_applied_index();
     log_uid_ = store_->load_log_uid();
@@ -331,10 +331,8 @@ int64_t decider_core::snapshot_valid_until() const noexcept {
 }
 
 size_t decider_core::expire(int64_t now_ms) {
-  auto gone = table_.evict_older_than(now_ms - options_.retention_ms);
-  for (auto& m : gone)
-    pending_.deleted.push_back(std::move(m));
-  if (!gone.empty())
+  const size_t gone = table_.evict_older_than(now_ms - options_.retention_ms);
+  if (gone > 0)
     dirty_ = true;
   // Agents gone for longer than the retention are forgotten (an agent that
   // takes a new name at every restart must not pile up in status and
@@ -355,44 +353,54 @@ size_t decider_core::expire(int64_t now_ms) {
       ++it;
     }
   }
-  return gone.size();
+  return gone;
 }
 
-bool decider_core::flush(std::string& error) {
-  for (auto& m : table_.take_changes())
-    pending_.measurements.push_back(std::move(m));
-  // While commits fail, keep one pending value per key, not every change.
-  if (pending_.measurements.size() > 1024) {
-    std::map<std::string, measurement> latest;
-    for (auto& m : pending_.measurements) {
-      auto& slot = latest[m.origin + '\0' + entry_key(m)];
-      if (m.seq >= slot.seq)
-        slot = std::move(m);
+bool decider_core::flush(std::string& error, int64_t now_ms) {
+  for (auto& origin : table_.take_changed_origins())
+    unpersisted_origins_.insert(std::move(origin));
+  // One record per origin with all its latest values, and its mark beside
+  // it, for the origins whose last write is old enough.
+  std::vector<std::string> writing;
+  for (auto it = unpersisted_origins_.begin(); it != unpersisted_origins_.end();) {
+    auto written = origin_persisted_ms_.find(*it);
+    if (written != origin_persisted_ms_.end() && now_ms - written->second < options_.measurement_persist_ms) {
+      ++it;
+      continue;
     }
-    pending_.measurements.clear();
-    for (auto& [k, m] : latest)
-      pending_.measurements.push_back(std::move(m));
+    pending_.origins.push_back(state::origin_measurements{*it, table_.latest_of(*it)});
+    pending_.marks.emplace_back(*it, table_.have(*it));
+    writing.push_back(*it);
+    it = unpersisted_origins_.erase(it);
   }
-  if (!pending_.measurements.empty()) {
-    std::set<std::string> origins;
-    for (const auto& m : pending_.measurements)
-      origins.insert(m.origin);
-    for (const auto& o : origins)
-      pending_.marks.emplace_back(o, table_.have(o));
-  }
+  auto written_at = [&] {
+    for (const auto& o : writing)
+      if (now_ms == std::numeric_limits<int64_t>::max())
+        origin_persisted_ms_.erase(o); // a flush of everything: no throttle after it
+      else
+        origin_persisted_ms_[o] = now_ms;
+  };
   if (pending_.empty())
     return true;
   if (!store_) {
     pending_ = {};
+    written_at();
     return true;
   }
   auto started = std::chrono::steady_clock::now();
   bool ok = store_->commit(pending_, options_.keep_configs, error);
   commit_latency_.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-  if (!ok)
-    ++counters_.persist_errors; // keep pending_: retried at the next flush
-  else
+  if (!ok) {
+    ++counters_.persist_errors;
+    // Kept for the next flush, except the origins' records: those are taken
+    // again, fresh, then (one per origin however long commits fail).
+    pending_.origins.clear();
+    pending_.marks.clear();
+    unpersisted_origins_.insert(writing.begin(), writing.end());
+  } else {
     pending_ = {};
+    written_at();
+  }
   return ok;
 }
 

@@ -21,11 +21,13 @@
 #include "core/routing/routing_snapshot.hpp"
 #include "core/state/store.hpp"
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace gtmesh::decider {
@@ -39,6 +41,10 @@ struct decider_options {
   /// it instead of loading the file again when the text is the same), or null.
   config_ptr initial_config_model;
   int64_t retention_ms = 3'600'000; ///< measurements older than this are forgotten
+  /// An origin's measurements are written to disk at most this often (one
+  /// record per origin); marks are written with them, so a restart never
+  /// claims more than it has.
+  int64_t measurement_persist_ms = 1'000;
   /// Metric history (the console's chart): every DC's fresh metric values
   /// are looked at this often, and a value is stored when it changed or
   /// when `metric_heartbeat_ms` passed since its last stored sample...
@@ -158,8 +164,10 @@ public:
 
   // --- persistence ---------------------------------------------------------
   /// Commits pending changes in one synced batch; true if there was nothing
-  /// to do or it succeeded.
-  bool flush(std::string& error);
+  /// to do or it succeeded. An origin whose measurements were written less
+  /// than `measurement_persist_ms` before `now_ms` waits for a later flush;
+  /// without `now_ms` every change is written.
+  bool flush(std::string& error, int64_t now_ms = std::numeric_limits<int64_t>::max());
   std::vector<state::health_transition> history(int64_t since_ms, size_t limit);
   /// Samples the DCs' fresh metric values into the metric history (at most
   /// every metric_sample_ms; see decider_options) and, once an hour, drops
@@ -242,6 +250,10 @@ private:
   observe::latency_histogram commit_latency_;  ///< store commits that wrote something
   bool dirty_ = true;
   state::write_set pending_;
+  /// Origins with measurements not on disk yet, and when each was last
+  /// written (flush(now_ms) throttles by it).
+  std::set<std::string> unpersisted_origins_;
+  std::unordered_map<std::string, int64_t> origin_persisted_ms_;
   int64_t last_sample_ms_ = 0, last_sample_drop_ms_ = 0;
   /// dc \0 metric -> the last stored (value, at_ms).
   std::map<std::string, std::pair<double, int64_t>> last_sampled_;

@@ -18,8 +18,15 @@ bool gossip_state::apply_to(origin_table& t, const measurement& m) {
   }
   t.by_seq[m.seq] = std::move(key);
   t.newest_at = std::max(t.newest_at, m.at_ms);
-  changes_.push_back(m);
+  note_change(m.origin, t);
   return true;
+}
+
+void gossip_state::note_change(const std::string& origin, origin_table& t) {
+  if (!t.changed) {
+    t.changed = true;
+    changed_origins_.push_back(origin);
+  }
 }
 
 bool gossip_state::apply(const measurement& m) {
@@ -93,21 +100,22 @@ delta_body gossip_state::delta_for(const digest_body& peer, size_t max_items) co
   return out;
 }
 
-std::vector<measurement> gossip_state::evict_older_than(int64_t cutoff_ms) {
-  std::vector<measurement> out;
+size_t gossip_state::evict_older_than(int64_t cutoff_ms) {
+  size_t gone = 0;
   for (auto& [origin, t] : origins_) {
     for (auto it = t.latest.begin(); it != t.latest.end();) {
       if (it->second.at_ms < cutoff_ms) {
         t.by_seq.erase(it->second.seq);
-        out.push_back(std::move(it->second));
         it = t.latest.erase(it);
         --size_;
+        ++gone;
+        note_change(origin, t);
       } else {
         ++it;
       }
     }
   }
-  return out;
+  return gone;
 }
 
 uint64_t gossip_state::have(const std::string& origin) const {
@@ -126,9 +134,23 @@ void gossip_state::for_each(const std::function<void(const measurement&)>& fn) c
       fn(m);
 }
 
-std::vector<measurement> gossip_state::take_changes() {
+std::vector<measurement> gossip_state::latest_of(const std::string& origin) const {
   std::vector<measurement> out;
-  out.swap(changes_);
+  auto it = origins_.find(origin);
+  if (it == origins_.end())
+    return out;
+  out.reserve(it->second.latest.size());
+  for (const auto& [key, m] : it->second.latest)
+    out.push_back(m);
+  return out;
+}
+
+std::vector<std::string> gossip_state::take_changed_origins() {
+  std::vector<std::string> out;
+  out.swap(changed_origins_);
+  for (const auto& o : out)
+    if (auto it = origins_.find(o); it != origins_.end())
+      it->second.changed = false;
   return out;
 }
 

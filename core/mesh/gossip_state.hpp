@@ -47,8 +47,8 @@ public:
   /// number, so the peer stays complete and the next exchange continues.
   delta_body delta_for(const digest_body& peer, size_t max_items = max_items_per_frame) const;
   /// Forgets measurements measured before `cutoff_ms` (client networks seen
-  /// once, decommissioned agents); returns them so the store can delete them.
-  std::vector<measurement> evict_older_than(int64_t cutoff_ms);
+  /// once, decommissioned agents); returns how many.
+  size_t evict_older_than(int64_t cutoff_ms);
 
   uint64_t have(const std::string& origin) const;
   /// Newest measurement time of `origin` (INT64_MIN when unknown): a live
@@ -58,8 +58,11 @@ public:
   size_t origin_count() const noexcept { return origins_.size(); }
   /// Every latest measurement, any order.
   void for_each(const std::function<void(const measurement&)>& fn) const;
-  /// Measurements changed since the last call (for persistence), then forgets them.
-  std::vector<measurement> take_changes();
+  /// Every latest measurement of one origin, any order.
+  std::vector<measurement> latest_of(const std::string& origin) const;
+  /// Origins whose measurements changed (a newer value, or one evicted)
+  /// since the last call, for persistence; then forgets them.
+  std::vector<std::string> take_changed_origins();
 
 private:
   struct origin_table {
@@ -67,14 +70,16 @@ private:
     int64_t newest_at = INT64_MIN;
     std::unordered_map<std::string, measurement> latest; ///< by entry key
     std::map<uint64_t, std::string> by_seq;              ///< seq -> entry key
+    bool changed = false;                                ///< listed in changed_origins_
   };
+  void note_change(const std::string& origin, origin_table& t);
   bool apply_to(origin_table& t, const measurement& m);
   /// Applies `items` of `origin`, a set complete from `base` up to `upto`.
   uint64_t apply_complete(const std::string& origin, const std::vector<measurement>& items, uint64_t base,
                           uint64_t upto);
 
   std::map<std::string, origin_table> origins_;
-  std::vector<measurement> changes_;
+  std::vector<std::string> changed_origins_;
   size_t size_ = 0;
 };
 

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <map>
 
 namespace gtmesh::state {
 
@@ -34,6 +35,35 @@ struct wire_measurement {
   uint64_t q = 0;
   MSGPACK_DEFINE_MAP(d, k, o, s, m, v, t, q)
 };
+/// One origin's record: every latest measurement it has.
+struct wire_origin {
+  std::vector<wire_measurement> m;
+  MSGPACK_DEFINE_MAP(m)
+};
+
+wire_measurement to_wire(const measurement& m) {
+  return wire_measurement{m.dc, m.key, m.origin, static_cast<uint8_t>(m.src), static_cast<uint8_t>(m.metric),
+                          m.value, m.at_ms, m.seq};
+}
+
+/// Calls `fn` with the measurement `w` holds; false (and no call) when it
+/// names a source or metric this build does not know.
+bool from_wire(const wire_measurement& w, const std::function<void(const measurement&)>& fn) {
+  if (w.s >= source_count || w.m >= metric_count)
+    return false;
+  measurement m;
+  m.dc = w.d;
+  m.key = w.k;
+  m.origin = w.o;
+  m.src = static_cast<source>(w.s);
+  m.metric = static_cast<metric_id>(w.m);
+  m.value = w.v;
+  m.at_ms = w.t;
+  m.seq = w.q;
+  fn(m);
+  return true;
+}
+
 struct wire_override {
   bool d = false;
   uint64_t v = 0;
@@ -93,12 +123,6 @@ std::string series_prefix(const std::string& dc, const std::string& metric) {
   return k;
 }
 
-std::string measurement_key(const measurement& m) {
-  std::string k = m.origin;
-  k += '\0';
-  return k + entry_key(m);
-}
-
 bool open_db(const std::string& dir, rocksdb::DB*& db, std::vector<rocksdb::ColumnFamilyHandle*>& handles,
              std::string& error);
 
@@ -140,12 +164,17 @@ public:
     if (w.config)
       batch.Put(handles_[cf_config], be32(w.config->version),
                 pack(wire_config{w.config->yaml, w.config->file, w.config->at_ms}));
-    for (const auto& m : w.measurements)
-      batch.Put(handles_[cf_measurements], measurement_key(m),
-                pack(wire_measurement{m.dc, m.key, m.origin, static_cast<uint8_t>(m.src),
-                                      static_cast<uint8_t>(m.metric), m.value, m.at_ms, m.seq}));
-    for (const auto& m : w.deleted)
-      batch.Delete(handles_[cf_measurements], measurement_key(m));
+    for (const auto& o : w.origins) {
+      if (o.latest.empty()) {
+        batch.Delete(handles_[cf_measurements], o.origin);
+        continue;
+      }
+      wire_origin record;
+      record.m.reserve(o.latest.size());
+      for (const auto& m : o.latest)
+        record.m.push_back(to_wire(m));
+      batch.Put(handles_[cf_measurements], o.origin, pack(record));
+    }
     for (const auto& [origin, have] : w.marks)
       batch.Put(handles_[cf_marks], origin, be64(have));
     for (const auto& o : w.overrides)
@@ -204,22 +233,37 @@ public:
   void load_measurements(const std::function<void(const measurement&)>& fn) override {
     if (!db_)
       return;
+    // Keys with a NUL are one value each, as older builds wrote them: they
+    // are read, then rewritten as one record per origin in one synced batch.
+    std::map<std::string, wire_origin> converted;
+    std::vector<std::string> old_keys;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_measurements]));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      wire_measurement w;
-      if (!unpack(it->value(), w) || w.s >= source_count || w.m >= metric_count)
+      const rocksdb::Slice key = it->key();
+      if (std::memchr(key.data(), '\0', key.size())) {
+        old_keys.push_back(key.ToString());
+        wire_measurement w;
+        if (unpack(it->value(), w) && from_wire(w, fn))
+          converted[w.o].m.push_back(std::move(w));
         continue;
-      measurement m;
-      m.dc = w.d;
-      m.key = w.k;
-      m.origin = w.o;
-      m.src = static_cast<source>(w.s);
-      m.metric = static_cast<metric_id>(w.m);
-      m.value = w.v;
-      m.at_ms = w.t;
-      m.seq = w.q;
-      fn(m);
+      }
+      wire_origin record;
+      if (!unpack(it->value(), record))
+        continue;
+      for (const auto& w : record.m)
+        from_wire(w, fn);
     }
+    it.reset();
+    if (old_keys.empty())
+      return;
+    rocksdb::WriteBatch batch;
+    for (const auto& k : old_keys)
+      batch.Delete(handles_[cf_measurements], k);
+    for (const auto& [origin, record] : converted)
+      batch.Put(handles_[cf_measurements], origin, pack(record));
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    db_->Write(wo, &batch); // on failure the old keys stay and are read again next time
   }
 
   std::vector<std::pair<std::string, uint64_t>> load_marks() override {
@@ -395,8 +439,8 @@ bool open_db(const std::string& dir, rocksdb::DB*& db, std::vector<rocksdb::Colu
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   for (const auto& n : names) {
     rocksdb::ColumnFamilyOptions cf_options;
-    // Measurements are written all the time (20,000 a second from 1,000
-    // agents) and read only when the decider starts: a vector memtable
+    // Measurements are written all the time (a record per agent and
+    // second) and read only when the decider starts: a vector memtable
     // appends (sorted once, at flush) where the default skip list paid
     // ~5 us of key comparisons per write (docs/benchmarks.md "Scale").
     if (n == "measurements")

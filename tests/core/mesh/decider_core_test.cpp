@@ -6,6 +6,8 @@
 #include "core/routing/engine.hpp"
 
 #include <gtest/gtest.h>
+#include <msgpack.hpp>
+#include <rocksdb/db.h>
 
 #include <filesystem>
 #include <fstream>
@@ -224,6 +226,120 @@ TEST_F(decider_core_test, state_survives_a_restart_and_answers_before_new_measur
   EXPECT_EQ(before, std::vector<std::string>{"192.0.2.2"});
   // Stale data is shown as stale, not as healthy.
   EXPECT_NE(d->status_text(t0 + 60'000).find("STALE"), std::string::npos) << d->status_text(t0 + 60'000);
+}
+
+TEST_F(decider_core_test, an_origins_measurements_are_written_at_most_once_a_second_with_their_mark) {
+  const int64_t steady = 5'000'000; // flush(now) takes the monotonic clock
+  {
+    auto d = open();
+    ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
+    d->on_batch(mesh::measurement_batch{"iad/a1", 0, 1, {verdict("iad/a1", "iad", "10.1.0.1:80", true, 1)}}, t0);
+    std::string err;
+    ASSERT_TRUE(d->flush(err, steady)) << err;
+    // 200 ms later: a newer value, but this origin was written 200 ms ago.
+    d->on_batch(mesh::measurement_batch{"iad/a1", 1, 2, {verdict("iad/a1", "iad", "10.1.0.1:80", false, 2)}}, t0);
+    ASSERT_TRUE(d->flush(err, steady + 200)) << err;
+    // Destroyed now: what a kill -9 leaves.
+  }
+  {
+    auto d = open();
+    std::string err;
+    ASSERT_TRUE(d->restore(t0, err)) << err;
+    // The value and the mark on disk are the first ones, together: the
+    // agent is asked again from seq 1, so nothing is skipped.
+    EXPECT_EQ(d->table().have("iad/a1"), 1u);
+    auto latest = d->table().latest_of("iad/a1");
+    ASSERT_EQ(latest.size(), 1u);
+    EXPECT_EQ(latest[0].value, 1);
+    d->on_batch(mesh::measurement_batch{"iad/a1", 1, 2, {verdict("iad/a1", "iad", "10.1.0.1:80", false, 2)}}, t0);
+    ASSERT_TRUE(d->flush(err, steady + 200)) << err; // first write of this process: not throttled
+  }
+  auto d = open();
+  std::string err;
+  ASSERT_TRUE(d->restore(t0, err)) << err;
+  EXPECT_EQ(d->table().have("iad/a1"), 2u);
+  auto latest = d->table().latest_of("iad/a1");
+  ASSERT_EQ(latest.size(), 1u);
+  EXPECT_EQ(latest[0].value, 0);
+}
+
+/// One value per key, as builds before one-record-per-origin wrote them.
+struct old_wire_measurement {
+  std::string d, k, o;
+  uint8_t s = 0, m = 0;
+  double v = 0;
+  int64_t t = 0;
+  uint64_t q = 0;
+  MSGPACK_DEFINE_MAP(d, k, o, s, m, v, t, q)
+};
+
+TEST_F(decider_core_test, measurements_stored_one_per_key_by_an_older_build_are_read_and_converted) {
+  std::string err;
+  ASSERT_TRUE(state::store::open(dir, err)) << err; // creates the families, then closes
+  std::vector<std::string> names;
+  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::Options(), dir, &names).ok());
+  auto write_raw = [&](const std::function<void(rocksdb::DB*, rocksdb::ColumnFamilyHandle*)>& fn) {
+    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+    for (const auto& n : names)
+      descriptors.emplace_back(n, rocksdb::ColumnFamilyOptions());
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* db = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir, descriptors, &handles, &db).ok());
+    auto at = std::find(names.begin(), names.end(), "measurements") - names.begin();
+    fn(db, handles[static_cast<size_t>(at)]);
+    for (auto* h : handles)
+      db->DestroyColumnFamilyHandle(h);
+    delete db;
+  };
+  write_raw([&](rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf) {
+    for (auto [origin, backend, seq] : {std::tuple{"iad/a1", "10.1.0.1:80", 1}, std::tuple{"iad/a1", "10.1.0.2:80", 2},
+                                        std::tuple{"fra/a1", "10.0.0.1:80", 7}}) {
+      measurement m = verdict(origin, origin == std::string("iad/a1") ? "iad" : "fra", backend, true,
+                              static_cast<uint64_t>(seq));
+      msgpack::sbuffer b;
+      msgpack::pack(b, old_wire_measurement{m.dc, m.key, m.origin, static_cast<uint8_t>(m.src),
+                                            static_cast<uint8_t>(m.metric), m.value, m.at_ms, m.seq});
+      ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), cf, m.origin + '\0' + entry_key(m), std::string(b.data(), b.size())).ok());
+    }
+  });
+  auto load_all = [&] {
+    auto st = state::store::open(dir, err);
+    EXPECT_TRUE(st) << err;
+    std::map<std::string, int> per_origin;
+    st->load_measurements([&](const measurement& m) { ++per_origin[m.origin + " " + m.key]; });
+    return per_origin;
+  };
+  const std::map<std::string, int> want = {
+    {"fra/a1 web/10.0.0.1:80", 1}, {"iad/a1 web/10.1.0.1:80", 1}, {"iad/a1 web/10.1.0.2:80", 1}};
+  EXPECT_EQ(load_all(), want);
+  EXPECT_EQ(load_all(), want) << "read again after the conversion";
+  // What is on disk now: one record per origin, no key with a NUL.
+  std::vector<std::string> keys;
+  write_raw([&](rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf) {
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), cf));
+    for (it->SeekToFirst(); it->Valid(); it->Next())
+      keys.push_back(it->key().ToString());
+  });
+  EXPECT_EQ(keys, (std::vector<std::string>{"fra/a1", "iad/a1"}));
+}
+
+TEST_F(decider_core_test, a_throttled_origin_is_written_once_its_second_has_passed) {
+  const int64_t steady = 5'000'000;
+  {
+    auto d = open();
+    ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
+    d->on_batch(mesh::measurement_batch{"iad/a1", 0, 1, {verdict("iad/a1", "iad", "10.1.0.1:80", true, 1)}}, t0);
+    std::string err;
+    ASSERT_TRUE(d->flush(err, steady)) << err;
+    d->on_batch(mesh::measurement_batch{"iad/a1", 1, 2, {verdict("iad/a1", "iad", "10.1.0.1:80", false, 2)}}, t0);
+    ASSERT_TRUE(d->flush(err, steady + 200)) << err;
+    ASSERT_TRUE(d->flush(err, steady + 1000)) << err; // nothing new arrived; the held change goes now
+  }
+  auto d = open();
+  std::string err;
+  ASSERT_TRUE(d->restore(t0, err)) << err;
+  EXPECT_EQ(d->table().have("iad/a1"), 2u);
+  EXPECT_EQ(d->table().latest_of("iad/a1").at(0).value, 0);
 }
 
 TEST_F(decider_core_test, a_dc_whose_agents_all_left_is_down_after_the_bound) {
