@@ -31,6 +31,58 @@ struct wire_item {
   MSGPACK_DEFINE_MAP(d, s, k, m, v, t, q)
 };
 
+} // namespace
+} // namespace gtmesh::mesh
+
+// Reading a wire_item: the same rules as MSGPACK_DEFINE_MAP (keys in any
+// order, unknown keys skipped, a missing key keeps its default, the first of
+// duplicate keys counts, a non-string key or a value of the wrong type
+// throws), without the std::map of keys it builds for every object: a
+// decider reads 20,000 of these a second from 1,000 agents.
+namespace msgpack {
+MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
+namespace adaptor {
+template <>
+struct convert<gtmesh::mesh::wire_item> {
+  const msgpack::object& operator()(const msgpack::object& o, gtmesh::mesh::wire_item& w) const {
+    if (o.type != msgpack::type::MAP)
+      throw msgpack::type_error();
+    unsigned seen = 0;
+    for (uint32_t i = 0; i < o.via.map.size; ++i) {
+      const msgpack::object_kv& kv = o.via.map.ptr[i];
+      if (kv.key.type != msgpack::type::STR)
+        throw msgpack::type_error();
+      if (kv.key.via.str.size != 1)
+        continue;
+      const char name = kv.key.via.str.ptr[0];
+      const char* names = "dskmvtq";
+      const char* at = std::char_traits<char>::find(names, 7, name);
+      if (!at)
+        continue;
+      const unsigned bit = 1u << (at - names);
+      if (seen & bit)
+        continue;
+      seen |= bit;
+      switch (name) {
+        case 'd': kv.val.convert(w.d); break;
+        case 's': kv.val.convert(w.s); break;
+        case 'k': kv.val.convert(w.k); break;
+        case 'm': kv.val.convert(w.m); break;
+        case 'v': kv.val.convert(w.v); break;
+        case 't': kv.val.convert(w.t); break;
+        case 'q': kv.val.convert(w.q); break;
+      }
+    }
+    return o;
+  }
+};
+} // namespace adaptor
+} // MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS)
+} // namespace msgpack
+
+namespace gtmesh::mesh {
+namespace {
+
 struct wire_batch {
   std::string o;
   uint64_t base = 0;

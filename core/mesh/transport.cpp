@@ -263,6 +263,7 @@ private:
   std::unique_ptr<asio::ssl::context> tls_ctx_;
   tcp::acceptor acceptor_;
   asio::steady_timer ticker_;
+  std::vector<std::shared_ptr<connection>> tick_links_;
   asio::steady_timer accept_retry_;
   std::thread thread_;
   std::atomic<bool> stopped_{false};
@@ -673,9 +674,14 @@ void transport_impl::schedule_tick() {
     if (ec || stopped_)
       return;
     auto now = clock_type::now();
-    auto all = links_; // a tick may close (and remove) links
-    for (auto& [id, c] : all)
+    // A tick may close (and remove) links: walk a copy of the pointers, in a
+    // buffer kept between ticks (1,000 links: no map copied 10 times a second).
+    tick_links_.clear();
+    for (auto& [id, c] : links_)
+      tick_links_.push_back(c);
+    for (auto& c : tick_links_)
       c->tick(now);
+    tick_links_.clear();
     schedule_tick();
   });
 }

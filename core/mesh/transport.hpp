@@ -23,6 +23,10 @@
 // - Each side sends an empty frame (heartbeat) when it has sent nothing for
 //   `heartbeat`; a link that received nothing for `idle_timeout` is closed.
 //   A hung peer (SIGSTOP, silent partition) is noticed in idle_timeout.
+//   Links are checked every 100 ms, so a side is silent for at most
+//   heartbeat + 100 ms = 400 ms, 2.5 times inside the idle timeout. (At
+//   200 ms, heartbeats were 3 of every 4 frames on an agent link, which
+//   sends a batch and gets an ack once a second: docs/benchmarks.md "Scale".)
 // - Under TLS the peer's identity (name, role, DC) is read from its
 //   certificate (node_identity.hpp); the hello must name the same node. In
 //   plain mode the hello's claim is taken as is, so plain mode only listens
@@ -83,7 +87,7 @@ struct transport_options {
   std::string advertise; ///< sent in our hello (deciders)
   tls_files tls;
   std::string listen; ///< "host:port" to accept on; empty: outbound links only
-  std::chrono::milliseconds heartbeat{200};
+  std::chrono::milliseconds heartbeat{300};
   std::chrono::milliseconds idle_timeout{1000};
   std::chrono::milliseconds handshake_timeout{3000};
   std::chrono::milliseconds connect_timeout{2000};

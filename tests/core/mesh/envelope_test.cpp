@@ -6,7 +6,9 @@
 #include "core/mesh/node_identity.hpp"
 
 #include <gtest/gtest.h>
+#include <msgpack.hpp>
 
+#include <functional>
 #include <random>
 
 namespace gtmesh::mesh {
@@ -42,6 +44,78 @@ TEST(envelope, batches_round_trip) {
   EXPECT_EQ(back.items[1].origin, "fra/agent-1");
   EXPECT_EQ(back.items[1].key, "web/10.0.0.1:80");
   EXPECT_EQ(back.items[1].metric, metric_id::service_status);
+}
+
+/// A batch body written by hand: `items` are the raw msgpack maps.
+std::vector<uint8_t> batch_body(const std::function<void(msgpack::packer<msgpack::sbuffer>&)>& items, uint32_t n) {
+  msgpack::sbuffer b;
+  msgpack::packer<msgpack::sbuffer> p(b);
+  p.pack_map(5);
+  p.pack(std::string("o")).pack(std::string("fra/agent-1"));
+  p.pack(std::string("base")).pack(0);
+  p.pack(std::string("max")).pack(n);
+  p.pack(std::string("i")).pack_array(n);
+  items(p);
+  p.pack(std::string("st")).pack(0);
+  return std::vector<uint8_t>(b.data(), b.data() + b.size());
+}
+
+TEST(envelope, an_item_is_read_by_the_rules_of_a_msgpack_map) {
+  // Keys in another order, an unknown key, a duplicate (the first counts),
+  // a missing value (its default), as MSGPACK_DEFINE_MAP reads them.
+  const auto host = static_cast<uint8_t>(source::host);
+  const auto cpu = static_cast<uint8_t>(metric_id::host_cpu);
+  auto body = batch_body(
+    [&](msgpack::packer<msgpack::sbuffer>& p) {
+      p.pack_map(8);
+      p.pack(std::string("q")).pack(1);
+      p.pack(std::string("t")).pack(int64_t{1'800'000'000'000});
+      p.pack(std::string("zz")).pack(std::string("from a newer build"));
+      p.pack(std::string("d")).pack(std::string("fra"));
+      p.pack(std::string("m")).pack(cpu);
+      p.pack(std::string("s")).pack(host);
+      p.pack(std::string("v")).pack(42.5);
+      p.pack(std::string("d")).pack(std::string("iad"));
+      p.pack_map(4);
+      p.pack(std::string("d")).pack(std::string("fra"));
+      p.pack(std::string("s")).pack(host);
+      p.pack(std::string("m")).pack(cpu);
+      p.pack(std::string("q")).pack(2);
+    },
+    2);
+  measurement_batch b;
+  ASSERT_TRUE(decode_body(body, b));
+  ASSERT_EQ(b.items.size(), 2u);
+  EXPECT_EQ(b.items[0].dc, "fra");
+  EXPECT_EQ(b.items[0].value, 42.5);
+  EXPECT_EQ(b.items[0].at_ms, 1'800'000'000'000);
+  EXPECT_EQ(b.items[0].seq, 1u);
+  EXPECT_EQ(b.items[0].metric, metric_id::host_cpu);
+  EXPECT_EQ(b.items[0].key, "");
+  EXPECT_EQ(b.items[1].value, 0);
+  EXPECT_EQ(b.items[1].at_ms, 0);
+  EXPECT_EQ(b.items[1].seq, 2u);
+
+  // A value of the wrong type, an item that is not a map, a key that is not
+  // a string: the batch is refused.
+  for (int bad = 0; bad < 3; ++bad) {
+    auto wrong = batch_body(
+      [&](msgpack::packer<msgpack::sbuffer>& p) {
+        if (bad == 1) {
+          p.pack_array(1).pack(1);
+          return;
+        }
+        p.pack_map(3);
+        p.pack(std::string("s")).pack(host);
+        p.pack(std::string("m")).pack(cpu);
+        if (bad == 0)
+          p.pack(std::string("v")).pack(std::string("not a number"));
+        else
+          p.pack(7).pack(1);
+      },
+      1);
+    EXPECT_FALSE(decode_body(wrong, b)) << "case " << bad;
+  }
 }
 
 TEST(envelope, unknown_schema_versions_are_rejected) {

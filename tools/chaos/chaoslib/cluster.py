@@ -94,13 +94,13 @@ class ClusterSpec:
 
 
 # The mesh transport's timings (core/mesh/transport.hpp transport_options,
-# agent_link.cpp / decider_actor.cpp backoff): a heartbeat every 200 ms, a
+# agent_link.cpp / decider_actor.cpp backoff): a heartbeat every 300 ms, a
 # link that received nothing for 1 s is closed (a hung peer or a silent
 # partition is noticed in 1 s), handshakes (TLS + hello) must finish in 3 s,
 # connects are asynchronous and give up after 2 s, reconnects back off from
 # 200 ms doubling to 5 s. A connect never blocks a node: no SYN
 # retransmission terms in any bound.
-HEARTBEAT_S = 0.2
+HEARTBEAT_S = 0.3
 IDLE_TIMEOUT_S = 1.0
 CONNECTION_TIMEOUT_S = IDLE_TIMEOUT_S  # (old name)
 HANDSHAKE_TIMEOUT_S = 3.0
