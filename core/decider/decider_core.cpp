@@ -9,6 +9,8 @@
 #include <iterator>
 #include <fstream>
 #include <sstream>
+#include <string_view>
+#include <unordered_map>
 
 namespace gtmesh::decider {
 
@@ -288,19 +290,26 @@ std::set<std::string> decider_core::unreachable_dcs_at(int64_t now_ms) const {
   // A DC is unreachable when it had agents here and every one of them left
   // more than the bound ago and has sent nothing since, through us or through
   // another decider (an agent that moved to another decider is alive).
-  std::map<std::string, bool> any_alive;
+  // agents_ and last_heard_ are both ordered by origin: walked side by side
+  // (this runs at every snapshot rebuild, over every agent).
+  std::unordered_map<std::string_view, bool> any_alive;
+  auto heard = last_heard_.begin();
   for (const auto& [origin, a] : agents_) {
+    while (heard != last_heard_.end() && heard->first < origin)
+      ++heard;
     if (a.dc.empty())
       continue;
-    auto heard = last_heard_.find(origin);
-    bool alive = a.connected || now_ms - a.since_ms < options_.dc_down_after_ms ||
-                 (heard != last_heard_.end() && now_ms - heard->second < options_.dc_down_after_ms);
-    any_alive[a.dc] = any_alive[a.dc] || alive;
+    const bool heard_lately = heard != last_heard_.end() && heard->first == origin &&
+                              now_ms - heard->second < options_.dc_down_after_ms;
+    const bool alive = a.connected || now_ms - a.since_ms < options_.dc_down_after_ms || heard_lately;
+    auto [slot, fresh] = any_alive.try_emplace(a.dc, alive);
+    if (!fresh)
+      slot->second = slot->second || alive;
   }
   std::set<std::string> out;
   for (const auto& [dc, alive] : any_alive)
     if (!alive)
-      out.insert(dc);
+      out.emplace(dc);
   return out;
 }
 
