@@ -24,8 +24,8 @@
 // change on disk and this decider applies it. Measurements stay in gossip.
 //
 // Timers: gossip (push-pull with one random connected peer; reconnect lost
-// peers with exponential backoff), flush (RocksDB, one synced batch when
-// anything changed) and rebuild (a new snapshot when the state changed, at
+// peers with exponential backoff), flush (RocksDB, one batch when anything
+// changed; synced when it holds a config, a drain or a log position) and rebuild (a new snapshot when the state changed, at
 // most every min_rebuild_interval, and when the prepared decisions expire),
 // which is published to every attached DNS responder actor.
 

@@ -163,7 +163,8 @@ public:
   int64_t snapshot_valid_until() const noexcept;
 
   // --- persistence ---------------------------------------------------------
-  /// Commits pending changes in one synced batch; true if there was nothing
+  /// Commits pending changes in one batch (state::store::commit says when it
+  /// is synced); true if there was nothing
   /// to do or it succeeded. An origin whose measurements were written less
   /// than `measurement_persist_ms` before `now_ms` waits for a later flush;
   /// without `now_ms` every change is written.

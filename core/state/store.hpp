@@ -12,8 +12,11 @@
 //   health        at_ms (BE u64), seq (BE u64) -> a health transition   (timeline)
 //   samples       dc \0 metric \0 at_ms (BE u64) -> value (IEEE double, BE)   (metric history)
 //   default       "applied_index", "log_uid" -> the Raft log (and index in it) config and overrides reflect
-// Every commit is one synced write batch: after commit() returns, a kill -9
-// loses nothing that was committed.
+// Every commit is one write batch: after commit() returns, a kill -9 loses
+// nothing that was committed. A batch with a config, a drain or a log
+// position is synced to the disk before commit() returns; one with only
+// measurements, marks, timeline or history is not (a power cut may lose the
+// last of those; what survives is always a prefix of the commits).
 
 #include "core/mesh/envelope.hpp"
 #include "core/metrics/measurement.hpp"
@@ -85,7 +88,8 @@ public:
   static std::unique_ptr<store> open(const std::string& dir, std::string& error);
   virtual ~store() = default;
 
-  /// Writes everything in one synced batch, then trims config history to
+  /// Writes everything in one batch (synced when it holds a config, a drain
+  /// or a log position), then trims config history to
   /// `keep_configs` versions (and, now and then, the health timeline to its
   /// newest 100,000 transitions). Returns false with `error` set on failure.
   virtual bool commit(const write_set& w, size_t keep_configs, std::string& error) = 0;
