@@ -4,7 +4,7 @@
 // (core/config/loader/*.cpp); core/config/config_loader.cpp runs it. Internal
 // to the loader: include it from those files only.
 //
-//   datacenters.cpp     datacenters
+//   datacenters.cpp     datacenters (and the location field answers share)
 //   services.cpp        probes and services
 //   records.cpp         zones and their records (answers, DC and static policies)
 //   policy_fields.cpp   criterion, metric, balance, on_all_down (records and profiles)
@@ -359,6 +359,9 @@ private:
   void parse_cluster(const node& n);
   void parse_measurement(const node& n);
   void parse_datacenter(const node& n, const std::string& field);
+  /// `location: {lat, lon}` under `parent` (a datacenter's, an answer's), in
+  /// range (datacenters.cpp); nullopt when absent or wrong (reported).
+  std::optional<geo_point> parse_location(const node& parent, const std::string& field);
   std::optional<probe_settings> parse_probe(const node& n, const std::string& field, bool named);
   void parse_service(const node& n, const std::string& field);
   void parse_zone(const node& n, const std::string& field);

@@ -191,16 +191,8 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
               "location"});
   if (auto w = integer(n, "weight", field, 1, 1000))
     out.weight = static_cast<uint32_t>(*w);
-  if (node loc = child(n, "location")) {
-    std::string lf = join(field, "location");
-    if (is_map(loc, lf)) {
-      check_keys(loc, lf, {"lat", "lon"});
-      auto lat = number(loc, "lat", lf, true);
-      auto lon = number(loc, "lon", lf, true);
-      if (lat && lon)
-        out.location = geo_point{*lat, *lon};
-    }
-  }
+  if (auto at = parse_location(n, field))
+    out.location = at;
   switch (type) {
     case rr_type::a:
     case rr_type::aaaa:

@@ -420,6 +420,15 @@ TEST(config_loader, wrong_scalar_types_and_huge_numbers) {
                2, "location.lat", "expected a number");
   expect_error("datacenters:\n  - {name: fra, location: {lat: 0, lon: -inf}}\n" + base.substr(base.find("probes:")),
                2, "location.lon", "expected a number");
+  // An answer's location is held to the same ranges as a datacenter's.
+  expect_error(base + "      - {name: x, type: A, answers: [{address: 192.0.2.1, location: {lat: 91, lon: 0}}]}\n", 14,
+               "records[x].answers[0].location.lat", "latitude must be within -90..90");
+  expect_error(base + "      - {name: x, type: A, answers: [{address: 192.0.2.1, location: {lat: 0, lon: -180.5}}]}\n",
+               14, "records[x].answers[0].location.lon", "longitude must be within -180..180");
+  expect_error("datacenters:\n  - {name: fra, location: {lat: -90.01, lon: 0}}\n" + base.substr(base.find("probes:")),
+               2, "location.lat", "latitude must be within -90..90");
+  EXPECT_TRUE(load(base + "      - {name: x, type: A, answers: [{address: 192.0.2.1, location: {lat: -90, lon: 180}}]}\n")
+                .ok());
   expect_error(dc_record("source: host, metric: cpu, criterion: {within: {target: best, margin: nan%}}, "
                          "answers: {fra: [192.0.2.1]}"),
                14, "within.margin", "non-negative number");
