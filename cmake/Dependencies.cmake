@@ -32,6 +32,7 @@ target_link_libraries(gtmesh_msgpack INTERFACE msgpackc-cxx)
 target_compile_definitions(gtmesh_msgpack INTERFACE MSGPACK_NO_BOOST)
 
 find_package(RocksDB REQUIRED)
+# yaml-cpp: only tools/bench/yaml_parse_bench (the YAML libraries compared, issue 11).
 find_package(yaml-cpp REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(MAXMINDDB REQUIRED IMPORTED_TARGET libmaxminddb)

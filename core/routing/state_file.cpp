@@ -1,8 +1,7 @@
 #include "core/routing/state_file.hpp"
 
 #include "core/config/duration.hpp"
-
-#include <yaml-cpp/yaml.h>
+#include "core/config/yaml_tree.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -37,22 +36,20 @@ namespace {
 constexpr int64_t min_time_ms = -62'135'596'800'000;
 constexpr int64_t max_time_ms = 253'402'300'799'999;
 
-// yaml-cpp throws from Type()/Mark()/reset() on the "zombie" node that
-// operator[] returns for a missing key, and from operator[] on a scalar: the
-// reader looks keys up with child(), which returns a valid, undefined node
-// instead, and names keys with key_text(), which refuses non-scalar keys.
+using yaml::node;
 
-YAML::Node child(const YAML::Node& map, std::string_view key) {
-  if (map.IsDefined() && map.IsMap())
-    for (auto it = map.begin(); it != map.end(); ++it)
-      if (it->first.IsScalar() && it->first.Scalar() == key)
-        return it->second;
-  return YAML::Node(YAML::NodeType::Undefined);
+/// The value of `key` in a mapping (undefined when absent or not a mapping).
+node child(const node& map, std::string_view key) {
+  for (size_t i = 0; i < map.size() && map.is_map(); ++i)
+    if (map.key_at(i).is_scalar() && map.key_at(i).scalar() == key)
+      return map.value_at(i);
+  return {};
 }
 
-std::optional<std::string> key_text(const YAML::Node& key) {
-  if (key.IsDefined() && key.IsScalar())
-    return key.Scalar();
+/// A mapping key as text; non-scalar keys (`? [a, b]: x`) have none.
+std::optional<std::string> key_text(const node& key) {
+  if (key.is_scalar())
+    return key.text();
   return std::nullopt;
 }
 
@@ -73,9 +70,9 @@ public:
     try {
       read(text, default_now, res);
     } catch (const std::exception& e) {
-      // Every yaml-cpp call is guarded, so reaching this is a bug here; still
-      // an error, never an abort. Fuzz builds let it escape, so that the
-      // fuzzer reports it as the bug it is.
+      // Nothing here throws but bad_alloc, so reaching this is a bug here;
+      // still an error, never an abort. Fuzz builds let it escape, so that
+      // the fuzzer reports it as the bug it is.
 #ifdef GTMESH_FUZZING
       throw;
 #endif
@@ -88,31 +85,32 @@ public:
 
 private:
   void read(std::string_view text, int64_t default_now, state_load_result& res) {
-    YAML::Node root;
-    try {
-      root = YAML::Load(std::string(text));
-    } catch (const YAML::ParserException& e) {
-      // Also yaml-cpp's DeepRecursion: nesting beyond 2000 levels.
-      res.errors.push_back(config_error{file_, e.mark.line >= 0 ? e.mark.line + 1 : 0,
-                                        e.mark.column >= 0 ? e.mark.column + 1 : 0, "", "YAML syntax: " + e.msg});
+    // The config's YAML reader (core/config/yaml_tree.hpp): nesting beyond
+    // yaml::max_depth is a syntax error too.
+    yaml::parse_result parsed = yaml::parse(text);
+    if (!parsed.doc) {
+      res.errors.push_back(config_error{file_, parsed.where.line >= 0 ? parsed.where.line + 1 : 0,
+                                        parsed.where.column >= 0 ? parsed.where.column + 1 : 0, "",
+                                        "YAML syntax: " + parsed.message});
       return;
     }
+    const node root = parsed.doc->root();
     now_ = default_now;
     view_ = std::make_shared<measurement_view>(plan_.layout);
-    if (root.IsDefined() && !root.IsNull()) {
-      if (!root.IsMap()) {
+    if (root.is_defined() && !root.is_null()) {
+      if (!root.is_map()) {
         error(root, "", "expected a mapping");
       } else {
         std::set<std::string> seen;
-        for (auto it = root.begin(); it != root.end(); ++it) {
-          std::string k = key_text(it->first).value_or("?");
+        for (size_t i = 0; i < root.size(); ++i) {
+          std::string k = key_text(root.key_at(i)).value_or("?");
           if (k != "now" && k != "hosts" && k != "services" && k != "clients" && k != "endpoints" && k != "drained")
-            error(it->first, k, "unknown key (allowed: now, hosts, services, clients, endpoints, drained)");
+            error(root.key_at(i), k, "unknown key (allowed: now, hosts, services, clients, endpoints, drained)");
           else if (!seen.insert(k).second)
-            error(it->first, k, "duplicate key");
+            error(root.key_at(i), k, "duplicate key");
         }
         if (auto n = child(root, "now")) {
-          auto t = n.IsScalar() ? parse_time_ms(n.Scalar()) : std::nullopt;
+          auto t = n.is_scalar() ? parse_time_ms(n.scalar()) : std::nullopt;
           if (!t || *t < min_time_ms || *t > max_time_ms)
             error(n, "now", "expected a UTC time like 2026-11-29T12:00:00Z or Unix milliseconds, within years 1..9999");
           else
@@ -139,29 +137,24 @@ private:
   config_errors errors_;
   std::string field_; ///< the entry being read, for the last-resort error
 
-  void error(const YAML::Node& n, const std::string& field, std::string msg) {
-    YAML::Mark m = YAML::Mark::null_mark();
-    try {
-      m = n.Mark();
-    } catch (...) {
-      // nop: an error without a position rather than none
-    }
+  void error(const node& n, const std::string& field, std::string msg) {
+    yaml::mark m = n.position();
     errors_.push_back(config_error{file_, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0, field,
                                    std::move(msg)});
   }
 
   /// The text of a mapping key, or an error when it is not a scalar.
-  std::optional<std::string> key_of(const YAML::Node& key, const std::string& parent) {
+  std::optional<std::string> key_of(const node& key, const std::string& parent) {
     auto k = key_text(key);
     if (!k)
       error(key, parent, "expected a name as the key");
     return k;
   }
 
-  bool map_at(const YAML::Node& n, const std::string& field) {
-    if (!n.IsDefined() || n.IsNull())
+  bool map_at(const node& n, const std::string& field) {
+    if (!n.is_defined() || n.is_null())
       return false;
-    if (!n.IsMap()) {
+    if (!n.is_map()) {
       error(n, field, "expected a mapping");
       return false;
     }
@@ -169,22 +162,22 @@ private:
   }
 
   /// A value: 3, up, down, or {value: V, age: 5s}.
-  bool value_of(const YAML::Node& n, const std::string& field, double& value, int64_t& at) {
+  bool value_of(const node& n, const std::string& field, double& value, int64_t& at) {
     field_ = field;
-    YAML::Node v = n;
+    node v = n;
     at = now_;
-    if (n.IsMap()) {
+    if (n.is_map()) {
       std::set<std::string> seen;
-      for (auto it = n.begin(); it != n.end(); ++it) {
-        std::string k = key_text(it->first).value_or("?");
+      for (size_t i = 0; i < n.size(); ++i) {
+        std::string k = key_text(n.key_at(i)).value_or("?");
         if (k != "value" && k != "age")
-          error(it->first, field + "." + k, "unknown key (allowed: value, age)");
+          error(n.key_at(i), field + "." + k, "unknown key (allowed: value, age)");
         else if (!seen.insert(k).second)
-          error(it->first, field + "." + k, "duplicate key");
+          error(n.key_at(i), field + "." + k, "duplicate key");
       }
-      v.reset(child(n, "value")); // reset rebinds; operator= would rewrite the node v referred to
+      v = child(n, "value");
       if (auto a = child(n, "age")) {
-        auto ms = a.IsScalar() ? parse_duration_ms(a.Scalar()) : std::nullopt;
+        auto ms = a.is_scalar() ? parse_duration_ms(std::string(a.scalar())) : std::nullopt;
         // An age reaching before year 1 (or overflowing int64) is no age.
         int64_t then = 0;
         if (!ms || __builtin_sub_overflow(now_, *ms, &then) || then < min_time_ms) {
@@ -194,11 +187,11 @@ private:
         at = then;
       }
     }
-    if (!v.IsDefined() || !v.IsScalar()) {
+    if (!v.is_scalar()) {
       error(n, field, "expected a number, up or down");
       return false;
     }
-    const std::string& s = v.Scalar();
+    const std::string s = v.text();
     if (s == "up") {
       value = 1;
       return true;
@@ -216,7 +209,7 @@ private:
     return true;
   }
 
-  uint32_t dc_of(const YAML::Node& key, const std::string& field) {
+  uint32_t dc_of(const node& key, const std::string& field) {
     auto name = key_text(key);
     if (!name) {
       error(key, field, "expected a datacenter name");
@@ -229,122 +222,124 @@ private:
   }
 
   template <class Set>
-  void read_metrics(const YAML::Node& n, const std::string& field, source src, Set&& set) {
+  void read_metrics(const node& n, const std::string& field, source src, Set&& set) {
     if (!map_at(n, field))
       return;
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      auto key = key_of(it->first, field);
+    for (size_t i = 0; i < n.size(); ++i) {
+      auto key = key_of(n.key_at(i), field);
       if (!key)
         continue;
       const std::string& name = *key;
       auto m = parse_metric(src, name);
       if (!m) {
-        error(it->first, field + "." + name,
+        error(n.key_at(i), field + "." + name,
               "unknown " + std::string(to_string(src)) + " metric (allowed: " + std::string(metric_names(src)) + ")");
         continue;
       }
       double value;
       int64_t at;
-      if (value_of(it->second, field + "." + name, value, at))
+      if (value_of(n.value_at(i), field + "." + name, value, at))
         set(*m, value, at);
     }
   }
 
-  void read_hosts(const YAML::Node& n) {
+  void read_hosts(const node& n) {
     if (!map_at(n, "hosts"))
       return;
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      std::string f = "hosts." + key_text(it->first).value_or("?");
-      uint32_t dc = dc_of(it->first, f);
+    for (size_t i = 0; i < n.size(); ++i) {
+      std::string f = "hosts." + key_text(n.key_at(i)).value_or("?");
+      uint32_t dc = dc_of(n.key_at(i), f);
       if (dc == no_index)
         continue;
-      read_metrics(it->second, f, source::host,
+      read_metrics(n.value_at(i), f, source::host,
                    [&](metric_id m, double v, int64_t at) { view_->set_host(dc, m, v, at); });
     }
   }
 
-  void read_services(const YAML::Node& n) {
+  void read_services(const node& n) {
     if (!map_at(n, "services"))
       return;
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      auto name = key_of(it->first, "services");
+    for (size_t i = 0; i < n.size(); ++i) {
+      auto name = key_of(n.key_at(i), "services");
       if (!name)
         continue;
       std::string f = "services." + *name;
       uint32_t svc = plan_.find_service(*name);
       if (svc == no_index) {
-        error(it->first, f, "unknown service '" + *name + "'");
+        error(n.key_at(i), f, "unknown service '" + *name + "'");
         continue;
       }
-      if (!map_at(it->second, f))
+      const node per_dc = n.value_at(i);
+      if (!map_at(per_dc, f))
         continue;
-      for (auto dit = it->second.begin(); dit != it->second.end(); ++dit) {
-        std::string df = f + "." + key_text(dit->first).value_or("?");
-        uint32_t dc = dc_of(dit->first, df);
+      for (size_t d = 0; d < per_dc.size(); ++d) {
+        std::string df = f + "." + key_text(per_dc.key_at(d)).value_or("?");
+        uint32_t dc = dc_of(per_dc.key_at(d), df);
         if (dc == no_index)
           continue;
-        read_metrics(dit->second, df, source::service,
+        read_metrics(per_dc.value_at(d), df, source::service,
                      [&](metric_id m, double v, int64_t at) { view_->set_service(svc, dc, m, v, at); });
       }
     }
   }
 
-  void read_clients(const YAML::Node& n) {
+  void read_clients(const node& n) {
     if (!map_at(n, "clients"))
       return;
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      auto text = key_of(it->first, "clients");
+    for (size_t i = 0; i < n.size(); ++i) {
+      auto text = key_of(n.key_at(i), "clients");
       if (!text)
         continue;
       std::string f = "clients." + *text;
       auto prefix = ip_prefix::parse(*text);
       if (!prefix) {
-        error(it->first, f, "not a CIDR prefix: '" + *text + "'");
+        error(n.key_at(i), f, "not a CIDR prefix: '" + *text + "'");
         continue;
       }
-      if (!map_at(it->second, f))
+      const node per_dc = n.value_at(i);
+      if (!map_at(per_dc, f))
         continue;
-      for (auto dit = it->second.begin(); dit != it->second.end(); ++dit) {
-        std::string df = f + "." + key_text(dit->first).value_or("?");
-        uint32_t dc = dc_of(dit->first, df);
+      for (size_t d = 0; d < per_dc.size(); ++d) {
+        std::string df = f + "." + key_text(per_dc.key_at(d)).value_or("?");
+        uint32_t dc = dc_of(per_dc.key_at(d), df);
         if (dc == no_index)
           continue;
-        read_metrics(dit->second, df, source::client,
+        read_metrics(per_dc.value_at(d), df, source::client,
                      [&](metric_id m, double v, int64_t at) { view_->set_client(*prefix, dc, m, v, at); });
       }
     }
   }
 
-  void read_endpoints(const YAML::Node& n) {
+  void read_endpoints(const node& n) {
     if (!map_at(n, "endpoints"))
       return;
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      auto text = key_of(it->first, "endpoints");
+    for (size_t i = 0; i < n.size(); ++i) {
+      auto text = key_of(n.key_at(i), "endpoints");
       if (!text)
         continue;
       const std::string& key = *text;
       std::string f = "endpoints." + key;
       uint32_t mon = plan_.find_monitor(key);
       if (mon == no_index) {
-        error(it->first, f, "no monitored endpoint '" + key + "' (use profile/endpoint of an external endpoint with a monitor)");
+        error(n.key_at(i), f, "no monitored endpoint '" + key + "' (use profile/endpoint of an external endpoint with a monitor)");
         continue;
       }
       double value;
       int64_t at;
-      if (value_of(it->second, f, value, at))
+      if (value_of(n.value_at(i), f, value, at))
         view_->set_endpoint(mon, value, at);
     }
   }
 
-  void read_drained(const YAML::Node& n) {
-    if (!n || n.IsNull())
+  void read_drained(const node& n) {
+    if (!n || n.is_null())
       return;
-    if (!n.IsSequence()) {
+    if (!n.is_sequence()) {
       error(n, "drained", "expected a list of DC names");
       return;
     }
     for (size_t i = 0; i < n.size(); ++i) {
-      const YAML::Node item = n[i];
+      const node item = n[i];
       uint32_t dc = dc_of(item, "drained[" + std::to_string(i) + "]");
       if (dc != no_index)
         view_->set_drained(dc, true);
