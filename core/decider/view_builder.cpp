@@ -90,7 +90,10 @@ std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const vie
       keep_newest(newest_client[{m.dc, m.key, m.metric}], m);
       return;
     }
-    keep_newest(newest[value_key{m.dc, m.src, m.key, m.metric}], m);
+    // Host metrics have no key: one cell per (DC, metric) whatever an agent
+    // puts there, so the newest value wins, not the last key in hash order.
+    const std::string_view key = m.src == source::host ? std::string_view{} : std::string_view(m.key);
+    keep_newest(newest[value_key{m.dc, m.src, key, m.metric}], m);
   });
 
   for (const auto& [k, v] : newest_client) {

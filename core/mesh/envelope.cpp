@@ -187,8 +187,10 @@ struct wire_reply {
 };
 
 
+/// Names (origins, DCs, senders) are at most 255 bytes and hold no NUL: the
+/// store keys records by origin, and "\0" separates key parts.
 bool valid_name(const std::string& s) {
-  return s.size() <= 255;
+  return s.size() <= 255 && s.find('\0') == std::string::npos;
 }
 
 wire_item to_wire(const measurement& m) {

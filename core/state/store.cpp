@@ -13,6 +13,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <tuple>
 
 namespace gtmesh::state {
 
@@ -240,25 +241,38 @@ public:
   void load_measurements(const std::function<void(const measurement&)>& fn) override {
     if (!db_)
       return;
-    // Keys with a NUL are one value each, as older builds wrote them: they
-    // are read, then rewritten as one record per origin in one synced batch.
-    std::map<std::string, wire_origin> converted;
+    // A value is one origin's record (wire_origin), or one measurement under
+    // "origin \0 entry-key" as older builds wrote them (told apart by the
+    // value, not the key). Old ones are rewritten into their origin's record,
+    // merged with the record already there (an interrupted conversion, or a
+    // downgrade and upgrade, leaves both): per entry the highest sequence
+    // wins, so the mark written beside a record never outruns its values.
+    using entry = std::tuple<std::string, uint8_t, std::string, uint8_t>; // dc, source, key, metric
+    std::map<std::string, std::map<entry, wire_measurement>> records;      // by origin
     std::vector<std::string> old_keys;
+    auto keep = [&](wire_measurement&& w) {
+      auto& of_origin = records[w.o];
+      entry e{w.d, w.s, w.k, w.m};
+      auto found = of_origin.find(e);
+      if (found == of_origin.end())
+        of_origin.emplace(std::move(e), std::move(w));
+      else if (w.q >= found->second.q)
+        found->second = std::move(w);
+    };
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_measurements]));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      const rocksdb::Slice key = it->key();
-      if (std::memchr(key.data(), '\0', key.size())) {
-        old_keys.push_back(key.ToString());
-        wire_measurement w;
-        if (unpack(it->value(), w) && from_wire(w, fn))
-          converted[w.o].m.push_back(std::move(w));
+      wire_origin record;
+      if (unpack(it->value(), record)) {
+        for (auto& w : record.m)
+          if (from_wire(w, fn))
+            keep(std::move(w));
         continue;
       }
-      wire_origin record;
-      if (!unpack(it->value(), record))
-        continue;
-      for (const auto& w : record.m)
-        from_wire(w, fn);
+      wire_measurement w;
+      if (unpack(it->value(), w) && from_wire(w, fn)) {
+        old_keys.push_back(it->key().ToString());
+        keep(std::move(w));
+      }
     }
     it.reset();
     if (old_keys.empty())
@@ -266,11 +280,16 @@ public:
     rocksdb::WriteBatch batch;
     for (const auto& k : old_keys)
       batch.Delete(handles_[cf_measurements], k);
-    for (const auto& [origin, record] : converted)
+    for (auto& [origin, entries] : records) {
+      wire_origin record;
+      for (auto& [k, w] : entries)
+        record.m.push_back(std::move(w));
       batch.Put(handles_[cf_measurements], origin, pack(record));
+    }
     rocksdb::WriteOptions wo;
     wo.sync = true;
-    db_->Write(wo, &batch); // on failure the old keys stay and are read again next time
+    // On failure the old keys stay, and the next start merges them again.
+    db_->Write(wo, &batch);
   }
 
   std::vector<std::pair<std::string, uint64_t>> load_marks() override {

@@ -275,7 +275,17 @@ struct old_wire_measurement {
 
 TEST_F(decider_core_test, measurements_stored_one_per_key_by_an_older_build_are_read_and_converted) {
   std::string err;
-  ASSERT_TRUE(state::store::open(dir, err)) << err; // creates the families, then closes
+  {
+    // A record this build wrote: iad/a1's 10.1.0.1 at seq 5, down. The old
+    // keys below hold an older value of it (an interrupted conversion, or a
+    // downgrade and upgrade, leaves both): the newer one must survive.
+    auto st = state::store::open(dir, err);
+    ASSERT_TRUE(st) << err;
+    state::write_set w;
+    w.origins.push_back(state::origin_measurements{"iad/a1", {verdict("iad/a1", "iad", "10.1.0.1:80", false, 5)}});
+    w.marks.emplace_back("iad/a1", 5);
+    ASSERT_TRUE(st->commit(w, 10, err)) << err;
+  }
   std::vector<std::string> names;
   ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::Options(), dir, &names).ok());
   auto write_raw = [&](const std::function<void(rocksdb::DB*, rocksdb::ColumnFamilyHandle*)>& fn) {
@@ -302,15 +312,20 @@ TEST_F(decider_core_test, measurements_stored_one_per_key_by_an_older_build_are_
       ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), cf, m.origin + '\0' + entry_key(m), std::string(b.data(), b.size())).ok());
     }
   });
+  // What a decider restores: the highest sequence per key.
   auto load_all = [&] {
     auto st = state::store::open(dir, err);
     EXPECT_TRUE(st) << err;
-    std::map<std::string, int> per_origin;
-    st->load_measurements([&](const measurement& m) { ++per_origin[m.origin + " " + m.key]; });
-    return per_origin;
+    std::map<std::string, std::pair<uint64_t, double>> latest;
+    st->load_measurements([&](const measurement& m) {
+      auto& slot = latest[m.origin + " " + m.key];
+      if (m.seq >= slot.first)
+        slot = {m.seq, m.value};
+    });
+    return latest;
   };
-  const std::map<std::string, int> want = {
-    {"fra/a1 web/10.0.0.1:80", 1}, {"iad/a1 web/10.1.0.1:80", 1}, {"iad/a1 web/10.1.0.2:80", 1}};
+  const std::map<std::string, std::pair<uint64_t, double>> want = {
+    {"fra/a1 web/10.0.0.1:80", {7, 1}}, {"iad/a1 web/10.1.0.1:80", {5, 0}}, {"iad/a1 web/10.1.0.2:80", {2, 1}}};
   EXPECT_EQ(load_all(), want);
   EXPECT_EQ(load_all(), want) << "read again after the conversion";
   // What is on disk now: one record per origin, no key with a NUL.
@@ -321,6 +336,15 @@ TEST_F(decider_core_test, measurements_stored_one_per_key_by_an_older_build_are_
       keys.push_back(it->key().ToString());
   });
   EXPECT_EQ(keys, (std::vector<std::string>{"fra/a1", "iad/a1"}));
+  // And the converted record itself holds the newer value only.
+  auto st = state::store::open(dir, err);
+  ASSERT_TRUE(st) << err;
+  std::vector<std::pair<uint64_t, double>> iad_first;
+  st->load_measurements([&](const measurement& m) {
+    if (m.key == "web/10.1.0.1:80")
+      iad_first.emplace_back(m.seq, m.value);
+  });
+  EXPECT_EQ(iad_first, (std::vector<std::pair<uint64_t, double>>{{5, 0}}));
 }
 
 TEST_F(decider_core_test, a_throttled_origin_is_written_once_its_second_has_passed) {

@@ -118,6 +118,17 @@ TEST(envelope, an_item_is_read_by_the_rules_of_a_msgpack_map) {
   }
 }
 
+TEST(envelope, names_with_a_nul_are_refused) {
+  // The store keys records by origin and separates key parts with NUL.
+  measurement_batch b{std::string("fra/a\0gent", 10), 0, 1, {sample(1)}};
+  auto bytes = frame(message_kind::measurements, "fra/agent-1", b);
+  decode_error err;
+  auto e = decode(bytes, err);
+  ASSERT_TRUE(e) << to_string(err);
+  measurement_batch back;
+  EXPECT_FALSE(decode_body(e->body, back));
+}
+
 TEST(envelope, unknown_schema_versions_are_rejected) {
   envelope e{schema_version + 1, message_kind::heartbeat, "x", {}};
   auto bytes = encode(e);
