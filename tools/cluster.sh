@@ -10,6 +10,9 @@
 #   tools/cluster.sh stop DIR                stop everything started in DIR
 #   tools/cluster.sh restart-decider DIR N   start decider N (1..3) again, same addresses
 #
+# AGENTS_PER_DC=N (default 1, plain links only) starts N agent instances per
+# DC (a1..aN): 3 deciders + 3N agents, e.g. 12 mesh nodes with N=3.
+#
 # DIR/cluster.env holds DNS1..DNS3 (ADDR:PORT of each responder), MESH1..MESH3
 # (each decider), HTTP1..HTTP3 (each decider's /metrics listener),
 # AGENT_HTTP_FRA/IAD/SIN (each agent's), GTMESHCTL (a gtmeshctl command line naming every decider,
@@ -141,6 +144,11 @@ start() { # DIR [--tls]
   d1=$(address "$dir" mesh1)
   d2=$(address "$dir" mesh2)
   d3=$(address "$dir" mesh3)
+  local per_dc=${AGENTS_PER_DC:-1}
+  if [ "$per_dc" != 1 ] && [ -f "$dir/tls/ca.pem" ]; then
+    echo "cluster.sh: AGENTS_PER_DC works with plain links only (one certificate per DC agent)" >&2
+    exit 2
+  fi
   for dc in fra iad sin; do
     local tls_args=()
     [ -f "$dir/tls/ca.pem" ] && tls_args=(--tls-ca "$dir/tls/ca.pem" --tls-cert "$dir/tls/agent-$dc.pem" --tls-key "$dir/tls/agent-$dc.key")
@@ -148,11 +156,18 @@ start() { # DIR [--tls]
     local order=("$d1" "$d2" "$d3")
     [ "$dc" = iad ] && order=("$d2" "$d3" "$d1")
     [ "$dc" = sin ] && order=("$d3" "$d1" "$d2")
-    grep -q "^agent-http-$dc " "$dir/addresses" || echo "agent-http-$dc 127.0.0.1:$(free_port)" >>"$dir/addresses"
-    "$bin" agent --config "$dir/cluster.yaml" --dc "$dc" --instance a1 --quiet \
-      --http "$(address "$dir" "agent-http-$dc")" --decider "${order[0]}" --decider "${order[1]}" --decider "${order[2]}" "${tls_args[@]}" \
-      >>"$dir/agent-$dc.log" 2>&1 &
-    echo $! >"$dir/agent-$dc.pid"
+    local i
+    for i in $(seq 1 "$per_dc"); do
+      # The first instance keeps the names it always had (agent-DC.pid, agent-http-DC).
+      local name=agent-$dc
+      [ "$i" = 1 ] || name=agent-$dc-a$i
+      grep -q "^agent-http-${name#agent-} " "$dir/addresses" ||
+        echo "agent-http-${name#agent-} 127.0.0.1:$(free_port)" >>"$dir/addresses"
+      "$bin" agent --config "$dir/cluster.yaml" --dc "$dc" --instance "a$i" --quiet \
+        --http "$(address "$dir" "agent-http-${name#agent-}")" --decider "${order[0]}" --decider "${order[1]}" \
+        --decider "${order[2]}" "${tls_args[@]}" >>"$dir/$name.log" 2>&1 &
+      echo $! >"$dir/$name.pid"
+    done
   done
   write_env "$dir"
   cat "$dir/cluster.env"

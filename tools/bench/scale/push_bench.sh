@@ -13,8 +13,10 @@
 #
 #   tools/bench/scale/push_bench.sh                 # 100,000 records, 5 rounds
 #   RECORDS=10000 ROUNDS=2 tools/bench/scale/push_bench.sh
+#   AGENTS_PER_DC=3 tools/bench/scale/push_bench.sh # 12 mesh nodes: 3 deciders + 9 agents
 #
 # Knobs: RECORDS [100000]  ROUNDS [5]  RATE [2000 q/s]  TIMEOUT [60 s per round]
+#        AGENTS_PER_DC [1] (tools/cluster.sh: agent instances per DC)
 #        GTMESH_BIN [<repo>/build/tools/gtmesh]  RUN_DIR [a new /tmp dir, removed at exit; one given is kept]
 # Loopback only; the cluster is started and stopped by this script.
 set -euo pipefail
@@ -98,6 +100,7 @@ dnsperf -s "${DNS1%:*}" -p "${DNS1##*:}" -d "$RUN_DIR/queries.txt" -Q "$RATE" -l
 DNSPERF_PID=$!
 sleep 1
 
+echo "mesh nodes: 3 deciders + $((3 * ${AGENTS_PER_DC:-1})) agents"
 echo "records: $RECORDS; config $((yaml_bytes / 1024)) KiB of YAML, $((wire_bytes / 1024)) KiB as the mesh sends it (zstd -3)"
 echo "round  push acknowledged  all 3 responders answer the new marker"
 for r in $(seq 1 "$ROUNDS"); do
@@ -128,7 +131,8 @@ for n in 1 2 3; do
   p=$(cat "$CLUSTER/decider$n.pid")
   echo "decider$n: RSS $(( $(kb "$p" VmRSS) / 1024 )) MB, peak $(( $(kb "$p" VmHWM) / 1024 )) MB"
 done
-for dc in fra iad sin; do
-  p=$(cat "$CLUSTER/agent-$dc.pid")
-  echo "agent-$dc: RSS $(( $(kb "$p" VmRSS) / 1024 )) MB, peak $(( $(kb "$p" VmHWM) / 1024 )) MB"
+for pidfile in "$CLUSTER"/agent-*.pid; do
+  p=$(cat "$pidfile")
+  name=$(basename "$pidfile" .pid)
+  echo "$name: RSS $(( $(kb "$p" VmRSS) / 1024 )) MB, peak $(( $(kb "$p" VmHWM) / 1024 )) MB"
 done
