@@ -281,6 +281,10 @@ inline constexpr size_t max_profile_nesting = 10;
 
 struct config {
   std::string file; ///< the top-level file it was loaded from
+  /// A path in it (geo database, TLS files, latency table) was relative,
+  /// so resolved against the folder of `file`: the same text read under
+  /// another file name may name other files.
+  bool relative_paths = false;
   cluster_settings cluster;
   measurement_settings measurement;
   std::vector<datacenter> datacenters;

@@ -21,11 +21,16 @@ bool decider_core::activate(uint32_t version, const std::string& yaml, const std
                             std::string& error, bool persist) {
   // The same text as the push just validated, or as the active config (the
   // start-up config committed as version 1): its model, not a second load.
+  // The file name must match too when the text names files by relative
+  // paths (the log keeps file names without their folder, so the start-up
+  // file and version 1 differ there); a latency_table is read into the
+  // model, so a push of the same text re-reads it.
   load_result loaded;
   if (validated_ && validated_->yaml == yaml && validated_->file == file)
     loaded.cfg = std::move(validated_->cfg);
-  else if (active_ && active_->yaml == yaml && active_->file == file && active_->cfg->latency_table.empty())
-    loaded.cfg = active_->cfg; // (a latency_table is read into the model: a push of the same text re-reads it)
+  else if (active_ && active_->yaml == yaml && (active_->file == file || !active_->cfg->relative_paths) &&
+           active_->cfg->latency_table.empty())
+    loaded.cfg = active_->cfg;
   else
     loaded = load_config_text(yaml, file, routing_methods());
   validated_.reset();

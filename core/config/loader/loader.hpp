@@ -348,9 +348,10 @@ private:
     }
   }
 
-  std::string resolve_path(const std::string& p) const {
+  std::string resolve_path(const std::string& p) {
     if (p.empty() || p.front() == '/')
       return p;
+    cfg_.relative_paths = true;
     return (std::filesystem::path(base_dir_) / p).string();
   }
 

@@ -4,6 +4,7 @@
 #include "core/decider/decider_core.hpp"
 #include "core/dns/wire/name.hpp"
 #include "core/routing/engine.hpp"
+#include "tests/test_support.hpp"
 
 #include <gtest/gtest.h>
 #include <msgpack.hpp>
@@ -161,9 +162,40 @@ TEST_F(decider_core_test, the_start_config_is_served_as_version_0_until_the_clus
   EXPECT_EQ(d.config_version(), 0u);
   EXPECT_EQ(d.bootstrap_yaml(), config_v1);
   ASSERT_TRUE(d.build_snapshot(t0)); // answers at once
+  const config* started_with = d.config()->cfg.get();
+  // The log names the file without its folder ("c.yaml"); the text names no
+  // file by a relative path, so version 1 is the model already loaded (a
+  // 100,000-record config is not loaded a second time at every start).
   EXPECT_TRUE(d.apply_view(committed(config_v1, 1, 2), t0).config);
   EXPECT_EQ(d.config_version(), 1u);
+  EXPECT_EQ(d.config()->cfg.get(), started_with);
+  EXPECT_EQ(d.config()->file, "c.yaml");
   std::filesystem::remove(file);
+}
+
+TEST_F(decider_core_test, a_start_config_naming_files_by_relative_paths_is_loaded_again_under_the_logs_name) {
+  // geo.database: test.mmdb, next to the start-up file: under the log's file
+  // name (no folder) the same text names another file, so it is loaded anew
+  // (and here refused: there is no test.mmdb in the working directory).
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(gtmesh::test::test_mmdb(), dir + "/test.mmdb");
+  const std::string yaml = config_v1 + "geo: {database: test.mmdb}\n";
+  std::string file = dir + "/boot.yaml";
+  {
+    std::ofstream(file) << yaml;
+  }
+  std::string err;
+  auto st = state::store::open(dir + "/state", err);
+  ASSERT_TRUE(st) << err;
+  decider_options o{"d1"};
+  o.initial_config_file = file;
+  decider_core d(o, std::move(st));
+  ASSERT_TRUE(d.restore(t0, err)) << err;
+  ASSERT_TRUE(d.config()->cfg->relative_paths);
+  const config* started_with = d.config()->cfg.get();
+  d.apply_view(committed(yaml, 1, 2), t0);
+  EXPECT_TRUE(d.config_version() == 0 || d.config()->cfg.get() != started_with)
+    << "version 1 reused a model whose relative paths were resolved against another folder";
 }
 
 TEST_F(decider_core_test, verdicts_of_several_agents_are_merged_per_backend) {
