@@ -70,11 +70,12 @@ snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view
       now_ms >= previous->prepared->built_at_ms) {
     view_change change = view->changes_since(*previous->view);
     prepare_dc_rankings(*plan, *view, now_ms, *prepared, previous->prepared.get(), &change);
+    prepare_endpoint_availability(*plan, *view, now_ms, *prepared, previous->prepared.get(), &change);
   } else {
     prepare_dc_rankings(*plan, *view, now_ms, *prepared);
+    prepare_endpoint_availability(*plan, *view, now_ms, *prepared);
   }
   prepared->built_at_ms = now_ms;
-  prepare_endpoint_availability(*plan, *view, now_ms, *prepared);
   s->prepared = std::move(prepared);
   s->plan = std::move(plan);
   s->view = std::move(view);

@@ -58,13 +58,18 @@ view_change measurement_view::changes_since(const measurement_view& older) const
   view_change out;
   const uint32_t dcs = layout_.dc_count;
   out.dc.assign(dcs, 0);
+  out.monitor.assign(layout_.monitor_count, 0);
   const cell_layout& o = older.layout_;
   if (o.dc_count != dcs || o.service_count != layout_.service_count || o.monitor_count != layout_.monitor_count) {
     out.comparable = false;
     out.client_rows_moved = true;
     std::fill(out.dc.begin(), out.dc.end(), 1);
+    std::fill(out.monitor.begin(), out.monitor.end(), 1);
     return out;
   }
+  for (uint32_t m = 0; m < layout_.monitor_count; ++m)
+    if (!same_cell(cells_[layout_.monitor(m)], older.cells_[layout_.monitor(m)]))
+      out.monitor[m] = 1;
   if (dcs == 0)
     return out;
   // Host and service cells come first, DC-minor: cell i belongs to DC i % dcs.

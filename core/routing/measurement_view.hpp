@@ -64,6 +64,7 @@ struct cell_layout {
 /// snapshot rebuild must re-rank (core/routing/prepared_decisions.hpp).
 struct view_change {
   std::vector<uint8_t> dc;        ///< per DC: 1 when a host, service or client cell of it, or its drain, differs
+  std::vector<uint8_t> monitor;   ///< per monitored endpoint: 1 when its cell differs
   bool client_rows_moved = false; ///< client prefixes added, removed or reordered
   bool comparable = true;         ///< false: the layouts differ; treat everything as changed
 };
@@ -101,8 +102,8 @@ public:
     return client_cell(row, layout_.client(dc, m));
   }
   const cell_layout& layout() const noexcept { return layout_; }
-  /// What differs from `older` (a cell's value or time, a drain, the client
-  /// rows). Monitor cells are not compared: profiles are re-evaluated whole.
+  /// What differs from `older`: a cell's value or time, a drain, the
+  /// client rows.
   view_change changes_since(const measurement_view& older) const;
   uint32_t dc_count() const noexcept { return layout_.dc_count; }
   size_t client_row_count() const noexcept { return client_prefixes_.size(); }

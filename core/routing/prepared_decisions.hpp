@@ -56,6 +56,7 @@ struct prepared_decisions {
   /// DC rankings computed by the build that made this (the others were
   /// carried over from the previous snapshot: their inputs had not changed).
   uint32_t ranked = 0;
+  uint32_t profiles_evaluated = 0; ///< the same for profiles' endpoint availability
   int64_t built_at_ms = 0; ///< the clock it was built at (reuse needs a clock at or after it)
 };
 
@@ -79,7 +80,11 @@ void prepare_dc_rankings(const routing_plan& plan, const measurement_view& view,
                          prepared_decisions& out, const prepared_decisions* previous = nullptr,
                          const view_change* change = nullptr);
 /// Fills out.profiles and out.available (core/routing/profile/profile_evaluator.cpp).
+/// With `previous` and `change` as for prepare_dc_rankings, only the profiles
+/// whose endpoints (nested children included) read a changed DC or monitor,
+/// or whose time ran out, are evaluated again.
 void prepare_endpoint_availability(const routing_plan& plan, const measurement_view& view, int64_t now_ms,
-                                   prepared_decisions& out);
+                                   prepared_decisions& out, const prepared_decisions* previous = nullptr,
+                                   const view_change* change = nullptr);
 
 } // namespace gtmesh

@@ -63,6 +63,7 @@ public:
 
 private:
   void index_dc_plans_by_dc();
+  void index_profile_dependencies();
   routing_plan& plan_;
   const config& cfg_;
   /// rdata id by type + wire bytes (an A record's key fits std::string's
@@ -478,7 +479,43 @@ std::string plan_builder::run() {
   }
   plan_.names.build();
   index_dc_plans_by_dc();
+  index_profile_dependencies();
   return error_;
+}
+
+void plan_builder::index_profile_dependencies() {
+  const auto profiles = static_cast<uint32_t>(plan_.profile_plans.size());
+  const uint32_t dcs = plan_.dc_count();
+  plan_.profile_deps_first.assign(profiles + 1, 0);
+  plan_.profile_deps.clear();
+  std::vector<uint32_t> seen_by(dcs + plan_.monitors.size(), no_index); // last profile that listed it
+  std::vector<uint32_t> visited(profiles, no_index);                    // last profile that walked it
+  for (uint32_t k = 0; k < profiles; ++k) {
+    // Walk k and its nested children (the loader refused cycles; `visited`
+    // stops a walk anyway).
+    std::vector<uint32_t> stack{k};
+    while (!stack.empty()) {
+      const uint32_t at = stack.back();
+      stack.pop_back();
+      if (at >= profiles || visited[at] == k)
+        continue;
+      visited[at] = k;
+      for (const endpoint_plan& e : plan_.profile_plans[at].endpoints) {
+        uint32_t dep = no_index;
+        if (e.kind == endpoint_kind::dc && e.dc < dcs)
+          dep = e.dc;
+        else if (e.kind == endpoint_kind::external && e.monitor < plan_.monitors.size())
+          dep = dcs + e.monitor;
+        else if (e.kind == endpoint_kind::nested)
+          stack.push_back(e.child);
+        if (dep != no_index && seen_by[dep] != k) {
+          seen_by[dep] = k;
+          plan_.profile_deps.push_back(dep);
+        }
+      }
+    }
+    plan_.profile_deps_first[k + 1] = static_cast<uint32_t>(plan_.profile_deps.size());
+  }
 }
 
 void plan_builder::index_dc_plans_by_dc() {

@@ -198,6 +198,13 @@ public:
   std::vector<uint32_t> dc_plans_of;
   std::vector<static_plan> static_plans;
   std::vector<profile_plan> profile_plans;
+  /// What each profile's endpoint availability reads, nested children
+  /// included (CSR: profile k's are profile_deps[profile_deps_first[k] ..
+  /// profile_deps_first[k + 1]]): a DC index d < dc_count() (its host and
+  /// service cells, its drain), or dc_count() + m for monitored endpoint m.
+  /// A rebuild evaluates again only the profiles a change reaches.
+  std::vector<uint32_t> profile_deps_first;
+  std::vector<uint32_t> profile_deps;
   name_table names;
 
   // Geography and the latency table seed.

@@ -124,7 +124,8 @@ int count_available(uint32_t profile_index, route_context& rc, expiry* exp) {
 }
 
 void prepare_endpoint_availability(const routing_plan& plan, const measurement_view& view, int64_t now_ms,
-                                   prepared_decisions& out) {
+                                   prepared_decisions& out, const prepared_decisions* previous,
+                                   const view_change* change) {
   // Availability reads no client data: any query context will do.
   static const uint8_t root[] = {0};
   routing_query query{root, 1, client_info{}};
@@ -132,19 +133,45 @@ void prepare_endpoint_availability(const routing_plan& plan, const measurement_v
   ctx.now_ms = now_ms;
   answer_set scratch;
   route_context rc{plan, view, query, ctx, scratch, nullptr};
-  out.profiles.assign(plan.profile_plans.size(), {});
-  for (size_t k = 0; k < plan.profile_plans.size(); ++k) {
-    const profile_plan& p = plan.profile_plans[k];
-    const size_t n = std::min(p.endpoints.size(), max_endpoints_per_profile);
-    expiry exp;
+  const size_t profiles = plan.profile_plans.size();
+  // Fixed places: profile k's bits start at the same word in every build.
+  out.profiles.assign(profiles, {});
+  size_t words = 0;
+  for (size_t k = 0; k < profiles; ++k) {
+    out.profiles[k].first_word = static_cast<uint32_t>(words);
+    words += (std::min(plan.profile_plans[k].endpoints.size(), max_endpoints_per_profile) + 63) / 64;
+  }
+  const bool reuse = previous && change && change->comparable && previous->profiles.size() == profiles &&
+                     previous->available.size() == words && change->dc.size() == plan.dc_count() &&
+                     change->monitor.size() == plan.monitors.size() &&
+                     plan.profile_deps_first.size() == profiles + 1;
+  if (reuse) {
+    out.profiles = previous->profiles;
+    out.available = previous->available;
+  } else {
+    out.available.assign(words, 0);
+  }
+  out.profiles_evaluated = 0;
+  const uint32_t dcs = plan.dc_count();
+  for (size_t k = 0; k < profiles; ++k) {
     auto& set = out.profiles[k];
-    set.first_word = static_cast<uint32_t>(out.available.size());
-    out.available.resize(out.available.size() + (n + 63) / 64, 0);
-    for (size_t i = 0; i < n; ++i)
-      if (endpoint_available<false>(p.endpoints[i], rc, nullptr, &exp))
-        out.available[set.first_word + i / 64] |= uint64_t{1} << (i % 64);
-    set.valid_until_ms = exp.until;
-    out.valid_until_ms = std::min(out.valid_until_ms, exp.until);
+    bool dirty = !reuse || set.valid_until_ms <= now_ms;
+    for (uint32_t i = plan.profile_deps_first[k]; !dirty && i < plan.profile_deps_first[k + 1]; ++i) {
+      const uint32_t dep = plan.profile_deps[i];
+      dirty = dep < dcs ? change->dc[dep] != 0 : change->monitor[dep - dcs] != 0;
+    }
+    if (dirty) {
+      const profile_plan& p = plan.profile_plans[k];
+      const size_t n = std::min(p.endpoints.size(), max_endpoints_per_profile);
+      expiry exp;
+      std::fill_n(out.available.begin() + set.first_word, (n + 63) / 64, 0);
+      for (size_t i = 0; i < n; ++i)
+        if (endpoint_available<false>(p.endpoints[i], rc, nullptr, &exp))
+          out.available[set.first_word + i / 64] |= uint64_t{1} << (i % 64);
+      set.valid_until_ms = exp.until;
+      ++out.profiles_evaluated;
+    }
+    out.valid_until_ms = std::min(out.valid_until_ms, set.valid_until_ms);
   }
 }
 

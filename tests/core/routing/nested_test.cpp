@@ -142,5 +142,64 @@ TEST_F(nested, prepared_and_live_availability_agree_over_time) {
   }
 }
 
+TEST_F(nested, a_rebuild_evaluates_only_the_profiles_a_change_reaches_and_equals_a_full_build) {
+  // top reads DC b (its dc endpoint) and, through its nested child eu, the
+  // monitors of eu1..eu3; safe, open and nodata read their own monitors.
+  const char* monitors[] = {"eu/eu1", "eu/eu2", "eu/eu3", "safe/x", "open/x", "open/y", "nodata/x"};
+  const char* dcs[] = {"a", "b", "c"};
+  std::mt19937 gen(5);
+  std::map<std::string, std::string> values;
+  auto verdict = [&] {
+    return std::string("{value: ") + (gen() % 3 ? "up" : "down") + ", age: " + std::to_string(gen() % 90) + "s}";
+  };
+  for (const char* m : monitors)
+    values[m] = verdict();
+  for (const char* d : dcs)
+    values[d] = verdict();
+  snapshot_ptr previous;
+  int64_t at = now;
+  uint32_t partial = 0;
+  const auto profiles = static_cast<uint32_t>(plan->profile_plans.size());
+  for (int round = 0; round < 300; ++round) {
+    const unsigned what = gen() % 5;
+    if (what == 1)
+      values[monitors[gen() % 7]] = verdict();
+    if (what == 2)
+      values[dcs[gen() % 3]] = verdict();
+    if (what == 3)
+      at += gen() % 30000;
+    std::string text = "endpoints: {";
+    for (const char* m : monitors)
+      text += std::string(m) + ": " + values[m] + ", ";
+    text += "}\nhosts: {";
+    for (const char* d : dcs)
+      text += std::string(d) + ": {status: " + values[d] + "}, ";
+    text += "}\nservices: {web: {";
+    for (const char* d : dcs)
+      text += std::string(d) + ": {healthyBackends: " + values[d] + "}, ";
+    text += "}}\n";
+    state(text);
+    auto full = make_snapshot(plan, view, at, 1);
+    auto next = make_snapshot(plan, view, at, 1, previous.get());
+    const prepared_decisions& f = *full->prepared;
+    const prepared_decisions& n = *next->prepared;
+    SCOPED_TRACE("round " + std::to_string(round) + "\n" + text);
+    ASSERT_EQ(f.available, n.available);
+    ASSERT_EQ(f.profiles.size(), n.profiles.size());
+    for (uint32_t k = 0; k < profiles; ++k) {
+      EXPECT_EQ(f.profiles[k].first_word, n.profiles[k].first_word);
+      EXPECT_EQ(f.profiles[k].valid_until_ms, n.profiles[k].valid_until_ms) << "profile " << k;
+    }
+    EXPECT_EQ(f.valid_until_ms, n.valid_until_ms);
+    EXPECT_EQ(f.profiles_evaluated, profiles);
+    if (previous && what == 0)
+      EXPECT_EQ(n.profiles_evaluated, 0u) << "nothing changed and no time passed";
+    if (previous && n.profiles_evaluated > 0 && n.profiles_evaluated < profiles)
+      ++partial;
+    previous = next;
+  }
+  EXPECT_GT(partial, 50u);
+}
+
 } // namespace
 } // namespace gtmesh::test
