@@ -42,8 +42,8 @@ die() { echo "push_bench: $*" >&2; exit 1; }
 [ -x "$GTMESH_BIN" ] || die "no gtmesh at $GTMESH_BIN (build first)"
 command -v dnsperf >/dev/null || die "dnsperf missing"
 command -v zstd >/dev/null || die "zstd missing (apt-get install zstd)"
-now() { date +%s.%N; }
-kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status" 2>/dev/null; }
+# shellcheck source=bench_lib.sh
+. "$HERE/bench_lib.sh"
 
 mkdir -p "$CLUSTER"
 GTMESH_BIN=$GTMESH_BIN "$ROOT/tools/cluster.sh" start "$CLUSTER" >/dev/null
@@ -123,10 +123,7 @@ done
 kill -INT "$DNSPERF_PID" 2>/dev/null || true
 wait "$DNSPERF_PID" 2>/dev/null || true
 DNSPERF_PID=
-sent=$(awk '/Queries sent:/ { print $3 }' "$RUN_DIR/dnsperf.txt")
-lost=$(awk '/Queries lost:/ { print $3 }' "$RUN_DIR/dnsperf.txt")
-codes=$(awk '/Response codes:/ { $1 = $2 = ""; print }' "$RUN_DIR/dnsperf.txt")
-echo "dnsperf on responder 1 at $RATE q/s during the pushes: sent ${sent:-?}, lost ${lost:-?}, response codes:${codes:- ?}"
+echo "dnsperf on responder 1 at $RATE q/s during the pushes: $(dnsperf_summary "$RUN_DIR/dnsperf.txt")"
 for n in 1 2 3; do
   p=$(cat "$CLUSTER/decider$n.pid")
   echo "decider$n: RSS $(( $(kb "$p" VmRSS) / 1024 )) MB, peak $(( $(kb "$p" VmHWM) / 1024 )) MB"

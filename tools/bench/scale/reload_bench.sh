@@ -38,9 +38,8 @@ die() { echo "reload_bench: $*" >&2; exit 1; }
 [ -x "$GTMESH_BIN" ] || die "no gtmesh at $GTMESH_BIN (build first)"
 command -v dnsperf >/dev/null || die "dnsperf missing"
 command -v dig >/dev/null || die "dig missing"
-now() { date +%s.%N; }
-kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status" 2>/dev/null; }
-free_port() { python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# shellcheck source=bench_lib.sh
+. "$HERE/bench_lib.sh"
 
 python3 "$HERE/gen_config.py" --records "$RECORDS" --dcs 100 --profiles 1000 "$RUN_DIR/gen" >/dev/null
 zone=$(awk '/^zones:/ { z = 1 } z && /^  - name: / { print $3; exit }' "$RUN_DIR/gen/gtmesh.yaml")
@@ -51,7 +50,7 @@ make_config() { # round -> config.yaml, replaced atomically
   mv "$RUN_DIR/config.yaml.new" "$RUN_DIR/config.yaml"
 }
 make_config 0
-port=$(free_port)
+port=$(free_udp_port)
 "$GTMESH_BIN" serve --config "$RUN_DIR/config.yaml" --listen "127.0.0.1:$port" --port-file "$RUN_DIR/ports" \
   > "$RUN_DIR/serve.log" 2>&1 &
 SERVE_PID=$!
@@ -88,10 +87,7 @@ done
 kill -INT "$DNSPERF_PID" 2>/dev/null || true
 wait "$DNSPERF_PID" 2>/dev/null || true
 DNSPERF_PID=
-sent=$(awk '/Queries sent:/ { print $3 }' "$RUN_DIR/dnsperf.txt")
-lost=$(awk '/Queries lost:/ { print $3 }' "$RUN_DIR/dnsperf.txt")
-codes=$(awk '/Response codes:/ { $1 = $2 = ""; print }' "$RUN_DIR/dnsperf.txt")
-echo "dnsperf at $RATE q/s during the reloads: sent ${sent:-?}, lost ${lost:-?}, response codes:${codes:- ?}"
+echo "dnsperf at $RATE q/s during the reloads: $(dnsperf_summary "$RUN_DIR/dnsperf.txt")"
 sleep 3 # serve returns the old model's pages 2 s after a reload
 echo "serve: RSS 3 s after the last reload $(( $(kb "$SERVE_PID" VmRSS) / 1024 )) MB, peak $(( $(kb "$SERVE_PID" VmHWM) / 1024 )) MB"
 grep -c "reloaded" "$RUN_DIR/serve.log" | sed 's/^/reloads logged: /'

@@ -39,9 +39,9 @@ if [ "$NO_GDNSD" = 0 ] && ! command -v gdnsd >/dev/null; then
   die "gdnsd missing (apt-get install gdnsd, or NO_GDNSD=1)"
 fi
 
-free_port() { python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# shellcheck source=bench_lib.sh
+. "$HERE/bench_lib.sh"
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status" 2>/dev/null; }
 
 # One start: "seconds rss_kb hwm_kb" from exec to the first answer (first_answer.py).
 first_answer() { # port qname command...
@@ -62,12 +62,12 @@ for n in $SIZES; do
       > /dev/null 2> "$RUN_DIR/cc.err" || die "check-config failed: $(tail -3 "$RUN_DIR/cc.err")"
     read -r t m < "$RUN_DIR/cc.time"
     cc_t+=("$t") cc_m+=("$m")
-    port=$(free_port)
+    port=$(free_udp_port)
     read -r t r h <<< "$(first_answer "$port" "$profile_name" "$GTMESH_BIN" serve --config "$dir/gtmesh.yaml" \
       --listen "127.0.0.1:$port" --udp-threads 1)"
     sv_t+=("$t") sv_r+=("$r") sv_h+=("$h")
     if [ "$NO_GDNSD" = 0 ]; then
-      port=$(free_port)
+      port=$(free_udp_port)
       g=$RUN_DIR/gdnsd-$n
       rm -rf "$g" && mkdir -p "$g/zones" "$g/run" "$g/state"
       sed -e "s#__RUN__#$g#g" -e "s#__PORT__#$port#g" "$dir/gdnsd/config" > "$g/config"

@@ -38,17 +38,17 @@ trap cleanup EXIT
 die() { echo "swarm_bench: $*" >&2; exit 1; }
 [ -x "$GTMESH_BIN" ] || die "no gtmesh at $GTMESH_BIN (build first)"
 [ -x "$SWARM_BIN" ] || die "no agent_swarm at $SWARM_BIN (build first)"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# shellcheck source=bench_lib.sh
+. "$HERE/bench_lib.sh"
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 
 python3 "$HERE/gen_config.py" --records "$RECORDS" --dcs "$DCS" --profiles "$PROFILES" "$RUN_DIR/gen" >/dev/null
 awk '{ print } /^    records:$/ && !done {
   print "      - {name: flip, type: A, ttl: 5, dc: {source: host, metric: cpu, criterion: lowest, gate: {source: host, metric: status, criterion: {equals: up}}, answers: {dc000: [10.254.0.1], dc001: [10.254.0.2]}, fail_safe: [192.0.2.250]}}"
   done = 1 }' "$RUN_DIR/gen/gtmesh.yaml" > "$RUN_DIR/config.yaml"
 zone=$(awk '/^zones:/ { z = 1 } z && /^  - name: / { print $3; exit }' "$RUN_DIR/config.yaml")
-mesh=127.0.0.1:$(free_port)
-dns=127.0.0.1:$(free_port)
+mesh=127.0.0.1:$(free_tcp_port)
+dns=127.0.0.1:$(free_tcp_port)
 "$GTMESH_BIN" decider --config "$RUN_DIR/config.yaml" --data-dir "$RUN_DIR/decider" --listen "$mesh" \
   --name decider1 --dns "$dns" --port-file "$RUN_DIR/ports" > "$RUN_DIR/decider.log" 2>&1 &
 DECIDER_PID=$!
