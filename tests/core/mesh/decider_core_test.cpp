@@ -61,7 +61,7 @@ std::vector<std::string> answers(const snapshot_ptr& snap, const std::string& na
 }
 
 class decider_core_test : public ::testing::Test {
-protected:
+public:
   std::string dir;
   void SetUp() override {
     dir = ::testing::TempDir() + "decider_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
@@ -260,39 +260,50 @@ TEST_F(decider_core_test, state_survives_a_restart_and_answers_before_new_measur
   EXPECT_NE(d->status_text(t0 + 60'000).find("STALE"), std::string::npos) << d->status_text(t0 + 60'000);
 }
 
+/// iad/a1's one verdict on 10.1.0.1 as its batch number `seq`.
+mesh::measurement_batch iad_verdict(uint64_t seq, bool up) {
+  return mesh::measurement_batch{"iad/a1", seq - 1, seq, {verdict("iad/a1", "iad", "10.1.0.1:80", up, seq)}};
+}
+
+/// A core that wrote iad/a1's first verdict (up, seq 1) at `steady` and holds
+/// back the second (down, seq 2) that came 200 ms later: the origin was
+/// written less than a second before.
+std::unique_ptr<decider_core> written_then_held(decider_core_test& t, int64_t steady) {
+  auto d = t.open();
+  EXPECT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
+  d->on_batch(iad_verdict(1, true), t0);
+  std::string err;
+  EXPECT_TRUE(d->flush(err, steady)) << err;
+  d->on_batch(iad_verdict(2, false), t0);
+  EXPECT_TRUE(d->flush(err, steady + 200)) << err;
+  return d;
+}
+
+/// What a restart finds of iad/a1: its mark and the value of its one verdict.
+void expect_on_disk(decider_core_test& t, uint64_t have, double value) {
+  auto d = t.open();
+  std::string err;
+  ASSERT_TRUE(d->restore(t0, err)) << err;
+  EXPECT_EQ(d->table().have("iad/a1"), have);
+  auto latest = d->table().latest_of("iad/a1");
+  ASSERT_EQ(latest.size(), 1u);
+  EXPECT_EQ(latest[0].value, value);
+}
+
 TEST_F(decider_core_test, an_origins_measurements_are_written_at_most_once_a_second_with_their_mark) {
   const int64_t steady = 5'000'000; // flush(now) takes the monotonic clock
-  {
-    auto d = open();
-    ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
-    d->on_batch(mesh::measurement_batch{"iad/a1", 0, 1, {verdict("iad/a1", "iad", "10.1.0.1:80", true, 1)}}, t0);
-    std::string err;
-    ASSERT_TRUE(d->flush(err, steady)) << err;
-    // 200 ms later: a newer value, but this origin was written 200 ms ago.
-    d->on_batch(mesh::measurement_batch{"iad/a1", 1, 2, {verdict("iad/a1", "iad", "10.1.0.1:80", false, 2)}}, t0);
-    ASSERT_TRUE(d->flush(err, steady + 200)) << err;
-    // Destroyed now: what a kill -9 leaves.
-  }
+  written_then_held(*this, steady); // destroyed at once: what a kill -9 leaves
+  // The value and the mark on disk are the first ones, together: the agent
+  // is asked again from seq 1, so nothing is skipped.
+  expect_on_disk(*this, 1, 1);
   {
     auto d = open();
     std::string err;
     ASSERT_TRUE(d->restore(t0, err)) << err;
-    // The value and the mark on disk are the first ones, together: the
-    // agent is asked again from seq 1, so nothing is skipped.
-    EXPECT_EQ(d->table().have("iad/a1"), 1u);
-    auto latest = d->table().latest_of("iad/a1");
-    ASSERT_EQ(latest.size(), 1u);
-    EXPECT_EQ(latest[0].value, 1);
-    d->on_batch(mesh::measurement_batch{"iad/a1", 1, 2, {verdict("iad/a1", "iad", "10.1.0.1:80", false, 2)}}, t0);
+    d->on_batch(iad_verdict(2, false), t0);
     ASSERT_TRUE(d->flush(err, steady + 200)) << err; // first write of this process: not throttled
   }
-  auto d = open();
-  std::string err;
-  ASSERT_TRUE(d->restore(t0, err)) << err;
-  EXPECT_EQ(d->table().have("iad/a1"), 2u);
-  auto latest = d->table().latest_of("iad/a1");
-  ASSERT_EQ(latest.size(), 1u);
-  EXPECT_EQ(latest[0].value, 0);
+  expect_on_disk(*this, 2, 0);
 }
 
 /// One value per key, as builds before one-record-per-origin wrote them.
@@ -382,20 +393,11 @@ TEST_F(decider_core_test, measurements_stored_one_per_key_by_an_older_build_are_
 TEST_F(decider_core_test, a_throttled_origin_is_written_once_its_second_has_passed) {
   const int64_t steady = 5'000'000;
   {
-    auto d = open();
-    ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
-    d->on_batch(mesh::measurement_batch{"iad/a1", 0, 1, {verdict("iad/a1", "iad", "10.1.0.1:80", true, 1)}}, t0);
+    auto d = written_then_held(*this, steady);
     std::string err;
-    ASSERT_TRUE(d->flush(err, steady)) << err;
-    d->on_batch(mesh::measurement_batch{"iad/a1", 1, 2, {verdict("iad/a1", "iad", "10.1.0.1:80", false, 2)}}, t0);
-    ASSERT_TRUE(d->flush(err, steady + 200)) << err;
     ASSERT_TRUE(d->flush(err, steady + 1000)) << err; // nothing new arrived; the held change goes now
   }
-  auto d = open();
-  std::string err;
-  ASSERT_TRUE(d->restore(t0, err)) << err;
-  EXPECT_EQ(d->table().have("iad/a1"), 2u);
-  EXPECT_EQ(d->table().latest_of("iad/a1").at(0).value, 0);
+  expect_on_disk(*this, 2, 0);
 }
 
 TEST_F(decider_core_test, a_dc_whose_agents_all_left_is_down_after_the_bound) {
