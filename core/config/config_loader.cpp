@@ -99,6 +99,10 @@ load_result loader::read(std::string_view text) {
     result.errors = std::move(errors_);
     return result;
   }
+  // The arena grew by doubling: give back the slack before it is kept.
+  value_ids_ = {};
+  cfg_.answers.shrink_to_fit();
+  cfg_.answer_values.shrink_to_fit();
   result.cfg = std::make_shared<const config>(std::move(cfg_));
   return result;
 }

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -88,12 +89,26 @@ struct answer_value {
   uint16_t srv_weight = 0;     ///< SRV
   uint16_t port = 0;           ///< SRV
   std::string text() const;    ///< presentation form, for traces
+  friend bool operator==(const answer_value&, const answer_value&) = default;
 };
 
+inline constexpr uint32_t no_answer_location = UINT32_MAX;
+
+/// One answer of a record, as stored in config::answers: 12 bytes, so that
+/// 100,000 records of 8 answers each stay small. The value is stored once in
+/// config::answer_values however many records answer it.
 struct answer_item {
-  answer_value value;
-  uint32_t weight = 1;                ///< balance weight, 1..1000
-  std::optional<geo_point> location;  ///< for `closest`; default: the DC's
+  uint32_t value = 0;                         ///< index into config::answer_values
+  uint32_t weight = 1;                        ///< balance weight, 1..1000
+  uint32_t location = no_answer_location;     ///< index into config::answer_locations, for `closest`; default: the DC's
+};
+
+/// A record's answers: a run of config::answers (config::answers_of).
+struct answer_span {
+  uint32_t first = 0;
+  uint32_t count = 0;
+  bool empty() const noexcept { return count == 0; }
+  size_t size() const noexcept { return count; }
 };
 
 enum class criterion_kind : uint8_t { lowest, highest, equals, within };
@@ -139,7 +154,7 @@ std::string_view to_string(all_down_action a) noexcept;
 
 struct dc_answers {
   std::string dc;
-  std::vector<answer_item> answers;
+  answer_span answers;
 };
 
 /// DC mode (SPEC section 2).
@@ -150,7 +165,7 @@ struct dc_policy {
   int pick_dc_count = 1;
   balance_kind balance = balance_kind::all;
   std::vector<dc_answers> answers; ///< candidate DCs in config order (= tie-break)
-  std::vector<answer_item> fail_safe;
+  answer_span fail_safe;
   all_down_action on_all_down = all_down_action::nodata;
 };
 
@@ -174,7 +189,7 @@ struct record {
   dns::rr_type type = dns::rr_type::a;
   uint32_t ttl = 30;
   record_mode mode = record_mode::plain;
-  std::vector<answer_item> plain;
+  answer_span plain;
   dc_policy dc;
   static_policy static_rules;
   std::string profile;
@@ -295,6 +310,23 @@ struct config {
   std::string geo_database;  ///< path to a .mmdb; empty = no geography
   std::string latency_table; ///< path to a CSV seed: prefix,dc,rtt_ms
   std::vector<latency_seed_row> latency_seed; ///< its parsed rows
+
+  // Every record's answers, in one arena: records hold runs of `answers`
+  // (answer_span), each answer names its value in `answer_values`, where
+  // equal values are stored once.
+  std::vector<answer_value> answer_values;
+  std::vector<answer_item> answers;
+  std::vector<geo_point> answer_locations;
+
+  std::span<const answer_item> answers_of(answer_span s) const noexcept {
+    return {answers.data() + s.first, s.count};
+  }
+  const answer_value& value_of(const answer_item& a) const noexcept { return answer_values[a.value]; }
+  std::optional<geo_point> location_of(const answer_item& a) const noexcept {
+    if (a.location == no_answer_location)
+      return std::nullopt;
+    return answer_locations[a.location];
+  }
 
   const datacenter* find_dc(std::string_view name) const;
   const service* find_service(std::string_view name) const;

@@ -77,6 +77,8 @@ private:
     return it == dc_ids_.end() ? no_index : it->second;
   }
   std::map<std::pair<std::string, dns::rr_type>, uint32_t> profile_ids_;
+  /// rdata id per config::answer_values entry, no_index until encoded.
+  std::vector<uint32_t> rdata_of_value_ = std::vector<uint32_t>(cfg_.answer_values.size(), no_index);
   std::string error_;
 
   /// `text()` gives the rdata's presentation form; called for new ones only.
@@ -162,23 +164,39 @@ private:
     return add_rdata(dns::rr_type::soa, b, 0, [&] { return std::move(text); });
   }
 
-  answer_group make_group(const std::vector<answer_item>& items, const std::optional<geo_point>& dc_location) {
+  /// The rdata of a config answer value, encoded once however many records
+  /// answer it.
+  uint32_t rdata_of(uint32_t value) {
+    if (rdata_of_value_[value] == no_index)
+      rdata_of_value_[value] = encode(cfg_.answer_values[value]);
+    return rdata_of_value_[value];
+  }
+
+  static answer_group begin_group(const routing_plan& plan) {
     answer_group g;
-    g.first = static_cast<uint32_t>(plan_.answers.size());
-    for (const auto& item : items) {
-      answer_ref a;
-      a.rdata = encode(item.value);
-      a.weight = item.weight;
-      if (item.location) {
-        a.has_location = true;
-        a.location = *item.location;
-      } else if (dc_location) {
-        a.has_location = true;
-        a.location = *dc_location;
-      }
-      plan_.answers.push_back(a);
-      g.total_weight += a.weight;
-      ++g.count;
+    g.first = static_cast<uint32_t>(plan.answers.size());
+    return g;
+  }
+  void add_to_group(answer_group& g, uint32_t rdata, uint32_t weight, const std::optional<geo_point>& location) {
+    answer_ref a;
+    a.rdata = rdata;
+    a.weight = weight;
+    if (location) {
+      a.has_location = true;
+      a.location = *location;
+    }
+    plan_.answers.push_back(a);
+    g.total_weight += a.weight;
+    ++g.count;
+  }
+
+  /// A record's answers; an answer without a location of its own is at its
+  /// DC's (`dc_location`), if any.
+  answer_group make_group(answer_span span, const std::optional<geo_point>& dc_location) {
+    answer_group g = begin_group(plan_);
+    for (const auto& item : cfg_.answers_of(span)) {
+      auto location = cfg_.location_of(item);
+      add_to_group(g, rdata_of(item.value), item.weight, location ? location : dc_location);
     }
     build_wrr_schedule(plan_, g);
     return g;
@@ -187,17 +205,18 @@ private:
   /// The answers of a profile endpoint (or fail_safe list) for a record type:
   /// values of exactly that type, else its first host name as a CNAME.
   answer_group make_typed_group(const std::vector<answer_value>& values, dns::rr_type type) {
-    std::vector<answer_item> items;
+    answer_group g = begin_group(plan_);
     for (const auto& v : values)
       if (v.type == type)
-        items.push_back(answer_item{v, 1, std::nullopt});
-    if (items.empty())
+        add_to_group(g, encode(v), 1, std::nullopt);
+    if (g.count == 0)
       for (const auto& v : values)
         if (v.type == dns::rr_type::cname) {
-          items.push_back(answer_item{v, 1, std::nullopt});
+          add_to_group(g, encode(v), 1, std::nullopt);
           break;
         }
-    return make_group(items, std::nullopt);
+    build_wrr_schedule(plan_, g);
+    return g;
   }
 
   std::optional<geo_point> dc_location(const std::string& dc) const {
@@ -434,14 +453,14 @@ std::string plan_builder::run() {
     zp.soa_rdata = encode_soa(z, serial);
     zp.soa_ttl = z.soa.ttl;
     zp.negative_ttl = std::min(z.soa.ttl, z.soa.minimum);
-    std::vector<answer_item> ns;
+    zp.ns = begin_group(plan_);
     for (const auto& n : z.ns) {
       answer_value v;
       v.type = dns::rr_type::ns;
       v.target = n;
-      ns.push_back(answer_item{v, 1, std::nullopt});
+      add_to_group(zp.ns, encode(v), 1, std::nullopt);
     }
-    zp.ns = make_group(ns, std::nullopt);
+    build_wrr_schedule(plan_, zp.ns);
     zp.ns_ttl = z.ns_ttl;
 
     // The apex SOA and NS as plain records.

@@ -29,6 +29,7 @@
 #include <set>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace gtmesh::config_loading {
 
@@ -355,6 +356,38 @@ private:
     return (std::filesystem::path(base_dir_) / p).string();
   }
 
+  // --- the answer arena (config::answers) ---------------------------------------
+
+  /// One answer as written, before it is stored.
+  struct parsed_answer {
+    answer_value value;
+    uint32_t weight = 1;
+    std::optional<geo_point> location;
+  };
+  /// Finds stored values by value (heterogeneous lookup: the set holds
+  /// indices into config::answer_values, not copies of the values).
+  struct answer_value_hash {
+    using is_transparent = void;
+    const std::vector<answer_value>* values;
+    size_t operator()(uint32_t id) const noexcept { return (*this)((*values)[id]); }
+    size_t operator()(const answer_value& v) const noexcept;
+  };
+  struct answer_value_equal {
+    using is_transparent = void;
+    const std::vector<answer_value>* values;
+    const answer_value& get(uint32_t id) const noexcept { return (*values)[id]; }
+    const answer_value& get(const answer_value& v) const noexcept { return v; }
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const noexcept {
+      return get(a) == get(b);
+    }
+  };
+  std::unordered_set<uint32_t, answer_value_hash, answer_value_equal> value_ids_{
+      0, answer_value_hash{&cfg_.answer_values}, answer_value_equal{&cfg_.answer_values}};
+
+  /// Appends one answer to config::answers, its value stored once.
+  void store_answer(parsed_answer&& a);
+
   // --- sections -------------------------------------------------------------
 
   void parse_cluster(const node& n);
@@ -367,11 +400,11 @@ private:
   void parse_service(const node& n, const std::string& field);
   void parse_zone(const node& n, const std::string& field);
   void parse_record(const node& n, const std::string& field, zone& z);
-  bool parse_answer(const node& n, const std::string& field, dns::rr_type type, const zone& z, answer_item& out);
-  std::vector<answer_item> parse_answers(const node& n, const std::string& field, dns::rr_type type,
-                                         const zone& z);
-  std::vector<answer_item> parse_answer_list(const node& map, std::string_view key, const std::string& field,
-                                             dns::rr_type type, const zone& z) {
+  bool parse_answer(const node& n, const std::string& field, dns::rr_type type, const zone& z, parsed_answer& out);
+  /// Parses one answer or a list of them into config::answers.
+  answer_span parse_answers(const node& n, const std::string& field, dns::rr_type type, const zone& z);
+  answer_span parse_answer_list(const node& map, std::string_view key, const std::string& field,
+                                dns::rr_type type, const zone& z) {
     node n = child(map, key);
     if (!n || n.is_null())
       return {};

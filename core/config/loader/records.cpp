@@ -114,8 +114,39 @@ void loader::parse_zone(const node& n, const std::string& field) {
   cfg_.zones.push_back(std::move(z));
 }
 
+size_t loader::answer_value_hash::operator()(const answer_value& v) const noexcept {
+  auto mix = [](size_t h, size_t x) { return h ^ (x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); };
+  ip_key k = v.address.key();
+  size_t h = static_cast<size_t>(v.type);
+  h = mix(h, static_cast<size_t>(static_cast<uint64_t>(k)));
+  h = mix(h, static_cast<size_t>(static_cast<uint64_t>(k >> 64)));
+  if (!v.target.empty())
+    h = mix(h, std::hash<std::string>{}(v.target));
+  for (const auto& t : v.txt)
+    h = mix(h, std::hash<std::string>{}(t));
+  h = mix(h, (size_t{v.preference} << 48) | (size_t{v.priority} << 32) | (size_t{v.srv_weight} << 16) | v.port);
+  return h;
+}
+
+void loader::store_answer(parsed_answer&& a) {
+  answer_item item;
+  if (auto it = value_ids_.find(a.value); it != value_ids_.end()) {
+    item.value = *it;
+  } else {
+    item.value = static_cast<uint32_t>(cfg_.answer_values.size());
+    cfg_.answer_values.push_back(std::move(a.value));
+    value_ids_.insert(item.value);
+  }
+  item.weight = a.weight;
+  if (a.location) {
+    item.location = static_cast<uint32_t>(cfg_.answer_locations.size());
+    cfg_.answer_locations.push_back(*a.location);
+  }
+  cfg_.answers.push_back(item);
+}
+
 bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type type, const zone& z,
-                          answer_item& out) {
+                          parsed_answer& out) {
   using dns::rr_type;
   answer_value& v = out.value;
   v.type = type;
@@ -237,21 +268,22 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
   }
 }
 
-std::vector<answer_item> loader::parse_answers(const node& n, const std::string& f, dns::rr_type type,
-                                               const zone& z) {
-  std::vector<answer_item> out;
+answer_span loader::parse_answers(const node& n, const std::string& f, dns::rr_type type, const zone& z) {
+  answer_span out{static_cast<uint32_t>(cfg_.answers.size()), 0};
+  auto add = [&](const node& an, const std::string& af) {
+    parsed_answer a;
+    if (parse_answer(an, af, type, z, a)) {
+      store_answer(std::move(a));
+      ++out.count;
+    }
+  };
   if (!n.is_sequence()) {
-    answer_item item;
-    if (parse_answer(n, f, type, z, item))
-      out.push_back(std::move(item));
+    add(n, f);
     return out;
   }
-  for (size_t i = 0; i < n.size(); ++i) {
-    answer_item item;
-    if (parse_answer(n[i], f + "[" + std::to_string(i) + "]", type, z, item))
-      out.push_back(std::move(item));
-  }
-  if (out.size() > static_cast<size_t>(max_answers))
+  for (size_t i = 0; i < n.size(); ++i)
+    add(n[i], f + "[" + std::to_string(i) + "]");
+  if (out.count > static_cast<size_t>(max_answers))
     error(n, f, "more than " + std::to_string(max_answers) + " answers");
   return out;
 }
