@@ -21,9 +21,9 @@ void answer_counters::switch_to(const plan_ptr& plan) {
   size_t next = 0;
   for (size_t r = 0; r < records; ++r) {
     const record_plan& rec = plan->records[r];
-    if (rec.mode == record_mode::dc) {
+    if (rec.mode == record_mode::dc && rec.policy < plan->dc_plans.size()) {
       t->key[r] = table::keyed::by_dc;
-      t->width[r] = t->dc_count + 1;
+      t->width[r] = static_cast<uint32_t>(plan->dc_plans[rec.policy].candidates.size()) + 1;
     } else if (rec.mode == record_mode::profile && rec.policy < plan->profile_plans.size()) {
       t->key[r] = table::keyed::by_endpoint;
       t->width[r] = static_cast<uint32_t>(plan->profile_plans[rec.policy].endpoints.size()) + 1;
@@ -60,18 +60,18 @@ void answer_counters::add_table(const table& t, answer_totals& into) {
       if (uint64_t v = t.values[t.first[r] + k].load(std::memory_order_relaxed)) {
         std::string dc, endpoint;
         if (t.key[r] == table::keyed::by_dc && k < last) {
-          dc = plan.dc_names[k];
+          dc = plan.dc_names[plan.dc_plans[rec.policy].candidates[k].dc];
         } else if (t.key[r] == table::keyed::by_endpoint && k < last) {
           const endpoint_plan& e = plan.profile_plans[rec.policy].endpoints[k];
           endpoint = e.source ? e.source->name : std::string();
           if (e.kind == endpoint_kind::dc && e.dc < t.dc_count)
             dc = plan.dc_names[e.dc];
         }
-        into[answer_key{rec.name, type, std::move(dc), std::move(endpoint), "answer"}] += v;
+        into[answer_key{std::string(rec.name), type, std::move(dc), std::move(endpoint), "answer"}] += v;
       }
     for (size_t o = 0; o < 3; ++o)
       if (uint64_t v = t.values[t.outcome_base + r * 3 + o].load(std::memory_order_relaxed))
-        into[answer_key{rec.name, type, "", "", outcome_names[o]}] += v;
+        into[answer_key{std::string(rec.name), type, "", "", outcome_names[o]}] += v;
   }
 }
 

@@ -56,8 +56,9 @@ private:
     uint32_t dc_count = 0;
     std::vector<uint32_t> first; ///< per record: its first answer slot
     /// Per record, what its answer slots are keyed by: one slot (plain,
-    /// static), one per DC + 1 for none (DC mode), or one per endpoint of its
-    /// profile + 1 for none (profile).
+    /// static), one per candidate DC of its policy + 1 for none (DC mode: 8
+    /// slots for a record answering in 8 of 100 DCs), or one per endpoint of
+    /// its profile + 1 for none (profile).
     enum class keyed : uint8_t { single, by_dc, by_endpoint };
     std::vector<keyed> key;
     std::vector<uint32_t> width; ///< per record: its number of answer slots
@@ -68,8 +69,13 @@ private:
     size_t answer_slot(uint32_t record, uint32_t dc, uint32_t endpoint) const noexcept {
       const uint32_t last = width[record] - 1; // the "none" slot
       switch (key[record]) {
-        case keyed::by_dc:
-          return first[record] + (dc < last ? dc : last);
+        case keyed::by_dc: {
+          const auto& candidates = plan->dc_plans[plan->records[record].policy].candidates;
+          uint32_t k = 0;
+          while (k < last && candidates[k].dc != dc)
+            ++k;
+          return first[record] + k;
+        }
         case keyed::by_endpoint:
           return first[record] + (endpoint < last ? endpoint : last);
         default:

@@ -62,9 +62,9 @@ zones:
           criterion: lowest
           gate: {source: host, metric: status, criterion: {equals: up}}
           balance: weighted_random
-          answers:
-            fra: [{address: 192.0.2.1, weight: 10}, {address: 192.0.2.2, weight: 20}, {address: 192.0.2.3, weight: 30}]
+          answers: # iad first: candidate order is not DC order (answer_counters_test)
             iad: [198.51.100.1]
+            fra: [{address: 192.0.2.1, weight: 10}, {address: 192.0.2.2, weight: 20}, {address: 192.0.2.3, weight: 30}]
           fail_safe: [192.0.2.250]
   - name: other.test
     soa: {primary: ns1.example.test., admin: hostmaster.example.test., minimum: 120, ttl: 300}
