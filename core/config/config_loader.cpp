@@ -271,15 +271,15 @@ std::string profile_report::field(const endpoint& e, std::string_view key) const
 }
 
 void profile_report::error(const endpoint& e, std::string_view key, std::string message) {
-  errors_.push_back(config_error{e.where.file, e.where.line, e.where.column, field(e, key), std::move(message)});
+  errors_.push_back(config_error{file_, e.where.line, e.where.column, field(e, key), std::move(message)});
 }
 
 void profile_report::warn(const endpoint& e, std::string_view key, std::string message) {
-  warnings_.push_back(config_error{e.where.file, e.where.line, e.where.column, field(e, key), std::move(message)});
+  warnings_.push_back(config_error{file_, e.where.line, e.where.column, field(e, key), std::move(message)});
 }
 
 void profile_report::error(std::string_view key, std::string message) {
-  errors_.push_back(config_error{profile_.where.file, profile_.where.line, profile_.where.column,
+  errors_.push_back(config_error{file_, profile_.where.line, profile_.where.column,
                                  "profiles[" + profile_.name + "]." + std::string(key), std::move(message)});
 }
 

@@ -19,9 +19,9 @@
 
 namespace gtmesh {
 
-/// Where an element was written: file and 1-based line/column.
+/// Where an element was written: 1-based line/column in config::file (the
+/// one file a config is read from; not copied into every element).
 struct config_location {
-  std::string file;
   int line = 0;
   int column = 0;
 };

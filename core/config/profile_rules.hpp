@@ -17,8 +17,9 @@ namespace gtmesh {
 /// Collects what a method finds wrong with one profile.
 class profile_report {
 public:
-  profile_report(const profile& p, config_errors& errors, config_errors& warnings)
-      : profile_(p), errors_(errors), warnings_(warnings) {}
+  /// `file`: the config file `p` was read from (errors name it).
+  profile_report(const std::string& file, const profile& p, config_errors& errors, config_errors& warnings)
+      : file_(file), profile_(p), errors_(errors), warnings_(warnings) {}
 
   /// A problem with one endpoint's `key` ("priority", "regions", ...).
   void error(const endpoint& e, std::string_view key, std::string message);
@@ -28,6 +29,7 @@ public:
 
 private:
   std::string field(const endpoint& e, std::string_view key) const;
+  const std::string& file_;
   const profile& profile_;
   config_errors& errors_;
   config_errors& warnings_;

@@ -125,7 +125,7 @@ void resolve(const routing_snapshot& snapshot, const routing_query& query, query
   route_context rc{plan, *snapshot.view, query, ctx, out, trace, r.id, 0, ctx.rotation[r.id & 0xff]++,
                    snapshot.prepared.get()};
   if (trace)
-    trace->note(0, "record " + r.name + " " + std::string(dns::to_string(r.type)) + " ttl " + std::to_string(r.ttl));
+    trace->note(0, "record " + std::string(r.name) + " " + std::string(dns::to_string(r.type)) + " ttl " + std::to_string(r.ttl));
   switch (r.mode) {
     case record_mode::plain:
       balance_answers(r.plain, balance_kind::all, rc);

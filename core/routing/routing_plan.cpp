@@ -177,26 +177,27 @@ private:
     g.first = static_cast<uint32_t>(plan.answers.size());
     return g;
   }
-  void add_to_group(answer_group& g, uint32_t rdata, uint32_t weight, const std::optional<geo_point>& location) {
+  void add_to_group(answer_group& g, uint32_t rdata, uint32_t weight, uint32_t location = no_index) {
     answer_ref a;
     a.rdata = rdata;
     a.weight = weight;
-    if (location) {
-      a.has_location = true;
-      a.location = *location;
-    }
+    a.location = location;
     plan_.answers.push_back(a);
     g.total_weight += a.weight;
     ++g.count;
   }
 
   /// A record's answers; an answer without a location of its own is at its
-  /// DC's (`dc_location`), if any.
-  answer_group make_group(answer_span span, const std::optional<geo_point>& dc_location) {
+  /// DC's (`dc_location`: an index into answer_locations, or no_index).
+  answer_group make_group(answer_span span, uint32_t dc_location = no_index) {
     answer_group g = begin_group(plan_);
     for (const auto& item : cfg_.answers_of(span)) {
-      auto location = cfg_.location_of(item);
-      add_to_group(g, rdata_of(item.value), item.weight, location ? location : dc_location);
+      uint32_t location = dc_location;
+      if (item.location != no_answer_location) {
+        location = static_cast<uint32_t>(plan_.answer_locations.size());
+        plan_.answer_locations.push_back(cfg_.answer_locations[item.location]);
+      }
+      add_to_group(g, rdata_of(item.value), item.weight, location);
     }
     build_wrr_schedule(plan_, g);
     return g;
@@ -208,20 +209,21 @@ private:
     answer_group g = begin_group(plan_);
     for (const auto& v : values)
       if (v.type == type)
-        add_to_group(g, encode(v), 1, std::nullopt);
+        add_to_group(g, encode(v), 1);
     if (g.count == 0)
       for (const auto& v : values)
         if (v.type == dns::rr_type::cname) {
-          add_to_group(g, encode(v), 1, std::nullopt);
+          add_to_group(g, encode(v), 1);
           break;
         }
     build_wrr_schedule(plan_, g);
     return g;
   }
 
-  std::optional<geo_point> dc_location(const std::string& dc) const {
+  /// The DC's location as an answer location (its index), or no_index.
+  uint32_t dc_location(const std::string& dc) const {
     uint32_t i = dc_id(dc);
-    return i == no_index ? std::nullopt : cfg_.datacenters[i].location;
+    return i != no_index && cfg_.datacenters[i].location ? i : no_index;
   }
 
   metric_column column_of(const metric_ref& ref) const {
@@ -324,7 +326,7 @@ void plan_builder::compile_record(const record& r, uint32_t zone_index, record_p
   rp.mode = r.mode;
   switch (r.mode) {
     case record_mode::plain:
-      rp.plain = make_group(r.plain, std::nullopt);
+      rp.plain = make_group(r.plain);
       break;
     case record_mode::dc: {
       dc_plan d;
@@ -335,7 +337,7 @@ void plan_builder::compile_record(const record& r, uint32_t zone_index, record_p
       d.pick = r.dc.pick_dc_count;
       d.balance = r.dc.balance;
       d.candidates = make_candidates(r.dc.answers);
-      d.fail_safe = make_group(r.dc.fail_safe, std::nullopt);
+      d.fail_safe = make_group(r.dc.fail_safe);
       d.on_all_down = r.dc.on_all_down;
       rp.policy = static_cast<uint32_t>(plan_.dc_plans.size());
       plan_.dc_plans.push_back(std::move(d));
@@ -406,6 +408,7 @@ std::string plan_builder::run() {
     plan_.dc_names.push_back(dc.name);
     plan_.dc_locations.push_back(dc.location ? *dc.location : geo_point{NAN, NAN});
   }
+  plan_.answer_locations = plan_.dc_locations;
   plan_.host_stale_ms = m.host_interval_ms * m.stale_after;
   plan_.client_stale_ms = m.client_interval_ms * m.stale_after;
   for (const auto& s : cfg_.services) {
@@ -444,6 +447,15 @@ std::string plan_builder::run() {
   }
   plan_.latency_seed_rows.build();
 
+  size_t records = 0, dc_records = 0;
+  for (const zone& z : cfg_.zones) {
+    records += 2 + z.records.size(); // with the apex SOA and NS
+    for (const record& r : z.records)
+      dc_records += r.mode == record_mode::dc;
+  }
+  plan_.records.reserve(records);
+  plan_.dc_plans.reserve(dc_records);
+  plan_.answers.reserve(cfg_.answers.size());
   for (uint32_t zi = 0; zi < cfg_.zones.size(); ++zi) {
     const zone& z = cfg_.zones[zi];
     zone_plan zp;
@@ -458,7 +470,7 @@ std::string plan_builder::run() {
       answer_value v;
       v.type = dns::rr_type::ns;
       v.target = n;
-      add_to_group(zp.ns, encode(v), 1, std::nullopt);
+      add_to_group(zp.ns, encode(v), 1);
     }
     build_wrr_schedule(plan_, zp.ns);
     zp.ns_ttl = z.ns_ttl;
@@ -471,7 +483,7 @@ std::string plan_builder::run() {
     soa.type = dns::rr_type::soa;
     soa.ttl = z.soa.ttl;
     soa.plain.first = static_cast<uint32_t>(plan_.answers.size());
-    plan_.answers.push_back(answer_ref{zp.soa_rdata, 1, false, {}});
+    plan_.answers.push_back(answer_ref{zp.soa_rdata, 1});
     soa.plain.count = 1;
     soa.plain.total_weight = 1;
     plan_.records.push_back(soa);
@@ -497,6 +509,10 @@ std::string plan_builder::run() {
     plan_.zones.push_back(std::move(zp));
   }
   plan_.names.build();
+  // Vectors grown by doubling: give back the slack of the big ones.
+  plan_.answers.shrink_to_fit();
+  plan_.wrr_schedule.shrink_to_fit();
+  plan_.rdata_bytes.shrink_to_fit();
   index_dc_plans_by_dc();
   index_profile_dependencies();
   return error_;

@@ -35,12 +35,12 @@ struct rdata_entry {
   static constexpr uint16_t no_name = UINT16_MAX;
 };
 
-/// An answer a balance algorithm can pick: rdata plus weight and location.
+/// An answer a balance algorithm can pick: rdata plus weight and location
+/// (12 bytes: a plan of 100,000 records holds about 800,000 of them).
 struct answer_ref {
   uint32_t rdata = 0;
   uint32_t weight = 1;
-  bool has_location = false;
-  geo_point location;
+  uint32_t location = UINT32_MAX; ///< into routing_plan::answer_locations; none for UINT32_MAX
 };
 
 /// A contiguous run of answer_refs with what balance algorithms precompute.
@@ -140,7 +140,7 @@ struct profile_plan {
 
 struct record_plan {
   const record* source = nullptr; ///< null for the synthesized apex SOA and NS
-  std::string name;               ///< owner, presentation form
+  std::string_view name;          ///< owner, presentation form (in the config the plan holds)
   uint32_t id = 0;
   uint32_t zone = 0;
   dns::rr_type type = dns::rr_type::a;
@@ -185,6 +185,9 @@ public:
   std::vector<rdata_entry> rdata;
   std::vector<std::string> rdata_text; ///< presentation form, for traces
   std::vector<answer_ref> answers;
+  /// Where answers are, for `closest`: the DCs' locations first (DC d's at
+  /// index d; NaN when it has none), then those answers give of their own.
+  std::vector<geo_point> answer_locations;
   std::vector<uint32_t> wrr_schedule;
 
   // Names and policies.

@@ -119,14 +119,14 @@ private:
 
   config_location where(const node& n) const {
     auto m = mark_of(n);
-    return config_location{file_, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0};
+    return config_location{m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0};
   }
   void error(const node& at, const std::string& field, std::string message) {
     config_location w = where(at);
     errors_.push_back(config_error{file_, w.line, w.column, field, std::move(message)});
   }
   void error_at(const config_location& w, const std::string& field, std::string message) {
-    errors_.push_back(config_error{w.file, w.line, w.column, field, std::move(message)});
+    errors_.push_back(config_error{file_, w.line, w.column, field, std::move(message)});
   }
   void warn(const node& at, const std::string& field, std::string message) {
     config_location w = where(at);
@@ -400,6 +400,8 @@ private:
   void parse_service(const node& n, const std::string& field);
   void parse_zone(const node& n, const std::string& field);
   void parse_record(const node& n, const std::string& field, zone& z);
+  /// Duplicate (name, type) records, and CNAMEs beside other types.
+  void check_record_names(const zone& z, const std::string& field);
   bool parse_answer(const node& n, const std::string& field, dns::rr_type type, const zone& z, parsed_answer& out);
   /// Parses one answer or a list of them into config::answers.
   answer_span parse_answers(const node& n, const std::string& field, dns::rr_type type, const zone& z);

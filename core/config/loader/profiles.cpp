@@ -206,7 +206,7 @@ void loader::check_profile(const profile& p, const std::string& field) {
     if (e.kind == endpoint_kind::nested && !find_profile(e.profile))
       error_at(e.where, efield(e, "profile"), "unknown profile '" + e.profile + "'");
   if (const profile_rules* m = methods_.find(p.method)) {
-    profile_report report(p, errors_, warnings_);
+    profile_report report(file_, p, errors_, warnings_);
     m->validate(p, cfg_, report);
   }
 }

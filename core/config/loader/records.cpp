@@ -96,22 +96,50 @@ void loader::parse_zone(const node& n, const std::string& field) {
     z.ns_ttl = static_cast<uint32_t>(*v);
   if (!zone_names_.insert(z.name).second)
     error(n, join(field, "name"), "duplicate zone '" + z.name + "'");
+  if (node rs = child(n, "records"); rs.is_sequence())
+    z.records.reserve(rs.size());
   each(n, "records", field, [&](const node& rn, const std::string& rf) { parse_record(rn, rf, z); });
+  check_record_names(z, field);
+  cfg_.zones.push_back(std::move(z));
+}
+
+void loader::check_record_names(const zone& z, const std::string& field) {
   // One record per (name, type); CNAME beside other data is allowed as the
-  // spec asks (a name can carry A, MX and CNAME policies) but flagged.
-  std::map<std::pair<std::string, dns::rr_type>, const record*> seen;
-  std::map<std::string, std::set<dns::rr_type>> types;
-  for (const auto& r : z.records) {
-    if (!seen.emplace(std::pair{r.name, r.type}, &r).second)
-      error_at(r.where, field + ".records", "duplicate record " + r.name + " " + std::string(dns::to_string(r.type)));
-    types[r.name].insert(r.type);
+  // spec asks (a name can carry A, MX and CNAME policies) but flagged. The
+  // records sorted by (name, type) put both cases side by side, without a
+  // copy of any name.
+  std::vector<uint32_t> order(z.records.size());
+  for (uint32_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const record& x = z.records[a];
+    const record& y = z.records[b];
+    if (int c = x.name.compare(y.name))
+      return c < 0;
+    return x.type != y.type ? x.type < y.type : a < b;
+  });
+  std::vector<uint32_t> duplicates; // reported in config order
+  for (size_t i = 1; i < order.size(); ++i) {
+    const record& before = z.records[order[i - 1]];
+    const record& r = z.records[order[i]];
+    if (r.name == before.name && r.type == before.type)
+      duplicates.push_back(order[i]);
   }
-  for (const auto& [name, ts] : types)
-    if (ts.count(dns::rr_type::cname) && ts.size() > 1)
+  std::sort(duplicates.begin(), duplicates.end());
+  for (uint32_t d : duplicates) {
+    const record& r = z.records[d];
+    error_at(r.where, field + ".records", "duplicate record " + r.name + " " + std::string(dns::to_string(r.type)));
+  }
+  for (size_t i = 0; i < order.size();) {
+    const std::string& name = z.records[order[i]].name;
+    bool cname = false, other = false;
+    for (; i < order.size() && z.records[order[i]].name == name; ++i)
+      (z.records[order[i]].type == dns::rr_type::cname ? cname : other) = true;
+    if (cname && other)
       warnings_.push_back(config_error{file_, z.where.line, z.where.column, field + ".records",
                                        name + " has a CNAME beside other types; queries for types without a "
                                               "record of their own get the CNAME (RFC 1034 forbids the mix)"});
-  cfg_.zones.push_back(std::move(z));
+  }
 }
 
 size_t loader::answer_value_hash::operator()(const answer_value& v) const noexcept {

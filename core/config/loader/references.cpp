@@ -40,7 +40,7 @@ void loader::check_references() {
       bool closest = (r.mode == record_mode::dc && r.dc.balance == balance_kind::closest) ||
                      (r.mode == record_mode::static_rules && r.static_rules.balance == balance_kind::closest);
       if (closest && cfg_.geo_database.empty())
-        warnings_.push_back(config_error{r.where.file, r.where.line, r.where.column,
+        warnings_.push_back(config_error{file_, r.where.line, r.where.column,
                                          "zones[" + z.name + "].records[" + r.name + "]",
                                          "balance: closest without geo.database answers the first address"});
     }

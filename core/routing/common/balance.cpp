@@ -57,9 +57,9 @@ int balance_answers(const answer_group& group, balance_kind balance, route_conte
       if (g.has_location) {
         double best_km = INFINITY;
         for (uint16_t i = 0; i < group.count; ++i) {
-          if (!answers[i].has_location)
+          if (answers[i].location == no_index)
             continue;
-          double km = distance_km(g.location, answers[i].location);
+          double km = distance_km(g.location, rc.plan.answer_locations[answers[i].location]);
           if (km < best_km) {
             best_km = km;
             best = i;
