@@ -279,8 +279,10 @@ int serve(const args& a) {
   // thread can read it (it reclaims every 100 ms); 2 s later the pages it
   // held go back to the system, so RSS after reloads stays that of one
   // model, not of every model loaded so far.
+  // The first load is trimmed the same way: what the loader and compiler
+  // freed goes back once serving has begun.
   constexpr std::chrono::seconds trim_after_reload{2};
-  std::optional<std::chrono::steady_clock::time_point> trim_at;
+  std::optional<std::chrono::steady_clock::time_point> trim_at = std::chrono::steady_clock::now() + trim_after_reload;
   for (;;) {
     int sig = 0;
     if (trim_at) {

@@ -143,6 +143,7 @@ int main(int argc, char** argv) {
   clock.report("serving (trimmed)");
   r.cfg.reset();
   plan_result.plan.reset();
+  previous.reset(); // the last snapshot holds the plan too
   malloc_trim(0);
   clock.report("all dropped, trimmed");
   std::printf("peak rss %.1f MB\n", static_cast<double>(status_kb("VmHWM:")) / 1024);

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Start a DNS server and time its first answer (tools/bench/scale).
 
-usage: first_answer.py PORT QNAME TIMEOUT_S -- COMMAND...
+usage: first_answer.py PORT QNAME TIMEOUT_S [SETTLE_S] -- COMMAND...
 
 Execs COMMAND, then sends `QNAME A` to 127.0.0.1:PORT every 5 ms (each
 query waits at most 5 ms for its reply) until a NOERROR reply with at least
-one answer arrives (to any of the queries sent). Prints "SECONDS RSS_KB HWM_KB": the time from exec to
-that reply, and the server's VmRSS and VmHWM at that moment, then stops the
+one answer arrives (to any of the queries sent). Prints "SECONDS RSS_KB HWM_KB
+SETTLED_RSS_KB": the time from exec to that reply, the server's VmRSS and
+VmHWM at that moment, and its VmRSS SETTLE_S seconds later (default 3: the
+RSS it serves with once start-up garbage is given back), then stops the
 server (SIGTERM, SIGKILL after 10 s). Exits 1 if the server exits or does
 not answer within TIMEOUT_S.
 """
@@ -36,6 +38,7 @@ def status_kb(pid, key):
 def main():
     sep = sys.argv.index("--")
     port, qname, timeout = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+    settle = float(sys.argv[4]) if sep > 4 else 3.0
     command = sys.argv[sep + 1:]
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.settimeout(0.005)
@@ -65,7 +68,12 @@ def main():
                 if flags & 0x800F == 0x8000 and ancount > 0:
                     break
         elapsed = time.monotonic() - t0
-        print("%.3f %d %d" % (elapsed, status_kb(proc.pid, "VmRSS"), status_kb(proc.pid, "VmHWM")))
+        rss, hwm = status_kb(proc.pid, "VmRSS"), status_kb(proc.pid, "VmHWM")
+        time.sleep(settle)  # not a synchronisation: the RSS after a fixed time is the measurement
+        if proc.poll() is not None:
+            print("server exited with %d after answering" % proc.returncode, file=sys.stderr)
+            return 1
+        print("%.3f %d %d %d" % (elapsed, rss, hwm, status_kb(proc.pid, "VmRSS")))
         return 0
     finally:
         proc.terminate()

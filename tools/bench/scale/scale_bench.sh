@@ -7,7 +7,8 @@
 #   check-config   wall time and peak RSS of `gtmesh check-config`
 #   serve          time from exec to the first answer of `gtmesh serve`
 #                  (a profile record, asked every 5 ms by first_answer.py),
-#                  its RSS then and its peak RSS (VmHWM)
+#                  its RSS then, its peak RSS (VmHWM), and its RSS 3 s
+#                  later (serving, once start-up garbage is given back)
 #   gdnsd          the same for `gdnsd start` on the equivalent zone
 #
 # Each figure is the median of REPEATS runs. Loopback only; every process is
@@ -43,43 +44,44 @@ fi
 . "$HERE/bench_lib.sh"
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# One start: "seconds rss_kb hwm_kb" from exec to the first answer (first_answer.py).
+# One start: "seconds rss_kb hwm_kb settled_rss_kb" from exec to the first
+# answer, and the RSS 3 s later (first_answer.py).
 first_answer() { # port qname command...
   local port=$1 qname=$2
   shift 2
   python3 "$HERE/first_answer.py" "$port" "$qname" "$TIMEOUT" -- "$@" || die "no answer from $*"
 }
 
-printf '%-8s %-10s %-26s %-34s %-34s\n' records yaml "check-config s / peak MB" \
-  "gtmesh serve: first answer s / RSS MB / peak MB" "gdnsd: first answer s / RSS MB / peak MB"
+printf '%-8s %-10s %-26s %-44s %-44s\n' records yaml "check-config s / peak MB" \
+  "gtmesh serve: first answer s / RSS / peak / RSS 3 s on (MB)" "gdnsd: the same"
 for n in $SIZES; do
   dir=$RUN_DIR/$n
   read -r dc_name profile_name < <(python3 "$HERE/gen_config.py" --records "$n" --dcs "$DCS" --profiles "$PROFILES" "$dir")
   yaml_mb=$(awk -v b="$(stat -c %s "$dir/gtmesh.yaml")" 'BEGIN { printf "%.1f MB", b / 1048576 }')
-  cc_t=() cc_m=() sv_t=() sv_r=() sv_h=() gd_t=() gd_r=() gd_h=()
+  cc_t=() cc_m=() sv_t=() sv_r=() sv_h=() sv_s=() gd_t=() gd_r=() gd_h=() gd_s=()
   for _ in $(seq "$REPEATS"); do
     /usr/bin/time -f "%e %M" -o "$RUN_DIR/cc.time" "$GTMESH_BIN" check-config "$dir/gtmesh.yaml" \
       > /dev/null 2> "$RUN_DIR/cc.err" || die "check-config failed: $(tail -3 "$RUN_DIR/cc.err")"
     read -r t m < "$RUN_DIR/cc.time"
     cc_t+=("$t") cc_m+=("$m")
     port=$(free_udp_port)
-    read -r t r h <<< "$(first_answer "$port" "$profile_name" "$GTMESH_BIN" serve --config "$dir/gtmesh.yaml" \
+    read -r t r h settled <<< "$(first_answer "$port" "$profile_name" "$GTMESH_BIN" serve --config "$dir/gtmesh.yaml" \
       --listen "127.0.0.1:$port" --udp-threads 1)"
-    sv_t+=("$t") sv_r+=("$r") sv_h+=("$h")
+    sv_t+=("$t") sv_r+=("$r") sv_h+=("$h") sv_s+=("$settled")
     if [ "$NO_GDNSD" = 0 ]; then
       port=$(free_udp_port)
       g=$RUN_DIR/gdnsd-$n
       rm -rf "$g" && mkdir -p "$g/zones" "$g/run" "$g/state"
       sed -e "s#__RUN__#$g#g" -e "s#__PORT__#$port#g" "$dir/gdnsd/config" > "$g/config"
       cp "$dir/gdnsd/zones/scale.test" "$g/zones/"
-      read -r t r h <<< "$(first_answer "$port" "$profile_name" gdnsd -c "$g" start)"
-      gd_t+=("$t") gd_r+=("$r") gd_h+=("$h")
+      read -r t r h settled <<< "$(first_answer "$port" "$profile_name" gdnsd -c "$g" start)"
+      gd_t+=("$t") gd_r+=("$r") gd_h+=("$h") gd_s+=("$settled")
     fi
   done
   mb() { printf '%s\n' "$@" | median | awk '{ printf "%.0f", $1 / 1024 }'; }
   sec() { printf '%s\n' "$@" | median | awk '{ printf "%.2f", $1 }'; }
   gd="-"
-  [ "$NO_GDNSD" = 0 ] && gd="$(sec "${gd_t[@]}") / $(mb "${gd_r[@]}") / $(mb "${gd_h[@]}")"
-  printf '%-8s %-10s %-26s %-34s %-34s\n' "$n" "$yaml_mb" "$(sec "${cc_t[@]}") / $(mb "${cc_m[@]}")" \
-    "$(sec "${sv_t[@]}") / $(mb "${sv_r[@]}") / $(mb "${sv_h[@]}")" "$gd"
+  [ "$NO_GDNSD" = 0 ] && gd="$(sec "${gd_t[@]}") / $(mb "${gd_r[@]}") / $(mb "${gd_h[@]}") / $(mb "${gd_s[@]}")"
+  printf '%-8s %-10s %-26s %-44s %-44s\n' "$n" "$yaml_mb" "$(sec "${cc_t[@]}") / $(mb "${cc_m[@]}")" \
+    "$(sec "${sv_t[@]}") / $(mb "${sv_r[@]}") / $(mb "${sv_h[@]}") / $(mb "${sv_s[@]}")" "$gd"
 done
