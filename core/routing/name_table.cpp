@@ -14,32 +14,36 @@ uint64_t name_table::hash(std::span<const uint8_t> name) noexcept {
   return h;
 }
 
+void name_table::place(uint64_t h, uint32_t node) noexcept {
+  uint64_t pos = h & mask_;
+  while (slots_[pos].node != none)
+    pos = (pos + 1) & mask_;
+  slots_[pos] = slot{h, node};
+}
+
 name_table::node& name_table::insert(std::span<const uint8_t> name) {
-  auto [it, fresh] = building_.emplace(std::string(name.begin(), name.end()), static_cast<uint32_t>(nodes_.size()));
-  if (!fresh)
-    return nodes_[it->second];
+  // The same open-addressing table find() reads, grown to stay at most half
+  // full: no key copies while building.
+  if ((nodes_.size() + 1) * 2 > slots_.size()) {
+    size_t cap = slots_.empty() ? 16 : slots_.size() * 2;
+    slots_.assign(cap, slot{});
+    mask_ = cap - 1;
+    for (uint32_t i = 0; i < nodes_.size(); ++i)
+      place(hash(std::span<const uint8_t>(&names_[name_offset_[i]], name_len_[i])), i);
+  }
+  const uint64_t h = hash(name);
+  if (const node* n = find(name, h))
+    return nodes_[static_cast<size_t>(n - nodes_.data())];
+  const auto id = static_cast<uint32_t>(nodes_.size());
   name_offset_.push_back(static_cast<uint32_t>(names_.size()));
   name_len_.push_back(static_cast<uint8_t>(name.size()));
   names_.insert(names_.end(), name.begin(), name.end());
   nodes_.emplace_back();
+  place(h, id);
   return nodes_.back();
 }
 
 void name_table::build() {
-  building_.clear();
-  size_t cap = 16;
-  while (cap < nodes_.size() * 2)
-    cap <<= 1;
-  slots_.assign(cap, slot{});
-  mask_ = cap - 1;
-  for (uint32_t i = 0; i < nodes_.size(); ++i) {
-    std::span<const uint8_t> name(&names_[name_offset_[i]], name_len_[i]);
-    uint64_t h = hash(name);
-    uint64_t pos = h & mask_;
-    while (slots_[pos].node != none)
-      pos = (pos + 1) & mask_;
-    slots_[pos] = slot{h, i};
-  }
   // Link every wildcard to its parent. The parent exists: the plan inserts
   // every ancestor of a name down to its zone's apex.
   wildcards_ = 0;
@@ -55,9 +59,12 @@ void name_table::build() {
 }
 
 const name_table::node* name_table::find(std::span<const uint8_t> name) const noexcept {
+  return find(name, hash(name));
+}
+
+const name_table::node* name_table::find(std::span<const uint8_t> name, uint64_t h) const noexcept {
   if (slots_.empty())
     return nullptr;
-  uint64_t h = hash(name);
   uint64_t pos = h & mask_;
   while (true) {
     const slot& s = slots_[pos];

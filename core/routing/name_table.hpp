@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace gtmesh {
@@ -36,7 +35,7 @@ public:
 
   /// Adds or returns the node of `name`.
   node& insert(std::span<const uint8_t> name);
-  /// Freezes the table; lookups before this see nothing.
+  /// Links wildcards to their parents, once every name is inserted.
   void build();
 
   const node* find(std::span<const uint8_t> name) const noexcept;
@@ -65,6 +64,8 @@ private:
     uint64_t hash = 0;
     uint32_t node = none;
   };
+  void place(uint64_t h, uint32_t node) noexcept;
+  const node* find(std::span<const uint8_t> name, uint64_t h) const noexcept;
   std::vector<node> nodes_;
   std::vector<uint32_t> name_offset_; ///< per node, into names_
   std::vector<uint8_t> name_len_;
@@ -72,7 +73,6 @@ private:
   std::vector<slot> slots_;
   uint64_t mask_ = 0;
   size_t wildcards_ = 0;
-  std::unordered_map<std::string, uint32_t> building_; ///< name -> node, until build()
 };
 
 } // namespace gtmesh

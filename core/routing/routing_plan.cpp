@@ -82,15 +82,20 @@ private:
   std::string error_;
 
   /// `text()` gives the rdata's presentation form; called for new ones only.
+  /// `unique`: the caller knows no equal rdata was added (config answer
+  /// values are stored once), so the lookup is skipped.
   template <class Text>
-  uint32_t add_rdata(dns::rr_type type, const std::vector<uint8_t>& bytes, uint16_t name_at, Text&& text) {
+  uint32_t add_rdata(dns::rr_type type, const std::vector<uint8_t>& bytes, uint16_t name_at, Text&& text,
+                     bool unique = false) {
     std::string key;
-    key.reserve(2 + bytes.size());
-    key.push_back(static_cast<char>(static_cast<uint16_t>(type) >> 8));
-    key.push_back(static_cast<char>(static_cast<uint16_t>(type) & 0xff));
-    key.append(bytes.begin(), bytes.end());
-    if (auto it = rdata_ids_.find(key); it != rdata_ids_.end())
-      return it->second;
+    if (!unique) {
+      key.reserve(2 + bytes.size());
+      key.push_back(static_cast<char>(static_cast<uint16_t>(type) >> 8));
+      key.push_back(static_cast<char>(static_cast<uint16_t>(type) & 0xff));
+      key.append(bytes.begin(), bytes.end());
+      if (auto it = rdata_ids_.find(key); it != rdata_ids_.end())
+        return it->second;
+    }
     rdata_entry e;
     e.type = type;
     e.offset = static_cast<uint32_t>(plan_.rdata_bytes.size());
@@ -100,11 +105,12 @@ private:
     uint32_t id = static_cast<uint32_t>(plan_.rdata.size());
     plan_.rdata.push_back(e);
     plan_.rdata_text.push_back(text());
-    rdata_ids_.emplace(std::move(key), id);
+    if (!unique)
+      rdata_ids_.emplace(std::move(key), id);
     return id;
   }
 
-  uint32_t encode(const answer_value& v) {
+  uint32_t encode(const answer_value& v, bool unique = false) {
     std::vector<uint8_t> b;
     uint16_t name_at = rdata_entry::no_name;
     switch (v.type) {
@@ -146,7 +152,7 @@ private:
       default:
         break;
     }
-    return add_rdata(v.type, b, name_at, [&] { return v.text(); });
+    return add_rdata(v.type, b, name_at, [&] { return v.text(); }, unique);
   }
 
   uint32_t encode_soa(const zone& z, uint32_t serial) {
@@ -167,8 +173,12 @@ private:
   /// The rdata of a config answer value, encoded once however many records
   /// answer it.
   uint32_t rdata_of(uint32_t value) {
-    if (rdata_of_value_[value] == no_index)
-      rdata_of_value_[value] = encode(cfg_.answer_values[value]);
+    if (rdata_of_value_[value] == no_index) {
+      // Distinct values have distinct rdata, except TXT: one long string and
+      // the same text already split at 255 octets encode alike.
+      const answer_value& v = cfg_.answer_values[value];
+      rdata_of_value_[value] = encode(v, v.type != dns::rr_type::txt);
+    }
     return rdata_of_value_[value];
   }
 
