@@ -153,7 +153,7 @@ enum class all_down_action : uint8_t { fail_safe, fail_open, nodata };
 std::string_view to_string(all_down_action a) noexcept;
 
 struct dc_answers {
-  std::string dc;
+  uint32_t dc = 0; ///< index into config::datacenters
   answer_span answers;
 };
 

@@ -231,10 +231,7 @@ private:
   }
 
   /// The DC's location as an answer location (its index), or no_index.
-  uint32_t dc_location(const std::string& dc) const {
-    uint32_t i = dc_id(dc);
-    return i != no_index && cfg_.datacenters[i].location ? i : no_index;
-  }
+  uint32_t dc_location(uint32_t dc) const { return cfg_.datacenters[dc].location ? dc : no_index; }
 
   metric_column column_of(const metric_ref& ref) const {
     metric_column c;
@@ -263,8 +260,9 @@ private:
 
   std::vector<dc_candidate> make_candidates(const std::vector<dc_answers>& list) {
     std::vector<dc_candidate> out;
+    out.reserve(list.size());
     for (const auto& d : list)
-      out.push_back(dc_candidate{dc_id(d.dc), make_group(d.answers, dc_location(d.dc))});
+      out.push_back(dc_candidate{d.dc, make_group(d.answers, dc_location(d.dc))});
     return out;
   }
 
@@ -381,7 +379,7 @@ void plan_builder::compile_record(const record& r, uint32_t zone_index, record_p
           if (auto c = parse_region(code))
             rp2.regions.push_back(*c);
         for (uint32_t i = 0; i < r.static_rules.answers.size(); ++i)
-          if (r.static_rules.answers[i].dc == rule.dc)
+          if (cfg_.datacenters[r.static_rules.answers[i].dc].name == rule.dc)
             rp2.candidate = i;
         s.rules.push_back(std::move(rp2));
       }

@@ -327,26 +327,29 @@ std::vector<dc_answers> loader::parse_dc_answers(const node& map, const std::str
   }
   if (!is_map(n, f))
     return out;
-  std::set<std::string> seen;
+  out.reserve(n.size());
+  std::vector<std::string_view> seen; // views into the node table, alive while loading
   for (size_t i = 0; i < n.size(); ++i) {
     dc_answers d;
     const node k = n.key_at(i);
     const node v = n.value_at(i);
-    auto name = key_text(k);
-    if (!name) {
+    if (!k.is_scalar()) {
       error(k, f, "expected a datacenter name as the key");
       continue;
     }
-    d.dc = *name;
-    std::string df = join(f, d.dc);
-    if (!seen.insert(d.dc).second) {
+    const std::string_view name = k.scalar();
+    std::string df = join(f, name);
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
       error(k, df, "duplicate key");
       continue;
     }
-    if (!find_dc(d.dc)) {
-      error(k, df, "unknown datacenter '" + d.dc + "'");
+    seen.push_back(name);
+    auto dc = dc_index_.find(std::string(name));
+    if (dc == dc_index_.end()) {
+      error(k, df, "unknown datacenter '" + std::string(name) + "'");
       continue;
     }
+    d.dc = static_cast<uint32_t>(dc->second);
     d.answers = parse_answers(v, df, type, z);
     if (d.answers.empty() && v.is_sequence() && v.size() == 0)
       error(v, df, "a DC needs at least one answer");
@@ -415,9 +418,10 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
   if (p.select.src == source::service)
     for (const auto& d : p.answers) {
       const service* svc = find_service(p.select.service);
-      if (svc && !svc->backends.count(d.dc) && !svc->lb_stats.count(d.dc))
-        warn(n, join(field, "answers." + d.dc),
-             "service '" + svc->name + "' has no backends or lb_stats in DC '" + d.dc + "': it never has data there");
+      if (const std::string& dc = cfg_.datacenters[d.dc].name;
+          svc && !svc->backends.count(dc) && !svc->lb_stats.count(dc))
+        warn(n, join(field, "answers." + dc),
+             "service '" + svc->name + "' has no backends or lb_stats in DC '" + dc + "': it never has data there");
     }
   int worst = 0, dcs = 0;
   std::vector<int> per;
@@ -461,7 +465,8 @@ void loader::parse_static_policy(const node& n, const std::string& field, record
     }
     if (auto dc = str(rn, "dc", rf, true)) {
       rule.dc = *dc;
-      bool found = std::any_of(p.answers.begin(), p.answers.end(), [&](const dc_answers& a) { return a.dc == *dc; });
+      bool found = std::any_of(p.answers.begin(), p.answers.end(),
+                               [&](const dc_answers& a) { return cfg_.datacenters[a.dc].name == *dc; });
       if (!found)
         error(child(rn, "dc"), join(rf, "dc"), "DC '" + *dc + "' has no answers in " + join(field, "answers"));
     }
