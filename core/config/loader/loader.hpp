@@ -403,14 +403,18 @@ private:
   /// Duplicate (name, type) records, and CNAMEs beside other types.
   void check_record_names(const zone& z, const std::string& field);
   bool parse_answer(const node& n, const std::string& field, dns::rr_type type, const zone& z, parsed_answer& out);
-  /// Parses one answer or a list of them into config::answers.
-  answer_span parse_answers(const node& n, const std::string& field, dns::rr_type type, const zone& z);
+  /// Parses one answer or a list of them, the value of `key` under `parent`,
+  /// into config::answers. The common case, a valid address, is stored
+  /// without building its field path; anything else goes through
+  /// parse_answer with the path named.
+  answer_span parse_answers(const node& n, const std::string& parent, std::string_view key, dns::rr_type type,
+                            const zone& z);
   answer_span parse_answer_list(const node& map, std::string_view key, const std::string& field,
                                 dns::rr_type type, const zone& z) {
     node n = child(map, key);
     if (!n || n.is_null())
       return {};
-    return parse_answers(n, join(field, key), type, z);
+    return parse_answers(n, field, key, type, z);
   }
   std::vector<dc_answers> parse_dc_answers(const node& map, const std::string& field, dns::rr_type type,
                                            const zone& z);

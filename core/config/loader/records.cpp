@@ -178,19 +178,22 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
   using dns::rr_type;
   answer_value& v = out.value;
   v.type = type;
-  auto name_of = [&](const std::string& s, const node& at, const std::string& f) -> bool {
+  // `key`: the field under `field` the value is read from ("" = `field`);
+  // its path is built only for an error.
+  auto field_of = [&](std::string_view key) { return key.empty() ? field : join(field, key); };
+  auto name_of = [&](const std::string& s, const node& at, std::string_view key) -> bool {
     std::string abs = s.ends_with(".") ? dns::canonical_text(s) : dns::canonical_text(s + "." + z.name);
     if (s == "." || !dns::text_to_wire(abs)) {
-      error(at, f, "not a valid domain name: '" + s + "'");
+      error(at, field_of(key), "not a valid domain name: '" + s + "'");
       return false;
     }
     v.target = abs;
     return true;
   };
-  auto address_of = [&](const std::string& s, const node& at, const std::string& f) -> bool {
+  auto address_of = [&](const std::string& s, const node& at, std::string_view key) -> bool {
     auto a = ip_address::parse(s);
     if (!a || a->v4() != (type == rr_type::a)) {
-      error(at, f, std::string("expected an ") + (type == rr_type::a ? "IPv4" : "IPv6") + " address, got '" + s + "'");
+      error(at, field_of(key), std::string("expected an ") + (type == rr_type::a ? "IPv4" : "IPv6") + " address, got '" + s + "'");
       return false;
     }
     v.address = *a;
@@ -201,9 +204,9 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
     switch (type) {
       case rr_type::a:
       case rr_type::aaaa:
-        return address_of(s, n, field);
+        return address_of(s, n, "");
       case rr_type::cname:
-        return name_of(s, n, field);
+        return name_of(s, n, "");
       case rr_type::txt:
         v.txt.push_back(s);
         break;
@@ -217,7 +220,7 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
           return false;
         }
         v.preference = static_cast<uint16_t>(*p);
-        return name_of(host, n, field);
+        return name_of(host, n, "");
       }
       case rr_type::srv: {
         std::stringstream ss(s);
@@ -232,7 +235,7 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
         v.priority = static_cast<uint16_t>(*a);
         v.srv_weight = static_cast<uint16_t>(*b);
         v.port = static_cast<uint16_t>(*c);
-        return name_of(host, n, field);
+        return name_of(host, n, "");
       }
       default:
         error(n, field, "unsupported record type");
@@ -256,11 +259,11 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
     case rr_type::a:
     case rr_type::aaaa:
       if (auto s = str(n, "address", field, true))
-        return address_of(*s, child(n, "address"), join(field, "address"));
+        return address_of(*s, child(n, "address"), "address");
       return false;
     case rr_type::cname:
       if (auto s = str(n, "target", field, true))
-        return name_of(*s, child(n, "target"), join(field, "target"));
+        return name_of(*s, child(n, "target"), "target");
       return false;
     case rr_type::mx: {
       auto host = str(n, "exchange", field);
@@ -268,7 +271,7 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
         host = str(n, "target", field, true);
       if (auto p = integer(n, "preference", field, 0, 65535))
         v.preference = static_cast<uint16_t>(*p);
-      return host && name_of(*host, n, field);
+      return host && name_of(*host, n, "");
     }
     case rr_type::srv: {
       auto host = str(n, "target", field, true);
@@ -278,7 +281,7 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
         v.srv_weight = static_cast<uint16_t>(*p);
       if (auto p = integer(n, "port", field, 0, 65535, true))
         v.port = static_cast<uint16_t>(*p);
-      return host && name_of(*host, child(n, "target"), join(field, "target"));
+      return host && name_of(*host, child(n, "target"), "target");
     }
     case rr_type::txt: {
       auto texts = str_list(n, "text", field);
@@ -296,23 +299,41 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
   }
 }
 
-answer_span loader::parse_answers(const node& n, const std::string& f, dns::rr_type type, const zone& z) {
+answer_span loader::parse_answers(const node& n, const std::string& parent, std::string_view key,
+                                  dns::rr_type type, const zone& z) {
   answer_span out{static_cast<uint32_t>(cfg_.answers.size()), 0};
-  auto add = [&](const node& an, const std::string& af) {
+  std::string f; // join(parent, key), built when first needed
+  auto field = [&]() -> const std::string& {
+    if (f.empty())
+      f = join(parent, key);
+    return f;
+  };
+  auto add = [&](const node& an, size_t index) {
     parsed_answer a;
+    if ((type == dns::rr_type::a || type == dns::rr_type::aaaa) && an.is_scalar()) {
+      auto address = ip_address::parse(an.scalar());
+      if (address && address->v4() == (type == dns::rr_type::a)) {
+        a.value.type = type;
+        a.value.address = *address;
+        store_answer(std::move(a));
+        ++out.count;
+        return;
+      }
+    }
+    std::string af = index == SIZE_MAX ? field() : field() + "[" + std::to_string(index) + "]";
     if (parse_answer(an, af, type, z, a)) {
       store_answer(std::move(a));
       ++out.count;
     }
   };
   if (!n.is_sequence()) {
-    add(n, f);
+    add(n, SIZE_MAX);
     return out;
   }
   for (size_t i = 0; i < n.size(); ++i)
-    add(n[i], f + "[" + std::to_string(i) + "]");
+    add(n[i], i);
   if (out.count > static_cast<size_t>(max_answers))
-    error(n, f, "more than " + std::to_string(max_answers) + " answers");
+    error(n, field(), "more than " + std::to_string(max_answers) + " answers");
   return out;
 }
 
@@ -338,21 +359,20 @@ std::vector<dc_answers> loader::parse_dc_answers(const node& map, const std::str
       continue;
     }
     const std::string_view name = k.scalar();
-    std::string df = join(f, name);
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
-      error(k, df, "duplicate key");
+      error(k, join(f, name), "duplicate key");
       continue;
     }
     seen.push_back(name);
     auto dc = dc_index_.find(std::string(name));
     if (dc == dc_index_.end()) {
-      error(k, df, "unknown datacenter '" + std::string(name) + "'");
+      error(k, join(f, name), "unknown datacenter '" + std::string(name) + "'");
       continue;
     }
     d.dc = static_cast<uint32_t>(dc->second);
-    d.answers = parse_answers(v, df, type, z);
+    d.answers = parse_answers(v, f, name, type, z);
     if (d.answers.empty() && v.is_sequence() && v.size() == 0)
-      error(v, df, "a DC needs at least one answer");
+      error(v, join(f, name), "a DC needs at least one answer");
     out.push_back(std::move(d));
   }
   return out;
