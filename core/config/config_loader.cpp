@@ -100,7 +100,7 @@ load_result loader::read(std::string_view text) {
     return result;
   }
   // The arena grew by doubling: give back the slack before it is kept.
-  value_ids_ = {};
+  value_slots_ = {};
   cfg_.answers.shrink_to_fit();
   cfg_.answer_values.shrink_to_fit();
   result.cfg = std::make_shared<const config>(std::move(cfg_));

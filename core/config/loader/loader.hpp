@@ -29,7 +29,6 @@
 #include <set>
 #include <sstream>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace gtmesh::config_loading {
 
@@ -364,27 +363,12 @@ private:
     uint32_t weight = 1;
     std::optional<geo_point> location;
   };
-  /// Finds stored values by value (heterogeneous lookup: the set holds
-  /// indices into config::answer_values, not copies of the values).
-  struct answer_value_hash {
-    using is_transparent = void;
-    const std::vector<answer_value>* values;
-    size_t operator()(uint32_t id) const noexcept { return (*this)((*values)[id]); }
-    size_t operator()(const answer_value& v) const noexcept;
-  };
-  struct answer_value_equal {
-    using is_transparent = void;
-    const std::vector<answer_value>* values;
-    const answer_value& get(uint32_t id) const noexcept { return (*values)[id]; }
-    const answer_value& get(const answer_value& v) const noexcept { return v; }
-    template <class A, class B>
-    bool operator()(const A& a, const B& b) const noexcept {
-      return get(a) == get(b);
-    }
-  };
-  std::unordered_set<uint32_t, answer_value_hash, answer_value_equal> value_ids_{
-      0, answer_value_hash{&cfg_.answer_values}, answer_value_equal{&cfg_.answer_values}};
-
+  /// The stored values by hash: open addressing, at most half full; a slot
+  /// is (32-bit hash, index into config::answer_values + 1), 0 = empty.
+  std::vector<std::pair<uint32_t, uint32_t>> value_slots_;
+  static uint32_t value_hash(const answer_value& v) noexcept;
+  /// The index of `v` in config::answer_values, stored there if new.
+  uint32_t intern_value(answer_value&& v);
   /// Appends one answer to config::answers, its value stored once.
   void store_answer(parsed_answer&& a);
 

@@ -142,29 +142,51 @@ void loader::check_record_names(const zone& z, const std::string& field) {
   }
 }
 
-size_t loader::answer_value_hash::operator()(const answer_value& v) const noexcept {
-  auto mix = [](size_t h, size_t x) { return h ^ (x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); };
+uint32_t loader::value_hash(const answer_value& v) noexcept {
+  auto mix = [](uint64_t h, uint64_t x) { return (h ^ x) * 0x9e3779b97f4a7c15ULL; };
   ip_key k = v.address.key();
-  size_t h = static_cast<size_t>(v.type);
-  h = mix(h, static_cast<size_t>(static_cast<uint64_t>(k)));
-  h = mix(h, static_cast<size_t>(static_cast<uint64_t>(k >> 64)));
+  uint64_t h = static_cast<uint64_t>(v.type) + 1;
+  h = mix(h, static_cast<uint64_t>(k));
+  h = mix(h, static_cast<uint64_t>(k >> 64));
   if (!v.target.empty())
     h = mix(h, std::hash<std::string>{}(v.target));
   for (const auto& t : v.txt)
     h = mix(h, std::hash<std::string>{}(t));
-  h = mix(h, (size_t{v.preference} << 48) | (size_t{v.priority} << 32) | (size_t{v.srv_weight} << 16) | v.port);
-  return h;
+  h = mix(h, (uint64_t{v.preference} << 48) | (uint64_t{v.priority} << 32) | (uint64_t{v.srv_weight} << 16) | v.port);
+  return static_cast<uint32_t>(h >> 32) ^ static_cast<uint32_t>(h);
+}
+
+uint32_t loader::intern_value(answer_value&& v) {
+  auto& values = cfg_.answer_values;
+  if ((values.size() + 1) * 2 > value_slots_.size()) {
+    std::vector<std::pair<uint32_t, uint32_t>> grown(std::max<size_t>(64, value_slots_.size() * 2));
+    const size_t mask = grown.size() - 1;
+    for (const auto& s : value_slots_)
+      if (s.second != 0) {
+        size_t pos = s.first & mask;
+        while (grown[pos].second != 0)
+          pos = (pos + 1) & mask;
+        grown[pos] = s;
+      }
+    value_slots_ = std::move(grown);
+  }
+  const size_t mask = value_slots_.size() - 1;
+  const uint32_t h = value_hash(v);
+  for (size_t pos = h & mask;; pos = (pos + 1) & mask) {
+    auto& s = value_slots_[pos];
+    if (s.second == 0) {
+      s = {h, static_cast<uint32_t>(values.size()) + 1};
+      values.push_back(std::move(v));
+      return s.second - 1;
+    }
+    if (s.first == h && values[s.second - 1] == v)
+      return s.second - 1;
+  }
 }
 
 void loader::store_answer(parsed_answer&& a) {
   answer_item item;
-  if (auto it = value_ids_.find(a.value); it != value_ids_.end()) {
-    item.value = *it;
-  } else {
-    item.value = static_cast<uint32_t>(cfg_.answer_values.size());
-    cfg_.answer_values.push_back(std::move(a.value));
-    value_ids_.insert(item.value);
-  }
+  item.value = intern_value(std::move(a.value));
   item.weight = a.weight;
   if (a.location) {
     item.location = static_cast<uint32_t>(cfg_.answer_locations.size());
