@@ -62,6 +62,11 @@ public:
   node key_at(size_t i) const noexcept;
   node value_at(size_t i) const noexcept;
   mark position() const noexcept;
+  /// Where the node was met in the text, counted in nodes: a container
+  /// comes before its items, and its whole subtree comes before the next
+  /// sibling, so the difference between two siblings' orders is the size of
+  /// the first one's subtree (aliases add nothing).
+  uint32_t document_order() const noexcept { return index_; }
   /// The same node of the same document (aliases share their node).
   bool same_as(const node& other) const noexcept { return doc_ == other.doc_ && index_ == other.index_; }
 

@@ -3,6 +3,8 @@
 
 #include "core/config/loader/loader.hpp"
 
+#include <thread>
+
 namespace gtmesh::config_loading {
 
 namespace {
@@ -96,11 +98,90 @@ void loader::parse_zone(const node& n, const std::string& field) {
     z.ns_ttl = static_cast<uint32_t>(*v);
   if (!zone_names_.insert(z.name).second)
     error(n, join(field, "name"), "duplicate zone '" + z.name + "'");
-  if (node rs = child(n, "records"); rs.is_sequence())
-    z.records.reserve(rs.size());
-  each(n, "records", field, [&](const node& rn, const std::string& rf) { parse_record(rn, rf, z); });
+  node records = child(n, "records");
+  if (records.is_sequence())
+    z.records.reserve(records.size());
+  if (records.is_sequence() && records.size() >= parallel_records_min.load() &&
+      std::thread::hardware_concurrency() >= 2)
+    parse_records_in_two(records, join(field, "records"), z);
+  else
+    each(n, "records", field, [&](const node& rn, const std::string& rf) { parse_record(rn, rf, z); });
   check_record_names(z, field);
   cfg_.zones.push_back(std::move(z));
+}
+
+void loader::parse_records(const node& list, const std::string& list_field, size_t begin, size_t end, zone& z) {
+  for (size_t i = begin; i < end; ++i) {
+    const node item = list[i];
+    std::string f = element(list_field, item, i);
+    enter(item, f);
+    parse_record(item, f, z);
+  }
+}
+
+void loader::parse_records_in_two(const node& list, const std::string& list_field, zone& z) {
+  // Halves of equal work, not of equal count: a DC-mode record with 16
+  // answers is ten times a profile record. A record's work is about its
+  // number of YAML nodes, the distance to the next record's document order.
+  const uint32_t first = list[0].document_order();
+  const uint32_t middle = first + (list[list.size() - 1].document_order() - first) / 2;
+  size_t half = 1;
+  while (half < list.size() - 1 && list[half].document_order() < middle)
+    ++half;
+  // The helper reads records only: it needs the names they refer to.
+  loader helper(file_, base_dir_, methods_, scope_);
+  helper.dc_index_ = dc_index_;
+  helper.service_index_ = service_index_;
+  helper.profile_index_ = profile_index_;
+  helper.probe_index_ = probe_index_;
+  helper.cfg_.datacenters = cfg_.datacenters;
+  helper.cfg_.services = cfg_.services;
+  helper.cfg_.profiles = cfg_.profiles;
+  helper.cfg_.probes = cfg_.probes;
+  zone second;
+  second.name = z.name;
+  second.records.reserve(list.size() - half);
+  std::exception_ptr failed;
+  {
+    std::jthread other([&] {
+      try {
+        helper.parse_records(list, list_field, half, list.size(), second);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+    });
+    parse_records(list, list_field, 0, half, z);
+  } // joined here, also when the line above throws
+  if (failed)
+    std::rethrow_exception(failed);
+
+  // Its answers follow ours in the arena; its values are interned here in
+  // the order it met them, which is the order reading on would have.
+  std::vector<uint32_t> value_index(helper.cfg_.answer_values.size());
+  for (size_t i = 0; i < value_index.size(); ++i)
+    value_index[i] = intern_value(std::move(helper.cfg_.answer_values[i]));
+  const auto answer_base = static_cast<uint32_t>(cfg_.answers.size());
+  const auto location_base = static_cast<uint32_t>(cfg_.answer_locations.size());
+  cfg_.answers.reserve(cfg_.answers.size() + helper.cfg_.answers.size());
+  for (answer_item a : helper.cfg_.answers) {
+    a.value = value_index[a.value];
+    if (a.location != no_answer_location)
+      a.location += location_base;
+    cfg_.answers.push_back(a);
+  }
+  cfg_.answer_locations.insert(cfg_.answer_locations.end(), helper.cfg_.answer_locations.begin(),
+                               helper.cfg_.answer_locations.end());
+  for (record& r : second.records) {
+    r.plain.first += answer_base;
+    r.dc.fail_safe.first += answer_base;
+    for (auto& d : r.dc.answers)
+      d.answers.first += answer_base;
+    for (auto& d : r.static_rules.answers)
+      d.answers.first += answer_base;
+    z.records.push_back(std::move(r));
+  }
+  errors_.insert(errors_.end(), helper.errors_.begin(), helper.errors_.end());
+  warnings_.insert(warnings_.end(), helper.warnings_.begin(), helper.warnings_.end());
 }
 
 void loader::check_record_names(const zone& z, const std::string& field) {

@@ -2,6 +2,7 @@
 // file, the line and the field, and the config is rejected as a whole.
 
 #include "core/config/config_loader.hpp"
+#include "core/config/loader/loader.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/dns/wire/name.hpp"
 #include "core/routing/routing_plan.hpp"
@@ -501,6 +502,137 @@ TEST(config_loader, nested_profiles_are_limited_to_ten_levels) {
   auto errors = expect_rejected(nested_chain(500));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].message.find("levels deep"), std::string::npos);
+}
+
+// A zone of many records mixing every answer form: shared and distinct
+// values, own locations, DC-mode, static and profile records; `bad` adds
+// errors in both halves.
+std::string many_records(int n, bool bad) {
+  std::string y = R"(datacenters:
+  - {name: fra, location: {lat: 50.1, lon: 8.7}}
+  - {name: iad}
+services:
+  - {name: web, backends: {fra: ["10.0.0.1:80"], iad: ["10.0.0.2:80"]}}
+profiles:
+  - {name: p, method: weighted, endpoints: [{name: e, kind: external, target: 192.0.2.4}]}
+zones:
+  - name: example.com
+    soa: {primary: ns1, admin: hostmaster}
+    ns: [ns1]
+    records:
+)";
+  for (int i = 0; i < n; ++i) {
+    std::string name = "r" + std::to_string(i);
+    std::string shared = "192.0.2." + std::to_string(i % 7);
+    std::string own = "10." + std::to_string(i / 250) + "." + std::to_string(i % 250) + ".1";
+    switch (i % 5) {
+      case 0:
+        y += "      - {name: " + name + ", type: A, answers: [" + shared + ", " + own + "]}\n";
+        break;
+      case 1:
+        y += "      - {name: " + name + ", type: A, dc: {source: service, service: web, metric: healthyBackends, " +
+             "balance: closest, answers: {iad: [{address: " + own + ", weight: 3, location: {lat: 1, lon: " +
+             std::to_string(i % 180) + "}}], fra: [" + shared + "]}, fail_safe: [" + shared + "]}}\n";
+        break;
+      case 2:
+        y += "      - {name: " + name + ", type: A, static: {rules: [{subnet: 10.0.0.0/8, dc: fra}, {dc: iad}], " +
+             "answers: {fra: [" + own + "], iad: [" + shared + "]}}}\n";
+        break;
+      case 3:
+        y += "      - {name: " + name + ", type: A, profile: p}\n";
+        break;
+      default:
+        y += "      - {name: " + name + ", type: TXT, answers: [\"t" + std::to_string(i % 3) + "\"]}\n";
+    }
+    if (bad && (i == 3 || i == n - 4))
+      y += "      - {name: x" + name + ", type: A, dc: {source: host, metric: cpu, answers: {nowhere: [192.0.2.1]}}}\n";
+    if (bad && (i == 5 || i == n - 2))
+      y += "      - {name: y" + name + ", type: A, answers: [not-an-address]}\n";
+  }
+  return y;
+}
+
+struct records_read_by {
+  explicit records_read_by(size_t threshold) : before(config_loading::parallel_records_min.exchange(threshold)) {}
+  ~records_read_by() { config_loading::parallel_records_min = before; }
+  size_t before;
+};
+
+TEST(config_loader, records_read_by_two_threads_give_the_model_one_thread_gives) {
+  const std::string yaml = many_records(400, false);
+  load_result one, two;
+  {
+    records_read_by t(SIZE_MAX);
+    one = load(yaml);
+  }
+  {
+    records_read_by t(16);
+    two = load(yaml);
+  }
+  ASSERT_TRUE(one.ok()) << one.report();
+  ASSERT_TRUE(two.ok()) << two.report();
+  const config& a = *one.cfg;
+  const config& b = *two.cfg;
+  ASSERT_EQ(a.answer_values.size(), b.answer_values.size());
+  EXPECT_LT(a.answer_values.size(), a.answers.size()) << "shared values are stored once";
+  for (size_t i = 0; i < a.answer_values.size(); ++i)
+    EXPECT_EQ(a.answer_values[i], b.answer_values[i]) << i;
+  ASSERT_EQ(a.answers.size(), b.answers.size());
+  for (size_t i = 0; i < a.answers.size(); ++i) {
+    EXPECT_EQ(a.answers[i].value, b.answers[i].value) << i;
+    EXPECT_EQ(a.answers[i].weight, b.answers[i].weight) << i;
+    auto la = a.location_of(a.answers[i]), lb = b.location_of(b.answers[i]);
+    ASSERT_EQ(la.has_value(), lb.has_value()) << i;
+    if (la)
+      EXPECT_EQ(la->lon, lb->lon) << i;
+  }
+  const auto& ra = a.zones[0].records;
+  const auto& rb = b.zones[0].records;
+  ASSERT_EQ(ra.size(), 400u);
+  ASSERT_EQ(ra.size(), rb.size());
+  auto texts = [](const config& c, const record& r) {
+    std::vector<std::string> out;
+    auto add = [&](const std::string& tag, answer_span s) {
+      for (const auto& item : c.answers_of(s))
+        out.push_back(tag + " " + c.value_of(item).text() + " w" + std::to_string(item.weight));
+    };
+    add("plain", r.plain);
+    for (const auto& d : r.dc.answers)
+      add("dc " + c.datacenters[d.dc].name, d.answers);
+    add("fail_safe", r.dc.fail_safe);
+    for (const auto& d : r.static_rules.answers)
+      add("static " + c.datacenters[d.dc].name, d.answers);
+    return out;
+  };
+  for (size_t i = 0; i < ra.size(); ++i) {
+    EXPECT_EQ(ra[i].name, rb[i].name);
+    EXPECT_EQ(ra[i].where.line, rb[i].where.line);
+    EXPECT_EQ(texts(a, ra[i]), texts(b, rb[i])) << ra[i].name;
+  }
+  EXPECT_EQ(texts(b, rb[1]), (std::vector<std::string>{"dc iad 10.0.1.1 w3", "dc fra 192.0.2.1 w1",
+                                                       "fail_safe 192.0.2.1 w1"}));
+  EXPECT_EQ(texts(b, rb[395]), (std::vector<std::string>{"plain 192.0.2.3 w1", "plain 10.1.145.1 w1"}))
+      << "a record of the second half points into the merged arena";
+  EXPECT_TRUE(compile_plan(two.cfg).plan);
+}
+
+TEST(config_loader, records_read_by_two_threads_report_errors_of_both_halves_in_order) {
+  const std::string yaml = many_records(400, true);
+  load_result one, two;
+  {
+    records_read_by t(SIZE_MAX);
+    one = load(yaml);
+  }
+  {
+    records_read_by t(16);
+    two = load(yaml);
+  }
+  ASSERT_FALSE(two.ok());
+  ASSERT_EQ(two.errors.size(), 6u) << two.report(); // a bad answer also leaves its record without one
+  EXPECT_EQ(one.report(), two.report());
+  EXPECT_NE(two.errors[0].field.find("records[xr3]"), std::string::npos) << two.report();
+  EXPECT_NE(two.errors[3].field.find("records[xr396]"), std::string::npos) << two.report();
+  EXPECT_NE(two.errors[5].field.find("records[yr398]"), std::string::npos) << two.report();
 }
 
 TEST(config_loader, oversized_input_and_endless_files_are_refused) {
