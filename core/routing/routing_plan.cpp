@@ -338,24 +338,24 @@ void plan_builder::compile_record(const record& r, uint32_t zone_index, record_p
       break;
     case record_mode::dc: {
       dc_plan d;
-      d.select = column_of(r.dc.select);
-      d.rank = r.dc.rank;
-      for (const auto& g : r.dc.gates)
+      d.select = column_of(r.dc->select);
+      d.rank = r.dc->rank;
+      for (const auto& g : r.dc->gates)
         d.gates.push_back(compiled_gate{column_of(g.ref), g.test});
-      d.pick = r.dc.pick_dc_count;
-      d.balance = r.dc.balance;
-      d.candidates = make_candidates(r.dc.answers);
-      d.fail_safe = make_group(r.dc.fail_safe);
-      d.on_all_down = r.dc.on_all_down;
+      d.pick = r.dc->pick_dc_count;
+      d.balance = r.dc->balance;
+      d.candidates = make_candidates(r.dc->answers);
+      d.fail_safe = make_group(r.dc->fail_safe);
+      d.on_all_down = r.dc->on_all_down;
       rp.policy = static_cast<uint32_t>(plan_.dc_plans.size());
       plan_.dc_plans.push_back(std::move(d));
       break;
     }
     case record_mode::static_rules: {
       static_plan s;
-      s.balance = r.static_rules.balance;
-      s.answers = make_candidates(r.static_rules.answers);
-      for (const auto& rule : r.static_rules.rules) {
+      s.balance = r.static_rules->balance;
+      s.answers = make_candidates(r.static_rules->answers);
+      for (const auto& rule : r.static_rules->rules) {
         static_rule_plan rp2;
         rp2.any_subnet = rule.subnets.empty();
         // First-match rules may list overlapping ranges: merge them so the
@@ -378,8 +378,8 @@ void plan_builder::compile_record(const record& r, uint32_t zone_index, record_p
         for (const auto& code : rule.regions)
           if (auto c = parse_region(code))
             rp2.regions.push_back(*c);
-        for (uint32_t i = 0; i < r.static_rules.answers.size(); ++i)
-          if (cfg_.datacenters[r.static_rules.answers[i].dc].name == rule.dc)
+        for (uint32_t i = 0; i < r.static_rules->answers.size(); ++i)
+          if (cfg_.datacenters[r.static_rules->answers[i].dc].name == rule.dc)
             rp2.candidate = i;
         s.rules.push_back(std::move(rp2));
       }

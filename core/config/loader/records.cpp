@@ -173,11 +173,14 @@ void loader::parse_records_in_two(const node& list, const std::string& list_fiel
                                helper.cfg_.answer_locations.end());
   for (record& r : second.records) {
     r.plain.first += answer_base;
-    r.dc.fail_safe.first += answer_base;
-    for (auto& d : r.dc.answers)
-      d.answers.first += answer_base;
-    for (auto& d : r.static_rules.answers)
-      d.answers.first += answer_base;
+    if (r.dc) {
+      r.dc->fail_safe.first += answer_base;
+      for (auto& d : r.dc->answers)
+        d.answers.first += answer_base;
+    }
+    if (r.static_rules)
+      for (auto& d : r.static_rules->answers)
+        d.answers.first += answer_base;
     z.records.push_back(std::move(r));
   }
   errors_.insert(errors_.end(), helper.errors_.begin(), helper.errors_.end());
@@ -487,7 +490,7 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
   check_keys(n, field,
              {"source", "service", "metric", "criterion", "gate", "pick_dc_count", "balance", "answers", "fail_safe",
               "on_all_down"});
-  dc_policy& p = r.dc;
+  dc_policy& p = *r.dc;
   if (auto ref = parse_metric_ref(n, field, true))
     p.select = *ref;
   if (node c = child(n, "criterion")) {
@@ -565,7 +568,7 @@ void loader::parse_static_policy(const node& n, const std::string& field, record
   if (!is_map(n, field))
     return;
   check_keys(n, field, {"rules", "answers", "balance"});
-  static_policy& p = r.static_rules;
+  static_policy& p = *r.static_rules;
   p.answers = parse_dc_answers(n, field, r.type, z);
   if (auto b = parse_balance(n, field))
     p.balance = *b;
@@ -643,9 +646,11 @@ void loader::parse_record(const node& n, const std::string& field, zone& z) {
       error(n, join(field, "answers"), "a CNAME record has exactly one answer");
   } else if (child(n, "dc")) {
     r.mode = record_mode::dc;
+    r.dc = std::make_unique<dc_policy>();
     parse_dc_policy(child(n, "dc"), join(field, "dc"), r, z);
   } else if (child(n, "static")) {
     r.mode = record_mode::static_rules;
+    r.static_rules = std::make_unique<static_policy>();
     parse_static_policy(child(n, "static"), join(field, "static"), r, z);
   } else {
     r.mode = record_mode::profile;

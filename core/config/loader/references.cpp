@@ -28,7 +28,7 @@ void loader::check_references() {
   for (const auto& z : cfg_.zones)
     for (const auto& r : z.records) {
       if (r.mode == record_mode::static_rules)
-        for (const auto& rule : r.static_rules.rules)
+        for (const auto& rule : r.static_rules->rules)
           if (!rule.regions.empty())
             needs_geo = true;
       if (r.mode == record_mode::profile)
@@ -37,8 +37,8 @@ void loader::check_references() {
               r.type == dns::rr_type::cname && m && m->returns_many())
             error_at(r.where, "zones[" + z.name + "].records[" + r.name + "]",
                      "a CNAME record has one answer and cannot use a " + p->method + " profile");
-      bool closest = (r.mode == record_mode::dc && r.dc.balance == balance_kind::closest) ||
-                     (r.mode == record_mode::static_rules && r.static_rules.balance == balance_kind::closest);
+      bool closest = (r.mode == record_mode::dc && r.dc->balance == balance_kind::closest) ||
+                     (r.mode == record_mode::static_rules && r.static_rules->balance == balance_kind::closest);
       if (closest && cfg_.geo_database.empty())
         warnings_.push_back(config_error{file_, r.where.line, r.where.column,
                                          "zones[" + z.name + "].records[" + r.name + "]",

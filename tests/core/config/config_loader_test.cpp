@@ -597,11 +597,14 @@ TEST(config_loader, records_read_by_two_threads_give_the_model_one_thread_gives)
         out.push_back(tag + " " + c.value_of(item).text() + " w" + std::to_string(item.weight));
     };
     add("plain", r.plain);
-    for (const auto& d : r.dc.answers)
-      add("dc " + c.datacenters[d.dc].name, d.answers);
-    add("fail_safe", r.dc.fail_safe);
-    for (const auto& d : r.static_rules.answers)
-      add("static " + c.datacenters[d.dc].name, d.answers);
+    if (r.dc) {
+      for (const auto& d : r.dc->answers)
+        add("dc " + c.datacenters[d.dc].name, d.answers);
+      add("fail_safe", r.dc->fail_safe);
+    }
+    if (r.static_rules)
+      for (const auto& d : r.static_rules->answers)
+        add("static " + c.datacenters[d.dc].name, d.answers);
     return out;
   };
   for (size_t i = 0; i < ra.size(); ++i) {
