@@ -7,9 +7,11 @@ free_udp_port() { python3 -c 'import socket; s=socket.socket(socket.AF_INET, soc
 free_tcp_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # "sent N, lost N, response codes: ..." from a finished dnsperf's output file.
 dnsperf_summary() {
-  local sent lost codes
+  local sent lost interrupted codes
   sent=$(awk '/Queries sent:/ { print $3 }' "$1")
   lost=$(awk '/Queries lost:/ { print $3 }' "$1")
+  # Still in flight when dnsperf was stopped: neither answered nor lost.
+  interrupted=$(awk '/Queries interrupted:/ { print $3 }' "$1")
   codes=$(awk '/Response codes:/ { $1 = $2 = ""; print }' "$1")
-  echo "sent ${sent:-?}, lost ${lost:-?}, response codes:${codes:- ?}"
+  echo "sent ${sent:-?}, lost ${lost:-?}, in flight at the stop ${interrupted:-0}, response codes:${codes:- ?}"
 }
