@@ -26,8 +26,12 @@ bool decider_core::activate(uint32_t version, const std::string& yaml, const std
   // file and version 1 differ there); a latency_table is read into the
   // model, so a push of the same text re-reads it.
   load_result loaded;
-  if (validated_ && validated_->yaml == yaml && validated_->file == file)
+  plan_ptr validated_plan;
+  if (validated_ && validated_->yaml == yaml && validated_->file == file) {
     loaded.cfg = std::move(validated_->cfg);
+    if (validated_->plan_version == version)
+      validated_plan = std::move(validated_->plan);
+  }
   else if (active_ && active_->yaml == yaml && (active_->file == file || !active_->cfg->relative_paths) &&
            active_->cfg->latency_table.empty())
     loaded.cfg = active_->cfg;
@@ -38,7 +42,11 @@ bool decider_core::activate(uint32_t version, const std::string& yaml, const std
     error = loaded.report();
     return false;
   }
-  compile_result compiled = compile_plan(loaded.cfg, version);
+  compile_result compiled{std::move(validated_plan), {}};
+  if (!compiled.plan) {
+    compiled = compile_plan(loaded.cfg, version);
+    ++counters_.plans_compiled;
+  }
   if (!compiled.plan) {
     error = compiled.error;
     return false;
@@ -105,7 +113,11 @@ std::vector<std::string> decider_core::validate_config(const std::string& yaml, 
     ++counters_.config_rejected;
     return errors;
   }
-  compile_result compiled = compile_plan(loaded.cfg);
+  // Compiled as the version a commit will most likely give it, so that
+  // activating it need not compile it again.
+  const uint32_t next_version = active_ ? active_->version + 1 : 1;
+  compile_result compiled = compile_plan(loaded.cfg, next_version);
+  ++counters_.plans_compiled;
   if (!compiled.plan) {
     errors.push_back(compiled.error);
     ++counters_.config_rejected;
@@ -114,7 +126,8 @@ std::vector<std::string> decider_core::validate_config(const std::string& yaml, 
   if (dry_run_wanted && report)
     *report = dry_run(loaded.cfg, now_ms);
   else if (!dry_run_wanted)
-    validated_ = validated_config{yaml, file.empty() ? "pushed.yaml" : file, loaded.cfg, now_ms};
+    validated_ = validated_config{yaml, file.empty() ? "pushed.yaml" : file, loaded.cfg, now_ms, compiled.plan,
+                                  next_version};
   return errors;
 }
 

@@ -147,6 +147,40 @@ TEST_F(decider_core_test, validation_names_file_line_and_field_and_a_dry_run_cha
     << report;
 }
 
+/// The SOA serial of the first zone of `p` (the config sets none: it is the version).
+uint32_t soa_serial(const routing_plan& p) {
+  const rdata_entry& e = p.rdata[p.zones.at(0).soa_rdata];
+  const uint8_t* b = &p.rdata_bytes[e.offset];
+  size_t i = 0;
+  for (int name = 0; name < 2; ++name) {
+    while (b[i] != 0)
+      i += 1 + b[i];
+    ++i;
+  }
+  return uint32_t{b[i]} << 24 | uint32_t{b[i + 1]} << 16 | uint32_t{b[i + 2]} << 8 | b[i + 3];
+}
+
+TEST_F(decider_core_test, a_validated_push_committed_as_the_next_version_is_not_compiled_again) {
+  auto d = open();
+  d->apply_view(committed(config_v1, 1, 2), t0);
+  std::string v2 = config_v1;
+  v2.replace(v2.find("192.0.2.250"), 11, "192.0.2.251");
+  ASSERT_TRUE(d->validate_config(v2, "c.yaml", t0, false, nullptr).empty());
+  const uint64_t compiled = d->stats().plans_compiled;
+  ASSERT_TRUE(d->apply_view(committed(v2, 2, 3), t0).config);
+  EXPECT_EQ(d->stats().plans_compiled, compiled) << "the plan validation compiled as version 2 is the active one";
+  EXPECT_EQ(soa_serial(*d->config()->plan), 2u);
+  // Committed as another version than the next (a push through another
+  // decider came first): compiled again, with that version's serial.
+  std::string v4 = v2;
+  v4.replace(v4.find("192.0.2.251"), 11, "192.0.2.252");
+  ASSERT_TRUE(d->validate_config(v4, "c.yaml", t0, false, nullptr).empty()); // compiled as 3
+  ASSERT_TRUE(d->apply_view(committed(v4, 4, 5), t0).config);
+  EXPECT_EQ(d->stats().plans_compiled, compiled + 2);
+  EXPECT_EQ(d->config_version(), 4u);
+  EXPECT_EQ(soa_serial(*d->config()->plan), 4u);
+}
+
 TEST_F(decider_core_test, the_start_config_is_served_as_version_0_until_the_cluster_commits_one) {
   std::string file = dir + "-boot.yaml";
   {
