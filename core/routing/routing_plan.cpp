@@ -174,10 +174,12 @@ private:
   /// answer it.
   uint32_t rdata_of(uint32_t value) {
     if (rdata_of_value_[value] == no_index) {
-      // Distinct values have distinct rdata, except TXT: one long string and
-      // the same text already split at 255 octets encode alike.
+      // Distinct addresses have distinct rdata. Names and texts may not:
+      // `m\097il.example.com.` is `mail.example.com.`, and one long TXT
+      // string is the same text already split at 255 octets. Those are
+      // looked up, so that an answer never holds the same record twice.
       const answer_value& v = cfg_.answer_values[value];
-      rdata_of_value_[value] = encode(v, v.type != dns::rr_type::txt);
+      rdata_of_value_[value] = encode(v, v.type == dns::rr_type::a || v.type == dns::rr_type::aaaa);
     }
     return rdata_of_value_[value];
   }

@@ -3,6 +3,7 @@
 
 #include "core/config/loader/loader.hpp"
 
+#include <system_error>
 #include <thread>
 
 namespace gtmesh::config_loading {
@@ -101,7 +102,7 @@ void loader::parse_zone(const node& n, const std::string& field) {
   node records = child(n, "records");
   if (records.is_sequence())
     z.records.reserve(records.size());
-  if (records.is_sequence() && records.size() >= parallel_records_min.load() &&
+  if (records.is_sequence() && records.size() >= std::max<size_t>(2, parallel_records_min.load()) &&
       std::thread::hardware_concurrency() >= 2)
     parse_records_in_two(records, join(field, "records"), z);
   else
@@ -143,13 +144,20 @@ void loader::parse_records_in_two(const node& list, const std::string& list_fiel
   second.records.reserve(list.size() - half);
   std::exception_ptr failed;
   {
-    std::jthread other([&] {
-      try {
-        helper.parse_records(list, list_field, half, list.size(), second);
-      } catch (...) {
-        failed = std::current_exception();
-      }
-    });
+    std::jthread other;
+    try {
+      other = std::jthread([&] {
+        try {
+          helper.parse_records(list, list_field, half, list.size(), second);
+        } catch (...) {
+          failed = std::current_exception();
+        }
+      });
+    } catch (const std::system_error&) {
+      // No thread to be had (a limit reached): read them all here.
+      parse_records(list, list_field, 0, list.size(), z);
+      return;
+    }
     parse_records(list, list_field, 0, half, z);
   } // joined here, also when the line above throws
   if (failed)

@@ -107,6 +107,18 @@ TEST_F(balance, weighted_random_follows_the_weights) {
             1000);
 }
 
+class equal_rdata : public routing_fixture {};
+
+// The config stores each answer value once, and the plan encodes each value
+// once; two values spelled differently can still be one record on the wire
+// (a name with an escape, RFC 1035 5.1), and an answer never holds a record
+// twice (RFC 2181 5).
+TEST_F(equal_rdata, two_spellings_of_one_exchange_answer_it_once) {
+  load(R"(      - {name: mx, type: MX, answers: ['10 mail.example.com.', '10 m\097il.example.com.']}
+)");
+  EXPECT_EQ(answers("mx.example.com", "MX").size(), 1u);
+}
+
 TEST_F(balance, closest_returns_the_answer_nearest_to_the_client) {
   // 100.67/16 is Tokyo in the test database: in DC a, 192.0.2.3 sits in Tokyo.
   EXPECT_EQ(answers("closest.example.com", "A", "100.67.0.1")[0], "192.0.2.3");
