@@ -184,9 +184,10 @@ private:
     return rdata_of_value_[value];
   }
 
-  static answer_group begin_group(const routing_plan& plan) {
+  /// An empty group starting at the next answer; add_to_group fills it.
+  answer_group begin_group() const {
     answer_group g;
-    g.first = static_cast<uint32_t>(plan.answers.size());
+    g.first = static_cast<uint32_t>(plan_.answers.size());
     return g;
   }
   void add_to_group(answer_group& g, uint32_t rdata, uint32_t weight, uint32_t location = no_index) {
@@ -202,7 +203,7 @@ private:
   /// A record's answers; an answer without a location of its own is at its
   /// DC's (`dc_location`: an index into answer_locations, or no_index).
   answer_group make_group(answer_span span, uint32_t dc_location = no_index) {
-    answer_group g = begin_group(plan_);
+    answer_group g = begin_group();
     for (const auto& item : cfg_.answers_of(span)) {
       uint32_t location = dc_location;
       if (item.location != no_answer_location) {
@@ -218,7 +219,7 @@ private:
   /// The answers of a profile endpoint (or fail_safe list) for a record type:
   /// values of exactly that type, else its first host name as a CNAME.
   answer_group make_typed_group(const std::vector<answer_value>& values, dns::rr_type type) {
-    answer_group g = begin_group(plan_);
+    answer_group g = begin_group();
     for (const auto& v : values)
       if (v.type == type)
         add_to_group(g, encode(v), 1);
@@ -475,7 +476,7 @@ std::string plan_builder::run() {
     zp.soa_rdata = encode_soa(z, serial);
     zp.soa_ttl = z.soa.ttl;
     zp.negative_ttl = std::min(z.soa.ttl, z.soa.minimum);
-    zp.ns = begin_group(plan_);
+    zp.ns = begin_group();
     for (const auto& n : z.ns) {
       answer_value v;
       v.type = dns::rr_type::ns;

@@ -10,6 +10,15 @@ namespace gtmesh::config_loading {
 
 namespace {
 
+/// The address `s` names if it is one of `type`'s family (A: IPv4, AAAA:
+/// IPv6).
+std::optional<ip_address> address_of_type(std::string_view s, dns::rr_type type) {
+  auto a = ip_address::parse(s);
+  if (!a || a->v4() != (type == dns::rr_type::a))
+    return std::nullopt;
+  return a;
+}
+
 int per_dc_max(balance_kind b, size_t answers) {
   switch (b) {
     case balance_kind::all:
@@ -305,8 +314,8 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
     return true;
   };
   auto address_of = [&](const std::string& s, const node& at, std::string_view key) -> bool {
-    auto a = ip_address::parse(s);
-    if (!a || a->v4() != (type == rr_type::a)) {
+    auto a = address_of_type(s, type);
+    if (!a) {
       error(at, field_of(key), std::string("expected an ") + (type == rr_type::a ? "IPv4" : "IPv6") + " address, got '" + s + "'");
       return false;
     }
@@ -425,8 +434,7 @@ answer_span loader::parse_answers(const node& n, const std::string& parent, std:
   auto add = [&](const node& an, size_t index) {
     parsed_answer a;
     if ((type == dns::rr_type::a || type == dns::rr_type::aaaa) && an.is_scalar()) {
-      auto address = ip_address::parse(an.scalar());
-      if (address && address->v4() == (type == dns::rr_type::a)) {
+      if (auto address = address_of_type(an.scalar(), type)) {
         a.value.type = type;
         a.value.address = *address;
         store_answer(std::move(a));

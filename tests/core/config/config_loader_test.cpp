@@ -553,25 +553,22 @@ zones:
   return y;
 }
 
-struct records_read_by {
-  explicit records_read_by(size_t threshold) : before(config_loading::parallel_records_min.exchange(threshold)) {}
-  ~records_read_by() { config_loading::parallel_records_min = before; }
-  size_t before;
-};
+/// `yaml` loaded with zones of `threshold` records or more read by two
+/// threads (SIZE_MAX: always one).
+load_result load_reading_records_in_two_from(size_t threshold, const std::string& yaml) {
+  struct restore {
+    size_t before;
+    ~restore() { config_loading::parallel_records_min = before; }
+  } r{config_loading::parallel_records_min.exchange(threshold)};
+  return load(yaml);
+}
 
 TEST(config_loader, records_read_by_two_threads_give_the_model_one_thread_gives) {
   if (std::thread::hardware_concurrency() < 2)
     GTEST_SKIP() << "one core: the loader reads on one thread, there is nothing to compare";
   const std::string yaml = many_records(400, false);
-  load_result one, two;
-  {
-    records_read_by t(SIZE_MAX);
-    one = load(yaml);
-  }
-  {
-    records_read_by t(16);
-    two = load(yaml);
-  }
+  const load_result one = load_reading_records_in_two_from(SIZE_MAX, yaml);
+  const load_result two = load_reading_records_in_two_from(16, yaml);
   ASSERT_TRUE(one.ok()) << one.report();
   ASSERT_TRUE(two.ok()) << two.report();
   const config& a = *one.cfg;
@@ -626,15 +623,8 @@ TEST(config_loader, records_read_by_two_threads_report_errors_of_both_halves_in_
   if (std::thread::hardware_concurrency() < 2)
     GTEST_SKIP() << "one core: the loader reads on one thread, there is nothing to compare";
   const std::string yaml = many_records(400, true);
-  load_result one, two;
-  {
-    records_read_by t(SIZE_MAX);
-    one = load(yaml);
-  }
-  {
-    records_read_by t(16);
-    two = load(yaml);
-  }
+  const load_result one = load_reading_records_in_two_from(SIZE_MAX, yaml);
+  const load_result two = load_reading_records_in_two_from(16, yaml);
   ASSERT_FALSE(two.ok());
   ASSERT_EQ(two.errors.size(), 6u) << two.report(); // a bad answer also leaves its record without one
   EXPECT_EQ(one.report(), two.report());
