@@ -2,6 +2,11 @@
 
 #include "core/config/yaml_table_builder.hpp"
 
+#include <atomic>
+#include <climits>
+#include <system_error>
+#include <thread>
+
 // What this reader takes (anything else: it gives up, and libyaml reads the
 // text): printable ASCII and newlines only (no tab, CR, or byte >= 0x7f);
 // block mappings with plain or quoted one-line keys; block sequences,
@@ -42,12 +47,63 @@ bool is_indicator(char c) noexcept {
 /// libyaml refuses implicit keys longer than this (1024); stay well below.
 constexpr size_t max_key_bytes = 1000;
 
+/// Only printable ASCII and newlines.
+bool takes_bytes(std::string_view text) noexcept {
+  bool ok = true;
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    ok &= (u >= 0x20 || c == '\n') && u < 0x7f;
+  }
+  return ok;
+}
+
+/// The end of a big text, read by a second thread while the first reads
+/// the beginning: the items of a block sequence at column `col`, from the
+/// line at `line_start` (a `- ` at that column) until that sequence would
+/// end. The first thread joins them in when it gets to that line as the
+/// next item of a sequence at that column; if it never does (the line was
+/// not such an item), the work is dropped. Either way the table is the one
+/// a single thread builds.
+struct tail_read {
+  size_t line_start = 0;
+  int col = 0;
+  std::atomic<bool> abandon{false};
+  // Written by the second thread, read after join():
+  bool bytes_ok = false; ///< the text from line_start on passes takes_bytes()
+  bool complete = false; ///< and the sequence was read to its end
+  document doc;
+  std::vector<uint32_t> items;
+  size_t deepest = 0;      ///< counting the sequence itself as 1
+  size_t end = 0;          ///< the cursor where the sequence ended,
+  size_t end_line_start = 0;
+  uint32_t lines = 0;      ///< lines from line_start to there
+  int end_indent = -1;
+  std::thread thread;
+
+  void join() {
+    if (thread.joinable())
+      thread.join();
+  }
+  /// Stops the second thread at its next item (its work is not needed).
+  void drop() {
+    abandon = true;
+    join();
+  }
+  ~tail_read() { drop(); }
+};
+
 class fast_reader {
 public:
-  fast_reader(std::string_view text, table_builder& b) : s_(text), b_(b) {}
+  fast_reader(std::string_view text, table_builder& b, tail_read* tail = nullptr)
+      : s_(text), b_(b), tail_(tail) {}
 
-  /// True when the whole text was read into the table.
+  /// True when the whole text was read into the table (the bytes from the
+  /// tail's line on are the tail's to check).
   bool run();
+  /// The tail's part, on the second thread.
+  bool run_tail(tail_read& t);
+  /// The tail was joined into the table.
+  bool took_tail() const noexcept { return took_tail_; }
 
 private:
   std::string_view s_;
@@ -62,6 +118,28 @@ private:
   int block_col_ = -1;
   bool before_content_ = true; ///< a `---` line may still come
   bool saw_start_ = false;     ///< and one did
+  tail_read* tail_ = nullptr;  ///< read by another thread, until used or dropped
+  bool took_tail_ = false;
+
+  /// At the tail's line, as the next item of a sequence at its column.
+  bool at_tail(int col) const noexcept { return tail_ && col == tail_->col && p_ == tail_->line_start + col; }
+
+  /// Waits for the tail and joins it into the table: true when it was read
+  /// whole and fits under max_depth here; else this thread reads on itself.
+  bool take_tail() {
+    tail_read& t = *tail_;
+    tail_ = nullptr;
+    t.join();
+    if (!t.complete || b_.depth() - 1 + t.deepest > max_depth)
+      return false;
+    b_.splice(t.doc, t.items, line_);
+    p_ = t.end;
+    line_start_ = t.end_line_start;
+    line_ += t.lines;
+    indent_ = t.end_indent;
+    took_tail_ = true;
+    return true;
+  }
 
   char at(size_t i) const noexcept { return i < s_.size() ? s_[i] : '\0'; }
   char cur() const noexcept { return at(p_); }
@@ -404,22 +482,24 @@ private:
     return true;
   }
 
+  /// One item of a block sequence at column `col`, from its `-`.
+  bool sequence_item(int col) {
+    ++p_; // the '-'
+    mark empty_at = here();
+    if (rest_is_empty())
+      return block_value(col, false, empty_at);
+    int item_col = static_cast<int>(p_ - line_start_);
+    return block_node(item_col);
+  }
+
   bool block_sequence(int col, bool indentless) {
     if (!b_.open(node_kind::sequence, here()))
       return false;
     int outer_col = block_col_;
     block_col_ = col;
     for (;;) {
-      ++p_; // the '-'
-      mark empty_at = here();
-      if (rest_is_empty()) {
-        if (!block_value(col, false, empty_at))
-          return false;
-      } else {
-        int item_col = static_cast<int>(p_ - line_start_);
-        if (!block_node(item_col))
-          return false;
-      }
+      if (!(at_tail(col) && take_tail()) && !sequence_item(col))
+        return false;
       if (indent_ == col && at_dash_entry())
         continue;
       if (indent_ < col || (indentless && indent_ == col))
@@ -467,12 +547,31 @@ private:
   }
 };
 
-bool fast_reader::run() {
-  for (char c : s_) {
-    auto u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && c != '\n') || u >= 0x7f)
+bool fast_reader::run_tail(tail_read& t) {
+  t.bytes_ok = takes_bytes(s_.substr(t.line_start));
+  if (!t.bytes_ok)
+    return false;
+  before_content_ = false;
+  line_start_ = t.line_start;
+  p_ = line_start_ + static_cast<size_t>(t.col);
+  indent_ = block_col_ = t.col;
+  b_.reserve((s_.size() - t.line_start) / 4);
+  b_.open_detached();
+  do {
+    if (t.abandon.load(std::memory_order_relaxed) || !sequence_item(t.col))
       return false;
-  }
+  } while (indent_ == t.col && at_dash_entry());
+  t.end = p_;
+  t.end_line_start = line_start_;
+  t.lines = line_;
+  t.end_indent = indent_;
+  t.deepest = b_.deepest();
+  return true;
+}
+
+bool fast_reader::run() {
+  if (!takes_bytes(s_.substr(0, tail_ ? tail_->line_start : s_.size())))
+    return false;
   // On to the first content line: next_line() from a virtual line before
   // the text, so that the first line gets the same checks as every other.
   p_ = 0;
@@ -510,18 +609,83 @@ bool fast_reader::run() {
 
 } // namespace
 
-std::optional<parse_result> read_fast(std::string_view text) {
+namespace {
+
+/// The column of the `- ` the line at `line_start` starts with, or -1.
+int dash_column(std::string_view text, size_t line_start) noexcept {
+  size_t i = line_start;
+  while (i < text.size() && text[i] == ' ')
+    ++i;
+  if (i >= text.size() || text[i] != '-' || (i + 1 < text.size() && text[i + 1] != ' ' && text[i + 1] != '\n'))
+    return -1;
+  return i - line_start > 1000 ? -1 : static_cast<int>(i - line_start);
+}
+
+/// Where a second thread should start on a big text: among the first 256
+/// lines after 45 % of it, the first `- ` line of the smallest column (the
+/// items of the long list there, not of a list nested in one of them). The
+/// first thread also joins the second one's table into its own (about a
+/// third of the cost of reading it), so it reads less than half.
+size_t split_point(std::string_view text) noexcept {
+  size_t at = text.find('\n', text.size() * 9 / 20);
+  size_t best = std::string_view::npos;
+  int best_col = INT_MAX;
+  for (int lines = 0; lines < 256 && at != std::string_view::npos && at + 1 < text.size(); ++lines) {
+    int col = dash_column(text, at + 1);
+    if (col >= 0 && col < best_col) {
+      best_col = col;
+      best = at + 1;
+    }
+    at = text.find('\n', at + 1);
+  }
+  return best;
+}
+
+std::optional<parse_result> read(std::string_view text, size_t tail_line) {
   if (text.size() >= UINT32_MAX)
     return std::nullopt;
   parse_result out;
   out.doc = std::make_unique<document>();
   table_builder b(*out.doc, text);
-  fast_reader r(text, b);
-  if (!r.run())
+  auto tail = std::make_unique<tail_read>();
+  tail->line_start = tail_line;
+  tail->col = tail_line < text.size() ? dash_column(text, tail_line) : -1;
+  if (tail->col >= 0) {
+    try {
+      tail->thread = std::thread([text, t = tail.get()] {
+        try {
+          table_builder tb(t->doc, text);
+          fast_reader tr(text, tb);
+          t->complete = tr.run_tail(*t);
+          if (t->complete)
+            t->items = tb.detached_items();
+        } catch (...) { // std::bad_alloc: the first thread reads it all
+          t->complete = false;
+        }
+      });
+    } catch (const std::system_error&) {
+      tail->col = -1; // no second thread: one reads it all
+    }
+  }
+  fast_reader r(text, b, tail->col >= 0 ? tail.get() : nullptr);
+  bool ok = r.run();
+  tail->drop();
+  if (!ok || (tail->col >= 0 && !tail->bytes_ok))
     return std::nullopt;
+  out.read_in_two = r.took_tail();
   if (!b.has_root())
     out.doc = std::make_unique<document>();
   return out;
+}
+
+} // namespace
+
+std::optional<parse_result> read_fast(std::string_view text) {
+  return read(text, text.size() >= split_min_bytes.load() ? split_point(text) : std::string_view::npos);
+}
+
+std::optional<parse_result> read_fast_split_at(std::string_view text, size_t line_start) {
+  return read(text, line_start);
 }
 
 } // namespace gtmesh::yaml

@@ -23,10 +23,21 @@ public:
   void alias(uint32_t target);
   bool has_root() const noexcept { return has_root_; }
   size_t depth() const noexcept { return open_.size(); }
-  void reserve(size_t nodes) {
-    doc_.nodes_.reserve(nodes);
-    doc_.items_.reserve(nodes);
-  }
+  /// The deepest depth() reached so far.
+  size_t deepest() const noexcept { return deepest_; }
+  void reserve(size_t nodes);
+
+  /// A table that holds the further items of a block sequence another
+  /// builder has open (yaml_fast_reader.cpp reads a big text's end this
+  /// way): opens that sequence without a node, so that depth() counts it
+  /// and its items collect in pending_, given by detached_items().
+  void open_detached();
+  const std::vector<uint32_t>& detached_items() const noexcept { return pending_; }
+  /// Appends `part` (built by open_detached(), its lines counted from
+  /// `first_line`) as it would have been built here: its nodes after this
+  /// table's and its items as the next items of the innermost open
+  /// container. `part` must have no root and every other container closed.
+  void splice(const document& part, const std::vector<uint32_t>& items, uint32_t first_line);
 
   /// `~`, `null`, `Null`, `NULL` or nothing: what a plain scalar reads as null.
   static bool is_null_text(std::string_view s) noexcept;
@@ -44,6 +55,7 @@ private:
   std::vector<frame> open_;
   std::vector<uint32_t> pending_; ///< items of the open containers, innermost last
   bool has_root_ = false;
+  size_t deepest_ = 0;
 };
 
 } // namespace gtmesh::yaml

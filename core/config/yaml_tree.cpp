@@ -5,6 +5,7 @@
 
 #include <yaml.h>
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace gtmesh::yaml {
@@ -118,7 +119,39 @@ bool table_builder::open(node_kind k, mark m) {
     return false;
   uint32_t index = add(at(m, k));
   open_.push_back(frame{index, pending_.size()});
+  deepest_ = std::max(deepest_, open_.size());
   return true;
+}
+
+void table_builder::reserve(size_t nodes) {
+  doc_.nodes_.reserve(nodes);
+  doc_.items_.reserve(nodes);
+}
+
+void table_builder::open_detached() {
+  open_.push_back(frame{UINT32_MAX, pending_.size()});
+  deepest_ = std::max(deepest_, open_.size());
+}
+
+void table_builder::splice(const document& part, const std::vector<uint32_t>& items, uint32_t first_line) {
+  const size_t node_base = doc_.nodes_.size(), item_base = doc_.items_.size(), owned_base = doc_.owned_.size();
+  if (node_base + part.nodes_.size() >= UINT32_MAX - 1 ||
+      item_base + part.items_.size() + pending_.size() + items.size() >= UINT32_MAX / 2 ||
+      owned_base + part.owned_.size() >= UINT32_MAX)
+    throw std::bad_alloc();
+  for (document::node_data d : part.nodes_) {
+    if (d.kind == node_kind::sequence || d.kind == node_kind::mapping)
+      d.first += static_cast<uint32_t>(item_base);
+    else if (!d.in_source)
+      d.first += static_cast<uint32_t>(owned_base);
+    d.line += first_line;
+    doc_.nodes_.push_back(d);
+  }
+  for (uint32_t i : part.items_)
+    doc_.items_.push_back(i + static_cast<uint32_t>(node_base));
+  doc_.owned_.append(part.owned_);
+  for (uint32_t i : items)
+    pending_.push_back(i + static_cast<uint32_t>(node_base));
 }
 
 uint32_t table_builder::close() {

@@ -109,6 +109,7 @@ struct parse_result {
   mark where;
   std::string message;
   bool used_libyaml = false; ///< the fast reader handed over (for tests and benchmarks)
+  bool read_in_two = false;  ///< a second thread read the end of the text (the same)
 };
 
 /// Deepest nesting accepted (yaml-cpp's limit, kept).

@@ -3,10 +3,12 @@
 // text stays in the fast reader's subset and hands it to libyaml otherwise;
 // whatever the fast reader accepts, libyaml must accept too and build the
 // very same node table (kinds, scalar texts, null-ness, line and column of
-// every node). Any difference traps. Both readers must also be total: no
-// exception, no sanitizer report, whatever the bytes.
+// every node), also when a second thread reads the text from one of its
+// lines on (yaml_fast_reader.hpp). Any difference traps. Both readers must
+// also be total: no exception, no sanitizer report, whatever the bytes.
 // Built and run by run_fuzz.sh (clang, -fsanitize=fuzzer,address,undefined).
 
+#include "core/config/yaml_fast_reader.hpp"
 #include "core/config/yaml_tree.hpp"
 
 #include <cstdio>
@@ -41,5 +43,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string b = yaml::dump(*ref.doc);
   if (a != b)
     fail("the two readers built different tables", text, a, b);
+  // The same text with a second thread started at one of its lines (picked
+  // by the input's size) must give the same table.
+  size_t lines = 0;
+  for (char c : text)
+    lines += c == '\n';
+  size_t line = 0;
+  for (size_t k = lines ? size % (lines + 1) : 0; k > 0; --k)
+    line = text.find('\n', line) + 1;
+  auto split = yaml::read_fast_split_at(text, line);
+  if (!split)
+    fail("the fast reader gave up when a second thread read part of the text", text, a, "");
+  std::string c = yaml::dump(*split->doc);
+  if (a != c)
+    fail("a second thread changed the table", text, a, c);
   return 0;
 }

@@ -4,6 +4,8 @@
 
 #include "core/config/yaml_tree.hpp"
 
+#include "core/config/yaml_fast_reader.hpp"
+
 #include "tests/test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -33,6 +35,47 @@ void expect_same(const std::string& text, bool fast) {
   ASSERT_TRUE(b.doc) << b.message << "\n" << text;
   EXPECT_EQ(!a.used_libyaml, fast) << text;
   EXPECT_EQ(yaml::dump(*a.doc), yaml::dump(*b.doc)) << text;
+}
+
+
+/// Every node's document_order, walking the tree (a table spliced with the
+/// wrong offsets would still dump the same texts in some cases).
+void orders(const yaml::node& n, std::string& out, int depth = 0) {
+  out += std::to_string(n.document_order()) + " ";
+  if (depth > 50)
+    return;
+  if (n.is_sequence())
+    for (size_t i = 0; i < n.size(); ++i)
+      orders(n[i], out, depth + 1);
+  if (n.is_map())
+    for (size_t i = 0; i < n.size(); ++i) {
+      orders(n.key_at(i), out, depth + 1);
+      orders(n.value_at(i), out, depth + 1);
+    }
+}
+
+std::string table_of(const std::optional<yaml::parse_result>& r) {
+  if (!r)
+    return "(handed to libyaml)";
+  std::string o;
+  orders(r->doc->root(), o);
+  return yaml::dump(*r->doc) + "orders: " + o + "\nnodes: " + std::to_string(r->doc->node_count());
+}
+
+/// Reads `text` with a second thread started at each line in turn; every
+/// result must be the one-thread table. Returns how many lines the second
+/// thread's work was joined in from.
+int expect_same_split_anywhere(const std::string& text) {
+  const std::string one = table_of(yaml::read_fast(text));
+  int joined = 0;
+  for (size_t line = 0; line < text.size(); line = text.find('\n', line) + 1) {
+    auto two = yaml::read_fast_split_at(text, line);
+    EXPECT_EQ(table_of(two), one) << "second thread from byte " << line << " of\n" << text;
+    joined += two && two->read_in_two;
+    if (text.find('\n', line) == std::string::npos)
+      break;
+  }
+  return joined;
 }
 
 } // namespace
@@ -123,4 +166,76 @@ TEST(yaml_tree, errors_name_line_and_column_and_only_one_document_is_read) {
   auto alias = yaml::parse("a: *nowhere\n");
   ASSERT_FALSE(alias.doc);
   EXPECT_NE(alias.message.find("unknown anchor"), std::string::npos);
+}
+
+TEST(yaml_tree, a_second_thread_reading_the_end_builds_the_same_table_from_any_line) {
+  // Every shipped config, split at every line: the items of its lists are
+  // joined in, and lines inside an item, a flow collection or a nested list
+  // are dropped, with the same table either way.
+  int joined = 0;
+  for (const char* f : {"/configs/full.yaml", "/configs/examples/dc-mode.yaml", "/configs/examples/nested.yaml"}) {
+    SCOPED_TRACE(f);
+    joined += expect_same_split_anywhere(read(source_dir() + f));
+  }
+  EXPECT_GE(joined, 20);
+  for (const char* text : {
+         "# c\n---\na: 1\nb:\n- x\n- y: 2\n  z: ~\n- - n\n  - m\nc: 3\n", // indentless, compact, nested
+         "list:\n  - - a\n    - b\n  -\n    c: d\n  - \n  - e # note\nempty:\nx: y\n",
+         "k:\n  - [a,  # first\n  - b]\n  - {c: d,\n    - e: f}\n  - z\n", // `- ` lines inside flow
+         "a:\n  - 1\n  - 2\n b: 3\n",                                    // ends on a bad indent
+         "a:\n  - 1\n  - &x 2\n  - 3\n",                                 // an anchor after the split
+         "a:\n  - 1\n  - caf\xc3\xa9\n  - 3\n",                           // UTF-8 after the split
+         "a:\n  - caf\xc3\xa9\n  - 2\n  - 3\n",                           // and before it
+         "a:\n  - 1\n---\n  - 2\n",                                      // a marker inside
+         "- 1\n- 2\n-\n- [x]\n-\n  - y\n",
+         "l:\n  - 'it''s'\n  - {k: 'a''b'}\n  - plain\n  - ['c''d', e]\n"}) { // texts unquoted on both sides
+    SCOPED_TRACE(text);
+    expect_same_split_anywhere(text);
+  }
+}
+
+TEST(yaml_tree, a_second_thread_keeps_the_depth_limit_of_the_whole_text) {
+  // A list at depth D whose second item nests K more: the table is read
+  // only while D + K stays within max_depth, split or not (the second
+  // thread alone sees only K).
+  // Block maps nested D deep (one key per line, each indented one deeper),
+  // then the list.
+  auto nested = [](size_t d, size_t inner) {
+    std::string t;
+    for (size_t i = 0; i < d; ++i)
+      t += std::string(i, ' ') + "k:\n";
+    std::string pad(d, ' ');
+    t += pad + "- x\n" + pad + "- " + std::string(inner, '[') + std::string(inner, ']') + "\n" + pad + "- y\n";
+    return t;
+  };
+  for (size_t inner : {yaml::max_depth - 101, yaml::max_depth - 100, yaml::max_depth - 99}) {
+    std::string text = nested(99, inner); // the list is the 100th container
+    SCOPED_TRACE(inner);
+    auto one = yaml::read_fast(text);
+    EXPECT_EQ(one.has_value(), 100 + inner <= yaml::max_depth);
+    size_t second_item = text.find("- [");
+    second_item = text.rfind('\n', second_item) + 1;
+    auto two = yaml::read_fast_split_at(text, second_item);
+    EXPECT_EQ(table_of(two), table_of(one));
+    if (two)
+      EXPECT_TRUE(two->read_in_two);
+  }
+}
+
+TEST(yaml_tree, a_big_text_is_read_by_two_threads_into_the_one_thread_table) {
+  std::string text = "zones:\n  - name: example.com\n    records:\n";
+  for (int i = 0; i < 400; ++i)
+    text += "      - {name: r" + std::to_string(i) + ", type: A, answers: [192.0.2." + std::to_string(i % 250) +
+            ", {address: 198.51.100.1, weight: 2}]}\n" + (i % 7 ? "" : "        # a comment\n");
+  text += "profiles: []\n";
+  const size_t split_min = yaml::split_min_bytes.load();
+  yaml::split_min_bytes = SIZE_MAX;
+  auto one = yaml::read_fast(text);
+  yaml::split_min_bytes = 1024;
+  auto two = yaml::read_fast(text);
+  yaml::split_min_bytes = split_min;
+  ASSERT_TRUE(one && two);
+  EXPECT_FALSE(one->read_in_two);
+  EXPECT_TRUE(two->read_in_two);
+  EXPECT_EQ(table_of(two), table_of(one));
 }

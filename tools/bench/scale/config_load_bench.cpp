@@ -13,6 +13,7 @@
 // Prints one "phase seconds rss_mb" line per phase and the peak RSS.
 
 #include "core/config/config_loader.hpp"
+#include "core/config/yaml_fast_reader.hpp"
 #include "core/config/yaml_tree.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/routing/measurement_view.hpp"
@@ -65,14 +66,22 @@ int main(int argc, char** argv) {
     text = ss.str();
   }
   clock.report("read file");
-  {
+  // The YAML alone: on one thread, then as the loader reads it (a big text
+  // on two threads, core/config/yaml_fast_reader.hpp).
+  for (bool one_thread : {true, false}) {
+    const size_t split_min = gtmesh::yaml::split_min_bytes.load();
+    if (one_thread)
+      gtmesh::yaml::split_min_bytes = SIZE_MAX;
     auto doc = gtmesh::yaml::parse(text);
+    gtmesh::yaml::split_min_bytes = split_min;
     if (!doc.doc)
       return 1;
-    std::printf("  (%zu nodes%s)\n", doc.doc->node_count(), doc.used_libyaml ? ", libyaml" : "");
-    clock.report("yaml::parse");
+    std::printf("  (%zu nodes%s%s)\n", doc.doc->node_count(), doc.used_libyaml ? ", libyaml" : "",
+                doc.read_in_two ? ", read by two threads" : "");
+    clock.report(one_thread ? "yaml::parse, one thread" : "yaml::parse");
+    doc = {};
+    clock.report("drop the node table");
   }
-  clock.report("drop the node table");
   auto r = gtmesh::load_config_text(text, argv[1], gtmesh::routing_methods());
   if (!r.ok()) {
     std::fprintf(stderr, "%s", r.report().c_str());
