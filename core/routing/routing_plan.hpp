@@ -13,6 +13,7 @@
 #include "core/routing/measurement_view.hpp"
 #include "core/routing/name_table.hpp"
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -235,5 +236,10 @@ struct compile_result {
 };
 
 compile_result compile_plan(config_ptr cfg, uint32_t version = 0);
+
+/// A plan of at least this many records (SOA and NS included) has its name
+/// table built by a second thread while the first compiles the records.
+/// Tests lower it to cover that path with small configs.
+inline std::atomic<size_t> parallel_names_min{4096};
 
 } // namespace gtmesh

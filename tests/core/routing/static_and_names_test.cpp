@@ -106,5 +106,49 @@ TEST_F(names, any_is_answered_minimally_with_one_rrset) {
   EXPECT_EQ(plan->rdata[r.rdata[0]].type, dns::rr_type::a);
 }
 
+TEST(name_table, built_on_a_second_thread_it_finds_every_record_of_every_zone_by_its_id) {
+  // Two zones (the second's ids follow the first's SOA, NS and records), a
+  // wildcard and empty non-terminals; the name table built after the
+  // records and on a second thread while they compile.
+  std::string yaml = base_config() + zone_header() + R"(
+      - {name: www, type: A, answers: [192.0.2.1]}
+      - {name: www, type: TXT, answers: ["hello"]}
+      - {name: a.b.deep, type: A, answers: [192.0.2.2]}
+      - {name: "*.wild", type: A, answers: [192.0.2.3]}
+  - name: example.net
+    soa: {primary: ns1.example.net., admin: hostmaster.example.net., minimum: 60}
+    ns: [ns1.example.net.]
+    records:
+      - {name: www, type: A, answers: [198.51.100.1]}
+      - {name: mail, type: MX, answers: ["10 mx.example.net."]}
+)";
+  auto loaded = load_config_text(yaml, "test.yaml", routing_methods());
+  ASSERT_TRUE(loaded.ok()) << loaded.report();
+  const size_t saved = parallel_names_min.load();
+  for (size_t min : {SIZE_MAX, size_t{1}}) {
+    SCOPED_TRACE(min == 1 ? "on a second thread" : "after the records");
+    parallel_names_min = min;
+    auto c = compile_plan(loaded.cfg);
+    parallel_names_min = saved;
+    ASSERT_TRUE(c.plan) << c.error;
+    const routing_plan& p = *c.plan;
+    ASSERT_EQ(p.records.size(), 2u + 4u + 2u + 2u);
+    for (const record_plan& rp : p.records) {
+      SCOPED_TRACE(std::string(rp.name));
+      auto wire = dns::text_to_wire(std::string(rp.name));
+      ASSERT_TRUE(wire);
+      const name_table::node* n = p.names.find(*wire);
+      ASSERT_NE(n, nullptr);
+      EXPECT_EQ(n->zone, rp.zone);
+      EXPECT_EQ(n->records[static_cast<int>(*dns::slot_of(static_cast<uint16_t>(rp.type)))], rp.id);
+    }
+    const name_table::node* ent = p.names.find(*dns::text_to_wire("b.deep.example.com"));
+    ASSERT_NE(ent, nullptr);
+    EXPECT_EQ(ent->zone, 0u);
+    EXPECT_NE(p.names.find_wildcard(*dns::text_to_wire("x.wild.example.com")), nullptr);
+    EXPECT_EQ(p.names.find(*dns::text_to_wire("nothing.example.net")), nullptr);
+  }
+}
+
 } // namespace
 } // namespace gtmesh::test
