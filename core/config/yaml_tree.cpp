@@ -10,53 +10,6 @@
 
 namespace gtmesh::yaml {
 
-// --- node ---------------------------------------------------------------------
-
-node_kind node::kind() const noexcept {
-  return doc_ ? doc_->nodes_[index_].kind : node_kind::undefined;
-}
-
-std::string_view node::scalar() const noexcept {
-  if (!doc_)
-    return {};
-  const auto& d = doc_->nodes_[index_];
-  if (d.kind != node_kind::scalar && d.kind != node_kind::null)
-    return {};
-  return (d.in_source ? doc_->source_ : std::string_view(doc_->owned_)).substr(d.first, d.length);
-}
-
-size_t node::size() const noexcept {
-  if (!doc_)
-    return 0;
-  const auto& d = doc_->nodes_[index_];
-  return d.kind == node_kind::sequence || d.kind == node_kind::mapping ? d.length : 0;
-}
-
-node node::operator[](size_t i) const noexcept {
-  if (!is_sequence() || i >= size())
-    return {};
-  return node(doc_, doc_->items_[doc_->nodes_[index_].first + i]);
-}
-
-node node::key_at(size_t i) const noexcept {
-  if (!is_map() || i >= size())
-    return {};
-  return node(doc_, doc_->items_[doc_->nodes_[index_].first + 2 * i]);
-}
-
-node node::value_at(size_t i) const noexcept {
-  if (!is_map() || i >= size())
-    return {};
-  return node(doc_, doc_->items_[doc_->nodes_[index_].first + 2 * i + 1]);
-}
-
-mark node::position() const noexcept {
-  if (!doc_)
-    return {};
-  const auto& d = doc_->nodes_[index_];
-  return mark{static_cast<int>(d.line), static_cast<int>(d.column)};
-}
-
 // --- table_builder ---------------------------------------------------------------
 
 table_builder::table_builder(document& doc, std::string_view source) : doc_(doc) {
