@@ -19,6 +19,35 @@ std::optional<ip_address> address_of_type(std::string_view s, dns::rr_type type)
   return a;
 }
 
+/// The largest weight of an answer.
+constexpr long long max_answer_weight = 1000;
+
+/// `{address: A}` or `{address: A, weight: W}` (either order, no other
+/// key) with A of `type`'s family and W an integer 1..max_answer_weight:
+/// A, and W in `weight` (left alone without one). nullopt for anything
+/// else, which parse_answer then reads and words the errors of.
+std::optional<ip_address> weighted_address(const yaml::node& n, dns::rr_type type, uint32_t& weight) {
+  yaml::node address, w;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const yaml::node key = n.key_at(i);
+    const std::string_view k = key.is_scalar() ? key.scalar() : std::string_view();
+    yaml::node& slot = k == "address" ? address : w;
+    if ((k != "address" && k != "weight") || slot)
+      return std::nullopt; // another key, or one twice
+    slot = n.value_at(i);
+  }
+  if (!address.is_scalar() || (w && !w.is_scalar()))
+    return std::nullopt;
+  auto a = address_of_type(address.scalar(), type);
+  if (!a || !w)
+    return a;
+  auto v = to_int(w.scalar());
+  if (!v || *v < 1 || *v > max_answer_weight)
+    return std::nullopt;
+  weight = static_cast<uint32_t>(*v);
+  return a;
+}
+
 int per_dc_max(balance_kind b, size_t answers) {
   switch (b) {
     case balance_kind::all:
@@ -374,7 +403,7 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
   check_keys(n, field,
              {"address", "target", "exchange", "preference", "priority", "srv_weight", "port", "text", "weight",
               "location"});
-  if (auto w = integer(n, "weight", field, 1, 1000))
+  if (auto w = integer(n, "weight", field, 1, max_answer_weight))
     out.weight = static_cast<uint32_t>(*w);
   if (auto at = parse_location(n, field))
     out.location = at;
@@ -433,8 +462,16 @@ answer_span loader::parse_answers(const node& n, const std::string& parent, std:
   };
   auto add = [&](const node& an, size_t index) {
     parsed_answer a;
-    if ((type == dns::rr_type::a || type == dns::rr_type::aaaa) && an.is_scalar()) {
-      if (auto address = address_of_type(an.scalar(), type)) {
+    if (type == dns::rr_type::a || type == dns::rr_type::aaaa) {
+      // The common forms, `192.0.2.1` and `{address: 192.0.2.1, weight: 2}`,
+      // without building field paths; anything else (or wrong) goes the
+      // long way, which words the errors.
+      std::optional<ip_address> address;
+      if (an.is_scalar())
+        address = address_of_type(an.scalar(), type);
+      else if (an.is_map())
+        address = weighted_address(an, type, a.weight);
+      if (address) {
         a.value.type = type;
         a.value.address = *address;
         store_answer(std::move(a));

@@ -138,6 +138,38 @@ TEST(config_loader, priority_and_weight_must_be_1_to_1000) {
                14, "weight", "out of range 1..1000");
 }
 
+TEST(config_loader, weighted_addresses_are_read_in_any_order_and_every_wrong_one_is_worded) {
+  auto r = load(base + "      - {name: w, type: A, answers: [{address: 192.0.2.1, weight: 3}, {weight: 2, address: "
+                       "192.0.2.2}, {address: '192.0.2.3'}, 192.0.2.4, {address: 192.0.2.5, weight: ~}]}\n"
+                       "      - {name: w6, type: AAAA, answers: [{address: '2001:db8::1', weight: 1000}]}\n");
+  ASSERT_TRUE(r.ok()) << r.report();
+  std::vector<std::pair<std::string, uint32_t>> got;
+  for (const auto& rec : r.cfg->zones[0].records)
+    for (const auto& item : r.cfg->answers_of(rec.plain))
+      got.emplace_back(r.cfg->value_of(item).address.to_string(), item.weight);
+  EXPECT_EQ(got, (std::vector<std::pair<std::string, uint32_t>>{{"192.0.2.53", 1},
+                                                                 {"192.0.2.1", 3},
+                                                                 {"192.0.2.2", 2},
+                                                                 {"192.0.2.3", 1},
+                                                                 {"192.0.2.4", 1},
+                                                                 {"192.0.2.5", 1},
+                                                                 {"2001:db8::1", 1000}}));
+  auto bad = [](const std::string& answer) {
+    return base + "      - {name: x, type: A, answers: [192.0.2.9, " + answer + "]}\n";
+  };
+  expect_error(bad("{address: 192.0.2.1, weight: 0}"), 14, "records[x].answers[1].weight", "out of range 1..1000");
+  expect_error(bad("{address: 192.0.2.1, weight: 1001}"), 14, "answers[1].weight", "out of range 1..1000");
+  expect_error(bad("{address: 192.0.2.1, weight: 2.5}"), 14, "answers[1].weight", "expected an integer");
+  expect_error(bad("{address: 192.0.2.1, weight: [2]}"), 14, "answers[1].weight", "expected an integer");
+  expect_error(bad("{address: '2001:db8::1', weight: 2}"), 14, "answers[1].address", "expected an IPv4 address");
+  expect_error(bad("{address: 192.0.2.1, wieght: 2}"), 14, "answers[1].wieght", "unknown key");
+  expect_error(bad("{address: 192.0.2.1, address: 192.0.2.2}"), 14, "answers[1].address", "duplicate key");
+  expect_error(bad("{weight: 2}"), 14, "answers[1].address", "required field is missing");
+  expect_error(bad("{address: ~, weight: 2}"), 14, "answers[1].address", "required field is missing");
+  expect_error(bad("{address: [192.0.2.1]}"), 14, "answers[1].address", "expected a string");
+  expect_error(bad("{}"), 14, "answers[1].address", "required field is missing");
+}
+
 TEST(config_loader, duplicate_priorities_are_rejected_naming_both_endpoints) {
   expect_error(profile("priority", "      - {name: a, kind: external, target: 192.0.2.1, priority: 5}\n"
                                    "      - {name: b, kind: external, target: 192.0.2.2, priority: 5}\n"),
