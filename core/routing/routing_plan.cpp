@@ -88,7 +88,7 @@ private:
   /// `unique`: the caller knows no equal rdata was added (config answer
   /// values are stored once), so the lookup is skipped.
   template <class Text>
-  uint32_t add_rdata(dns::rr_type type, const std::vector<uint8_t>& bytes, uint16_t name_at, Text&& text,
+  uint32_t add_rdata(dns::rr_type type, std::span<const uint8_t> bytes, uint16_t name_at, Text&& text,
                      bool unique = false) {
     std::string key;
     if (!unique) {
@@ -114,16 +114,15 @@ private:
   }
 
   uint32_t encode(const answer_value& v, bool unique = false) {
+    if (v.type == dns::rr_type::a || v.type == dns::rr_type::aaaa) {
+      uint8_t bytes[16];
+      v.address.to_bytes(bytes);
+      return add_rdata(v.type, std::span<const uint8_t>(bytes, v.type == dns::rr_type::a ? 4 : 16),
+                       rdata_entry::no_name, [&] { return v.text(); }, unique);
+    }
     std::vector<uint8_t> b;
     uint16_t name_at = rdata_entry::no_name;
     switch (v.type) {
-      case dns::rr_type::a:
-      case dns::rr_type::aaaa: {
-        uint8_t bytes[16];
-        v.address.to_bytes(bytes);
-        b.assign(bytes, bytes + (v.type == dns::rr_type::a ? 4 : 16));
-        break;
-      }
       case dns::rr_type::cname:
       case dns::rr_type::ns:
         name_at = 0;
