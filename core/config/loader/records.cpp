@@ -235,41 +235,49 @@ void loader::parse_records_in_two(const node& list, const std::string& list_fiel
 
 void loader::check_record_names(const zone& z, const std::string& field) {
   // One record per (name, type); CNAME beside other data is allowed as the
-  // spec asks (a name can carry A, MX and CNAME policies) but flagged. The
-  // records sorted by (name, type) put both cases side by side, without a
-  // copy of any name.
-  std::vector<uint32_t> order(z.records.size());
-  for (uint32_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    const record& x = z.records[a];
-    const record& y = z.records[b];
-    if (int c = x.name.compare(y.name))
-      return c < 0;
-    return x.type != y.type ? x.type < y.type : a < b;
-  });
-  std::vector<uint32_t> duplicates; // reported in config order
-  for (size_t i = 1; i < order.size(); ++i) {
-    const record& before = z.records[order[i - 1]];
-    const record& r = z.records[order[i]];
-    if (r.name == before.name && r.type == before.type)
-      duplicates.push_back(order[i]);
+  // spec asks (a name can carry A, MX and CNAME policies) but flagged. One
+  // pass in config order over a table of names (open addressing, no copy of
+  // any name): each name's first record and the types seen at it.
+  struct name_slot {
+    size_t hash = 0;
+    uint32_t first = 0; ///< index of the name's first record + 1; 0: empty
+    uint64_t types = 0; ///< bit t: a record of type t
+  };
+  // Every type a record can have (dns::parse_rr_type, ANY refused) is below
+  // 63; a type above would share bit 63.
+  auto type_bit = [](dns::rr_type t) { return uint64_t{1} << std::min<uint16_t>(static_cast<uint16_t>(t), 63); };
+  const uint64_t cname = type_bit(dns::rr_type::cname);
+  size_t capacity = 64;
+  while (capacity < z.records.size() * 2)
+    capacity *= 2;
+  std::vector<name_slot> table(capacity);
+  const size_t mask = capacity - 1;
+  std::vector<uint32_t> cname_and_other; // first records of the names to warn about
+  for (uint32_t i = 0; i < z.records.size(); ++i) {
+    const record& r = z.records[i];
+    const size_t h = std::hash<std::string>{}(r.name);
+    size_t pos = h & mask;
+    while (table[pos].first != 0 && (table[pos].hash != h || z.records[table[pos].first - 1].name != r.name))
+      pos = (pos + 1) & mask;
+    name_slot& n = table[pos];
+    if (n.first == 0) {
+      n.hash = h;
+      n.first = i + 1;
+    }
+    const uint64_t bit = type_bit(r.type);
+    if (n.types & bit)
+      error_at(r.where, field + ".records", "duplicate record " + r.name + " " + std::string(dns::to_string(r.type)));
+    const bool had_both = (n.types & cname) && (n.types & ~cname);
+    n.types |= bit;
+    if (!had_both && (n.types & cname) && (n.types & ~cname))
+      cname_and_other.push_back(n.first - 1);
   }
-  std::sort(duplicates.begin(), duplicates.end());
-  for (uint32_t d : duplicates) {
-    const record& r = z.records[d];
-    error_at(r.where, field + ".records", "duplicate record " + r.name + " " + std::string(dns::to_string(r.type)));
-  }
-  for (size_t i = 0; i < order.size();) {
-    const std::string& name = z.records[order[i]].name;
-    bool cname = false, other = false;
-    for (; i < order.size() && z.records[order[i]].name == name; ++i)
-      (z.records[order[i]].type == dns::rr_type::cname ? cname : other) = true;
-    if (cname && other)
-      warnings_.push_back(config_error{file_, z.where.line, z.where.column, field + ".records",
-                                       name + " has a CNAME beside other types; queries for types without a "
-                                              "record of their own get the CNAME (RFC 1034 forbids the mix)"});
-  }
+  std::sort(cname_and_other.begin(), cname_and_other.end(),
+            [&](uint32_t a, uint32_t b) { return z.records[a].name < z.records[b].name; });
+  for (uint32_t first : cname_and_other)
+    warnings_.push_back(config_error{file_, z.where.line, z.where.column, field + ".records",
+                                     z.records[first].name + " has a CNAME beside other types; queries for types "
+                                     "without a record of their own get the CNAME (RFC 1034 forbids the mix)"});
 }
 
 uint32_t loader::value_hash(const answer_value& v) noexcept {

@@ -298,6 +298,29 @@ TEST(config_loader, duplicate_names_and_records) {
   expect_error(base + "      - {name: ns1, type: A, answers: [192.0.2.54]}\n", 14, "records", "duplicate record ns1.example.com. A");
 }
 
+TEST(config_loader, every_duplicate_record_is_an_error_and_a_cname_beside_other_types_a_warning) {
+  auto r = load(base + // lines 14..
+                "      - {name: www, type: A, answers: [192.0.2.1]}\n"
+                "      - {name: www, type: AAAA, answers: ['2001:db8::1']}\n"
+                "      - {name: zz, type: CNAME, answers: [www.example.com.]}\n"
+                "      - {name: mail, type: A, answers: [192.0.2.2]}\n"
+                "      - {name: zz, type: TXT, answers: [x]}\n"
+                "      - {name: WWW, type: A, answers: [192.0.2.3]}\n" // line 19: www A again
+                "      - {name: alias, type: CNAME, answers: [www.example.com.]}\n"
+                "      - {name: aa, type: MX, answers: ['10 mail.example.com.']}\n"
+                "      - {name: aa, type: CNAME, answers: [www.example.com.]}\n"
+                "      - {name: zz, type: CNAME, answers: [mail.example.com.]}\n" // line 23: zz CNAME again
+                "      - {name: aa, type: A, answers: [192.0.2.4]}\n");
+  std::vector<std::string> errors, warnings;
+  for (const auto& e : r.errors)
+    errors.push_back(std::to_string(e.line) + " " + e.message);
+  for (const auto& w : r.warnings)
+    warnings.push_back(w.message.substr(0, w.message.find(' ')));
+  EXPECT_EQ(errors, (std::vector<std::string>{"19 duplicate record www.example.com. A",
+                                              "23 duplicate record zz.example.com. CNAME"}));
+  EXPECT_EQ(warnings, (std::vector<std::string>{"aa.example.com.", "zz.example.com."})) << r.report();
+}
+
 TEST(config_loader, a_name_outside_its_zone_is_rejected) {
   expect_error(base + "      - {name: www.example.org., type: A, answers: [192.0.2.1]}\n", 14, "records[www.example.org.].name",
                "outside zone example.com.");
