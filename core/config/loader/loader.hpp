@@ -375,6 +375,12 @@ private:
   static uint32_t value_hash(const answer_value& v) noexcept;
   /// The index of `v` in config::answer_values, stored there if new.
   uint32_t intern_value(answer_value&& v);
+  /// Room for `count` values in all, without growing on the way there.
+  void reserve_values(size_t count);
+  /// Per DC index: `svc` has backends or lb_stats there (asked for each DC
+  /// of each DC-mode record, so worked out once per service).
+  const std::vector<bool>& dcs_with_data(const service& svc);
+  std::vector<std::vector<bool>> service_dcs_; ///< by service index, filled on demand
   /// Appends one answer to config::answers, its value stored once.
   void store_answer(parsed_answer&& a);
 

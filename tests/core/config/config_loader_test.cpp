@@ -298,6 +298,27 @@ TEST(config_loader, duplicate_names_and_records) {
   expect_error(base + "      - {name: ns1, type: A, answers: [192.0.2.54]}\n", 14, "records", "duplicate record ns1.example.com. A");
 }
 
+TEST(config_loader, a_dc_record_on_a_service_warns_of_each_dc_where_the_service_never_has_data) {
+  // web has backends in fra only; lbs has lb_stats in iad only; sea has neither.
+  std::string yaml = base;
+  yaml.insert(yaml.find("zones:"), "  - {name: lbs, lb_stats: {iad: \"haproxy:/run/haproxy/admin.sock\"}}\n");
+  yaml.insert(yaml.find("probes:"), "  - {name: sea}\n");
+  auto r = load(yaml + "      - {name: w, type: A, dc: {source: service, service: web, metric: healthyBackends, "
+                       "answers: {sea: [192.0.2.3], fra: [192.0.2.1], iad: [192.0.2.2]}}}\n"
+                       "      - {name: l, type: A, dc: {source: service, service: lbs, metric: healthyBackends, "
+                       "answers: {fra: [192.0.2.1], iad: [192.0.2.2]}}}\n"
+                       "      - {name: h, type: A, dc: {source: host, metric: status, answers: {sea: [192.0.2.3]}}}\n");
+  ASSERT_TRUE(r.ok()) << r.report();
+  std::vector<std::string> warnings;
+  for (const auto& w : r.warnings)
+    warnings.push_back(w.field + ": " + w.message.substr(0, w.message.find(':')));
+  EXPECT_EQ(warnings, (std::vector<std::string>{
+                        "zones[example.com].records[w].dc.answers.sea: service 'web' has no backends or lb_stats in DC 'sea'",
+                        "zones[example.com].records[w].dc.answers.iad: service 'web' has no backends or lb_stats in DC 'iad'",
+                        "zones[example.com].records[l].dc.answers.fra: service 'lbs' has no backends or lb_stats in DC 'fra'"}))
+    << r.report();
+}
+
 TEST(config_loader, every_duplicate_record_is_an_error_and_a_cname_beside_other_types_a_warning) {
   auto r = load(base + // lines 14..
                 "      - {name: www, type: A, answers: [192.0.2.1]}\n"
