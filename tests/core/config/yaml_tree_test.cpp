@@ -121,6 +121,21 @@ TEST(yaml_tree, everything_else_goes_to_libyaml_with_the_same_result) {
   expect_same("---\n", false);
 }
 
+TEST(yaml_tree, any_byte_outside_printable_ascii_and_newline_goes_to_libyaml_wherever_it_is) {
+  // The fast reader checks bytes eight at a time: each such byte, at each
+  // place in a word and in the tail after the last whole word.
+  for (int b = 0; b < 256; ++b) {
+    if ((b >= 0x20 && b < 0x7f) || b == '\n')
+      continue;
+    for (size_t at = 3; at < 3 + 19; ++at) {
+      std::string text = "k: " + std::string(19, 'a') + "\n";
+      text[at] = static_cast<char>(b);
+      EXPECT_TRUE(yaml::parse(text).used_libyaml) << "byte " << b << " at " << at;
+    }
+  }
+  EXPECT_FALSE(yaml::parse("k: " + std::string(19, 'a') + "\n").used_libyaml);
+}
+
 TEST(yaml_tree, scalars_nulls_and_marks) {
   auto r = yaml::parse("a:\nb: ~\nc: \"~\"\nd: 'x' # c\ne:   [p, q]\n");
   ASSERT_TRUE(r.doc);
