@@ -8,9 +8,19 @@
 
 #include <malloc.h>
 
+#include <array>
+
 namespace gtmesh {
 
 namespace config_loading {
+
+namespace {
+
+/// The keys of the config's root mapping.
+constexpr std::array<std::string_view, 9> root_keys{"cluster",  "measurement", "datacenters", "probes",       "services",
+                                                    "zones",    "profiles",    "geo",         "latency_table"};
+
+} // namespace
 
 load_result loader::run(std::string_view text) {
   if (text.size() > max_config_bytes) {
@@ -40,7 +50,10 @@ load_result loader::run(std::string_view text) {
 
 load_result loader::read(std::string_view text) {
   load_result result;
-  yaml::parse_result parsed = yaml::parse(text);
+  // An agent's scope passes over the zones, most of a big config, without
+  // reading them when it can (yaml::unread_value).
+  static const yaml::unread_value zones{"zones", {root_keys.begin(), root_keys.end()}};
+  yaml::parse_result parsed = yaml::parse(text, scope_ == config_scope::measurement ? &zones : nullptr);
   if (!parsed.doc) {
     // Also nesting beyond yaml::max_depth levels.
     errors_.push_back(config_error{file_, parsed.where.line >= 0 ? parsed.where.line + 1 : 0,
@@ -54,9 +67,7 @@ load_result loader::read(std::string_view text) {
   if (!root || root.is_null()) {
     errors_.push_back(config_error{file_, 1, 1, "", "the config is empty"});
   } else if (is_map(root, "")) {
-    check_keys(root, "",
-               {"cluster", "measurement", "datacenters", "probes", "services", "zones", "profiles", "geo",
-                "latency_table"});
+    check_keys(root, "", root_keys);
     if (node c = child(root, "cluster"))
       parse_cluster(c);
     if (node m = child(root, "measurement"))

@@ -2,6 +2,7 @@
 
 #include "core/config/yaml_table_builder.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstring>
@@ -109,8 +110,9 @@ struct tail_read {
 
 class fast_reader {
 public:
-  fast_reader(std::string_view text, table_builder& b, tail_read* tail = nullptr)
-      : s_(text), b_(b), tail_(tail) {}
+  fast_reader(std::string_view text, table_builder& b, tail_read* tail = nullptr,
+              const unread_value* unread = nullptr)
+      : s_(text), b_(b), tail_(tail), unread_(unread) {}
 
   /// True when the whole text was read into the table (the bytes from the
   /// tail's line on are the tail's to check).
@@ -119,6 +121,8 @@ public:
   bool run_tail(tail_read& t);
   /// The tail was joined into the table.
   bool took_tail() const noexcept { return took_tail_; }
+  /// The unread value was passed over.
+  bool left_unread() const noexcept { return left_unread_; }
 
 private:
   std::string_view s_;
@@ -135,6 +139,58 @@ private:
   bool saw_start_ = false;     ///< and one did
   tail_read* tail_ = nullptr;  ///< read by another thread, until used or dropped
   bool took_tail_ = false;
+  const unread_value* unread_ = nullptr;
+  bool left_unread_ = false;
+
+  /// From after the `:` of the unread key of the root mapping at column
+  /// `col`: on to the line after its value (see unread_value), lines
+  /// counted. False when where it ends is not plain to see.
+  bool pass_over_value(int col) {
+    // `key:` alone on its line may have an indentless sequence under it.
+    bool first = rest_is_empty(), indentless = false;
+    for (;;) {
+      const void* nl = std::memchr(s_.data() + p_, '\n', s_.size() - p_);
+      if (!nl) {
+        p_ = s_.size();
+        indent_ = -1;
+        return true;
+      }
+      p_ = static_cast<size_t>(static_cast<const char*>(nl) - s_.data()) + 1;
+      ++line_;
+      line_start_ = p_;
+      skip_spaces();
+      const char c = cur();
+      if (c == '\n' || c == '#')
+        continue; // blank, or a comment at any indentation
+      if (c == '\0') {
+        indent_ = -1;
+        return true;
+      }
+      const int indent = static_cast<int>(p_ - line_start_);
+      if (indent > col) {
+        first = false;
+        continue;
+      }
+      if (indent == col && at_dash_entry() && (first || indentless)) {
+        indentless = true; // `zones:` then `- name: ...` at the key's column
+        first = false;
+        continue;
+      }
+      indent_ = indent;
+      if (indent < col)
+        return true; // the root mapping ends here: run() decides
+      if (indent == 0 && (c == '%' || ((c == '-' || c == '.') && at(p_ + 1) == c && at(p_ + 2) == c)))
+        return false; // a directive or document marker: libyaml's call
+      const size_t end = key_end();
+      if (end == std::string_view::npos || cur() == '\'' || cur() == '"')
+        return false;
+      std::string_view key = s_.substr(p_, end - p_);
+      while (!key.empty() && key.back() == ' ')
+        key.remove_suffix(1);
+      return std::find(unread_->followed_by.begin(), unread_->followed_by.end(), key) !=
+             unread_->followed_by.end();
+    }
+  }
 
   /// At the tail's line, as the next item of a sequence at its column.
   bool at_tail(int col) const noexcept { return tail_ && col == tail_->col && p_ == tail_->line_start + col; }
@@ -533,18 +589,26 @@ private:
     block_col_ = col;
     for (;;) {
       char k = cur();
+      size_t key_start = p_;
       if (k == '\'' || k == '"') {
         if (!quoted())
           return false;
       } else if (!plain(false, true)) {
         return false;
       }
+      const bool unread = unread_ && b_.depth() == 1 && k != '\'' && k != '"' &&
+                          s_.substr(key_start, p_ - key_start) == unread_->key;
       skip_spaces();
       if (cur() != ':' || !is_blank_or_end(at(p_ + 1)))
         return false;
       ++p_;
       mark empty_at = here();
-      if (rest_is_empty()) {
+      if (unread) {
+        if (!pass_over_value(col))
+          return false;
+        b_.scalar_in_source(0, 0, true, empty_at);
+        left_unread_ = true;
+      } else if (rest_is_empty()) {
         if (!block_value(col, true, empty_at))
           return false;
       } else if (at_dash_entry() || !inline_value()) {
@@ -656,7 +720,7 @@ size_t split_point(std::string_view text) noexcept {
   return best;
 }
 
-std::optional<parse_result> read(std::string_view text, size_t tail_line) {
+std::optional<parse_result> read(std::string_view text, size_t tail_line, const unread_value* unread) {
   if (text.size() >= UINT32_MAX)
     return std::nullopt;
   parse_result out;
@@ -682,12 +746,13 @@ std::optional<parse_result> read(std::string_view text, size_t tail_line) {
       tail->col = -1; // no second thread: one reads it all
     }
   }
-  fast_reader r(text, b, tail->col >= 0 ? tail.get() : nullptr);
+  fast_reader r(text, b, tail->col >= 0 ? tail.get() : nullptr, unread);
   bool ok = r.run();
   tail->drop();
   if (!ok || (tail->col >= 0 && !tail->bytes_ok))
     return std::nullopt;
   out.read_in_two = r.took_tail();
+  out.left_unread = r.left_unread();
   if (!b.has_root())
     out.doc = std::make_unique<document>();
   return out;
@@ -695,12 +760,15 @@ std::optional<parse_result> read(std::string_view text, size_t tail_line) {
 
 } // namespace
 
-std::optional<parse_result> read_fast(std::string_view text) {
-  return read(text, text.size() >= split_min_bytes.load() ? split_point(text) : std::string_view::npos);
+std::optional<parse_result> read_fast(std::string_view text, const unread_value* unread) {
+  // A text with a value left unread is read by one thread: the middle of
+  // it is most likely in that value.
+  const bool split = !unread && text.size() >= split_min_bytes.load();
+  return read(text, split ? split_point(text) : std::string_view::npos, unread);
 }
 
 std::optional<parse_result> read_fast_split_at(std::string_view text, size_t line_start) {
-  return read(text, line_start);
+  return read(text, line_start, nullptr);
 }
 
 } // namespace gtmesh::yaml

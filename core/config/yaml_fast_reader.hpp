@@ -20,7 +20,9 @@ namespace gtmesh::yaml {
 /// read_fast_split_at.
 inline std::atomic<size_t> split_min_bytes{1 << 20};
 
-std::optional<parse_result> read_fast(std::string_view text);
+/// With `unread`, that value is passed over when it can be (yaml_tree.hpp);
+/// such a text is read by one thread.
+std::optional<parse_result> read_fast(std::string_view text, const unread_value* unread = nullptr);
 
 /// read_fast with the second thread started at the line at `line_start`
 /// (nothing is split unless that line starts with a `- `). Gives what

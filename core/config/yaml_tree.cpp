@@ -240,8 +240,8 @@ parse_result parse_with_libyaml(std::string_view text) {
   }
 }
 
-parse_result parse(std::string_view text) {
-  if (auto fast = read_fast(text))
+parse_result parse(std::string_view text, const unread_value* unread) {
+  if (auto fast = read_fast(text, unread))
     return std::move(*fast);
   return parse_with_libyaml(text);
 }

@@ -28,6 +28,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <span>
 #include <sstream>
 #include <unordered_map>
 
@@ -201,6 +202,9 @@ private:
 
   /// Rejects keys outside `allowed` and duplicate keys.
   void check_keys(const node& map, const std::string& field, std::initializer_list<std::string_view> allowed) {
+    check_keys(map, field, std::span<const std::string_view>(allowed.begin(), allowed.size()));
+  }
+  void check_keys(const node& map, const std::string& field, std::span<const std::string_view> allowed) {
     for (size_t i = 0; i < map.size(); ++i) {
       const node key = map.key_at(i);
       std::string_view k = key.is_scalar() ? key.scalar() : std::string_view("?");

@@ -254,3 +254,62 @@ TEST(yaml_tree, a_big_text_is_read_by_two_threads_into_the_one_thread_table) {
   EXPECT_TRUE(two->read_in_two);
   EXPECT_EQ(table_of(two), table_of(one));
 }
+
+namespace {
+
+const yaml::unread_value unread_zones{"zones", {"cluster", "measurement", "datacenters", "probes", "services",
+                                                "zones", "profiles", "geo", "latency_table"}};
+
+/// `text` read with the zones unread must be `text` with the lines of the
+/// zones' value blanked (the same marks after it) read whole.
+void expect_zones_unread(const std::string& text, const std::string& blanked) {
+  yaml::parse_result unread = yaml::parse(text, &unread_zones);
+  yaml::parse_result whole = yaml::parse(blanked);
+  ASSERT_TRUE(unread.doc) << unread.message << "\n" << text;
+  ASSERT_TRUE(whole.doc) << whole.message << "\n" << blanked;
+  EXPECT_TRUE(unread.left_unread) << text;
+  EXPECT_FALSE(unread.used_libyaml) << text;
+  EXPECT_EQ(yaml::dump(*unread.doc), yaml::dump(*whole.doc)) << text;
+}
+
+/// Where the end of the value is not plain to see, the text is read whole.
+void expect_read_whole(const std::string& text) {
+  yaml::parse_result unread = yaml::parse(text, &unread_zones);
+  yaml::parse_result whole = yaml::parse(text);
+  EXPECT_FALSE(unread.left_unread) << text;
+  ASSERT_EQ(!unread.doc, !whole.doc) << text;
+  if (whole.doc)
+    EXPECT_EQ(yaml::dump(*unread.doc), yaml::dump(*whole.doc)) << text;
+  else
+    EXPECT_EQ(unread.message, whole.message);
+}
+
+} // namespace
+
+TEST(yaml_tree, a_root_value_left_unread_reads_as_null_and_every_other_node_as_before) {
+  expect_zones_unread("cluster: {name: c}\nzones:\n  - name: a\n    records:\n      - {name: x, type: A}\n"
+                      "# a comment\n\n  - name: b\nprofiles: []\ngeo: {database: /x}\n",
+                      "cluster: {name: c}\nzones:\n\n\n\n\n\n\nprofiles: []\ngeo: {database: /x}\n");
+  // An indentless list, comments at the root's indentation inside it.
+  expect_zones_unread("zones:\n- name: a\n# note\n  records: []\n- name: b\ngeo: {database: /x}\n",
+                      "zones:\n\n\n\n\ngeo: {database: /x}\n");
+  // Last in the text; on one line; an indented root mapping.
+  expect_zones_unread("datacenters: [a]\nzones:\n  - name: a\n# end\n", "datacenters: [a]\nzones:\n\n\n");
+  expect_zones_unread("zones: [{name: a}]\nprobes: []\n", "zones:\nprobes: []\n");
+  expect_zones_unread("  zones:\n    - a\n  probes: []\n", "  zones:\n\n  probes: []\n");
+  // What is not read is not checked: an unclosed flow, a marker-like line
+  // inside, a mapping in a list where a scalar was.
+  expect_zones_unread("zones:\n  - {name: [a\n  ---\n  - x\n    y: 1\nprofiles: []\n", "zones:\n\n\n\n\nprofiles: []\n");
+}
+
+TEST(yaml_tree, a_root_value_is_read_whole_when_its_end_is_not_plain_to_see) {
+  expect_read_whole("zones: [a,\nb]\nprofiles: []\n");         // a flow wrapped back to the root's column
+  expect_read_whole("zones:\n  - a\ncolour: blue\n");           // followed by a key nobody listed
+  expect_read_whole("zones:\n  - a\n---\nprofiles: []\n");      // a second document
+  expect_read_whole("zones: []\n- a\nprofiles: []\n");          // a list after a value on the key's line
+  expect_read_whole("zones:\n  - a\n'profiles': []\n");         // a quoted key
+  expect_read_whole("zones:\n  - caf\xc3\xa9\nprofiles: []\n"); // bytes the fast reader leaves to libyaml
+  // Only the root mapping's key, and only unquoted.
+  EXPECT_FALSE(yaml::parse("a:\n  zones: [x]\nb: 1\n", &unread_zones).left_unread);
+  EXPECT_FALSE(yaml::parse("\"zones\": [x]\nprofiles: []\n", &unread_zones).left_unread);
+}
