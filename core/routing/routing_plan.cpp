@@ -489,10 +489,10 @@ std::string plan_builder::run() {
   // while this one compiles the records (a third of the work at 100,000
   // names). Without a second thread, this one builds it after.
   std::exception_ptr names_failed;
-  std::thread names;
+  std::jthread names; // joined on every way out, an exception here included
   if (records >= parallel_names_min.load()) {
     try {
-      names = std::thread([this, &names_failed] {
+      names = std::jthread([this, &names_failed] {
         try {
           add_names();
         } catch (...) {
