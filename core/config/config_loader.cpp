@@ -50,9 +50,9 @@ load_result loader::run(std::string_view text) {
 
 load_result loader::read(std::string_view text) {
   load_result result;
-  // An agent's scope passes over the zones, most of a big config, without
-  // reading them when it can (yaml::unread_value).
-  static const yaml::unread_value zones{"zones", {root_keys.begin(), root_keys.end()}};
+  // An agent's scope keeps no node of the zones, most of a big config
+  // (yaml::unread_value).
+  static const yaml::unread_value zones{"zones"};
   yaml::parse_result parsed = yaml::parse(text, scope_ == config_scope::measurement ? &zones : nullptr);
   if (!parsed.doc) {
     // Also nesting beyond yaml::max_depth levels.

@@ -121,7 +121,7 @@ public:
   bool run_tail(tail_read& t);
   /// The tail was joined into the table.
   bool took_tail() const noexcept { return took_tail_; }
-  /// The unread value was passed over.
+  /// The unread value was read and not kept.
   bool left_unread() const noexcept { return left_unread_; }
 
 private:
@@ -141,56 +141,6 @@ private:
   bool took_tail_ = false;
   const unread_value* unread_ = nullptr;
   bool left_unread_ = false;
-
-  /// From after the `:` of the unread key of the root mapping at column
-  /// `col`: on to the line after its value (see unread_value), lines
-  /// counted. False when where it ends is not plain to see.
-  bool pass_over_value(int col) {
-    // `key:` alone on its line may have an indentless sequence under it.
-    bool first = rest_is_empty(), indentless = false;
-    for (;;) {
-      const void* nl = std::memchr(s_.data() + p_, '\n', s_.size() - p_);
-      if (!nl) {
-        p_ = s_.size();
-        indent_ = -1;
-        return true;
-      }
-      p_ = static_cast<size_t>(static_cast<const char*>(nl) - s_.data()) + 1;
-      ++line_;
-      line_start_ = p_;
-      skip_spaces();
-      const char c = cur();
-      if (c == '\n' || c == '#')
-        continue; // blank, or a comment at any indentation
-      if (c == '\0') {
-        indent_ = -1;
-        return true;
-      }
-      const int indent = static_cast<int>(p_ - line_start_);
-      if (indent > col) {
-        first = false;
-        continue;
-      }
-      if (indent == col && at_dash_entry() && (first || indentless)) {
-        indentless = true; // `zones:` then `- name: ...` at the key's column
-        first = false;
-        continue;
-      }
-      indent_ = indent;
-      if (indent < col)
-        return true; // the root mapping ends here: run() decides
-      if (indent == 0 && (c == '%' || ((c == '-' || c == '.') && at(p_ + 1) == c && at(p_ + 2) == c)))
-        return false; // a directive or document marker: libyaml's call
-      const size_t end = key_end();
-      if (end == std::string_view::npos || cur() == '\'' || cur() == '"')
-        return false;
-      std::string_view key = s_.substr(p_, end - p_);
-      while (!key.empty() && key.back() == ' ')
-        key.remove_suffix(1);
-      return std::find(unread_->followed_by.begin(), unread_->followed_by.end(), key) !=
-             unread_->followed_by.end();
-    }
-  }
 
   /// At the tail's line, as the next item of a sequence at its column.
   bool at_tail(int col) const noexcept { return tail_ && col == tail_->col && p_ == tail_->line_start + col; }
@@ -603,16 +553,18 @@ private:
         return false;
       ++p_;
       mark empty_at = here();
+      // The unread value is read as any other (the grammar decides where it
+      // ends, or gives up), its nodes not kept; a null stands for it.
+      if (unread)
+        b_.keep_nodes(false);
+      const bool value_ok = rest_is_empty() ? block_value(col, true, empty_at) : !at_dash_entry() && inline_value();
+      if (unread)
+        b_.keep_nodes(true);
+      if (!value_ok)
+        return false;
       if (unread) {
-        if (!pass_over_value(col))
-          return false;
         b_.scalar_in_source(0, 0, true, empty_at);
         left_unread_ = true;
-      } else if (rest_is_empty()) {
-        if (!block_value(col, true, empty_at))
-          return false;
-      } else if (at_dash_entry() || !inline_value()) {
-        return false;
       }
       if (indent_ == col && !at_dash_entry() && key_end() != std::string_view::npos)
         continue;

@@ -27,6 +27,10 @@ public:
   size_t deepest() const noexcept { return deepest_; }
   void reserve(size_t nodes);
 
+  /// While off, scalars and containers are read but not added (depth is
+  /// still counted): the value a parse leaves unread (yaml::unread_value).
+  void keep_nodes(bool on) noexcept { keep_ = on; }
+
   /// A table that holds the further items of a block sequence another
   /// builder has open (yaml_fast_reader.cpp reads a big text's end this
   /// way): opens that sequence without a node, so that depth() counts it
@@ -56,6 +60,7 @@ private:
   std::vector<uint32_t> pending_; ///< items of the open containers, innermost last
   bool has_root_ = false;
   size_t deepest_ = 0;
+  bool keep_ = true;
 };
 
 } // namespace gtmesh::yaml

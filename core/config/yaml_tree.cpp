@@ -46,6 +46,8 @@ document::node_data table_builder::at(mark m, node_kind k) noexcept {
 }
 
 uint32_t table_builder::scalar_in_source(size_t offset, size_t length, bool plain, mark m) {
+  if (!keep_)
+    return 0;
   auto d = at(m, plain && is_null_text(doc_.source_.substr(offset, length)) ? node_kind::null : node_kind::scalar);
   d.first = static_cast<uint32_t>(offset);
   d.length = static_cast<uint32_t>(length);
@@ -56,6 +58,8 @@ uint32_t table_builder::scalar_in_source(size_t offset, size_t length, bool plai
 }
 
 uint32_t table_builder::scalar_owned(std::string_view text, bool plain, mark m) {
+  if (!keep_)
+    return 0;
   auto d = at(m, plain && is_null_text(text) ? node_kind::null : node_kind::scalar);
   if (doc_.owned_.size() + text.size() >= UINT32_MAX)
     throw std::bad_alloc();
@@ -70,7 +74,7 @@ uint32_t table_builder::scalar_owned(std::string_view text, bool plain, mark m) 
 bool table_builder::open(node_kind k, mark m) {
   if (open_.size() >= max_depth)
     return false;
-  uint32_t index = add(at(m, k));
+  uint32_t index = keep_ ? add(at(m, k)) : UINT32_MAX;
   open_.push_back(frame{index, pending_.size()});
   deepest_ = std::max(deepest_, open_.size());
   return true;
@@ -110,6 +114,9 @@ void table_builder::splice(const document& part, const std::vector<uint32_t>& it
 uint32_t table_builder::close() {
   frame f = open_.back();
   open_.pop_back();
+  if (f.index == UINT32_MAX)
+    return 0; // opened while not keeping nodes: no node, no items
+
   auto& d = doc_.nodes_[f.index];
   size_t count = pending_.size() - f.first_pending;
   d.first = static_cast<uint32_t>(doc_.items_.size());
@@ -122,7 +129,8 @@ uint32_t table_builder::close() {
 }
 
 void table_builder::alias(uint32_t target) {
-  attach(target);
+  if (keep_)
+    attach(target);
 }
 
 // --- libyaml ----------------------------------------------------------------------

@@ -157,7 +157,7 @@ struct parse_result {
   std::string message;
   bool used_libyaml = false; ///< the fast reader handed over (for tests and benchmarks)
   bool read_in_two = false;  ///< a second thread read the end of the text (the same)
-  bool left_unread = false;  ///< the unread_value was passed over (it reads as null)
+  bool left_unread = false;  ///< the unread_value was read and not kept (it reads as null)
 };
 
 /// Deepest nesting accepted (yaml-cpp's limit, kept).
@@ -165,15 +165,12 @@ inline constexpr size_t max_depth = 2000;
 
 /// A value parse() may leave unread: that of `key` in the root mapping (an
 /// agent has no use for the zones, most of a big config). The fast reader
-/// passes over its lines without reading them, and the key's value reads
-/// as null, when it can tell where the value ends: at the next line of the
-/// root mapping's indentation, which must hold one of the `followed_by`
-/// keys, or at the end of the text. Otherwise (a flow collection wrapped
-/// back to that indentation, a document marker, a text outside the fast
-/// reader's subset) the text is read whole, that value included.
+/// reads it as it reads everything, so where it ends and whether it is
+/// YAML are decided as usual, but keeps none of its nodes: the key's value
+/// is a null (at the key's `:`). When the fast reader hands the text over,
+/// libyaml reads it all, that value included.
 struct unread_value {
   std::string_view key;
-  std::vector<std::string_view> followed_by;
 };
 
 /// Parses one YAML document (a second one is an error, not silently

@@ -4,8 +4,10 @@
 // whatever the fast reader accepts, libyaml must accept too and build the
 // very same node table (kinds, scalar texts, null-ness, line and column of
 // every node), also when a second thread reads the text from one of its
-// lines on (yaml_fast_reader.hpp). Any difference traps. Both readers must
-// also be total: no exception, no sanitizer report, whatever the bytes.
+// lines on (yaml_fast_reader.hpp); leaving the root's `zones` unread must
+// not change what the fast reader takes. Any difference traps. Both
+// readers must also be total: no exception, no sanitizer report, whatever
+// the bytes.
 // Built and run by run_fuzz.sh (clang, -fsanitize=fuzzer,address,undefined).
 
 #include "core/config/yaml_fast_reader.hpp"
@@ -30,6 +32,27 @@ namespace {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   yaml::parse_result fast = yaml::parse(text);
+
+  // The same text with a second thread started at one of its lines (picked
+  // by the input's size) must give the same table, or give up alike; and
+  // with the root's `zones` read but not kept, give up alike too.
+  size_t lines = 0;
+  for (char c : text)
+    lines += c == '\n';
+  size_t line = 0;
+  for (size_t k = lines ? size % (lines + 1) : 0; k > 0; --k)
+    line = text.find('\n', line) + 1;
+  auto split = yaml::read_fast_split_at(text, line);
+  if (split.has_value() == fast.used_libyaml)
+    fail(split ? "a second thread read what one thread hands over" : "a second thread gave up on what one reads", text,
+         fast.doc && !fast.used_libyaml ? yaml::dump(*fast.doc) : "", "");
+  static const yaml::unread_value zones{"zones"};
+  auto unread = yaml::read_fast(text, &zones);
+  if (unread.has_value() == fast.used_libyaml)
+    fail("leaving `zones` unread changed whether the fast reader reads the text", text, "", "");
+  if (unread && unread->doc->root().size() != fast.doc->root().size())
+    fail("leaving `zones` unread changed the root", text, yaml::dump(*fast.doc), yaml::dump(*unread->doc));
+
   if (fast.used_libyaml)
     return 0; // the fast reader handed it over: the same libyaml read as below
   yaml::parse_result ref = yaml::parse_with_libyaml(text);
@@ -43,17 +66,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string b = yaml::dump(*ref.doc);
   if (a != b)
     fail("the two readers built different tables", text, a, b);
-  // The same text with a second thread started at one of its lines (picked
-  // by the input's size) must give the same table.
-  size_t lines = 0;
-  for (char c : text)
-    lines += c == '\n';
-  size_t line = 0;
-  for (size_t k = lines ? size % (lines + 1) : 0; k > 0; --k)
-    line = text.find('\n', line) + 1;
-  auto split = yaml::read_fast_split_at(text, line);
-  if (!split)
-    fail("the fast reader gave up when a second thread read part of the text", text, a, "");
   std::string c = yaml::dump(*split->doc);
   if (a != c)
     fail("a second thread changed the table", text, a, c);

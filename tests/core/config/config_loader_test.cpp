@@ -81,24 +81,20 @@ TEST(config_loader, the_base_and_every_shipped_example_are_valid) {
   EXPECT_GE(examples, 9);
 }
 
-TEST(config_loader, the_measurement_scope_does_not_even_read_the_zones_yaml) {
-  // base's zones run to its end (line 13); an unclosed flow there is a
-  // syntax error to the deciders and nothing to an agent, whose errors
-  // after the zones keep their lines.
-  std::string unclosed = base + "      - {name: x, type: A, answers: [192.0.2.1}\n" + "geo: {databse: /x}\n";
-  auto whole = load(unclosed);
-  ASSERT_FALSE(whole.ok());
-  EXPECT_NE(whole.errors[0].message.find("YAML syntax"), std::string::npos) << whole.report();
-  auto agent = load_config_text(unclosed, "cfg.yaml", routing_methods(), config_scope::measurement);
+TEST(config_loader, the_measurement_scope_keeps_no_node_of_the_zones_and_errors_after_them_keep_their_lines) {
+  // base's zones run to line 13; an agent reads them as YAML (a syntax
+  // error there is one to it too) and keeps nothing of them.
+  std::string zones_then_geo = base + "      - {name: x, type: A, answer: [192.0.2.1]}\n" + "geo: {databse: /x}\n";
+  auto agent = load_config_text(zones_then_geo, "cfg.yaml", routing_methods(), config_scope::measurement);
   ASSERT_FALSE(agent.ok());
   ASSERT_EQ(agent.errors.size(), 2u) << agent.report(); // the typo, and the key it misses
   EXPECT_EQ(agent.errors[0].line, 15);
   EXPECT_EQ(agent.errors[0].field, "geo.databse");
-  auto fixed = load_config_text(base + "      - {name: x, type: A, answers: [192.0.2.1}\n", "cfg.yaml", routing_methods(),
-                                config_scope::measurement);
-  ASSERT_TRUE(fixed.ok()) << fixed.report();
-  EXPECT_TRUE(fixed.cfg->zones.empty());
-  EXPECT_TRUE(fixed.cfg->find_dc("iad"));
+  auto unclosed = load_config_text(base + "      - {name: x, type: A, answers: [192.0.2.1}\n", "cfg.yaml",
+                                   routing_methods(), config_scope::measurement);
+  ASSERT_FALSE(unclosed.ok());
+  EXPECT_NE(unclosed.errors[0].message.find("YAML syntax"), std::string::npos) << unclosed.report();
+  EXPECT_EQ(unclosed.errors[0].line, 14) << unclosed.report();
 }
 
 TEST(config_loader, the_measurement_scope_reads_every_section_but_the_zones) {
