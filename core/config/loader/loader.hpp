@@ -385,6 +385,8 @@ private:
   /// of each DC-mode record, so worked out once per service).
   const std::vector<bool>& dcs_with_data(const service& svc);
   std::vector<std::vector<bool>> service_dcs_; ///< by service index, filled on demand
+  std::optional<std::string> zone_wire_name_; ///< the zone whose name zone_wire_ holds in wire form
+  std::optional<std::vector<uint8_t>> zone_wire_;
   /// Appends one answer to config::answers, its value stored once.
   void store_answer(parsed_answer&& a);
 

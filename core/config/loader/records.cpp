@@ -699,7 +699,11 @@ void loader::parse_record(const node& n, const std::string& field, zone& z) {
     std::string name = *v == "@" ? z.name : v->ends_with(".") ? dns::canonical_text(*v)
                                                             : dns::canonical_text(*v + "." + z.name);
     auto wire = dns::text_to_wire(name);
-    auto zw = dns::text_to_wire(z.name);
+    if (zone_wire_name_ != z.name) { // once per zone, not per record
+      zone_wire_name_ = z.name;
+      zone_wire_ = dns::text_to_wire(z.name);
+    }
+    const auto& zw = zone_wire_;
     if (!wire)
       error(child(n, "name"), join(field, "name"), "not a valid domain name: '" + *v + "'");
     else if (zw && !dns::is_at_or_below(*wire, *zw))
