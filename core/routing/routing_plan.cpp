@@ -58,6 +58,14 @@ void put_name(std::vector<uint8_t>& out, const std::string& text) {
 
 // Builds one plan. Holds the rdata dedup table and the profile plan cache
 // while compiling; neither is needed afterwards.
+/// Gives back a vector's spare capacity when it is more than a sixteenth of
+/// what it holds (a copy of the whole: not worth it for a little).
+template <class T>
+void trim_slack(std::vector<T>& v) {
+  if (v.capacity() - v.size() > v.size() / 16)
+    v.shrink_to_fit();
+}
+
 class plan_builder {
 public:
   plan_builder(routing_plan& plan) : plan_(plan), cfg_(*plan.cfg) {}
@@ -483,7 +491,19 @@ std::string plan_builder::run() {
   }
   plan_.records.reserve(records);
   plan_.dc_plans.reserve(dc_records);
-  plan_.answers.reserve(cfg_.answers.size());
+  // Records' answers, plus profiles' (per type they are compiled for: at
+  // most A, AAAA, CNAME and one more), SOAs and NSs: one allocation, not a
+  // doubling at the end that the trim below would copy once more.
+  size_t profile_answers = 0;
+  for (const auto& p : cfg_.profiles) {
+    profile_answers += p.fail_safe.size();
+    for (const auto& e : p.endpoints)
+      profile_answers += e.answers.size();
+  }
+  size_t zone_answers = 0;
+  for (const zone& z : cfg_.zones)
+    zone_answers += 1 + z.ns.size();
+  plan_.answers.reserve(cfg_.answers.size() + 4 * profile_answers + zone_answers);
   // The name table only needs each record's name, type and id (its place
   // in plan_.records, given by the order below): a second thread builds it
   // while this one compiles the records (a third of the work at 100,000
@@ -559,9 +579,9 @@ std::string plan_builder::run() {
     add_names();
   }
   // Vectors grown by doubling: give back the slack of the big ones.
-  plan_.answers.shrink_to_fit();
-  plan_.wrr_schedule.shrink_to_fit();
-  plan_.rdata_bytes.shrink_to_fit();
+  trim_slack(plan_.answers);
+  trim_slack(plan_.wrr_schedule);
+  trim_slack(plan_.rdata_bytes);
   index_dc_plans_by_dc();
   index_profile_dependencies();
   return error_;
