@@ -86,13 +86,27 @@ void ip_address::to_bytes(uint8_t* out) const noexcept {
 }
 
 std::string ip_address::to_string() const {
-  char buf[INET6_ADDRSTRLEN];
   uint8_t bytes[16];
   to_bytes(bytes);
-  if (v4_)
-    inet_ntop(AF_INET, bytes, buf, sizeof(buf));
-  else
-    inet_ntop(AF_INET6, bytes, buf, sizeof(buf));
+  if (v4_) {
+    // By hand: glibc's inet_ntop formats IPv4 with sprintf, which was 2 % of
+    // compiling 100,000 records (every distinct address is written once).
+    char buf[16];
+    char* out = buf;
+    for (int i = 0; i < 4; ++i) {
+      if (i)
+        *out++ = '.';
+      const unsigned b = bytes[i];
+      if (b >= 100)
+        *out++ = static_cast<char>('0' + b / 100);
+      if (b >= 10)
+        *out++ = static_cast<char>('0' + b / 10 % 10);
+      *out++ = static_cast<char>('0' + b % 10);
+    }
+    return std::string(buf, out);
+  }
+  char buf[INET6_ADDRSTRLEN];
+  inet_ntop(AF_INET6, bytes, buf, sizeof(buf));
   return buf;
 }
 

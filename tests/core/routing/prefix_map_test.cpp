@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+
 #include <random>
 
 namespace gtmesh {
@@ -12,6 +14,21 @@ ip_address addr(const char* s) {
 }
 ip_prefix pfx(const char* s) {
   return *ip_prefix::parse(s);
+}
+
+TEST(ip_address, an_ipv4_address_is_written_as_inet_ntop_writes_it) {
+  // Every byte value in every place (to_string writes IPv4 by hand).
+  for (int place = 0; place < 4; ++place)
+    for (int b = 0; b < 256; ++b) {
+      uint8_t bytes[4] = {192, 0, 2, 1};
+      bytes[place] = static_cast<uint8_t>(b);
+      char want[INET_ADDRSTRLEN];
+      ASSERT_NE(inet_ntop(AF_INET, bytes, want, sizeof want), nullptr);
+      auto a = ip_address::parse(want);
+      ASSERT_TRUE(a) << want;
+      EXPECT_EQ(a->to_string(), want);
+    }
+  EXPECT_EQ(ip_address::parse("2001:db8::1")->to_string(), "2001:db8::1");
 }
 
 TEST(prefix_map, most_specific_prefix_wins) {
