@@ -2,6 +2,8 @@
 
 #include "core/dns/wire/rr_type.hpp"
 
+#include <new>
+
 namespace gtmesh::dns {
 
 namespace {
@@ -36,9 +38,9 @@ void answer_counters::switch_to(const plan_ptr& plan) {
   }
   t->outcome_base = next;
   t->size = next + records * 3;
-  t->values = std::make_unique<std::atomic<uint64_t>[]>(t->size);
-  for (size_t i = 0; i < t->size; ++i)
-    t->values[i].store(0, std::memory_order_relaxed);
+  t->values.reset(static_cast<uint64_t*>(std::calloc(t->size, sizeof(uint64_t))));
+  if (!t->values)
+    throw std::bad_alloc();
   std::lock_guard lock(mutex_);
   // This thread is the only writer and writes no more to the old table:
   // fold it now (releasing its plan), whether or not anyone scrapes.
@@ -57,7 +59,7 @@ void answer_counters::add_table(const table& t, answer_totals& into) {
     std::string type(to_string(rec.type));
     const size_t last = t.width[r] - 1;
     for (size_t k = 0; k < t.width[r]; ++k)
-      if (uint64_t v = t.values[t.first[r] + k].load(std::memory_order_relaxed)) {
+      if (uint64_t v = t.load(t.first[r] + k)) {
         std::string dc, endpoint;
         if (t.key[r] == table::keyed::by_dc && k < last) {
           dc = plan.dc_names[plan.dc_plans[rec.policy].candidates[k].dc];
@@ -70,7 +72,7 @@ void answer_counters::add_table(const table& t, answer_totals& into) {
         into[answer_key{std::string(rec.name), type, std::move(dc), std::move(endpoint), "answer"}] += v;
       }
     for (size_t o = 0; o < 3; ++o)
-      if (uint64_t v = t.values[t.outcome_base + r * 3 + o].load(std::memory_order_relaxed))
+      if (uint64_t v = t.load(t.outcome_base + r * 3 + o))
         into[answer_key{std::string(rec.name), type, "", "", outcome_names[o]}] += v;
   }
 }
