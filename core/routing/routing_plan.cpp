@@ -115,7 +115,12 @@ private:
     plan_.rdata_bytes.insert(plan_.rdata_bytes.end(), bytes.begin(), bytes.end());
     uint32_t id = static_cast<uint32_t>(plan_.rdata.size());
     plan_.rdata.push_back(e);
-    plan_.rdata_text.push_back(text());
+    if (type == dns::rr_type::a || type == dns::rr_type::aaaa) {
+      plan_.rdata_text_index.push_back(no_index); // written from its bytes
+    } else {
+      plan_.rdata_text_index.push_back(static_cast<uint32_t>(plan_.rdata_text.size()));
+      plan_.rdata_text.push_back(text());
+    }
     if (!unique)
       rdata_ids_.emplace(std::move(key), id);
     return id;
@@ -648,6 +653,17 @@ void plan_builder::index_dc_plans_by_dc() {
 }
 
 } // namespace
+
+std::string routing_plan::answer_text(uint32_t rdata_id) const {
+  const rdata_entry& e = rdata[rdata_id];
+  const uint8_t* bytes = rdata_bytes.data() + e.offset;
+  if (e.type == dns::rr_type::a && e.length == 4)
+    return ip_address::from_v4(uint32_t{bytes[0]} << 24 | uint32_t{bytes[1]} << 16 | uint32_t{bytes[2]} << 8 | bytes[3])
+      .to_string();
+  if (e.type == dns::rr_type::aaaa && e.length == 16)
+    return ip_address::from_v6(bytes).to_string();
+  return rdata_text[rdata_text_index[rdata_id]];
+}
 
 compile_result compile_plan(config_ptr cfg, uint32_t version) {
   auto plan = std::make_shared<routing_plan>();

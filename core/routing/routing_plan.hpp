@@ -184,7 +184,11 @@ public:
   // Answer data.
   std::vector<uint8_t> rdata_bytes;
   std::vector<rdata_entry> rdata;
-  std::vector<std::string> rdata_text; ///< presentation form, for traces
+  /// Presentation form, for traces, of the rdata that are not addresses,
+  /// at rdata_text_index[rdata id]; an address is written from its bytes
+  /// (150,000 addresses at 100,000 records: 4.2 MB less held while serving).
+  std::vector<std::string> rdata_text;
+  std::vector<uint32_t> rdata_text_index;
   std::vector<answer_ref> answers;
   /// Where answers are, for `closest`: the DCs' locations first (DC d's at
   /// index d; NaN when it has none), then those answers give of their own.
@@ -222,7 +226,7 @@ public:
   uint32_t find_service(std::string_view name) const noexcept;
   uint32_t find_monitor(std::string_view key) const noexcept;
   /// Text of one answer, for traces.
-  const std::string& answer_text(uint32_t rdata_id) const { return rdata_text[rdata_id]; }
+  std::string answer_text(uint32_t rdata_id) const;
 };
 
 using plan_ptr = std::shared_ptr<const routing_plan>;
