@@ -3,13 +3,12 @@
 #include "core/dns/wire/name.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/routing/common/balance.hpp"
+#include "core/runtime/side_thread.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <exception>
-#include <system_error>
-#include <thread>
+#include <optional>
 #include <unordered_map>
 
 namespace gtmesh {
@@ -115,7 +114,7 @@ private:
     plan_.rdata_bytes.insert(plan_.rdata_bytes.end(), bytes.begin(), bytes.end());
     uint32_t id = static_cast<uint32_t>(plan_.rdata.size());
     plan_.rdata.push_back(e);
-    if (type == dns::rr_type::a || type == dns::rr_type::aaaa) {
+    if (dns::is_address(type)) {
       plan_.rdata_text_index.push_back(no_index); // written from its bytes
     } else {
       plan_.rdata_text_index.push_back(static_cast<uint32_t>(plan_.rdata_text.size()));
@@ -127,7 +126,7 @@ private:
   }
 
   uint32_t encode(const answer_value& v, bool unique = false) {
-    if (v.type == dns::rr_type::a || v.type == dns::rr_type::aaaa) {
+    if (dns::is_address(v.type)) {
       uint8_t bytes[16];
       v.address.to_bytes(bytes);
       return add_rdata(v.type, std::span<const uint8_t>(bytes, v.type == dns::rr_type::a ? 4 : 16),
@@ -194,7 +193,7 @@ private:
       // string is the same text already split at 255 octets. Those are
       // looked up, so that an answer never holds the same record twice.
       const answer_value& v = cfg_.answer_values[value];
-      rdata_of_value_[value] = encode(v, v.type == dns::rr_type::a || v.type == dns::rr_type::aaaa);
+      rdata_of_value_[value] = encode(v, dns::is_address(v.type));
     }
     return rdata_of_value_[value];
   }
@@ -513,20 +512,9 @@ std::string plan_builder::run() {
   // in plan_.records, given by the order below): a second thread builds it
   // while this one compiles the records (a third of the work at 100,000
   // names). Without a second thread, this one builds it after.
-  std::exception_ptr names_failed;
-  std::jthread names; // joined on every way out, an exception here included
-  if (records >= parallel_names_min.load()) {
-    try {
-      names = std::jthread([this, &names_failed] {
-        try {
-          add_names();
-        } catch (...) {
-          names_failed = std::current_exception();
-        }
-      });
-    } catch (const std::system_error&) {
-    }
-  }
+  std::optional<side_thread> names;
+  if (records >= parallel_names_min.load())
+    names.emplace([this] { add_names(); });
   for (uint32_t zi = 0; zi < cfg_.zones.size(); ++zi) {
     const zone& z = cfg_.zones[zi];
     zone_plan zp;
@@ -576,13 +564,10 @@ std::string plan_builder::run() {
     }
     plan_.zones.push_back(std::move(zp));
   }
-  if (names.joinable()) {
-    names.join();
-    if (names_failed)
-      std::rethrow_exception(names_failed);
-  } else {
+  if (names && names->started())
+    names->join();
+  else
     add_names();
-  }
   // Vectors grown by doubling: give back the slack of the big ones.
   trim_slack(plan_.answers);
   trim_slack(plan_.wrr_schedule);

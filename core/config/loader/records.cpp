@@ -2,9 +2,8 @@
 // DC-mode and static policies.
 
 #include "core/config/loader/loader.hpp"
+#include "core/runtime/side_thread.hpp"
 
-#include <system_error>
-#include <thread>
 
 namespace gtmesh::config_loading {
 
@@ -184,26 +183,15 @@ void loader::parse_records_in_two(const node& list, const std::string& list_fiel
   zone second;
   second.name = z.name;
   second.records.reserve(list.size() - half);
-  std::exception_ptr failed;
   {
-    std::jthread other;
-    try {
-      other = std::jthread([&] {
-        try {
-          helper.parse_records(list, list_field, half, list.size(), second);
-        } catch (...) {
-          failed = std::current_exception();
-        }
-      });
-    } catch (const std::system_error&) {
-      // No thread to be had (a limit reached): read them all here.
+    side_thread other([&] { helper.parse_records(list, list_field, half, list.size(), second); });
+    if (!other.started()) { // no thread to be had: read them all here
       parse_records(list, list_field, 0, list.size(), z);
       return;
     }
     parse_records(list, list_field, 0, half, z);
-  } // joined here, also when the line above throws
-  if (failed)
-    std::rethrow_exception(failed);
+    other.join(); // also joined when the line above throws
+  }
 
   // Its answers follow ours in the arena; its values are interned here in
   // the order it met them, which is the order reading on would have.
@@ -484,7 +472,7 @@ answer_span loader::parse_answers(const node& n, const std::string& parent, std:
   };
   auto add = [&](const node& an, size_t index) {
     parsed_answer a;
-    if (type == dns::rr_type::a || type == dns::rr_type::aaaa) {
+    if (dns::is_address(type)) {
       // The common forms, `192.0.2.1` and `{address: 192.0.2.1, weight: 2}`,
       // without building field paths; anything else (or wrong) goes the
       // long way, which words the errors.

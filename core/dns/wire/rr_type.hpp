@@ -21,6 +21,11 @@ enum class rr_type : uint16_t {
   any = 255,
 };
 
+/// A or AAAA: rdata that are an address and nothing else.
+constexpr bool is_address(rr_type t) noexcept {
+  return t == rr_type::a || t == rr_type::aaaa;
+}
+
 /// Dense index of the types a name can hold records of; sizes per-name slots.
 enum class rr_slot : uint8_t { a, aaaa, cname, mx, txt, srv, ns, soa };
 inline constexpr int rr_slot_count = 8;
