@@ -9,6 +9,8 @@
 #include <malloc.h>
 
 #include <array>
+#include <set>
+#include <utility>
 
 namespace gtmesh {
 
@@ -19,6 +21,18 @@ namespace {
 /// The keys of the config's root mapping.
 constexpr std::array<std::string_view, 9> root_keys{"cluster",  "measurement", "datacenters", "probes",       "services",
                                                     "zones",    "profiles",    "geo",         "latency_table"};
+
+/// One error per line and field, the first found: an empty value is
+/// reported by check_keys, and the reader of its key may say it again.
+void drop_repeated_places(config_errors& errors) {
+  std::set<std::pair<int, std::string>> seen;
+  config_errors kept;
+  kept.reserve(errors.size());
+  for (auto& e : errors)
+    if (e.line == 0 || seen.emplace(e.line, e.field).second)
+      kept.push_back(std::move(e));
+  errors = std::move(kept);
+}
 
 } // namespace
 
@@ -107,6 +121,7 @@ load_result loader::read(std::string_view text) {
   }
   result.warnings = std::move(warnings_);
   if (!errors_.empty()) {
+    drop_repeated_places(errors_);
     result.errors = std::move(errors_);
     return result;
   }

@@ -1,6 +1,7 @@
 #include "core/decider/decider_actor.hpp"
 #include "core/text/iso_time.hpp"
 #include "core/text/json_quote.hpp"
+#include "core/text/log.hpp"
 
 #include "core/consensus/log_entry.hpp"
 #include "core/consensus/raft_node.hpp"
@@ -106,8 +107,16 @@ std::string entry_file_name(const std::string& file) {
   return base.substr(0, consensus::max_entry_file_bytes);
 }
 
+void publish(self_ptr self);
+
+/// A new snapshot: at once when an availability metric flipped (the
+/// failover path), else at most every min_rebuild_interval.
 void schedule_rebuild(self_ptr self) {
   auto& st = self->state;
+  if (st.core->availability_changed()) {
+    publish(self); // a rebuild still scheduled runs too: the interval bounds the rest
+    return;
+  }
   if (st.rebuild_scheduled)
     return;
   st.rebuild_scheduled = true;
@@ -159,15 +168,23 @@ void publish_status(self_ptr self) {
 void publish(self_ptr self) {
   auto& st = self->state;
   int64_t now = wall_clock_ms();
+  const bool traced = debug_logging() && st.core->availability_changed();
   snapshot_ptr snap = st.core->build_snapshot(now);
   st.last_rebuild_ms = now;
+  if (traced && snap)
+    log_failover_stage(node_name(self), "snapshot", "generation=" + std::to_string(snap->generation));
   publish_status(self);
   if (!snap)
     return;
   st.unreachable = st.core->unreachable_dcs(now);
   for (const auto& r : st.responders)
     self->request(r, std::chrono::seconds(5), dns::publish_atom_v, snap, st.core->snapshot_fixed_now())
-      .then([](uint64_t) {}, [](caf::error&) {});
+      .then(
+        [self, traced](uint64_t generation) {
+          if (traced)
+            log_failover_stage(node_name(self), "serving", "generation=" + std::to_string(generation));
+        },
+        [](caf::error&) {});
 }
 
 /// Periodic check (with the flush timer): the prepared decisions expired, or
@@ -521,13 +538,15 @@ void on_frame(self_ptr self, link_id link, const std::vector<char>& bytes) {
       rebase_to_local_clock(b.items, b.sent_at_ms, now);
       uint64_t before = st.core->table().have(b.origin);
       ack_body ack = st.core->on_batch(b, now);
+      if (debug_logging() && st.core->availability_changed())
+        log_failover_stage(node_name(self), "batch", "origin=" + b.origin + " max_seq=" + std::to_string(b.max_seq));
       send_frame(self, link, frame(message_kind::ack, node_name(self), ack));
       if (b.items.empty())
         return;
-      schedule_rebuild(self);
       // Eager push: forward the new values to every peer now rather than at
       // the next gossip round, so that every responder fails over within
-      // milliseconds of the verdict. Gossip still repairs what this loses.
+      // milliseconds of the verdict (before this decider's own rebuild).
+      // Gossip still repairs what this loses.
       if (ack.have > before) {
         delta_body d;
         d.sent_at_ms = now;
@@ -536,6 +555,7 @@ void on_frame(self_ptr self, link_id link, const std::vector<char>& bytes) {
         for (link_id p : decider_links(self))
           send_frame(self, p, out);
       }
+      schedule_rebuild(self);
       return;
     }
     case message_kind::digest: {
@@ -567,6 +587,8 @@ void on_frame(self_ptr self, link_id link, const std::vector<char>& bytes) {
       for (auto& od : d.origins)
         rebase_to_local_clock(od.items, d.sent_at_ms, now);
       st.core->on_delta(d, now);
+      if (debug_logging() && st.core->availability_changed())
+        log_failover_stage(node_name(self), "delta", "from=" + from.identity.name);
       if (d.has_digest) {
         delta_body back = st.core->delta_for(d.digest);
         back.sent_at_ms = wall_clock_ms();

@@ -347,6 +347,7 @@ snapshot_ptr decider_core::build_snapshot(int64_t now_ms) {
   last_built_ms_ = now_ms;
   ++counters_.snapshots;
   dirty_ = false;
+  flips_at_snapshot_ = table_.availability_flips();
   rebuild_latency_.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return last_;
 }
@@ -586,13 +587,14 @@ decider_status decider_core::status(int64_t now_ms) const {
         if (mi.src == source::host) {
           const auto& c = view->host(dc, mi.id);
           if (c.present())
-            d.metrics.push_back({std::string(mi.name), "", c.value, c.at_ms, c.fresh(judged_at, plan.host_stale_ms)});
+            d.metrics.push_back({std::string(mi.name), "", c.value, c.at_ms, c.fresh(judged_at, plan.host_stale_ms),
+                                 mi.unit, mi.symbol});
         } else if (mi.src == source::service) {
           for (uint32_t svc = 0; svc < plan.service_names.size(); ++svc) {
             const auto& c = view->service(svc, dc, mi.id);
             if (c.present())
               d.metrics.push_back({std::string(mi.name), plan.service_names[svc], c.value, c.at_ms,
-                                   c.fresh(judged_at, plan.service_stale_ms[svc])});
+                                   c.fresh(judged_at, plan.service_stale_ms[svc]), mi.unit, mi.symbol});
           }
         }
       }

@@ -150,6 +150,10 @@ public:
   // --- snapshots ---------------------------------------------------------
   /// True when something changed since the last snapshot.
   bool dirty() const noexcept { return dirty_; }
+  /// True when a value applied since the last snapshot flipped an
+  /// availability metric (a DC or service went down or came back): the
+  /// snapshot is rebuilt at once, not after the rebuild interval.
+  bool availability_changed() const noexcept { return table_.availability_flips() != flips_at_snapshot_; }
   void mark_dirty() noexcept { dirty_ = true; }
   /// Builds a snapshot from the current state at `now_ms` and records health
   /// transitions. Null when there is no config.
@@ -254,6 +258,7 @@ private:
   observe::latency_histogram rebuild_latency_; ///< build_snapshot durations
   observe::latency_histogram commit_latency_;  ///< store commits that wrote something
   bool dirty_ = true;
+  uint64_t flips_at_snapshot_ = 0; ///< table_.availability_flips() at the last snapshot
   state::write_set pending_;
   /// Origins with measurements not on disk yet, and when each was last
   /// written (flush(now_ms) throttles by it).

@@ -125,6 +125,8 @@ std::string to_json(const decider_status& s, int64_t now_ms) {
       field(o, "metric", m.metric);
       field(o, "service", m.service);
       field(o, "value", m.value);
+      field(o, "unit", m.symbol);
+      field(o, "unit_text", m.unit);
       field(o, "age_seconds", age_s(m.at_ms, now_ms));
       field(o, "fresh", m.fresh);
     });

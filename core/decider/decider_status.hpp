@@ -24,6 +24,8 @@ struct dc_metric_status {
   double value = 0;
   int64_t at_ms = 0;   ///< when it was measured (the agent's clock)
   bool fresh = false;  ///< within the config's staleness limit
+  std::string_view unit;   ///< metric_info::unit (static text)
+  std::string_view symbol; ///< metric_info::symbol (static text)
 };
 
 /// A service with backends in the DC: fresh healthyBackends above 0.

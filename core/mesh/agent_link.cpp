@@ -2,10 +2,12 @@
 
 #include "core/mesh/mesh_types.hpp"
 #include "core/mesh/node_runtime.hpp"
+#include "core/text/log.hpp"
 
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
+#include <caf/send.hpp>
 #include <caf/system_messages.hpp>
 
 namespace gtmesh::mesh {
@@ -78,6 +80,13 @@ void send_batch(self_ptr self) {
   st.last_send = now;
   b.sent_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                    std::chrono::system_clock::now().time_since_epoch()).count();
+  if (debug_logging()) {
+    int64_t newest = 0;
+    for (const auto& m : b.items)
+      newest = std::max(newest, m.at_ms);
+    log_failover_stage("agent " + st.options.origin, "agent-send",
+                       "max_seq=" + std::to_string(b.max_seq) + " newest_ms=" + std::to_string(newest));
+  }
   send_frame(self, frame(message_kind::measurements, st.options.origin, b));
 }
 
@@ -161,9 +170,19 @@ caf::behavior agent_link(caf::stateful_actor<agent_link_state>* self, agent_link
     self->monitor(self->state.options.local_decider);
     self->set_down_handler([=](caf::down_msg&) { lost_decider(self); });
   }
+  // A new value wakes the link at once (mesh_sink::on_new_values); the
+  // periodic look stays for resends and for values that arrived while no
+  // decider was connected.
+  self->state.options.sink->on_new_values(
+    [me = caf::actor_cast<caf::actor>(self)] { caf::anon_send(me, flush_atom_v); });
+  self->attach_functor([sink = self->state.options.sink] { sink->on_new_values(nullptr); });
   connect(self);
   self->send(self, send_atom_v);
   return {
+    [=](flush_atom) {
+      self->state.options.sink->woken();
+      send_batch(self);
+    },
     [=](send_atom) {
       auto& s = self->state;
       if (++s.ticks % 2400 == 0) { // about once a minute

@@ -1,8 +1,9 @@
 #pragma once
 
-// The agent's link to the deciders (SPEC section 1): every
-// interval it sends the decider it is connected to one batch holding every
-// latest measurement above the mark that decider acknowledged (mesh_sink),
+// The agent's link to the deciders (SPEC section 1): as soon as new values
+// arrive (and every interval for resends) it sends the decider it is
+// connected to one batch holding every latest measurement above the mark
+// that decider acknowledged (mesh_sink),
 // and resends from the mark when no ack comes back, so lost, duplicated or
 // reordered frames never lose a value. It follows config versions (the ack
 // carries the decider's version; a newer one is fetched and handed to
@@ -39,8 +40,8 @@ struct agent_link_options {
   caf::actor local_decider;          ///< in-process decider (demo): no network
   std::shared_ptr<mesh_sink> sink;
   std::shared_ptr<fault_injector> faults; ///< optional
-  /// How often the link looks for new measurements (a cheap check); the
-  /// batch latency from a verdict to the decider.
+  /// How often the link looks for measurements to send or resend (a cheap
+  /// check). New values do not wait for it: the sink wakes the link.
   std::chrono::milliseconds send_interval{25};
   std::chrono::milliseconds resend_after{1000};
   /// Applies a config version pushed by the cluster; returns "" when applied,

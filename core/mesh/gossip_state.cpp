@@ -7,14 +7,19 @@ namespace gtmesh::mesh {
 bool gossip_state::apply_to(origin_table& t, const measurement& m) {
   std::string key = entry_key(m);
   auto it = t.latest.find(key);
+  const bool availability = info(m.metric).availability;
   if (it != t.latest.end()) {
     if (it->second.seq >= m.seq)
       return false; // duplicate or older: last writer (by origin sequence) wins
+    if (availability && (it->second.value > 0) != (m.value > 0))
+      ++availability_flips_;
     t.by_seq.erase(it->second.seq);
     it->second = m;
   } else {
     t.latest.emplace(key, m);
     ++size_;
+    if (availability)
+      ++availability_flips_;
   }
   t.by_seq[m.seq] = std::move(key);
   t.newest_at = std::max(t.newest_at, m.at_ms);

@@ -63,6 +63,10 @@ public:
   /// Origins whose measurements changed (a newer value, or one evicted)
   /// since the last call, for persistence; then forgets them.
   std::vector<std::string> take_changed_origins();
+  /// How many applied values turned an availability metric (status,
+  /// healthyBackends) from 0 to above 0 or back, or gave one its first
+  /// value: the changes a failover waits for.
+  uint64_t availability_flips() const noexcept { return availability_flips_; }
 
 private:
   struct origin_table {
@@ -81,6 +85,7 @@ private:
   std::map<std::string, origin_table> origins_;
   std::vector<std::string> changed_origins_;
   size_t size_ = 0;
+  uint64_t availability_flips_ = 0;
 };
 
 } // namespace gtmesh::mesh

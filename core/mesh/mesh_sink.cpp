@@ -6,6 +6,7 @@ namespace gtmesh::mesh {
 
 void mesh_sink::deliver(std::span<const measurement> batch) {
   std::lock_guard lock(mutex_);
+  uint64_t before = max_seq_;
   for (const auto& m : batch) {
     auto& slot = latest_[entry_key(m)];
     if (m.seq >= slot.seq) {
@@ -14,6 +15,16 @@ void mesh_sink::deliver(std::span<const measurement> batch) {
     }
     max_seq_ = std::max(max_seq_, m.seq);
   }
+  // Under the lock: on_new_values(nullptr) from a terminating link waits
+  // for a wake-up in progress.
+  if (max_seq_ > before && wake_ && !wake_pending_.exchange(true, std::memory_order_acq_rel))
+    wake_();
+}
+
+void mesh_sink::on_new_values(std::function<void()> wake) {
+  std::lock_guard lock(mutex_);
+  wake_ = std::move(wake);
+  wake_pending_.store(false, std::memory_order_release);
 }
 
 measurement_batch mesh_sink::batch_above(uint64_t acked) const {

@@ -11,6 +11,8 @@
 #include "core/metrics/measurement.hpp"
 
 #include <map>
+#include <atomic>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -21,6 +23,15 @@ public:
   explicit mesh_sink(std::string origin) : origin_(std::move(origin)) {}
 
   void deliver(std::span<const measurement> batch) override;
+
+  /// Called (on the delivering thread, quickly: it only enqueues) when a
+  /// delivery brings something new, once until woken() is called: the
+  /// agent link sends at once rather than at its next look, so a verdict
+  /// leaves the agent within a scheduler hop. nullptr stops it (the link
+  /// does so when it terminates).
+  void on_new_values(std::function<void()> wake);
+  /// The link has taken the wake-up: the next new value calls it again.
+  void woken() noexcept { wake_pending_.store(false, std::memory_order_release); }
 
   /// Every latest value with a sequence above `acked`, as one batch
   /// (base = acked), sequence order, at most max_items_per_frame (a longer
@@ -39,6 +50,8 @@ private:
   mutable std::mutex mutex_;
   std::map<std::string, measurement> latest_; ///< by entry key
   uint64_t max_seq_ = 0;
+  std::function<void()> wake_;
+  std::atomic<bool> wake_pending_{false};
 };
 
 } // namespace gtmesh::mesh

@@ -55,7 +55,8 @@ struct metric_info {
   /// DC cannot serve, whatever the criterion says.
   bool availability;
   uint8_t column; ///< position inside its source's row of cells
-  std::string_view unit;
+  std::string_view unit;   ///< what a value counts, in words (docs/agents.md)
+  std::string_view symbol; ///< the same, short, after a value on a screen: "%", "Mbit/s"; "" for plain counts
 };
 
 /// Number of metric columns per source row.
@@ -64,26 +65,26 @@ inline constexpr std::array<int, source_count> source_columns{5, 8, 6, 1};
 namespace detail {
 using enum metric_id;
 inline constexpr std::array<metric_info, metric_count> metric_table{{
-  {host_cpu, source::host, "cpu", better::lower, false, 0, "percent of the DC's CPU capacity in use"},
-  {host_mem, source::host, "mem", better::lower, false, 1, "percent of memory in use"},
-  {host_bw, source::host, "bw", better::lower, false, 2, "Mbit/s in+out"},
-  {host_status, source::host, "status", better::higher, true, 3, "1 up, 0 down"},
-  {host_packet_loss, source::host, "packetLoss", better::lower, false, 4, "percent"},
-  {service_cpu, source::service, "cpu", better::lower, false, 0, "percent of one core, summed"},
-  {service_mem, source::service, "mem", better::lower, false, 1, "MiB resident"},
-  {service_bw, source::service, "bw", better::lower, false, 2, "Mbit/s in+out"},
-  {service_request, source::service, "request", better::lower, false, 3, "requests/s"},
-  {service_connection, source::service, "connection", better::lower, false, 4, "open connections"},
-  {service_session_new, source::service, "session_new", better::lower, false, 5, "new sessions/s"},
-  {service_status, source::service, "status", better::higher, true, 6, "1 up, 0 down"},
-  {service_healthy_backends, source::service, "healthyBackends", better::higher, true, 7, "count"},
-  {client_hops, source::client, "hops", better::lower, false, 0, "router hops"},
-  {client_mos, source::client, "mos", better::higher, false, 1, "1.0 .. 4.5"},
-  {client_packet_loss, source::client, "packetLoss", better::lower, false, 2, "percent"},
-  {client_ttl, source::client, "ttl", better::higher, false, 3, "received IP TTL"},
-  {client_rtt, source::client, "rtt", better::lower, false, 4, "ms"},
-  {client_jitter, source::client, "jitter", better::lower, false, 5, "ms"},
-  {endpoint_status, source::endpoint, "status", better::higher, true, 0, "1 up, 0 down"},
+  {host_cpu, source::host, "cpu", better::lower, false, 0, "percent of the DC's CPU capacity in use", "%"},
+  {host_mem, source::host, "mem", better::lower, false, 1, "percent of memory in use", "%"},
+  {host_bw, source::host, "bw", better::lower, false, 2, "Mbit/s in+out", "Mbit/s"},
+  {host_status, source::host, "status", better::higher, true, 3, "1 up, 0 down", ""},
+  {host_packet_loss, source::host, "packetLoss", better::lower, false, 4, "percent", "%"},
+  {service_cpu, source::service, "cpu", better::lower, false, 0, "percent of one core, summed", "% of a core"},
+  {service_mem, source::service, "mem", better::lower, false, 1, "MiB resident", "MiB"},
+  {service_bw, source::service, "bw", better::lower, false, 2, "Mbit/s in+out", "Mbit/s"},
+  {service_request, source::service, "request", better::lower, false, 3, "requests/s", "req/s"},
+  {service_connection, source::service, "connection", better::lower, false, 4, "open connections", "connections"},
+  {service_session_new, source::service, "session_new", better::lower, false, 5, "new sessions/s", "sessions/s"},
+  {service_status, source::service, "status", better::higher, true, 6, "1 up, 0 down", ""},
+  {service_healthy_backends, source::service, "healthyBackends", better::higher, true, 7, "count", "backends"},
+  {client_hops, source::client, "hops", better::lower, false, 0, "router hops", "hops"},
+  {client_mos, source::client, "mos", better::higher, false, 1, "1.0 .. 4.5", "MOS"},
+  {client_packet_loss, source::client, "packetLoss", better::lower, false, 2, "percent", "%"},
+  {client_ttl, source::client, "ttl", better::higher, false, 3, "received IP TTL", ""},
+  {client_rtt, source::client, "rtt", better::lower, false, 4, "ms", "ms"},
+  {client_jitter, source::client, "jitter", better::lower, false, 5, "ms", "ms"},
+  {endpoint_status, source::endpoint, "status", better::higher, true, 0, "1 up, 0 down", ""},
 }};
 } // namespace detail
 

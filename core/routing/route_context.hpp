@@ -32,6 +32,8 @@ struct route_context {
     if (!ctx.geo_done) {
       ctx.geo = plan.geo ? plan.geo->lookup(query.client.address) : geo_info{};
       ctx.geo_done = true;
+      if (trace)
+        trace->note(depth, describe_geo(ctx.geo));
     }
     out.widen_scope(ctx.geo.scope);
     return ctx.geo;

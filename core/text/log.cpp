@@ -4,6 +4,7 @@
 #include "core/text/json_quote.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 
@@ -72,6 +73,18 @@ void log_line(log_level level, std::string_view component, std::string_view mess
     line += '\n';
   }
   std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+void log_failover_stage(std::string_view component, std::string_view stage, std::string_view details) {
+  if (!debug_logging())
+    return;
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch());
+  std::string m = "failover-trace ";
+  m += stage;
+  m += ' ';
+  m += details;
+  m += " t_us=" + std::to_string(us.count());
+  log_line(log_level::debug, component, m);
 }
 
 void log_error(std::string_view component, const char* format, ...) {

@@ -27,6 +27,14 @@ const log_settings& current_log_settings();
 /// anything else.
 bool parse_log_options(const std::string& format, const std::string& level, log_settings& out, std::string& error);
 
+/// True when debug lines are written (check before building one).
+inline bool debug_logging() { return current_log_settings().level == log_level::debug; }
+
+/// A debug line of the failover path's stages, "failover-trace STAGE
+/// DETAILS t_us=MICROSECONDS" (the wall clock), which `tools/bench/mesh_bench.py
+/// --breakdown` reads from every process to say where a failover's time goes.
+void log_failover_stage(std::string_view component, std::string_view stage, std::string_view details);
+
 /// Writes one line if `level` passes the filter.
 void log_line(log_level level, std::string_view component, std::string_view message);
 

@@ -29,6 +29,8 @@ my %types = (
     latitude     => 'double',
     longitude    => 'double',
     geoname_id   => 'uint32',
+    traits       => 'map',
+    is_anycast   => 'boolean',
 );
 
 my $tree = MaxMind::DB::Writer::Tree->new(
@@ -54,6 +56,15 @@ sub place {
     return \%r;
 }
 
+# A network the database places on a continent only (MaxMind's own test
+# databases map 2a02:d500::/29 and others to EU with no country, as the
+# commercial editions do for EU-wide and anycast ranges), and one with
+# nothing but traits.
+sub continent_only {
+    my ($continent) = @_;
+    return { continent => { code => $continent } };
+}
+
 my @networks = (
     [ '192.0.2.0/25',     place('NA', 'US', 'CA',  37.39, -122.08, 'United States') ],
     [ '192.0.2.128/25',   place('NA', 'US', 'NY',  40.71,  -74.01, 'United States') ],
@@ -70,6 +81,10 @@ my @networks = (
     [ '2001:db8:1::/48',  place('EU', 'DE', 'HE',  50.11,    8.68, 'Germany') ],
     [ '2001:db8:2::/48',  place('NA', 'US', 'CA',  37.39, -122.08, 'United States') ],
     [ '::1/128',          place('EU', 'DE', 'HE',  50.11,    8.68, 'Germany') ],
+    [ '100.71.0.0/16',    continent_only('EU') ],
+    [ '2001:db8:e0::/48', continent_only('EU') ],
+    [ '2001:db8:e1::/48', continent_only('AS') ],
+    [ '100.72.0.0/16',    { traits => { is_anycast => 1 } } ],
 );
 $tree->insert_network($_->[0], $_->[1]) for @networks;
 

@@ -200,7 +200,10 @@ private:
     return false;
   }
 
-  /// Rejects keys outside `allowed` and duplicate keys.
+  /// Rejects keys outside `allowed`, duplicate keys, and keys written with
+  /// an empty value (`key:`, `key: ~`, `key: null`): one rule for every key,
+  /// since an empty value is a value left out by mistake far more often
+  /// than a wish for the default, which leaving the key out gives.
   void check_keys(const node& map, const std::string& field, std::initializer_list<std::string_view> allowed) {
     check_keys(map, field, std::span<const std::string_view>(allowed.begin(), allowed.size()));
   }
@@ -208,6 +211,8 @@ private:
     for (size_t i = 0; i < map.size(); ++i) {
       const node key = map.key_at(i);
       std::string_view k = key.is_scalar() ? key.scalar() : std::string_view("?");
+      if (map.value_at(i).is_null() && !left_unread(field, k))
+        error(map.value_at(i), join(field, k), std::string(empty_value_message));
       for (size_t j = 0; j < i; ++j) {
         const node before = map.key_at(j);
         if ((before.is_scalar() ? before.scalar() : std::string_view("?")) == k) {
@@ -222,6 +227,14 @@ private:
         error(key, join(field, k), "unknown key (allowed: " + list + ")");
       }
     }
+  }
+
+  static constexpr std::string_view empty_value_message =
+    "has no value: write one, or leave the key out for its default";
+  /// The root's `zones`, which an agent's scope reads as a null (its nodes
+  /// are not kept: yaml::unread_value).
+  bool left_unread(const std::string& field, std::string_view key) const noexcept {
+    return scope_ == config_scope::measurement && field.empty() && key == "zones";
   }
 
   /// A scalar string field. Missing + required -> error at the map.

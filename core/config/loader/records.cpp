@@ -533,6 +533,10 @@ std::vector<dc_answers> loader::parse_dc_answers(const node& map, const std::str
       continue;
     }
     seen.push_back(name);
+    if (v.is_null()) {
+      error(v, join(f, name), std::string(empty_value_message));
+      continue;
+    }
     auto dc = dc_index_.find(std::string(name));
     if (dc == dc_index_.end()) {
       error(k, join(f, name), "unknown datacenter '" + std::string(name) + "'");

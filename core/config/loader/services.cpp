@@ -128,6 +128,10 @@ void loader::parse_service(const node& n, const std::string& field) {
         error(k, join(mf, *dc), "duplicate key");
         continue;
       }
+      if (m.value_at(i).is_null()) {
+        error(m.value_at(i), join(mf, *dc), std::string(empty_value_message));
+        continue;
+      }
       fn(*dc, m.value_at(i), join(mf, *dc), k);
     }
   };

@@ -3,6 +3,7 @@
 #include <maxminddb.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <netinet/in.h>
 
@@ -10,8 +11,8 @@ namespace gtmesh {
 
 int geo_info::regions(region_code out[4]) const noexcept {
   int n = 0;
-  if (found && country[0]) {
-    std::string_view c(country);
+  std::string_view c(country);
+  if (!c.empty()) {
     if (subdivision[0] && (c == "US" || c == "CA" || c == "AU")) {
       char buf[8] = {};
       size_t len = std::strlen(subdivision);
@@ -22,9 +23,10 @@ int geo_info::regions(region_code out[4]) const noexcept {
       out[n++] = pack_region(std::string_view(buf, 3 + std::min<size_t>(len, 3)));
     }
     out[n++] = pack_region(c);
-    if (region_code g = grouping_of(c, continent))
-      out[n++] = g;
   }
+  // The grouping also when the database knows the continent only.
+  if (region_code g = grouping_of(c, continent))
+    out[n++] = g;
   out[n++] = world_region;
   return n;
 }
@@ -115,8 +117,55 @@ geo_info geo_database::lookup(const ip_address& address) const noexcept {
       g.location = geo_point{a, b};
     }
   }
-  g.found = g.country[0] != 0 || g.has_location;
+  if (!g.has_location && g.continent[0]) {
+    if (auto centre = continent_centre(g.continent)) {
+      g.has_location = true;
+      g.location_is_continent = true;
+      g.location = *centre;
+    }
+  }
+  g.found = g.country[0] != 0 || g.continent[0] != 0 || g.has_location;
   return g;
+}
+
+std::string describe_geo(const geo_info& g) {
+  if (!g.found)
+    return "geo: the database knows nothing of the client (network /" + std::to_string(g.scope) + ")";
+  std::string out = "geo:";
+  auto part = [&](const char* label, std::string_view value) {
+    out += out.size() > 4 ? ", " : " ";
+    out += label;
+    out += ' ';
+    out += value.empty() ? std::string_view("none") : value;
+  };
+  part("continent", g.continent);
+  part("country", g.country);
+  if (g.subdivision[0])
+    part("subdivision", g.subdivision);
+  if (g.has_location) {
+    char at[64];
+    std::snprintf(at, sizeof(at), "%.2f,%.2f%s", g.location.lat, g.location.lon,
+                  g.location_is_continent ? " (the continent's centre)" : "");
+    part("location", at);
+  }
+  return out + " (network /" + std::to_string(g.scope) + ")";
+}
+
+std::optional<geo_point> continent_centre(std::string_view continent) noexcept {
+  // Geographic centres of the continents' land, rounded to a degree: good
+  // enough to rank data centers continents apart.
+  struct centre {
+    std::string_view code;
+    geo_point at;
+  };
+  static constexpr centre centres[] = {
+    {"AF", {7.0, 21.0}},   {"AN", {-83.0, 135.0}}, {"AS", {34.0, 100.0}}, {"EU", {54.0, 15.0}},
+    {"NA", {47.0, -100.0}}, {"OC", {-23.0, 140.0}}, {"SA", {-15.0, -58.0}},
+  };
+  for (const centre& c : centres)
+    if (c.code == continent)
+      return c.at;
+  return std::nullopt;
 }
 
 double distance_km(const geo_point& a, const geo_point& b) noexcept {

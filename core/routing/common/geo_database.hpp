@@ -5,6 +5,7 @@
 #include "core/net/ip_address.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 struct MMDB_s;
@@ -13,16 +14,20 @@ namespace gtmesh {
 
 /// What the geo database says about one address.
 struct geo_info {
-  bool found = false;
+  bool found = false;       ///< a continent, a country or a location is known
   char continent[3] = {};   ///< "EU"
   char country[3] = {};     ///< ISO 3166-1, "DE"
   char subdivision[4] = {}; ///< ISO 3166-2 suffix, "CA" of US-CA
   bool has_location = false;
+  /// The location is the continent's centre, not the database's: the
+  /// network has a continent but no coordinates (EU-wide and anycast ranges).
+  bool location_is_continent = false;
   geo_point location;
   int scope = 0; ///< prefix length (address family) of the database network
 
   /// Region codes from most to least specific (subdivision only for AU, CA
-  /// and US); returns how many were written (at most 4, WORLD always last).
+  /// and US; the grouping also when only the continent is known); returns how
+  /// many were written (at most 4, WORLD always last).
   int regions(region_code out[4]) const noexcept;
 };
 
@@ -44,6 +49,15 @@ private:
   std::unique_ptr<MMDB_s> db_;
   std::string path_;
 };
+
+/// What a trace says of a client's geo data: "geo: continent EU, country
+/// DE, subdivision HE, location 50.11,8.68 (network /24)".
+std::string describe_geo(const geo_info& g);
+
+/// The approximate centre of a continent (AF AN AS EU NA OC SA), for a
+/// client whose network the database places on a continent only; nullopt
+/// for any other code.
+std::optional<geo_point> continent_centre(std::string_view continent) noexcept;
 
 /// Great-circle distance in km.
 double distance_km(const geo_point& a, const geo_point& b) noexcept;

@@ -102,7 +102,7 @@ selection performance_method::select(const profile_plan& p, const endpoint_avail
           any = true;
         }
       }
-      basis = "geographic distance";
+      basis = g.location_is_continent ? "geographic distance from the continent's centre" : "geographic distance";
     }
   }
   if (network_hash == 0) {

@@ -156,7 +156,7 @@ TEST(config_loader, priority_and_weight_must_be_1_to_1000) {
 
 TEST(config_loader, weighted_addresses_are_read_in_any_order_and_every_wrong_one_is_worded) {
   auto r = load(base + "      - {name: w, type: A, answers: [{address: 192.0.2.1, weight: 3}, {weight: 2, address: "
-                       "192.0.2.2}, {address: '192.0.2.3'}, 192.0.2.4, {address: 192.0.2.5, weight: ~}]}\n"
+                       "192.0.2.2}, {address: '192.0.2.3'}, 192.0.2.4, {address: 192.0.2.5}]}\n"
                        "      - {name: w6, type: AAAA, answers: [{address: '2001:db8::1', weight: 1000}]}\n");
   ASSERT_TRUE(r.ok()) << r.report();
   std::vector<std::pair<std::string, uint32_t>> got;
@@ -181,7 +181,8 @@ TEST(config_loader, weighted_addresses_are_read_in_any_order_and_every_wrong_one
   expect_error(bad("{address: 192.0.2.1, wieght: 2}"), 14, "answers[1].wieght", "unknown key");
   expect_error(bad("{address: 192.0.2.1, address: 192.0.2.2}"), 14, "answers[1].address", "duplicate key");
   expect_error(bad("{weight: 2}"), 14, "answers[1].address", "required field is missing");
-  expect_error(bad("{address: ~, weight: 2}"), 14, "answers[1].address", "required field is missing");
+  expect_error(bad("{address: ~, weight: 2}"), 14, "answers[1].address", "has no value");
+  expect_error(bad("{address: 192.0.2.1, weight: ~}"), 14, "answers[1].weight", "has no value");
   expect_error(bad("{address: [192.0.2.1]}"), 14, "answers[1].address", "expected a string");
   expect_error(bad("{}"), 14, "answers[1].address", "required field is missing");
 }
@@ -454,8 +455,147 @@ TEST(config_loader, a_profile_record_with_a_null_profile_is_rejected) {
   // dereferenced find_profile("") == nullptr.
   for (std::string value : {"", "~", "null", "&a"}) {
     const std::string yaml = base + "      - {name: x, type: A, profile: " + value + "}\n";
-    expect_error(yaml, 14, "records[x].profile", "required field is missing");
+    expect_error(yaml, 14, "records[x].profile", "has no value");
   }
+}
+
+// One rule for an empty value (`key:`, `key: ~`, `key: null`), whatever the
+// key: an error at its line that names it (docs/config.md). Every key of
+// configs/full.yaml is emptied in turn, in the whole scope the deciders read
+// and, outside the zones, in the agents' scope too.
+namespace empty_values {
+
+struct key_place {
+  std::string path; ///< "zones[0].records[2].dc.gate" (indices, for messages)
+  std::string key;
+  int line = 0;     ///< 1-based
+  size_t begin = 0; ///< the value's text: [begin, end), after the key's ':'
+  size_t end = 0;
+  bool in_zones = false;
+};
+
+std::vector<size_t> line_starts(const std::string& text) {
+  std::vector<size_t> starts{0};
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n')
+      starts.push_back(i + 1);
+  return starts;
+}
+
+/// The end of the flow collection or quoted scalar starting at `i`.
+size_t end_of_flow(const std::string& t, size_t i) {
+  if (t[i] == '"' || t[i] == '\'') {
+    char q = t[i];
+    for (size_t k = i + 1; k < t.size(); ++k) {
+      if (q == '"' && t[k] == '\\')
+        ++k;
+      else if (t[k] == q)
+        return k + 1;
+    }
+    return t.size();
+  }
+  int depth = 0;
+  for (size_t k = i; k < t.size(); ++k) {
+    if (t[k] == '"' || t[k] == '\'') {
+      k = end_of_flow(t, k) - 1;
+    } else if (t[k] == '{' || t[k] == '[') {
+      ++depth;
+    } else if (t[k] == '}' || t[k] == ']') {
+      if (--depth == 0)
+        return k + 1;
+    }
+  }
+  return t.size();
+}
+
+/// The end of the block value of a key at `key_column` whose line ends at `eol`:
+/// the following lines indented deeper (or blank, or comments).
+size_t end_of_block(const std::string& t, size_t eol, size_t key_column) {
+  size_t end = eol;
+  size_t pos = eol + 1;
+  while (pos < t.size()) {
+    size_t next = t.find('\n', pos);
+    if (next == std::string::npos)
+      next = t.size();
+    size_t indent = t.find_first_not_of(' ', pos);
+    bool blank_or_comment = indent >= next || t[indent] == '#';
+    bool sequence_at_key = indent - pos == key_column && t.compare(indent, 2, "- ") == 0;
+    if (!blank_or_comment && indent - pos <= key_column && !sequence_at_key)
+      break;
+    if (!blank_or_comment)
+      end = next;
+    pos = next + 1;
+  }
+  return end;
+}
+
+void collect(const yaml::node& n, const std::string& path, const std::string& text,
+             const std::vector<size_t>& starts, bool in_zones, std::vector<key_place>& out) {
+  if (n.is_sequence()) {
+    for (size_t i = 0; i < n.size(); ++i)
+      collect(n[i], path + "[" + std::to_string(i) + "]", text, starts, in_zones, out);
+    return;
+  }
+  if (!n.is_map())
+    return;
+  for (size_t i = 0; i < n.size(); ++i) {
+    yaml::node k = n.key_at(i), v = n.value_at(i);
+    key_place p;
+    p.key = k.text();
+    p.path = path.empty() ? p.key : path + "." + p.key;
+    p.in_zones = in_zones || (path.empty() && p.key == "zones");
+    yaml::mark km = k.position(), vm = v.position();
+    p.line = km.line + 1;
+    size_t key_at = starts[km.line] + km.column;
+    p.begin = text.find(':', key_at + p.key.size()) + 1;
+    size_t value_at = starts[vm.line] + vm.column;
+    char c = text[value_at];
+    size_t eol = text.find('\n', p.begin);
+    if (vm.line > km.line || (v.is_sequence() && c == '-'))
+      p.end = end_of_block(text, eol == std::string::npos ? text.size() : eol, km.column);
+    else if (c == '{' || c == '[' || c == '"' || c == '\'')
+      p.end = end_of_flow(text, value_at);
+    else
+      p.end = value_at + v.scalar().size();
+    out.push_back(p);
+    collect(v, p.path, text, starts, p.in_zones, out);
+  }
+}
+
+} // namespace empty_values
+
+TEST(config_loader, an_empty_value_of_any_key_is_an_error_naming_it) {
+  using namespace empty_values;
+  const std::string file = source_dir() + "/configs/full.yaml";
+  std::ifstream in(file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(load_config_text(text, file, routing_methods()).ok());
+  auto parsed = yaml::parse(text);
+  ASSERT_TRUE(parsed.doc);
+  std::vector<key_place> keys;
+  collect(parsed.doc->root(), "", text, line_starts(text), false, keys);
+  ASSERT_GT(keys.size(), 80u); // every key of the file, nested ones included
+  int checked = 0;
+  for (const key_place& k : keys) {
+    for (std::string empty : {" ", " ~", " null"}) {
+      std::string emptied = text.substr(0, k.begin) + empty + text.substr(k.end);
+      for (config_scope scope : {config_scope::whole, config_scope::measurement}) {
+        if (scope == config_scope::measurement && k.in_zones)
+          continue; // the agents do not read the zones
+        auto r = load_config_text(emptied, file, routing_methods(), scope);
+        ++checked;
+        bool named = false;
+        for (const auto& e : r.errors)
+          named = named || (e.line == k.line && e.message.find("has no value") != std::string::npos &&
+                            (e.field == k.key || e.field.ends_with("." + k.key)));
+        EXPECT_TRUE(named) << k.path << " at line " << k.line << " emptied as '" << empty << "' ("
+                           << (scope == config_scope::whole ? "whole" : "measurement") << " scope):\n"
+                           << r.report() << "\n--- text ---\n"
+                           << emptied.substr(line_starts(emptied)[k.line - 1], 200);
+      }
+    }
+  }
+  EXPECT_GT(checked, 400);
 }
 
 TEST(config_loader, malformed_shapes_are_errors_not_exceptions) {

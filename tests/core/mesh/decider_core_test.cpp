@@ -268,6 +268,30 @@ TEST_F(decider_core_test, verdicts_of_several_agents_are_merged_per_backend) {
   EXPECT_TRUE(saw) << "no fra service web down transition in the timeline";
 }
 
+// The decider rebuilds at once, not after its rebuild interval, when a value
+// flips availability (decider_actor.cpp schedule_rebuild): the failover path.
+TEST_F(decider_core_test, a_flip_of_availability_is_pending_until_the_next_snapshot) {
+  auto d = open();
+  ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
+  d->build_snapshot(t0);
+  EXPECT_FALSE(d->availability_changed());
+  d->on_batch(mesh::measurement_batch{"fra/a1", 0, 1, {verdict("fra/a1", "fra", "10.0.0.1:80", true, 1)}}, t0);
+  EXPECT_TRUE(d->availability_changed()); // a first verdict
+  d->build_snapshot(t0);
+  EXPECT_FALSE(d->availability_changed());
+  d->on_batch(mesh::measurement_batch{"fra/a1", 1, 2, {verdict("fra/a1", "fra", "10.0.0.1:80", true, 2)}}, t0);
+  EXPECT_FALSE(d->availability_changed()); // the same verdict again
+  EXPECT_TRUE(d->dirty());
+  d->on_batch(mesh::measurement_batch{"fra/a1", 2, 3, {verdict("fra/a1", "fra", "10.0.0.1:80", false, 3)}}, t0);
+  EXPECT_TRUE(d->availability_changed()); // up -> down
+  // From a peer (gossip) too.
+  d->build_snapshot(t0);
+  mesh::delta_body delta;
+  delta.origins.push_back({"iad/a1", 0, 1, {verdict("iad/a1", "iad", "10.1.0.1:80", true, 1)}});
+  d->on_delta(delta, t0);
+  EXPECT_TRUE(d->availability_changed());
+}
+
 TEST_F(decider_core_test, state_survives_a_restart_and_answers_before_new_measurements) {
   std::vector<std::string> before;
   {

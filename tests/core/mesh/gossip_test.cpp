@@ -6,6 +6,7 @@
 #include "core/decider/decider_core.hpp"
 #include "core/mesh/fault_hooks.hpp"
 #include "core/mesh/gossip_state.hpp"
+#include "core/mesh/mesh_sink.hpp"
 
 #include <gtest/gtest.h>
 
@@ -27,6 +28,53 @@ measurement make(const std::string& origin, int dc, int metric, uint64_t seq, do
   m.at_ms = static_cast<int64_t>(seq);
   m.seq = seq;
   return m;
+}
+
+// The failover path rebuilds at once on these (decider_core::availability_changed).
+TEST(gossip_state, availability_flips_count_up_down_changes_and_first_values_only) {
+  gossip_state g;
+  auto status = [](uint64_t seq, double v) { return make("dc0/a", 0, 3, seq, v); }; // host status
+  auto cpu = [](uint64_t seq, double v) { return make("dc0/a", 0, 0, seq, v); };    // host cpu
+  EXPECT_EQ(g.availability_flips(), 0u);
+  g.apply(status(1, 1));
+  EXPECT_EQ(g.availability_flips(), 1u); // a first value
+  g.apply(status(2, 1));
+  g.apply(cpu(3, 40));
+  g.apply(cpu(4, 0)); // cpu is no availability metric, even at 0
+  EXPECT_EQ(g.availability_flips(), 1u);
+  g.apply(status(5, 0));
+  EXPECT_EQ(g.availability_flips(), 2u); // up -> down
+  g.apply(status(5, 1));                 // a duplicate sequence: not applied
+  g.apply(status(4, 1));                 // older: not applied
+  EXPECT_EQ(g.availability_flips(), 2u);
+  g.apply(status(6, 1));
+  EXPECT_EQ(g.availability_flips(), 3u); // down -> up
+}
+
+// The agent link sends as soon as a value arrives (agent_link.cpp): the sink
+// wakes it once per burst, and not at all for a delivery with nothing new.
+TEST(mesh_sink, a_delivery_with_new_values_wakes_the_link_once_until_woken) {
+  mesh_sink sink("dc0/a");
+  int wakes = 0;
+  sink.on_new_values([&] { ++wakes; });
+  measurement m = make("dc0/a", 0, 3, 1, 1);
+  sink.deliver(std::span(&m, 1));
+  EXPECT_EQ(wakes, 1);
+  m.seq = 2;
+  sink.deliver(std::span(&m, 1));
+  EXPECT_EQ(wakes, 1); // not taken yet: one wake-up covers both
+  sink.woken();
+  sink.deliver(std::span(&m, 1)); // nothing new (same sequence)
+  EXPECT_EQ(wakes, 1);
+  m.seq = 3;
+  sink.deliver(std::span(&m, 1));
+  EXPECT_EQ(wakes, 2);
+  sink.woken();
+  sink.on_new_values(nullptr); // the link terminated
+  m.seq = 4;
+  sink.deliver(std::span(&m, 1));
+  EXPECT_EQ(wakes, 2);
+  EXPECT_EQ(sink.max_seq(), 4u);
 }
 
 TEST(gossip_state, duplicates_and_reordering_change_nothing) {

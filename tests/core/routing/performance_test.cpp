@@ -70,6 +70,21 @@ TEST_F(performance, without_latency_data_the_geographically_nearest_location_win
   EXPECT_EQ(answers("p.example.com", "A", "100.65.3.3"), strings{"192.0.2.11"});
 }
 
+TEST_F(performance, a_client_known_only_by_its_continent_is_placed_at_the_continents_centre) {
+  state(all_up);
+  // 100.71/16 is EU with no country or location: a (Frankfurt) is nearest;
+  // 2001:db8:e1::/48 is AS only: c (Singapore).
+  auto eu = answers("p.example.com", "A", "100.71.3.3");
+  ASSERT_EQ(eu.size(), 1u);
+  EXPECT_TRUE(eu[0] == "192.0.2.1" || eu[0] == "192.0.2.2") << eu[0]; // a1 or a2
+  EXPECT_EQ(answers("p.example.com", "A", "2001:db8:e1::3"), strings{"192.0.2.21"});
+  // The trace says where the client was placed, and why.
+  std::string why = explain("p.example.com", "A", "100.71.3.3");
+  EXPECT_NE(why.find("geo: continent EU, country none, location 54.00,15.00 (the continent's centre)"),
+            std::string::npos) << why;
+  EXPECT_NE(why.find("geographic distance from the continent's centre"), std::string::npos) << why;
+}
+
 TEST_F(performance, scope_follows_the_latency_prefix) {
   state(all_up + R"(clients: {"198.51.100.0/24": {a: {rtt: 80}, b: {rtt: 12}, c: {rtt: 150}}})");
   EXPECT_EQ(ask("p.example.com", "A", "", "198.51.100.0/24").scope, 24);

@@ -103,6 +103,29 @@ def main():
         got = wait_for(lambda: states() if states() == {"fra": "up", "iad": "up", "sin": "up"} else None, 30)
         check(got, "the page shows three DCs up: %s" % states())
         check("healthyBackends" in driver.find_element(By.ID, "dcs").text, "with their metrics")
+
+        # Each DC's metrics are a table of value with its unit and age.
+        def metric_rows(dc):
+            return driver.execute_script(
+                "const o = {}; for (const r of document.querySelectorAll("
+                "  '#dcs tbody tr[data-dc=\"' + arguments[0] + '\"] table.metrics tbody tr'))"
+                "  o[r.dataset.metric] = [r.cells[1].textContent, r.cells[2].textContent, r.className];"
+                " return o;", dc)
+        import re
+        rows = wait_for(lambda: metric_rows("fra") if "cpu" in metric_rows("fra") else None, 20) or {}
+        number = r"-?[0-9]+(\.[0-9]+)?"
+        check(re.fullmatch(number + " %", rows.get("cpu", ["?"])[0]) and
+              re.fullmatch(number + " %", rows.get("mem", ["?"])[0]) and
+              re.fullmatch(number + " Mbit/s", rows.get("bw", ["?"])[0]) and
+              rows.get("status", ["?"])[0] == "up" and rows.get("web/healthyBackends", ["?"])[0] == "2 backends" and
+              all(re.fullmatch(number + " (ms|s|min)", v[1]) for v in rows.values()),
+              "fra's metrics show as a table with units and ages: %s" % rows)
+        # A stale value is marked (the page's own renderer, fed one).
+        marked = driver.execute_script(
+            "const t = metricsTable([{metric: 'cpu', service: '', value: 12.345, unit: '%', unit_text: 'percent',"
+            " age_seconds: 95, fresh: false}]); const r = t.tBodies[0].rows[0];"
+            " return [r.className, r.cells[1].textContent, r.cells[3].textContent];")
+        check(marked == ["stale", "12.35 %", "stale"], "a stale metric is marked stale: %s" % marked)
         trace = wait_for(lambda: driver.find_element(By.ID, "explain-outcome").text
                          if "NOERROR" in driver.find_element(By.ID, "explain-outcome").text else None, 20)
         steps = driver.find_element(By.ID, "explain-steps").text

@@ -19,12 +19,13 @@
 # primary DC is ams; taking its backend down moves the answer to fra), and
 # that systemd restarts an agent killed with SIGKILL.
 #
-# Skips (77) without systemd-nspawn, without root, or when the Debian mirror
-# cannot be reached. Everything it makes (roots, namespaces, containers) is
+# Skips (77) without systemd-nspawn, without root, or when mmdebstrap
+# reports the Debian archive unreachable. Everything it makes (roots, namespaces, containers) is
 # removed at the end; traffic stays inside the two namespaces.
 set -uo pipefail
 build=${1:?usage: two_dc_test.sh BUILD_DIR}
 src=${GTMESH_SOURCE_DIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
+. "$(dirname "$0")/clean_root.sh"
 ctl=$build/tools/gtmeshctl
 failures=0
 check() { # ok-status message
@@ -34,10 +35,6 @@ for tool in cpack mmdebstrap systemd-nspawn nsenter dig ip; do
   command -v "$tool" >/dev/null || { echo "skip: $tool missing (tools/setup.sh installs it)"; exit 77; }
 done
 [ "$(id -u)" = 0 ] || { echo "skip: needs root (containers, namespaces)"; exit 77; }
-if ! timeout 20 bash -c 'exec 3<>/dev/tcp/deb.debian.org/80' 2>/dev/null; then
-  echo "skip: the Debian mirror is not reachable (the clean roots come from it)"
-  exit 77
-fi
 
 work=$(mktemp -d /tmp/gtmesh-two-dc.XXXXXX)
 tag=$(basename "$work" | tr -dc 'a-zA-Z0-9' | tail -c 6)
@@ -64,9 +61,7 @@ cpack --config "$build/CPackConfig.cmake" -G DEB -B "$work/pkg" > "$work/cpack.l
 deb=$(ls "$work"/pkg/gtmesh_*_amd64.deb 2>/dev/null | head -1)
 [ -n "$deb" ] || { cat "$work/cpack.log"; check 1 "cpack builds the package"; exit 1; }
 root_a=$work/machine-a root_b=$work/machine-b
-if ! mmdebstrap --variant=apt --include=systemd,systemd-sysv --format=directory --quiet bookworm "$root_a" \
-     > "$work/mmdebstrap.log" 2>&1; then
-  tail -20 "$work/mmdebstrap.log"
+if ! make_clean_root "$root_a" systemd,systemd-sysv "$work/mmdebstrap.log"; then
   check 1 "mmdebstrap makes a clean Debian 12 root"
   exit 1
 fi
