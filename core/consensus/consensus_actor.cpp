@@ -51,6 +51,20 @@ void report(self_ptr self) {
     st.reported_index = st.fsm.applied_index();
     self->send(st.options.decider, committed_atom_v, st.fsm.view());
   }
+  // The membership in force: the decider actor links to every member and
+  // stops answering as one when this decider is no longer a voter.
+  std::vector<std::string> members;
+  std::vector<std::string> addresses;
+  for (const auto& m : st.node->members()) {
+    members.push_back(m.address + " " + m.role);
+    addresses.push_back(m.address);
+  }
+  std::string role = st.node->own_role();
+  if (!members.empty() && (members != st.reported_members || role != st.reported_role)) {
+    st.reported_members = members;
+    st.reported_role = role;
+    self->send(st.options.decider, members_atom_v, addresses, role);
+  }
   bool quorum = st.node->has_quorum();
   if (quorum != st.quorum) {
     st.quorum = quorum;
@@ -70,6 +84,7 @@ bool start_node(self_ptr self) {
   raft_node_options o;
   o.address = st.options.address;
   o.voters = st.options.voters;
+  o.join = st.options.join;
   o.election_timeout_ms = st.options.election_timeout_ms;
   o.heartbeat_ms = st.options.heartbeat_ms;
   o.now_ms = steady_ms;
@@ -91,6 +106,7 @@ bool start_node(self_ptr self) {
   };
   st.fsm = replicated_state{};
   st.reported_index = ~uint64_t{0};
+  st.reported_members.clear();
   auto node = std::make_unique<raft_node>(o, std::move(store), st.fsm);
   node->on_change = [self] { report(self); };
   if (!node->start(error)) {
@@ -133,6 +149,56 @@ proposal_reply_body outcome(self_ptr self, uint64_t id, int status, const apply_
   else if (r.malformed)
     reply.error = "the change was committed but is malformed and was skipped by every decider";
   return reply;
+}
+
+/// What a membership change that could not be made means to an operator.
+/// Reasons a retry may overcome start "not applied: " (gtmeshctl retries
+/// those, at the leader when the text names it).
+std::string member_error_text(self_ptr self, int status, const std::string& op, const std::string& address) {
+  switch (status) {
+    case RAFT_CANTCHANGE:
+      return "not applied: another membership change is in flight, or no majority of the voters is in contact "
+             "(`gtmeshctl member list` at the leader shows who is)";
+    case RAFT_NOTLEADER:
+    case RAFT_LEADERSHIPLOST:
+    case RAFT_SHUTDOWN:
+      return "not applied: " + raft_error_text(self, status);
+    case RAFT_DUPLICATEID:
+      return address + " is already a member";
+    case RAFT_NOTFOUND:
+    case RAFT_BADID:
+      return address + " is not a member";
+    case RAFT_BADROLE:
+      return address + " is the last voter: add another decider first";
+    case RAFT_NOCONNECTION:
+      return address + " did not catch up with the log: is it running with --join, and does it reach the leader? "
+                       "It stays a spare (no vote); `gtmeshctl member remove " + address + "` takes it out";
+    default:
+      return op + " " + address + ": " + raft_error_text(self, status);
+  }
+}
+
+/// The membership as a table for gtmeshctl member list.
+std::string member_list(self_ptr self) {
+  auto& st = self->state;
+  if (!st.node)
+    return "the consensus log is not running here: " + st.start_error + "\n";
+  raft_status s = st.node->status();
+  std::ostringstream out;
+  for (const auto& v : s.voters) {
+    out << v.address << " " << v.role;
+    if (v.address == s.leader)
+      out << " leader";
+    if (v.address == st.options.address)
+      out << " (this decider)";
+    else if (s.state == "leader")
+      out << (v.reachable ? " in contact, match " + std::to_string(v.match_index) : " UNREACHABLE");
+    out << "\n";
+  }
+  if (s.state != "leader")
+    out << "(as this decider knows it; the leader, " << (s.leader.empty() ? "none known" : s.leader)
+        << ", knows who is in contact)\n";
+  return out.str();
 }
 
 /// Proposes on this node, which must lead; `done` gets the outcome (at once
@@ -276,11 +342,48 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
       propose_here(self, std::move(bytes), [promise](const proposal_reply_body& r) mutable { promise.deliver(r); });
       return promise;
     },
+    [=](member_atom, const std::string& op, const std::string& address) -> caf::result<proposal_reply_body> {
+      auto& st = self->state;
+      proposal_reply_body r;
+      if (op == "list") {
+        r.ok = true;
+        r.error = member_list(self);
+        return r;
+      }
+      if (!st.node) {
+        r.error = "the consensus log is not running here: " + st.start_error;
+        return r;
+      }
+      if (op != "add" && op != "remove") {
+        r.error = "member: expected list, add ADDRESS or remove ADDRESS";
+        return r;
+      }
+      auto promise = self->make_response_promise<proposal_reply_body>();
+      auto kind = op == "add" ? raft_node::member_change::add : raft_node::member_change::remove;
+      log(self, "membership change requested: " + op + " " + address);
+      int rv = st.node->change_membership(kind, address, [self, promise, op, address](int status) mutable {
+        proposal_reply_body done;
+        done.ok = status == 0;
+        if (status == 0)
+          log(self, "membership change done: " + op + " " + address);
+        else
+          done.error = member_error_text(self, status, op, address);
+        promise.deliver(done);
+        report(self);
+      });
+      if (rv != 0) {
+        r.error = member_error_text(self, rv, op, address);
+        promise.deliver(r);
+      }
+      report(self);
+      return promise;
+    },
     [=](attach_atom, const caf::actor& decider) {
       // The decider actor is spawned after us (it needs our handle).
       self->state.options.decider = decider;
       self->state.reported_index = ~uint64_t{0};
       self->state.quorum = !self->state.quorum; // report the current value too
+      self->state.reported_members.clear();
       report(self);
     },
     [=](status_atom) -> std::string {
@@ -298,6 +401,8 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
       out << "  deciders:";
       for (const auto& v : s.voters) {
         out << " " << v.address;
+        if (v.role != "voter")
+          out << " [" << v.role << "]";
         if (v.address == st.options.address)
           out << " (self)";
         else if (s.state == "leader")

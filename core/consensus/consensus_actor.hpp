@@ -10,6 +10,8 @@
 //                 <-- proposal_reply_body (when applied here, or why not)
 //   consensus actor --(committed_atom, replicated_view_ptr)--> decider actor
 //   consensus actor --(quorum_atom, bool)---------------------> decider actor
+//   consensus actor --(members_atom, addresses, own role)----> decider actor
+//   (member_atom, op, address) -> proposal_reply_body     gtmeshctl member
 //   (status_atom) -> std::string                          for gtmeshctl status
 //   (history_atom) -> std::string                         the config history
 //
@@ -42,7 +44,8 @@ namespace gtmesh::consensus {
 struct consensus_actor_options {
   std::string name;                ///< the decider's node name (envelope sender)
   std::string address;             ///< its advertised mesh address
-  std::vector<std::string> voters; ///< every decider address, ours included
+  std::vector<std::string> voters; ///< every decider address, ours included (bootstrap)
+  bool join = false;               ///< join a running cluster (raft_node_options::join)
   std::string data_dir;            ///< the Raft log goes to DATA_DIR/raft
   unsigned election_timeout_ms = 1000;
   unsigned heartbeat_ms = 100;
@@ -72,6 +75,8 @@ struct consensus_state {
   bool restarting = false;
   std::chrono::milliseconds restart_backoff{1000};
   std::chrono::steady_clock::time_point started_at{};
+  std::vector<std::string> reported_members; ///< "address role", as last told the decider actor
+  std::string reported_role = "?";
   std::string last_log_line;
   std::chrono::steady_clock::time_point last_log_at{};
   static inline const char* name = "gtmesh.consensus";

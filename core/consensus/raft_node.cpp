@@ -74,7 +74,7 @@ uint64_t raft_node::cluster_id(std::vector<std::string> voters) {
 raft_node::raft_node(raft_node_options options, std::unique_ptr<state::raft_store> store, replicated_state& fsm)
     : options_(std::move(options)), store_(std::move(store)), fsm_state_(fsm) {
   id_ = server_id(options_.address);
-  cluster_id_ = cluster_id(options_.voters);
+  cluster_id_ = options_.join ? 0 : cluster_id(options_.voters); // a joining node learns it (receive)
   io_.version = 2;
   io_.impl = this;
   io_.init = io_init;
@@ -122,18 +122,20 @@ bool raft_node::start(std::string& error) {
   raft_set_snapshot_trailing(&raft_, options_.snapshot_trailing);
   raft_set_pre_vote(&raft_, true); // a rejoining, partitioned node must not depose a working leader
 
-  raft_configuration conf;
-  raft_configuration_init(&conf);
-  std::vector<std::string> voters = options_.voters;
-  std::sort(voters.begin(), voters.end());
-  voters.erase(std::unique(voters.begin(), voters.end()), voters.end());
-  for (const auto& v : voters)
-    raft_configuration_add(&conf, server_id(v), v.c_str(), RAFT_VOTER);
-  rv = raft_bootstrap(&raft_, &conf);
-  raft_configuration_close(&conf);
-  if (rv != 0 && rv != RAFT_CANTBOOTSTRAP) {
-    error = std::string("raft bootstrap: ") + raft_errmsg(&raft_);
-    return false;
+  if (!options_.join) {
+    raft_configuration conf;
+    raft_configuration_init(&conf);
+    std::vector<std::string> voters = options_.voters;
+    std::sort(voters.begin(), voters.end());
+    voters.erase(std::unique(voters.begin(), voters.end()), voters.end());
+    for (const auto& v : voters)
+      raft_configuration_add(&conf, server_id(v), v.c_str(), RAFT_VOTER);
+    rv = raft_bootstrap(&raft_, &conf);
+    raft_configuration_close(&conf);
+    if (rv != 0 && rv != RAFT_CANTBOOTSTRAP) {
+      error = std::string("raft bootstrap: ") + raft_errmsg(&raft_);
+      return false;
+    }
   }
   rv = raft_start(&raft_);
   if (rv != 0) {
@@ -164,6 +166,19 @@ void raft_node::receive(const uint8_t* data, size_t size) {
     return;
   }
   std::string why;
+  if (cluster_id_ == 0 && from.cluster_id != 0 && started_) {
+    // Joining (options_.join, nothing in the store yet): the first leader
+    // that reaches us added us; its cluster is ours from now on.
+    std::string error;
+    if (!store_->set_cluster_id(from.cluster_id, error)) {
+      release_raft_message(m);
+      io_error("set cluster id", error);
+      return;
+    }
+    cluster_id_ = from.cluster_id;
+    if (options_.log)
+      options_.log("joined the cluster of " + from.from_address + "; catching up from its log");
+  }
   if (from.cluster_id != cluster_id_)
     why = "it belongs to another cluster (bootstrapped with another set of deciders)";
   else if (from.from_id != server_id(from.from_address))
@@ -309,9 +324,9 @@ raft_status raft_node::status() const {
   s.last_index = raft_last_index(const_cast<raft*>(&raft_));
   s.leader = leader_address();
   s.has_quorum = has_quorum();
+  s.voters = members();
   for (unsigned i = 0; i < raft_.configuration.n; ++i) {
-    raft_voter_status v;
-    v.address = raft_.configuration.servers[i].address;
+    raft_voter_status& v = s.voters[i];
     if (raft_.configuration.servers[i].id == id_) {
       v.reachable = true;
       v.match_index = s.last_index;
@@ -319,9 +334,136 @@ raft_status raft_node::status() const {
       v.reachable = raft_.leader_state.progress[i].recent_recv;
       v.match_index = raft_.leader_state.progress[i].match_index;
     }
-    s.voters.push_back(std::move(v));
   }
   return s;
+}
+
+namespace {
+
+const char* role_name(int role) {
+  switch (role) {
+    case RAFT_VOTER:
+      return "voter";
+    case RAFT_STANDBY:
+      return "standby";
+    default:
+      return "spare";
+  }
+}
+
+/// One membership change in flight: libraft's request, then the next step.
+struct pending_change {
+  struct raft_change req {};
+  raft_node* node = nullptr;
+  std::function<void(int)> next;
+};
+
+} // namespace
+
+int raft_node::begin_change(const std::function<int(struct raft_change*, raft_change_cb)>& start,
+                            std::function<void(int)> then) {
+  auto* c = new pending_change;
+  c->node = this;
+  c->next = std::move(then);
+  c->req.data = c;
+  // libraft calls back from inside its own calls: the next step is queued
+  // and runs once it has returned (drain).
+  int rv = start(&c->req, [](struct raft_change* req, int status) {
+    auto* pc = static_cast<pending_change*>(req->data);
+    pc->node->completions_.push_back([pc, status] {
+      auto next = std::move(pc->next);
+      delete pc;
+      next(status);
+    });
+  });
+  if (rv != 0)
+    delete c;
+  return rv;
+}
+
+std::vector<raft_voter_status> raft_node::members() const {
+  std::vector<raft_voter_status> out;
+  if (!started_)
+    return out;
+  for (unsigned i = 0; i < raft_.configuration.n; ++i) {
+    raft_voter_status v;
+    v.address = raft_.configuration.servers[i].address;
+    v.role = role_name(raft_.configuration.servers[i].role);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::string raft_node::own_role() const {
+  if (!started_)
+    return "";
+  for (unsigned i = 0; i < raft_.configuration.n; ++i)
+    if (raft_.configuration.servers[i].id == id_)
+      return role_name(raft_.configuration.servers[i].role);
+  return "";
+}
+
+int raft_node::change_membership(member_change kind, const std::string& address, change_done_fn done) {
+  if (!started_ || broken_ || raft_.state != RAFT_LEADER)
+    return RAFT_NOTLEADER;
+  const raft_id id = server_id(address);
+  const raft_server* member = nullptr;
+  unsigned voters = 0, reachable_voters = 0;
+  for (unsigned i = 0; i < raft_.configuration.n; ++i) {
+    const raft_server& srv = raft_.configuration.servers[i];
+    if (srv.id == id)
+      member = &srv;
+    if (srv.role == RAFT_VOTER) {
+      ++voters;
+      bool heard = srv.id == id_ || (raft_.leader_state.progress && raft_.leader_state.progress[i].recent_recv);
+      reachable_voters += heard ? 1 : 0;
+    }
+  }
+  // A change needs the majority that commits it in contact now; a leader
+  // that just lost it would append an entry nobody acknowledges.
+  if (reachable_voters * 2 <= voters)
+    return RAFT_CANTCHANGE;
+  // Retries are safe: what is already so is done at once.
+  const bool already = (kind == member_change::add && member && member->role == RAFT_VOTER) ||
+                       (kind == member_change::remove && !member);
+  if (already) {
+    completions_.push_back([done] { done(0); });
+    drain();
+    return 0;
+  }
+  if (kind == member_change::remove && member->role == RAFT_VOTER && voters == 1)
+    return RAFT_BADROLE;
+
+  // The steps, each one libraft configuration change.
+  using step = std::function<int(raft_change*, raft_change_cb)>;
+  step add_spare = [this, id, address](raft_change* req, raft_change_cb cb) {
+    return raft_add(&raft_, req, id, address.c_str(), cb);
+  };
+  step make_voter = [this, id](raft_change* req, raft_change_cb cb) {
+    return raft_assign(&raft_, req, id, RAFT_VOTER, cb); // libraft catches it up first
+  };
+  step make_standby = [this, id](raft_change* req, raft_change_cb cb) {
+    return raft_assign(&raft_, req, id, RAFT_STANDBY, cb);
+  };
+  step remove_it = [this, id](raft_change* req, raft_change_cb cb) { return raft_remove(&raft_, req, id, cb); };
+  // `next` once the step before it succeeded, then `done`.
+  auto then = [this, done](step next) {
+    return [this, done, next](int status) {
+      if (status != 0)
+        return done(status);
+      int rv = begin_change(next, done);
+      if (rv != 0)
+        done(rv);
+    };
+  };
+  int rv = 0;
+  if (kind == member_change::add)
+    rv = member ? begin_change(make_voter, done) // a spare or standby left by an earlier try
+                : begin_change(add_spare, then(make_voter));
+  else
+    rv = member->role == RAFT_VOTER ? begin_change(make_standby, then(remove_it)) : begin_change(remove_it, done);
+  drain();
+  return rv;
 }
 
 void raft_node::drain() {
@@ -386,7 +528,9 @@ int raft_node::io_load(raft_io* io, raft_term* term, raft_id* voted_for, raft_sn
   std::string error;
   if (!n->store_->load(p, error))
     return n->io_error("load", error);
-  if (p.cluster_id != 0 && p.cluster_id != n->cluster_id_) {
+  if (p.cluster_id != 0 && n->cluster_id_ == 0) {
+    n->cluster_id_ = p.cluster_id; // joined before: the cluster it joined
+  } else if (p.cluster_id != 0 && p.cluster_id != n->cluster_id_) {
     // The log is the truth about membership; say so once.
     if (n->options_.log)
       n->options_.log("the --peer set differs from the deciders this data folder was bootstrapped with; using the "

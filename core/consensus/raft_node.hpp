@@ -31,12 +31,16 @@
 // letting libraft 0.15 reuse the index of an entry it already sent: the
 // owner restarts it from what is on disk.
 //
-// Membership is the set of decider addresses the node is started with
-// (`voters`, the same on every decider): bootstrapped into an empty log on
-// first start, read from the log after that. Server ids are hashes of the
-// addresses; the cluster id (a hash of the whole set) travels with every
-// RPC, so a decider started with another set is refused and reported
-// rather than mixed into this cluster's log.
+// Membership starts as the set of decider addresses the first deciders are
+// started with (`voters`, the same on each): bootstrapped into an empty log
+// on first start, read from the log after that, and changed online with
+// change_membership() (libraft's own configuration changes, one at a
+// time). Server ids are hashes of the addresses; the cluster id (a hash of
+// the first set, kept in the log's store) travels with every RPC, so a
+// decider bootstrapped with another set is refused and reported rather than
+// mixed into this cluster's log. A decider started to join (`join`) does
+// not bootstrap: it waits, with an empty log, for the leader of the cluster
+// that added it, takes that cluster's id from its first RPC and catches up.
 
 #include "core/consensus/replicated_state.hpp"
 #include "core/mesh/config_compression.hpp"
@@ -69,7 +73,10 @@ inline uint64_t large_rpc_wait_ms(size_t bytes) {
 
 struct raft_node_options {
   std::string address;             ///< ours, as the other deciders know it
-  std::vector<std::string> voters; ///< every decider, ours included
+  std::vector<std::string> voters; ///< every decider, ours included (bootstrap only)
+  /// Joins a running cluster instead of bootstrapping one: an empty log
+  /// waits for the leader (gtmeshctl member add, docs/mesh.md).
+  bool join = false;
   unsigned election_timeout_ms = 1000;
   unsigned heartbeat_ms = 100;
   unsigned snapshot_threshold = 32; ///< entries between snapshots
@@ -84,6 +91,7 @@ struct raft_node_options {
 
 struct raft_voter_status {
   std::string address;
+  std::string role = "voter"; ///< "voter", "standby" (replicated, not voting), "spare"
   bool reachable = false;   ///< leader: heard from it within the election timeout
   uint64_t match_index = 0; ///< leader: its log is known to match ours up to here
 };
@@ -119,6 +127,26 @@ public:
   unsigned tick_interval_ms() const noexcept { return tick_interval_; }
   /// One RPC body from a decider link.
   void receive(const uint8_t* data, size_t size);
+  /// A change of membership, run by the leader one at a time:
+  ///   add     the address joins as a spare, is caught up from the log (or
+  ///           a snapshot) and promoted to voter once it keeps up;
+  ///   remove  the address is made a standby first (so that it learns, from
+  ///           the log it still receives, that it no longer votes), then
+  ///           removed.
+  /// Returns 0 and calls `done` with 0 or a RAFT_* status (RAFT_NOCONNECTION:
+  /// the new decider did not catch up), or returns the status at once:
+  /// RAFT_NOTLEADER, RAFT_CANTCHANGE (another change is in flight, or no
+  /// majority is in contact), RAFT_DUPLICATEID (already a member),
+  /// RAFT_NOTFOUND (not a member), RAFT_BADROLE (the last voter).
+  enum class member_change { add, remove };
+  using change_done_fn = std::function<void(int status)>;
+  int change_membership(member_change kind, const std::string& address, change_done_fn done);
+  /// Every server of the configuration in force (voters, standbys, spares).
+  std::vector<raft_voter_status> members() const;
+  /// The role of this decider in the configuration in force ("" when it is
+  /// not in it: removed, or joining and not added yet).
+  std::string own_role() const;
+
   /// Appends `entry` (an encoded log_entry) when this node leads; `done`
   /// fires once it is committed and applied, or failed. Returns 0, or
   /// RAFT_NOTLEADER (then `done` is not called).
@@ -168,6 +196,10 @@ private:
   static int fsm_restore(raft_fsm* fsm, raft_buffer* buf) noexcept;
 
   int io_error(const std::string& what, const std::string& error);
+  /// One step of a membership change: `start` hands libraft the request
+  /// and its callback; `then` runs with the step's status once libraft has
+  /// returned.
+  int begin_change(const std::function<int(struct raft_change*, raft_change_cb)>& start, std::function<void(int)> then);
   /// Term of the entry at `index` in libraft's in-memory log (0 if unknown).
   uint64_t term_at(uint64_t index) const noexcept;
   /// Runs queued completions until none is left (they may queue more).

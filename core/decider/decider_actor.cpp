@@ -177,6 +177,8 @@ void publish(self_ptr self) {
   if (!snap)
     return;
   st.unreachable = st.core->unreachable_dcs(now);
+  if (!st.not_member_reason.empty())
+    snap = nullptr; // not a voter: no answers (SERVFAIL), resolvers ask another nameserver
   for (const auto& r : st.responders)
     self->request(r, std::chrono::seconds(5), dns::publish_atom_v, snap, st.core->snapshot_fixed_now())
       .then(
@@ -361,6 +363,8 @@ std::string status_text(self_ptr self) {
   int64_t now = wall_clock_ms();
   std::ostringstream out;
   out << st.core->status_text(now) << links_text(self);
+  if (!st.not_member_reason.empty())
+    out << "  NOT ANSWERING DNS: " << st.not_member_reason << "\n";
   for (const auto& [origin, n] : st.nodes)
     out << "  node " << origin << " (dc " << n.dc << "): config version " << n.config_version << ", " << n.status
         << ", reported " << format_age(now - n.at_ms) << " ago\n";
@@ -437,6 +441,36 @@ void handle_request(self_ptr self, link_id link, const link_peer& from, const re
       out << iso8601_utc(t.at_ms) << " " << (t.dc.empty() ? "-" : t.dc) << " " << t.subject << ": " << t.from << " -> " << t.to
           << (t.reason.empty() ? "" : " (" + t.reason + ")") << "\n";
     return reply(true, out.str());
+  }
+  if (req.command == "member") {
+    if (role != node_role::operator_)
+      return refuse("an operator certificate");
+    const std::string op = arg(0), address = arg(1);
+    std::string host;
+    uint16_t port = 0;
+    if (op != "list" && (!(op == "add" || op == "remove") || !mesh::split_host_port(address, host, port) || port == 0))
+      return reply(false, "member: expected list, add HOST:PORT or remove HOST:PORT");
+    std::string name = node_name(self);
+    // A change waits for catch-up (a new decider copies the log or a
+    // snapshot first): longer than a push.
+    self->request(st.options.consensus, std::chrono::seconds(60), member_atom_v, op, address)
+      .then(
+        [self, link, name, op, address](const proposal_reply_body& r) {
+          reply_body b;
+          b.ok = r.ok;
+          if (op == "list")
+            b.text = r.error;
+          else if (r.ok)
+            b.text = op + " " + address + ": done (committed by a majority of the voters)";
+          else
+            b.text = r.error; // "not applied: ..." when a retry may help (gtmeshctl retries those)
+          send_frame(self, link, frame(message_kind::reply, name, b));
+        },
+        [self, link, name](caf::error&) {
+          send_frame(self, link,
+                     frame(message_kind::reply, name, reply_body{false, "the consensus actor did not answer in time"}));
+        });
+    return;
   }
   if (req.command == "drain" || req.command == "undrain") {
     if (role != node_role::operator_)
@@ -656,8 +690,8 @@ void gossip(self_ptr self) {
 /// on every committed view and every gossip tick until it has one).
 void maybe_bootstrap(self_ptr self) {
   auto& st = self->state;
-  if (st.cluster_version != 0 || st.bootstrap_proposed)
-    return;
+  if (st.cluster_version != 0 || st.bootstrap_proposed || st.options.join)
+    return; // a joining decider takes the cluster's config, never offers its own
   const active_config* c = st.core->config();
   std::string text = !st.core->bootstrap_yaml().empty() ? st.core->bootstrap_yaml() : (c ? c->yaml : "");
   if (text.empty())
@@ -714,6 +748,60 @@ void link_down(self_ptr self, link_id link, uint64_t token, const std::string& r
                    st.waiting.end());
 }
 
+/// The membership in force changed (the consensus actor says so): link to
+/// every member, stop dialling those that left, and answer DNS only as a
+/// voter.
+void on_membership(self_ptr self, const std::vector<std::string>& members, const std::string& role) {
+  auto& st = self->state;
+  std::set<std::string> wanted(members.begin(), members.end());
+  wanted.erase(st.options.address);
+  std::set<std::string> flags(st.options.peers.begin(), st.options.peers.end());
+  if (!members.empty() && flags != wanted && !st.peers_differ_logged) {
+    st.peers_differ_logged = true;
+    std::string list;
+    for (const auto& m : members)
+      list += (list.empty() ? "" : ", ") + m;
+    log(self, "the --peer flags differ from the committed membership (" + list +
+                "); following the committed membership");
+  }
+  if (!members.empty()) {
+    st.peers.erase(std::remove_if(st.peers.begin(), st.peers.end(),
+                                  [&](const decider_state::peer& p) {
+                                    if (wanted.count(p.address))
+                                      return false;
+                                    if (p.link && st.options.transport)
+                                      st.options.transport->close(p.link);
+                                    return true;
+                                  }),
+                   st.peers.end());
+    for (const auto& address : wanted)
+      if (std::none_of(st.peers.begin(), st.peers.end(), [&](const auto& p) { return p.address == address; }))
+        st.peers.push_back(decider_state::peer{address});
+    connect_peers(self);
+  }
+  const std::string before = st.member_role;
+  st.member_role = role;
+  std::string reason;
+  if (role != "voter" && !members.empty()) {
+    if (st.options.join && (before == "?" || before == "" || before == "spare") && role != "standby")
+      reason = "joining the cluster: no DNS answers until the leader has caught this decider up and made it a voter";
+    else if (role.empty())
+      reason = "removed from the cluster (gtmeshctl member remove): it answers no DNS query; to bring it back, empty "
+               "its data folder and start it with --join, then gtmeshctl member add " + st.options.address;
+    else
+      reason = "no longer a voting member of the cluster (" + role +
+               "; gtmeshctl member remove in progress): it answers no DNS query";
+  }
+  if (reason != st.not_member_reason) {
+    if (!reason.empty())
+      log(self, reason);
+    else if (!st.not_member_reason.empty())
+      log(self, "a voting member of the cluster: answering DNS");
+    st.not_member_reason = reason;
+    publish(self);
+  }
+}
+
 } // namespace
 
 caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::shared_ptr<decider_core> core,
@@ -723,6 +811,9 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
   st.options = std::move(options);
   for (const auto& address : st.options.peers)
     st.peers.push_back(decider_state::peer{address});
+  if (st.options.join && st.core->applied_index() == 0)
+    st.not_member_reason = "joining the cluster: no DNS answers until the leader has caught this decider up and made "
+                           "it a voter";
   exit_on_unexpected_exception(self, "decider");
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& s = self->state;
@@ -753,6 +844,9 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
     },
     [=](link_down_atom, link_id link, uint64_t token, const std::string& reason) {
       link_down(self, link, token, reason);
+    },
+    [=](members_atom, const std::vector<std::string>& members, const std::string& role) {
+      on_membership(self, members, role);
     },
     [=](local_link_atom, const caf::actor& agent, link_peer peer) {
       // An agent in this process (the demo): no socket, same protocol.

@@ -50,7 +50,11 @@
 namespace gtmesh::decider {
 
 struct decider_actor_options {
-  std::vector<std::string> peers; ///< the other deciders' mesh addresses
+  std::vector<std::string> peers; ///< the other deciders' mesh addresses (--peer; the committed membership wins)
+  std::string address;            ///< this decider's advertised mesh address
+  /// Started to join a running cluster (--join): no DNS answers until this
+  /// decider is a voter serving the committed config.
+  bool join = false;
   std::shared_ptr<mesh::transport> transport; ///< null: in-process links only (tests)
   caf::actor consensus;                       ///< this decider's consensus actor
   std::chrono::milliseconds gossip_interval{200};
@@ -112,6 +116,13 @@ struct decider_state {
     std::chrono::steady_clock::time_point deadline;
   };
   std::vector<waiting_reply> waiting;
+  /// This decider's role in the membership in force ("voter", "standby",
+  /// "spare", "" when it is not in it; "?" until the log says). A decider
+  /// that is not a voter answers no DNS query (SERVFAIL: resolvers ask
+  /// another nameserver) and says why in status.
+  std::string member_role = "?";
+  std::string not_member_reason;
+  bool peers_differ_logged = false;
   bool rebuild_scheduled = false;
   bool bootstrap_proposed = false;
   int64_t cluster_version = -1; ///< config version of the last committed view (-1: none seen yet)

@@ -42,6 +42,13 @@ CAF_BEGIN_TYPE_ID_BLOCK(gtmesh_mesh, gtmesh::mesh_type_id_first)
   CAF_ADD_ATOM(gtmesh_mesh, gtmesh::mesh, quorum_atom, "gtm_quorum")
   CAF_ADD_ATOM(gtmesh_mesh, gtmesh::mesh, status_atom, "gtm_status")
   CAF_ADD_ATOM(gtmesh_mesh, gtmesh::mesh, history_atom, "gtm_hist")
+  /// (member_atom, op, address) -> proposal_reply_body: a membership change
+  /// ("add", "remove") at the leader, or "list" (its text in `error`, ok).
+  CAF_ADD_ATOM(gtmesh_mesh, gtmesh::mesh, member_atom, "gtm_member")
+  /// (members_atom, addresses, own role): the membership in force changed
+  /// (consensus actor -> decider actor), every member's address and this
+  /// decider's role in it ("voter", "standby", "spare", "" when not in it).
+  CAF_ADD_ATOM(gtmesh_mesh, gtmesh::mesh, members_atom, "gtm_mbrs")
   /// (applied_atom, index): the decider actor has applied the view up to index.
   CAF_ADD_ATOM(gtmesh_mesh, gtmesh::mesh, applied_atom, "gtm_appld")
   /// (console_atom, command, args) -> std::string: a read-only view for the

@@ -4,11 +4,16 @@
 //                  [--peer HOST:PORT]... [--dns ADDR:PORT]... [--dns-threads N]
 //                  [--port-file FILE] [--faults] [--dc-down-after DURATION] [--keep-configs N]
 //                  [--gossip-interval DURATION] [--election-timeout DURATION]
-//                  [--tls-ca F --tls-cert F --tls-key F] [--cookie-secret FILE] [--http ADDR:PORT]
+//                  [--tls-ca F --tls-cert F --tls-key F] [--cookie-secret FILE] [--http ADDR:PORT] [--join]
 //
-// Every decider of a cluster is started with the addresses of all the others
-// (--peer); with its own (--advertise, default --listen) they are the Raft
-// membership, bootstrapped once into an empty data folder. --config is the
+// The first deciders of a cluster are started with the addresses of all the
+// others (--peer); with its own (--advertise, default --listen) they are the
+// Raft membership, bootstrapped once into an empty data folder. After that
+// the membership is changed online (gtmeshctl member add|remove|replace): a
+// decider added later starts with --join and the addresses of the running
+// deciders, and waits, answering no DNS query, until the leader has copied
+// the log to it and made it a voter. The committed membership wins over
+// --peer flags that say otherwise. --config is the
 // bootstrap config: served at once, and committed as version 1 when the
 // cluster has none (after that, committed versions in DIR win). With --dns
 // the decider serves DNS itself; after a restart the responder answers from
@@ -45,7 +50,7 @@ void usage() {
              "         [--name NAME] [--peer HOST:PORT]... [--dns ADDR:PORT]... [--dns-threads N] [--port-file FILE]\n"
              "         [--faults] [--dc-down-after DURATION] [--keep-configs N] [--gossip-interval DURATION]\n"
              "         [--election-timeout DURATION] [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n"
-             "         [--cookie-secret FILE] [--http ADDR:PORT]\n",
+             "         [--cookie-secret FILE] [--http ADDR:PORT] [--join]\n",
              stderr);
 }
 
@@ -66,6 +71,7 @@ int decider(const args& a) {
   r.option("--cookie-secret", cookie_secret_file);
   r.option("--http", http_listen);
   bool with_faults = r.flag("--faults");
+  bool join = r.flag("--join");
   decider::decider_options core_options;
   decider::decider_actor_options actor_options;
   unsigned election_timeout_ms = 1000;
@@ -201,7 +207,9 @@ int decider(const args& a) {
       log_error("decider", "%s", error.c_str());
       return 1;
     }
-    responder->publish(core->build_snapshot(decider::wall_clock_ms()));
+    // A decider joining with nothing committed yet serves nothing (SERVFAIL)
+    // until it is a voter: its --config is no answer of the cluster's.
+    responder->publish(join && core->applied_index() == 0 ? nullptr : core->build_snapshot(decider::wall_clock_ms()));
     responder->start();
   }
 
@@ -252,6 +260,7 @@ int decider(const args& a) {
     co.name = name;
     co.address = advertise;
     co.voters = voters;
+    co.join = join;
     co.data_dir = data_dir;
     co.election_timeout_ms = election_timeout_ms;
     co.transport = transport;
@@ -260,6 +269,8 @@ int decider(const args& a) {
     auto consensus = sys.spawn(consensus::consensus_actor, co);
 
     actor_options.peers = peers;
+    actor_options.address = advertise;
+    actor_options.join = join;
     actor_options.transport = transport;
     actor_options.consensus = consensus;
     actor_options.faults = faults;

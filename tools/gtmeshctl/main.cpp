@@ -6,6 +6,8 @@
 //     configs                      the committed config history: VERSION SHA256 LOG-INDEX FILE BY AT_MS
 //     explain NAME [TYPE] [--client IP] [--ecs PREFIX] [--json]   a live decision trace
 //     drain DC | undrain DC        an operator override, committed through the Raft log
+//     member list | add HOST:PORT | remove HOST:PORT | replace OLD NEW
+//                                  the deciders of the cluster, changed online (docs/mesh.md)
 //     history [--since 10m|ISO-TIME|UNIX_MS] [--limit N]   the health transition timeline (UTC times)
 //     fault LINK SPEC              fault hooks of a decider started with --faults (this decider only)
 //                                  (SPEC: drop=0.3,dup=0.1,reorder=0.2,delay=100ms,partition,none)
@@ -52,6 +54,7 @@ int usage() {
              "                 [--retry-for D] COMMAND\n"
              "  push FILE [--dry-run] | status [--json] | configs | explain NAME [TYPE] [--client IP] [--ecs PREFIX] [--json]\n"
              "  drain DC | undrain DC | history [--since 10m|2026-12-01T04:00:00Z|UNIX_MS] [--limit N]\n"
+             "  member list | member add HOST:PORT | member remove HOST:PORT | member replace OLD NEW\n"
              "  fault LINK SPEC\n"
              "  ca init [--dir DIR] [--cluster NAME] | ca issue NODE --role decider|agent|operator [--dc DC] [--dir DIR]\n"
              "  enroll DC [--http ADDR] [--etc DIR] [--no-start]   (with --decider and the agent's --tls-*)\n",
@@ -166,6 +169,7 @@ struct outcome {
   /// nothing was sent or the decider refused without proposing it.
   bool maybe_applied = false;
   std::string retry_reason;
+  std::string redirect; ///< the leader a "not the leader" answer named: try it next
 };
 
 /// One attempt against one decider.
@@ -234,6 +238,12 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
   if (!reply.ok && req.retryable && reply.text.rfind("not applied: ", 0) == 0) {
     out.retry = true;
     out.retry_reason = target + ": " + reply.text;
+    const std::string leader_is = "(the leader is ";
+    if (auto at = reply.text.find(leader_is); at != std::string::npos) {
+      auto end = reply.text.find(')', at);
+      if (end != std::string::npos)
+        out.redirect = reply.text.substr(at + leader_is.size(), end - at - leader_is.size());
+    }
     out.maybe_applied = reply.text != "not applied: " + std::string(mesh::no_leader_reason);
     return out;
   }
@@ -247,6 +257,12 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
   out.rc = reply.ok ? 0 : 1;
   return out;
 }
+
+/// Sends one request, retrying as its kind allows (see the top of this
+/// file); returns the exit code.
+int send_request(const std::vector<std::string>& deciders, const mesh::node_identity& self, const mesh::tls_files& tls,
+                 std::chrono::milliseconds timeout, std::chrono::milliseconds retry_for, const request& req,
+                 const std::string& cmd, bool dry_run);
 
 } // namespace
 
@@ -313,6 +329,7 @@ int main(int argc, char** argv) {
 
   // Build the request before connecting: a bad local config never leaves.
   request req;
+  std::vector<std::pair<std::string, std::string>> members_then; ///< member: the changes, in order
   const std::string& cmd = pos[0];
   if (cmd == "push") {
     if (pos.size() != 2)
@@ -368,6 +385,17 @@ int main(int argc, char** argv) {
     req.body = mesh::encode_body(
       mesh::request_body{cmd, {pos[1], "gtmeshctl:" + user_name(), std::to_string(random_push_id())}});
     req.retryable = true;
+  } else if (cmd == "member" && pos.size() >= 2 &&
+             ((pos[1] == "list" && pos.size() == 2) || ((pos[1] == "add" || pos[1] == "remove") && pos.size() == 3) ||
+              (pos[1] == "replace" && pos.size() == 4))) {
+    if (pos[1] == "replace") {
+      // One change at a time, in the safe order: the new decider joins and
+      // catches up before the old one leaves, so the majority never shrinks.
+      members_then = {{"add", pos[3]}, {"remove", pos[2]}};
+    } else {
+      members_then = {{pos[1], pos.size() == 3 ? pos[2] : ""}};
+    }
+    req.retryable = pos[1] != "list";
   } else if (cmd == "send-garbage" && pos.size() == 1) {
     req.body = mesh::encode_body(mesh::request_body{"status", {}});
   } else if (cmd == "fault" && (pos.size() == 1 || pos.size() == 3)) {
@@ -395,13 +423,37 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(*retry_for);
+  if (cmd == "member") {
+    // Each change waits for its commit (and a new decider's catch-up).
+    auto wait = std::max(std::chrono::milliseconds(*timeout), std::chrono::milliseconds(65'000));
+    for (const auto& [op, address] : members_then) {
+      request change = req;
+      change.body = mesh::encode_body(mesh::request_body{"member", {op, address}});
+      int rc = send_request(deciders, self, tls, wait, std::chrono::milliseconds(*retry_for), change, cmd, false);
+      if (rc != 0)
+        return rc;
+    }
+    return 0;
+  }
+  return send_request(deciders, self, tls, std::chrono::milliseconds(*timeout), std::chrono::milliseconds(*retry_for),
+                      req, cmd, dry_run);
+}
+
+namespace {
+
+int send_request(const std::vector<std::string>& deciders, const mesh::node_identity& self, const mesh::tls_files& tls,
+                 std::chrono::milliseconds timeout, std::chrono::milliseconds retry_for, const request& req,
+                 const std::string& cmd, bool dry_run) {
+  auto deadline = std::chrono::steady_clock::now() + retry_for;
   std::string reasons;
   bool reached = false;
   bool maybe_applied = false;
+  std::string redirect;
   for (size_t i = 0;; ++i) {
-    const std::string& target = deciders[i % deciders.size()];
-    outcome o = attempt(target, self, tls, std::chrono::milliseconds(*timeout), req, cmd, dry_run);
+    // The leader a follower named goes first; then every --decider in turn.
+    const std::string target = !redirect.empty() ? redirect : deciders[i % deciders.size()];
+    outcome o = attempt(target, self, tls, timeout, req, cmd, dry_run);
+    redirect = o.redirect != target ? o.redirect : "";
     if (!o.retry)
       return o.rc;
     reached = reached || o.reached;
@@ -432,7 +484,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::fprintf(stderr, "gtmeshctl: no majority of deciders committed it in time; every responder keeps serving the "
-                       "state in use. It may still be applied if a majority returns: check `gtmeshctl configs` "
-                       "(exit code 3: outcome unknown)\n");
+                       "state in use. It may still be applied if a majority returns: check `gtmeshctl %s` "
+                       "(exit code 3: outcome unknown)\n",
+               cmd == "member" ? "member list" : "configs");
   return exit_unknown_outcome;
 }
+
+} // namespace

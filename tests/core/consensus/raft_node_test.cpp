@@ -50,7 +50,17 @@ public:
   uint64_t latency_ms = 10;
   std::map<std::string, uint64_t> sent_bytes; ///< "from>to" -> bytes
 
-  void start(size_t i, std::vector<std::string> voters = {}) {
+  /// A new decider at the next address, started to join (raft_node_options::join).
+  size_t add_node() {
+    size_t i = nodes_.size();
+    addresses_.push_back("10.0.0." + std::to_string(i + 1) + ":7400");
+    states_.push_back(std::make_unique<replicated_state>());
+    nodes_.emplace_back();
+    start(i, {}, true);
+    return i;
+  }
+
+  void start(size_t i, std::vector<std::string> voters = {}, bool join = false) {
     std::string error;
     auto store = state::raft_store::open((dir_ / ("n" + std::to_string(i))).string(), error);
     ASSERT_TRUE(store) << error;
@@ -58,6 +68,7 @@ public:
     o.address = addresses_[i];
     o.voters = voters.empty() ? addresses_ : voters;
     o.max_rpc_bytes = max_rpc_bytes;
+    o.join = join;
     o.now_ms = [this] { return now_; };
     o.random = [this](int min, int max) { return std::uniform_int_distribution<int>(min, max - 1)(random_); };
     o.send = [this, from = addresses_[i]](const std::string& to, std::vector<uint8_t>&& body) {
@@ -491,6 +502,124 @@ TEST(raft_node, a_node_bootstrapped_with_another_decider_set_is_refused) {
   c.run(5'000);
   EXPECT_GT(c.node(l).status().refused_rpcs + c.node(f).status().refused_rpcs, 0u);
   EXPECT_EQ(c.state(l).config_version(), 1u);
+}
+
+/// A membership change through whoever leads, retried as gtmeshctl does
+/// (a leader that removed itself hands the rest to the next one); the final status.
+int change(sim_cluster& c, raft_node::member_change kind, const std::string& address) {
+  int last = -1;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    size_t l = c.wait_for_leader();
+    auto status = std::make_shared<int>(-1);
+    int rv = c.node(l).change_membership(kind, address, [status](int s) { *status = s; });
+    if (rv != 0) {
+      last = rv;
+      c.run(500);
+      continue;
+    }
+    c.run_until([&] { return *status != -1; }, 30'000);
+    last = *status;
+    if (last == 0)
+      return 0;
+    c.run(500);
+  }
+  return last;
+}
+
+log_entry drain(const std::string& dc, uint64_t push_id) {
+  log_entry e;
+  e.kind = entry_kind::drain;
+  e.dc = dc;
+  e.drained = true;
+  e.by = "operator";
+  e.push_id = push_id;
+  return e;
+}
+
+std::map<std::string, std::string> roles(raft_node& n) {
+  std::map<std::string, std::string> out;
+  for (const auto& m : n.members())
+    out[m.address] = m.role;
+  return out;
+}
+
+// The documented way to change the deciders used to be: stop them all,
+// empty every raft/ folder, restart; drains and the config history were
+// lost. Online changes keep everything (issue 24).
+TEST(raft_node, deciders_added_and_removed_online_keep_every_config_and_drain) {
+  sim_cluster c(3, 21);
+  for (uint64_t v = 1; v <= 6; ++v)
+    push(c, "v" + std::to_string(v), v);
+  {
+    auto out = std::make_shared<sim_cluster::outcome>();
+    size_t l = c.wait_for_leader();
+    ASSERT_EQ(c.propose(l, drain("fra", 100), out), 0);
+    ASSERT_TRUE(c.run_until([&] { return out->status == 0; }, 10'000));
+  }
+  // 3 -> 4: the new decider joins empty, is caught up (the log has been
+  // snapshotted past its start: 32 entries per snapshot, so push more) and
+  // becomes a voter.
+  for (uint64_t v = 7; v <= 40; ++v)
+    push(c, "v" + std::to_string(v), v);
+  size_t d = c.add_node();
+  EXPECT_EQ(c.node(d).own_role(), "");
+  ASSERT_EQ(change(c, raft_node::member_change::add, c.address(d)), 0);
+  size_t l = c.wait_for_leader();
+  EXPECT_EQ(roles(c.node(l)).size(), 4u);
+  EXPECT_EQ(roles(c.node(l))[c.address(d)], "voter");
+  ASSERT_TRUE(c.run_until([&] { return c.state(d).config_version() == 40; }, 10'000));
+  EXPECT_EQ(history(c.state(d)), history(c.state(l)));
+  ASSERT_EQ(c.state(d).drains().count("fra"), 1u);
+  EXPECT_TRUE(c.state(d).drains().at("fra").drained);
+  EXPECT_EQ(c.node(d).own_role(), "voter");
+  // Adding it again changes nothing (a retried gtmeshctl).
+  EXPECT_EQ(change(c, raft_node::member_change::add, c.address(d)), 0);
+  EXPECT_EQ(roles(c.node(c.wait_for_leader())).size(), 4u);
+
+  // 4 -> 3, removing the leader itself: it steps down as a standby first
+  // (so it learns it no longer votes), the next leader removes it.
+  size_t old_leader = c.wait_for_leader();
+  ASSERT_EQ(change(c, raft_node::member_change::remove, c.address(old_leader)), 0);
+  l = c.wait_for_leader();
+  EXPECT_NE(l, old_leader);
+  EXPECT_EQ(roles(c.node(l)).size(), 3u);
+  EXPECT_EQ(roles(c.node(l)).count(c.address(old_leader)), 0u);
+  EXPECT_NE(c.node(old_leader).own_role(), "voter"); // standby: it knows
+  // The three left commit without it, and keep everything.
+  uint32_t v41 = push(c, "v41", 41);
+  EXPECT_EQ(v41, 41u);
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (i == old_leader)
+      continue;
+    ASSERT_TRUE(c.run_until([&] { return c.state(i).config_version() == 41; }, 10'000)) << i;
+    EXPECT_EQ(c.state(i).history().size(), history(c.state(l)).size());
+    EXPECT_TRUE(c.state(i).drains().at("fra").drained);
+  }
+  // Removing it again: done already.
+  EXPECT_EQ(change(c, raft_node::member_change::remove, c.address(old_leader)), 0);
+}
+
+TEST(raft_node, one_membership_change_at_a_time_and_a_decider_that_never_comes_stays_a_spare) {
+  sim_cluster c(3, 22);
+  push(c, "v1", 1);
+  size_t l = c.wait_for_leader();
+  auto first = std::make_shared<int>(-1);
+  // 10.0.0.9 runs nowhere: libraft tries to catch it up, then gives up.
+  ASSERT_EQ(c.node(l).change_membership(raft_node::member_change::add, "10.0.0.9:7400",
+                                        [first](int s) { *first = s; }),
+            0);
+  c.run(200);
+  if (c.node(l).is_leader() && *first == -1)
+    EXPECT_EQ(c.node(l).change_membership(raft_node::member_change::add, "10.0.0.8:7400", [](int) {}),
+              RAFT_CANTCHANGE);
+  ASSERT_TRUE(c.run_until([&] { return *first != -1; }, 60'000));
+  EXPECT_EQ(*first, RAFT_NOCONNECTION);
+  l = c.wait_for_leader();
+  EXPECT_EQ(roles(c.node(l))["10.0.0.9:7400"], "spare"); // no vote: the majority is unchanged
+  EXPECT_EQ(push(c, "v2", 2), 2u);
+  // The last voter cannot be removed; an unknown address is removed already.
+  EXPECT_EQ(change(c, raft_node::member_change::remove, "10.0.0.9:7400"), 0);
+  EXPECT_EQ(roles(c.node(c.wait_for_leader())).count("10.0.0.9:7400"), 0u);
 }
 
 } // namespace

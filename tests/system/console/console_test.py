@@ -94,7 +94,7 @@ def main():
         # every 2 s, so element handles kept across calls go stale.
         def states():
             return driver.execute_script(
-                "const o = {}; for (const r of document.querySelectorAll('#dcs tbody tr'))"
+                "const o = {}; for (const r of document.querySelectorAll('#dcs > tbody > tr'))"
                 "  o[r.dataset.dc] = r.querySelector('td.state').textContent; return o;")
 
         def click_action(dc):
