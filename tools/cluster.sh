@@ -8,7 +8,9 @@
 #
 #   tools/cluster.sh start DIR [--tls]       start everything; writes DIR/cluster.env
 #   tools/cluster.sh stop DIR                stop everything started in DIR
-#   tools/cluster.sh restart-decider DIR N   start decider N (1..3) again, same addresses
+#   tools/cluster.sh restart-decider DIR N   start decider N again, same addresses
+#   tools/cluster.sh join-decider DIR N      start a new decider N (4, 5, ...) with --join; then
+#                                            `gtmeshctl member add` its MESHN (docs/mesh.md)
 #
 # AGENTS_PER_DC=N (default 1, plain links only) starts N agent instances per
 # DC (a1..aN): 3 deciders + 3N agents, e.g. 12 mesh nodes with N=3.
@@ -67,9 +69,14 @@ address() { # DIR KEY
   awk -v k="$2" '$1 == k {print $2}' "$1/addresses"
 }
 
-start_decider() { # DIR N
-  local dir=$1 n=$2 peer_args=() tls_args=()
-  for m in "${deciders[@]}"; do
+known_deciders() { # DIR: the numbers of every decider ever started in DIR
+  awk '$1 ~ /^mesh[0-9]+$/ {print substr($1, 5)}' "$1/addresses"
+}
+
+start_decider() { # DIR N [--join]
+  local dir=$1 n=$2 peer_args=() tls_args=() join_args=()
+  [ "${3:-}" = --join ] && join_args=(--join)
+  for m in $(known_deciders "$dir"); do
     [ "$m" = "$n" ] || peer_args+=(--peer "$(address "$dir" "mesh$m")")
   done
   [ -f "$dir/tls/ca.pem" ] && tls_args=(--tls-ca "$dir/tls/ca.pem" --tls-cert "$dir/tls/decider$n.pem" --tls-key "$dir/tls/decider$n.key")
@@ -77,7 +84,7 @@ start_decider() { # DIR N
   "$bin" decider --config "$dir/cluster.yaml" --data-dir "$dir/decider$n" --listen "$(address "$dir" "mesh$n")" \
     --name "decider$n" --dns "$(address "$dir" "dns$n")" --port-file "$dir/decider$n.ports" --faults \
     --http 127.0.0.1:0 \
-    --dc-down-after 3s "${peer_args[@]}" "${tls_args[@]}" >>"$dir/decider$n.log" 2>&1 &
+    --dc-down-after 3s "${peer_args[@]}" "${tls_args[@]}" "${join_args[@]}" >>"$dir/decider$n.log" 2>&1 &
   echo $! >"$dir/decider$n.pid"
   wait_for_file "$dir/decider$n.ports" 30
 }
@@ -85,9 +92,9 @@ start_decider() { # DIR N
 write_env() { # DIR
   local dir=$1 tls="" all=""
   [ -f "$dir/tls/ca.pem" ] && tls=" --tls-ca $dir/tls/ca.pem --tls-cert $dir/tls/gtmeshctl.pem --tls-key $dir/tls/gtmeshctl.key"
-  for n in "${deciders[@]}"; do all+=" --decider $(address "$dir" "mesh$n")"; done
+  for n in $(known_deciders "$dir"); do all+=" --decider $(address "$dir" "mesh$n")"; done
   {
-    for n in "${deciders[@]}"; do
+    for n in $(known_deciders "$dir"); do
       echo "DNS$n=$(address "$dir" "dns$n")"
       echo "MESH$n=$(address "$dir" "mesh$n")"
       echo "HTTP$n=$(awk '$1 == "http" {print $2}' "$dir/decider$n.ports")"
@@ -173,6 +180,19 @@ start() { # DIR [--tls]
   cat "$dir/cluster.env"
 }
 
+join_decider() { # DIR N: a new decider that joins the running cluster
+  local dir=$1 n=$2
+  grep -q "^mesh$n " "$dir/addresses" || {
+    echo "mesh$n 127.0.0.1:$(free_port)"
+    echo "dns$n 127.0.0.1:$(free_port)"
+  } >>"$dir/addresses"
+  if [ -f "$dir/tls/ca.pem" ] && [ ! -f "$dir/tls/decider$n.pem" ]; then
+    "$ctl" ca issue "decider$n" --role decider --dir "$dir/tls" >/dev/null
+  fi
+  start_decider "$dir" "$n" --join
+  write_env "$dir"
+}
+
 stop() { # DIR
   local dir=$1
   for pidfile in "$dir"/*.pid; do
@@ -194,5 +214,6 @@ case "${1:-}" in
   start) start "$2" "${3:-}" ;;
   stop) stop "$2" ;;
   restart-decider) start_decider "$(cd "$2" && pwd)" "$3"; write_env "$(cd "$2" && pwd)" ;;
-  *) echo "usage: $0 start DIR [--tls] | stop DIR | restart-decider DIR N (1..3)" >&2; exit 2 ;;
+  join-decider) join_decider "$(cd "$2" && pwd)" "$3" ;;
+  *) echo "usage: $0 start DIR [--tls] | stop DIR | restart-decider DIR N | join-decider DIR N" >&2; exit 2 ;;
 esac

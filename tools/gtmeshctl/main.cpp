@@ -464,6 +464,8 @@ int send_request(const std::vector<std::string>& deciders, const mesh::node_iden
       break;
     if (req.retryable && std::chrono::steady_clock::now() >= deadline && tried_all)
       break;
+    if (!redirect.empty() && std::chrono::steady_clock::now() < deadline)
+      continue; // straight to the leader a follower named
     if (req.retryable && tried_all) {
       std::fprintf(stderr, "gtmeshctl: not committed yet (%s); retrying\n", o.retry_reason.c_str());
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
