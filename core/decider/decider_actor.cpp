@@ -1,6 +1,7 @@
 #include "core/decider/decider_actor.hpp"
 #include "core/text/iso_time.hpp"
 #include "core/text/json_quote.hpp"
+#include "core/text/display_text.hpp"
 #include "core/text/log.hpp"
 
 #include "core/consensus/log_entry.hpp"
@@ -109,6 +110,11 @@ std::string entry_file_name(const std::string& file) {
 
 void publish(self_ptr self);
 
+/// Why no DNS query is answered here ("" when they are).
+const std::string& not_answering(const decider_state& st) {
+  return !st.not_member_reason.empty() ? st.not_member_reason : st.not_current_reason;
+}
+
 /// A new snapshot: at once when an availability metric flipped (the
 /// failover path), else at most every min_rebuild_interval.
 void schedule_rebuild(self_ptr self) {
@@ -130,6 +136,7 @@ void schedule_rebuild(self_ptr self) {
 std::shared_ptr<decider_status> take_status(self_ptr self, int64_t now) {
   auto& st = self->state;
   auto s = std::make_shared<decider_status>(st.core->status(now));
+  s->not_answering = not_answering(st);
   for (const auto& p : st.peers) {
     peer_status ps{p.address, "", p.link != 0};
     if (auto it = st.links.find(p.link); p.link && it != st.links.end())
@@ -165,9 +172,38 @@ void publish_status(self_ptr self) {
   st.options.board->publish(take_status(self, now));
 }
 
+/// Whether this decider is current: it serves a committed config (not the
+/// bootstrap one) and holds measurements, restored (last-known-good) or
+/// fresh; or the committed config has been in use for the bound without
+/// any measurement anywhere. Once current it stays so.
+void update_current(self_ptr self, int64_t now) {
+  auto& st = self->state;
+  if (st.not_current_reason.empty())
+    return;
+  std::string why;
+  if (st.core->config_version() == 0) {
+    why = "waiting for the committed config (serving nothing rather than the bootstrap config)";
+  } else {
+    if (st.committed_config_at_ms == 0)
+      st.committed_config_at_ms = now;
+    const bool waited = now - st.committed_config_at_ms >= st.options.ready_without_measurements.count();
+    if (st.core->table().size() == 0 && !waited)
+      why = "serving config version " + std::to_string(st.core->config_version()) +
+            ", waiting for measurements (from agents or the other deciders)";
+  }
+  if (why.empty()) {
+    log(self, "current: config version " + std::to_string(st.core->config_version()) + ", " +
+                std::to_string(st.core->table().size()) + " measurements; answering DNS");
+    st.not_current_reason.clear();
+  } else {
+    st.not_current_reason = why;
+  }
+}
+
 void publish(self_ptr self) {
   auto& st = self->state;
   int64_t now = wall_clock_ms();
+  update_current(self, now);
   const bool traced = debug_logging() && st.core->availability_changed();
   snapshot_ptr snap = st.core->build_snapshot(now);
   st.last_rebuild_ms = now;
@@ -177,8 +213,13 @@ void publish(self_ptr self) {
   if (!snap)
     return;
   st.unreachable = st.core->unreachable_dcs(now);
-  if (!st.not_member_reason.empty())
-    snap = nullptr; // not a voter: no answers (SERVFAIL), resolvers ask another nameserver
+  if (!not_answering(st).empty())
+    snap = nullptr; // no answers (SERVFAIL): resolvers ask another nameserver
+  else if (!st.ready_told) {
+    st.ready_told = true;
+    if (st.options.on_ready)
+      st.options.on_ready();
+  }
   for (const auto& r : st.responders)
     self->request(r, std::chrono::seconds(5), dns::publish_atom_v, snap, st.core->snapshot_fixed_now())
       .then(
@@ -293,7 +334,7 @@ void handle_push(self_ptr self, link_id link, const link_peer& from, const confi
     e.kind = consensus::entry_kind::config;
     e.yaml = push.yaml;
     e.file = file;
-    e.by = from.identity.name.substr(0, consensus::max_entry_name_bytes);
+    e.by = display_text(from.identity.name, consensus::max_entry_name_bytes);
     e.push_id = push.push_id;
     e.at_ms = now;
     entry = consensus::encode(e);
@@ -363,8 +404,8 @@ std::string status_text(self_ptr self) {
   int64_t now = wall_clock_ms();
   std::ostringstream out;
   out << st.core->status_text(now) << links_text(self);
-  if (!st.not_member_reason.empty())
-    out << "  NOT ANSWERING DNS: " << st.not_member_reason << "\n";
+  if (!not_answering(st).empty())
+    out << "  NOT ANSWERING DNS: " << not_answering(st) << "\n";
   for (const auto& [origin, n] : st.nodes)
     out << "  node " << origin << " (dc " << n.dc << "): config version " << n.config_version << ", " << n.status
         << ", reported " << format_age(now - n.at_ms) << " ago\n";
@@ -483,7 +524,7 @@ void handle_request(self_ptr self, link_id link, const link_peer& from, const re
     e.drained = req.command == "drain";
     // Who drained it: the operator's certificate name, and what gtmeshctl
     // says about the user, bounded like every log field.
-    e.by = (from.identity.name + (arg(1).empty() ? "" : " (" + arg(1) + ")")).substr(0, consensus::max_entry_name_bytes);
+    e.by = display_text(from.identity.name + (arg(1).empty() ? "" : " (" + arg(1) + ")"), consensus::max_entry_name_bytes);
     e.at_ms = now;
     std::from_chars(arg(2).data(), arg(2).data() + arg(2).size(), e.push_id); // retries of one drain apply once
     std::string name = node_name(self);
@@ -517,10 +558,24 @@ void handle_request(self_ptr self, link_id link, const link_peer& from, const re
   if (req.command == "node-report") {
     if (role != node_role::agent)
       return refuse("an agent certificate");
-    if (st.nodes.size() >= 10'000 && !st.nodes.count(arg(0)))
+    // An agent reports for itself only: its own DC (its certificate names
+    // it) and the one origin its link speaks as (its batches, or its first
+    // report). Everything it says is shown as text, never as lines.
+    const std::string origin = arg(0), dc = arg(1);
+    auto& link_origin = st.agents[link];
+    if (dc != from.identity.dc || origin.rfind(dc + "/", 0) != 0 || origin.size() > 255) {
+      ++st.rejected["refused: node report for another DC"];
+      return reply(false, "refused: this link is " + from.identity.describe() + "; it reports for its own DC only");
+    }
+    if (!link_origin.empty() && link_origin != origin) {
+      ++st.rejected["refused: node report for another origin"];
+      return reply(false, "refused: this link reports as " + link_origin + ", not " + display_text(origin, 255));
+    }
+    if (st.nodes.size() >= 10'000 && !st.nodes.count(origin))
       return reply(false, "too many node reports");
-    st.nodes[arg(0).substr(0, 255)] = decider_state::node_report{arg(1).substr(0, 255), arg(2).substr(0, 32),
-                                                                 arg(3).substr(0, 1024), now};
+    link_origin = origin;
+    st.nodes[display_text(origin, 255)] =
+      decider_state::node_report{display_text(dc, 255), display_text(arg(2), 32), display_text(arg(3), 1024), now};
     return reply(true, "ok");
   }
   if (req.command == "config") {
@@ -568,7 +623,13 @@ void on_frame(self_ptr self, link_id link, const std::vector<char>& bytes) {
         ++st.rejected["refused: measurements for another DC"];
         return;
       }
-      st.agents[link] = b.origin;
+      // One link, one origin: the first it spoke as (a report or a batch).
+      auto& link_origin = st.agents[link];
+      if (!link_origin.empty() && link_origin != b.origin) {
+        ++st.rejected["refused: measurements for another origin"];
+        return;
+      }
+      link_origin = b.origin;
       rebase_to_local_clock(b.items, b.sent_at_ms, now);
       uint64_t before = st.core->table().have(b.origin);
       ack_body ack = st.core->on_batch(b, now);
@@ -811,6 +872,8 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
   st.options = std::move(options);
   for (const auto& address : st.options.peers)
     st.peers.push_back(decider_state::peer{address});
+  // A restart with its data folder answers from last-known-good at once.
+  update_current(self, wall_clock_ms());
   if (st.options.join && st.core->applied_index() == 0)
     st.not_member_reason = "joining the cluster: no DNS answers until the leader has caught this decider up and made "
                            "it a voter";
@@ -944,6 +1007,13 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
         s.last_flush_error.clear();
       }
       check_expiry(self);
+      if (!s.not_current_reason.empty()) {
+        // Not current yet: its bound for a first measurement may pass with
+        // nothing else happening.
+        update_current(self, wall_clock_ms());
+        if (s.not_current_reason.empty())
+          publish(self);
+      }
       release_waiting(self, true);
       if (wall_clock_ms() - s.status_published_ms >= s.options.status_interval.count())
         publish_status(self);
@@ -1034,7 +1104,7 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
         e.kind = consensus::entry_kind::drain;
         e.dc = arg(0);
         e.drained = command == "drain";
-        e.by = ("console (" + arg(1) + ")").substr(0, consensus::max_entry_name_bytes);
+        e.by = display_text("console (" + arg(1) + ")", consensus::max_entry_name_bytes);
         e.at_ms = now;
         std::from_chars(arg(2).data(), arg(2).data() + arg(2).size(), e.push_id);
         auto bytes = consensus::encode(e);

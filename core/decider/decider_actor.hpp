@@ -66,6 +66,14 @@ struct decider_actor_options {
   /// every status_interval) for the metrics endpoint; optional.
   std::shared_ptr<status_board> board;
   std::chrono::milliseconds status_interval{1000};
+  /// Called once, when this decider first answers DNS: it serves the
+  /// committed config with last-known-good or fresh measurements (systemd's
+  /// READY=1 in the binaries).
+  std::function<void()> on_ready;
+  /// How long a decider that serves the committed config waits for a first
+  /// measurement before answering without any (every answer fail-safe: the
+  /// cluster has none either).
+  std::chrono::milliseconds ready_without_measurements{10'000};
   /// Messages for the operator (stderr in the binaries).
   std::function<void(const std::string&)> log;
 };
@@ -122,6 +130,12 @@ struct decider_state {
   /// another nameserver) and says why in status.
   std::string member_role = "?";
   std::string not_member_reason;
+  /// Empty once this decider serves the committed config with
+  /// last-known-good or fresh measurements; until then it answers no DNS
+  /// query rather than answering fail-safe or from the bootstrap config.
+  std::string not_current_reason = "starting";
+  int64_t committed_config_at_ms = 0; ///< when it first served a committed config
+  bool ready_told = false;
   bool peers_differ_logged = false;
   bool rebuild_scheduled = false;
   bool bootstrap_proposed = false;

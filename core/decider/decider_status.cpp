@@ -90,6 +90,7 @@ std::string to_json(const decider_status& s, int64_t now_ms) {
   std::string o = "{";
   field(o, "node", s.node);
   field(o, "at", iso8601_utc(s.at_ms));
+  field(o, "not_answering", s.not_answering); // "" when it answers DNS
   object(o, "config", [&] {
     field(o, "version", static_cast<double>(s.config_version));
     field(o, "file", s.config_file);

@@ -69,6 +69,9 @@ struct decider_status {
   std::string config_error; ///< why the newest committed config is not active ("" if it is)
   uint64_t configs_accepted = 0, configs_rejected = 0;
   bool isolated = false;
+  /// Why this decider answers no DNS query ("" when it answers): not a
+  /// voting member, or not current yet (docs/mesh.md, "Readiness").
+  std::string not_answering;
   uint64_t snapshot_generation = 0;
   int64_t snapshot_built_ms = 0;
   observe::latency_histogram rebuild;  ///< snapshot rebuild durations

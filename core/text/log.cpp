@@ -1,5 +1,6 @@
 #include "core/text/log.hpp"
 
+#include "core/text/display_text.hpp"
 #include "core/text/iso_time.hpp"
 #include "core/text/json_quote.hpp"
 
@@ -67,9 +68,10 @@ void log_line(log_level level, std::string_view component, std::string_view mess
   } else {
     line.reserve(component.size() + message.size() + 10);
     line += "gtmesh ";
-    line += component;
+    // One event, one line: a peer's text cannot start a line of its own.
+    line += display_text(component, 256);
     line += ": ";
-    line += message;
+    line += display_text(message, 64 * 1024);
     line += '\n';
   }
   std::fwrite(line.data(), 1, line.size(), stderr);

@@ -207,9 +207,12 @@ int decider(const args& a) {
       log_error("decider", "%s", error.c_str());
       return 1;
     }
-    // A decider joining with nothing committed yet serves nothing (SERVFAIL)
-    // until it is a voter: its --config is no answer of the cluster's.
-    responder->publish(join && core->applied_index() == 0 ? nullptr : core->build_snapshot(decider::wall_clock_ms()));
+    // Only a committed config with measurements (last-known-good) is
+    // served at once; anything less is no answer of the cluster's: SERVFAIL
+    // until the decider actor finds itself current (docs/mesh.md,
+    // "Readiness"), so resolvers ask another nameserver meanwhile.
+    const bool current = !join && core->config_version() > 0 && core->table().size() > 0;
+    responder->publish(current ? core->build_snapshot(decider::wall_clock_ms()) : nullptr);
     responder->start();
   }
 
@@ -268,6 +271,16 @@ int decider(const args& a) {
     co.log = log;
     auto consensus = sys.spawn(consensus::consensus_actor, co);
 
+    // READY=1 once this decider answers DNS: it serves the committed config
+    // with last-known-good or fresh measurements (the decider actor says when).
+    std::string mesh_bound = transport->bound();
+    std::string started = "mesh on " + mesh_bound + (tls.enabled() ? " (mutual TLS)" : "") + ", advertised as " +
+                          advertise + ", " + std::to_string(voters.size()) + " decider(s) in the cluster";
+    for (const auto& d : dns_bound)
+      started += ", DNS on " + d;
+    if (ops.endpoint())
+      started += ", metrics on " + ops.endpoint()->url() + "/metrics, console on " + ops.endpoint()->url() + "/";
+    actor_options.on_ready = [component, started] { notify_ready(component, started); };
     actor_options.peers = peers;
     actor_options.address = advertise;
     actor_options.join = join;
@@ -291,13 +304,6 @@ int decider(const args& a) {
       events.route(kind, consensus);
     events.set_target(decider);
 
-    std::string mesh_bound = transport->bound();
-    std::string started = "mesh on " + mesh_bound + (tls.enabled() ? " (mutual TLS)" : "") + ", advertised as " +
-                          advertise + ", " + std::to_string(voters.size()) + " decider(s) in the cluster";
-    for (const auto& d : dns_bound)
-      started += ", DNS on " + d;
-    if (ops.endpoint())
-      started += ", metrics on " + ops.endpoint()->url() + "/metrics, console on " + ops.endpoint()->url() + "/";
     log_line(log_level::info, component, started);
     if (!port_file.empty()) {
       std::ofstream f(port_file + ".tmp");
@@ -309,7 +315,6 @@ int decider(const args& a) {
       f.close();
       std::filesystem::rename(port_file + ".tmp", port_file);
     }
-    notify_ready(component, started);
     int sig = 0;
     sigwait(&signals, &sig);
     notify_stopping();

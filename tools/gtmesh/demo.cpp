@@ -230,7 +230,10 @@ int demo(const args& a) {
     stop_backends();
     return 1;
   }
-  responder->publish(core->build_snapshot(now));
+  // As a decider does (tools/gtmesh/decider.cpp): last-known-good at once,
+  // anything less only once the decider actor finds itself current.
+  const bool current = core->config_version() > 0 && core->table().size() > 0;
+  responder->publish(current ? core->build_snapshot(now) : nullptr);
   responder->start();
   uint16_t bound_dns = responder->bound().front().port;
 

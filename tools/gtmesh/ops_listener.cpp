@@ -50,6 +50,8 @@ void ops_listener::add_decider(std::shared_ptr<const decider::status_board> boar
   });
   readiness_.push_back([board]() -> std::string {
     auto s = board->latest();
+    if (s && !s->not_answering.empty())
+      return "answering no DNS query: " + s->not_answering;
     return s && s->snapshot_generation > 0 ? "" : "no routing snapshot yet";
   });
 }

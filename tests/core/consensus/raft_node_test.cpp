@@ -599,6 +599,30 @@ TEST(raft_node, deciders_added_and_removed_online_keep_every_config_and_drain) {
   EXPECT_EQ(change(c, raft_node::member_change::remove, c.address(old_leader)), 0);
 }
 
+// A voter whose data folder was lost is taken out and added again: Raft
+// needs a voter's log to last (a voter with an empty log could elect a
+// leader that lacks committed entries, and libraft's leader ignores its
+// rejections as stale), so it comes back as a new member (docs/mesh.md).
+TEST(raft_node, a_voter_that_lost_its_log_is_removed_and_added_again_and_catches_up) {
+  sim_cluster c(3, 23);
+  for (uint64_t v = 1; v <= 40; ++v) // past a snapshot
+    push(c, "v" + std::to_string(v), v);
+  size_t l = c.wait_for_leader();
+  size_t f = (l + 1) % 3;
+  c.crash(f);
+  c.wipe(f);
+  ASSERT_EQ(change(c, raft_node::member_change::remove, c.address(f)), 0);
+  c.start(f, {}, true);
+  ASSERT_EQ(change(c, raft_node::member_change::add, c.address(f)), 0);
+  ASSERT_TRUE(c.run_until([&] { return c.state(f).config_version() == 40; }, 20'000))
+    << "applied " << c.state(f).applied_index() << ", role '" << c.node(f).own_role() << "'";
+  l = c.wait_for_leader();
+  EXPECT_EQ(history(c.state(f)), history(c.state(l)));
+  EXPECT_EQ(c.node(f).own_role(), "voter");
+  EXPECT_EQ(push(c, "v41", 41), 41u);
+  ASSERT_TRUE(c.run_until([&] { return c.state(f).config_version() == 41; }, 10'000));
+}
+
 TEST(raft_node, one_membership_change_at_a_time_and_a_decider_that_never_comes_stays_a_spare) {
   sim_cluster c(3, 22);
   push(c, "v1", 1);

@@ -4,6 +4,7 @@
 #include "core/observe/decider_metrics.hpp"
 #include "core/observe/dns_metrics.hpp"
 #include "core/observe/exposition.hpp"
+#include "core/text/display_text.hpp"
 #include "core/text/iso_time.hpp"
 #include "core/text/log.hpp"
 #include "core/text/wrap.hpp"
@@ -156,6 +157,23 @@ TEST(iso_time, refuses_what_is_not_a_utc_time) {
   for (const char* bad : {"", "yesterday", "2026-13-01", "2026-02-30T00:00:00Z", "2026-12-01T24:00:00Z",
                           "2026-12-01T05:16:05+02:00", "2026-12-01T05:16", "2026-12-01T05:16:05.Z", "1796097765064"})
     EXPECT_FALSE(parse_iso8601_utc(bad).has_value()) << bad;
+}
+
+// A peer's text on a screen (issue 24: an agent wrote a line of its own
+// into gtmeshctl status).
+TEST(display_text, no_peer_text_starts_a_line_or_drives_the_terminal) {
+  EXPECT_EQ(display_text("healthy\n  dc iad: host up, FORGED"), "healthy?  dc iad: host up, FORGED");
+  EXPECT_EQ(display_text("a\rb\tc\x1b[31mred\x7f"), "a?b?c?[31mred?");
+  EXPECT_EQ(display_text("caf\xc3\xa9 \xe2\x9c\x93"), "caf\xc3\xa9 \xe2\x9c\x93"); // UTF-8 kept
+  EXPECT_EQ(display_text("\xc2\x9b" "31m"), "?31m");                                  // C1 CSI
+  EXPECT_EQ(display_text("\xff\xc0\xaf\xed\xa0\x80"), "??????");                  // invalid, overlong, surrogate
+  EXPECT_EQ(display_text(std::string(2000, 'x')).size(), 1024u);
+  EXPECT_EQ(display_text("ab\xc3\xa9", 3), "ab"); // cut on a character boundary
+  for (int c = 0; c < 256; ++c) {
+    std::string out = display_text(std::string(1, static_cast<char>(c)));
+    for (unsigned char o : out)
+      EXPECT_TRUE(o >= 0x20 && o != 0x7f) << c;
+  }
 }
 
 TEST(wrap_lines, fits_the_width_keeps_short_lines_and_indents_continuations) {

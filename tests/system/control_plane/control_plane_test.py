@@ -282,6 +282,16 @@ def tls_cluster(work):
         # frames before it were handled (closing at once could reset the
         # connection before they are read).
         mesh_wire.request(agent, "node-report", ["fra/evil", "fra", "1", "probe"])
+        # Node reports: the agent's own DC and origin only, shown as text
+        # (issue 24: agent-fra wrote a node of iad and a line of its own).
+        forged = mesh_wire.request(agent, "node-report",
+                                   ["iad/a1", "iad", "999", "healthy\n  dc iad: host up, FORGED by agent-fra"])
+        check(forged is not None and not forged[0] and "own DC only" in forged[1],
+              "a node report for another DC is refused: %s" % (forged,))
+        other = mesh_wire.request(agent, "node-report", ["fra/a1", "fra", "999", "x"])
+        check(other is not None and not other[0] and "reports as fra/evil" in other[1],
+              "a node report as another origin of its DC is refused: %s" % (other,))
+        mesh_wire.request(agent, "node-report", ["fra/evil", "fra", "1", "probe\n  dc iad: FORGED line\x1b[2J"])
         agent.close()
         operator = mesh_wire.Link(host, port, "gtmeshctl", "operator", tls=certs("gtmeshctl"))
         operator.send("digest", {"h": [], "cv": 0, "ch": 0, "ov": 0, "r": True})
@@ -293,6 +303,11 @@ def tls_cluster(work):
         st = wait_for(lambda: (lambda t: t if "consensus messages refused" in t else None)(
             ctl(env["MESH1"], "status").stdout), 10, 0.2)
         check(bool(st), "a Raft RPC from an agent certificate is refused and counted")
+        status = ctl(env["MESH1"], "status").stdout
+        check("node iad/a1" not in status and not re.search(r"^\s*dc iad: (host up, )?FORGED", status, re.M) and
+              "\x1b" not in status and "probe?  dc iad: FORGED line?[2J" in status,
+              "status shows no forged node or line, and the agent's text on its own line: %s" %
+              [l for l in status.splitlines() if "FORGED" in l or "fra/evil" in l])
         check(dig(env["DNS1"], "www.demo.example") == ["192.0.2.10"] and "version 1" in ctl(env["MESH1"], "status").stdout,
               "and nothing of it reached state: still version 1, still fra")
         # A certificate of the cluster CA without a role.

@@ -14,7 +14,10 @@ and fra drained; then
      answers SERVFAIL and says why;
   4. `member list` shows three voters; a second add of a decider that
      never started fails with a clear error and leaves the majority alone;
-  5. undrain still works: every member answers fra again.
+  5. undrain still works: every member answers fra again;
+  6. a member whose data folder is lost is removed, started again with
+     --join and added: it answers SERVFAIL until it serves the committed
+     config with measurements, never the bootstrap config or fail-safe.
 Each step can fail; the cluster is stopped at the end.
 """
 import os
@@ -199,6 +202,40 @@ def main():
         check(r.returncode == 0, "undrain through the decider that joined: %s" % (r.stdout + r.stderr).strip())
         ok = wait_for(lambda: all(query(dns[n], "www.demo.example") == (0, [FRA]) for n in rest), 15)
         check(ok, "every member answers fra again")
+
+        # 6. A member loses its data folder (kill -9, wiped) and comes back
+        # with --join: every answer it gives is the cluster's.
+        victim = next(n for n in rest if mesh[n] != leader_of(mesh[rest[0]]) and n != 4)
+        pid = int(open(os.path.join(work, "decider%d.pid" % victim)).read())
+        os.kill(pid, 9)
+        shutil.rmtree(os.path.join(work, "decider%d" % victim))
+        others = [n for n in rest if n != victim]
+        r = ctl(mesh[others[0]], "member", "remove", mesh[victim])
+        check(r.returncode == 0, "the member that lost its folder is removed: %s" % (r.stdout + r.stderr).strip())
+        subprocess.run([CLUSTER, "join-decider", work, str(victim)], check=True, stdout=subprocess.DEVNULL,
+                       timeout=60, env=dict(os.environ, GTMESH_BIN=GTMESH))
+        adder = subprocess.Popen([GTMESHCTL, "--decider", mesh[others[0]], "member", "add", mesh[victim]],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        seen = {}
+        deadline = time.monotonic() + 20
+        good = None
+        while time.monotonic() < deadline:
+            for name, want in (("www.demo.example", [FRA]), ("pushed5.demo.example", ["192.0.2.105"])):
+                rcode, answers = query(dns[victim], name)
+                key = "%s rcode %s %s" % (name, rcode, answers)
+                seen[key] = seen.get(key, 0) + 1
+            if query(dns[victim], "www.demo.example") == (0, [FRA]) and \
+               query(dns[victim], "pushed5.demo.example") == (0, ["192.0.2.105"]):
+                good = good or time.monotonic()
+                if time.monotonic() - good > 1:
+                    break
+            time.sleep(0.005)
+        wrong = {k: v for k, v in seen.items() if not (" rcode 2 []" in k or k.endswith("rcode 0 ['192.0.2.10']") and
+                                                        k.startswith("www") or k.endswith("rcode 0 ['192.0.2.105']"))}
+        added = adder.communicate(timeout=90)[0]
+        check(adder.returncode == 0, "and added again: %s" % added.strip())
+        check(good is not None, "the member that lost its folder serves the cluster's answers again")
+        check(not wrong, "and before that it answered SERVFAIL, never the bootstrap config or fail-safe: %s" % seen)
     finally:
         subprocess.run([CLUSTER, "stop", work], timeout=60)
         if failures:
