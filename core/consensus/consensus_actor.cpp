@@ -3,6 +3,7 @@
 #include "core/mesh/envelope.hpp"
 #include "core/mesh/mesh_types.hpp"
 #include "core/mesh/node_runtime.hpp"
+#include "core/text/display_text.hpp"
 
 #include <caf/event_based_actor.hpp>
 
@@ -297,13 +298,57 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
           auto transport = st.options.transport;
           std::string name = st.options.name;
           uint64_t id = p.id;
-          // Not forwarded again: a follower answers "not the leader" and the
-          // pusher retries (with the same push id).
-          propose_here(self, std::move(p.entry), [transport, link, name, id](const proposal_reply_body& r) {
+          auto answer = [transport, link, name, id](const proposal_reply_body& r) {
             proposal_reply_body reply = r;
             reply.id = id;
             transport->send(link, frame(message_kind::proposal_reply, name, reply));
-          });
+          };
+          // A decider's certificate vouches for the decider, not for what it
+          // says an operator asked: the author recorded is the operator it
+          // names *via* the decider whose link brought it, and the entry is
+          // validated here, by the leader's decider actor, before it is
+          // appended — whoever proposed it.
+          log_entry e;
+          if (!decode(p.entry.data(), p.entry.size(), e)) {
+            ++st.refused_frames;
+            proposal_reply_body r;
+            r.error = "refused: the forwarded change is not a log entry";
+            return answer(r);
+          }
+          const std::string via = " via " + peer->identity.name;
+          if (e.kind != entry_kind::bootstrap_config) {
+            std::string claimed = display_text(e.by.empty() ? "?" : e.by, max_entry_name_bytes);
+            if (claimed.size() + via.size() > max_entry_name_bytes)
+              claimed.resize(max_entry_name_bytes > via.size() ? max_entry_name_bytes - via.size() : 0);
+            e.by = claimed + via.substr(0, max_entry_name_bytes - claimed.size());
+          } else {
+            e.by = display_text(peer->identity.name, max_entry_name_bytes); // a decider offers its own start config
+          }
+          std::vector<uint8_t> entry = encode(e);
+          if (!st.options.decider) {
+            proposal_reply_body r;
+            r.error = "not applied: the leader is still starting";
+            return answer(r);
+          }
+          self->request(st.options.decider, std::chrono::seconds(60), validate_atom_v,
+                        std::vector<char>(entry.begin(), entry.end()))
+            .then(
+              [self, entry, answer](const std::string& refused) mutable {
+                if (!refused.empty()) {
+                  ++self->state.refused_frames;
+                  proposal_reply_body r;
+                  r.error = "refused by the leader: " + refused;
+                  return answer(r);
+                }
+                // Not forwarded again: a follower answers "not the leader"
+                // and the pusher retries (with the same push id).
+                propose_here(self, std::move(entry), answer);
+              },
+              [answer](caf::error&) {
+                proposal_reply_body r;
+                r.error = "not applied: the leader did not validate the change in time";
+                answer(r);
+              });
           return;
         }
         case message_kind::proposal_reply: {

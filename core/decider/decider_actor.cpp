@@ -908,6 +908,31 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
     [=](link_down_atom, link_id link, uint64_t token, const std::string& reason) {
       link_down(self, link, token, reason);
     },
+    [=](validate_atom, const std::vector<char>& bytes) -> std::string {
+      // A change another decider forwarded to us, the leader: the same
+      // checks an operator's push or drain gets here.
+      auto& s = self->state;
+      consensus::log_entry e;
+      if (!consensus::decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), e))
+        return "not a log entry";
+      switch (e.kind) {
+        case consensus::entry_kind::config: {
+          auto errors = s.core->validate_config(e.yaml, e.file.empty() ? "pushed.yaml" : e.file, wall_clock_ms(),
+                                                false, nullptr);
+          if (errors.empty())
+            return "";
+          std::string text = "the config is invalid: " + errors.front();
+          if (errors.size() > 1)
+            text += " (and " + std::to_string(errors.size() - 1) + " more)";
+          return text;
+        }
+        case consensus::entry_kind::drain:
+          return s.core->has_dc(e.dc) ? "" : "unknown datacenter '" + display_text(e.dc, 64) + "'";
+        case consensus::entry_kind::bootstrap_config:
+          return ""; // applies only to a cluster with no config (replicated_state)
+      }
+      return "unknown kind of change";
+    },
     [=](members_atom, const std::vector<std::string>& members, const std::string& role) {
       on_membership(self, members, role);
     },

@@ -49,6 +49,10 @@ CAF_BEGIN_TYPE_ID_BLOCK(gtmesh_mesh, gtmesh::mesh_type_id_first)
   /// (consensus actor -> decider actor), every member's address and this
   /// decider's role in it ("voter", "standby", "spare", "" when not in it).
   CAF_ADD_ATOM(gtmesh_mesh, gtmesh::mesh, members_atom, "gtm_mbrs")
+  /// (validate_atom, entry bytes) -> std::string: the leader's consensus
+  /// actor asks its decider actor whether a proposal another decider
+  /// forwarded may be appended ("" when it may, else why not).
+  CAF_ADD_ATOM(gtmesh_mesh, gtmesh::mesh, validate_atom, "gtm_valid")
   /// (applied_atom, index): the decider actor has applied the view up to index.
   CAF_ADD_ATOM(gtmesh_mesh, gtmesh::mesh, applied_atom, "gtm_appld")
   /// (console_atom, command, args) -> std::string: a read-only view for the

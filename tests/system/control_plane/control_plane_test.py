@@ -329,6 +329,48 @@ def tls_cluster(work):
         check(r.returncode == 1 and "agent-fra (agent of fra)" in r.stderr,
               "gtmeshctl refuses to run with an agent certificate: %s" % r.stderr.strip()[-120:])
 
+        # A decider certificate forwards proposals (kind 12) to the leader;
+        # it must not commit what no operator checked, under any author it
+        # likes (issue 24: "iad drained by alice" and a broken config as
+        # version 2 "by alice"). The leader validates, and names the link.
+        leader = None
+        listed = ctl(env["MESH1"], "member", "list").stdout
+        m = re.search(r"^(\S+) voter leader", listed, re.M)
+        leader = m.group(1) if m else env["MESH1"]
+        lhost, lport = host_port(leader)
+        # Another decider's certificate (a link from the leader's own name is
+        # refused as a connection to itself).
+        forwarder = next("decider%d" % n for n in (1, 2, 3) if env["MESH%d" % n] != leader)
+
+        def entry(**fields):
+            base = {"k": 1, "y": "", "yz": "", "f": "", "dc": "", "d": False, "by": "", "id": 0, "at": 0, "lu": 0,
+                    "bv": 0}
+            base.update(fields)
+            return mesh_wire.pack(base)
+
+        def forward(e, pid):
+            d1 = mesh_wire.Link(lhost, lport, forwarder, "decider", tls=certs(forwarder))
+            d1.send("proposal", {"id": pid, "e": e})
+            reply = d1.expect(["proposal_reply"], 20)
+            d1.close()
+            return reply["body"] if reply else None
+
+        versions_before = ctl(env["MESH1"], "configs").stdout.count("\n")
+        bad = forward(entry(k=1, y="zones: [not: a config", f="evil.yaml", by="alice", id=424242), 901)
+        check(bad is not None and not bad.get("ok") and "refused by the leader: the config is invalid" in
+              (bad.get("e") or ""), "a broken config forwarded with a decider certificate is refused: %s" % bad)
+        drain = forward(entry(k=3, dc="iad", d=True, by="alice", id=434343), 902)
+        check(drain is not None and drain.get("ok"), "a drain forwarded by a decider is committed: %s" % drain)
+        st = wait_for(lambda: (lambda t: t if "iad drained by alice via " + forwarder in t else None)(
+            ctl(env["MESH1"], "status").stdout), 10, 0.2)
+        check(bool(st), "under the author it names *via* the decider that brought it")
+        unknown = forward(entry(k=3, dc="nowhere", d=True, by="alice", id=444444), 903)
+        check(unknown is not None and not unknown.get("ok") and "unknown datacenter" in (unknown.get("e") or ""),
+              "a drain of an unknown DC forwarded by a decider is refused: %s" % unknown)
+        check(ctl(env["MESH1"], "configs").stdout.count("\n") == versions_before and
+              "CONFIG NOT APPLIED" not in ctl(env["MESH1"], "status").stdout, "the config history is unchanged")
+        ctl_all("undrain", "iad")
+
         # 7. Connect-and-close under TLS drops no link.
         before = len(re.findall(r"is down|left:|disconnected", logs()))
         for _ in range(50):
