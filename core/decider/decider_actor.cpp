@@ -152,6 +152,7 @@ std::shared_ptr<decider_status> take_status(self_ptr self, int64_t now) {
     s->frames_out = c.frames_out;
     s->connections = {{"accepted", c.accepted},
                       {"refused_pending", c.refused_pending},
+                      {"evicted_pending", c.evicted_pending},
                       {"handshake_timeouts", c.handshake_timeouts},
                       {"handshake_failures", c.handshake_failures},
                       {"refused_peers", c.refused_peers},
@@ -392,7 +393,8 @@ std::string links_text(self_ptr self) {
   if (st.options.transport) {
     auto c = st.options.transport->counters();
     out << "  mesh links: " << st.links.size() << " up; " << c.accepted << " connections accepted, "
-        << c.refused_pending << " refused (too many handshakes), " << c.handshake_timeouts << " handshake timeouts, "
+        << c.refused_pending << " refused (too many handshakes), " << c.evicted_pending
+        << " evicted (the oldest handshake made room), " << c.handshake_timeouts << " handshake timeouts, "
         << c.handshake_failures << " failed handshakes, " << c.refused_peers << " peers refused, " << c.idle_timeouts
         << " idle timeouts, " << c.oversized_frames << " oversized frames\n";
   }

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "core/mesh/transport.hpp"
 #include "core/text/log.hpp"
 
@@ -71,6 +72,7 @@ public:
   void send_frame(std::vector<uint8_t> framed);
   void close(const std::string& reason);
   void tick(clock_type::time_point now);
+  clock_type::time_point started() const noexcept { return started_; }
 
   link_id id = 0;
   phase state = phase::connecting;
@@ -165,6 +167,7 @@ public:
     transport_counters c;
     c.accepted = counters_.accepted;
     c.refused_pending = counters_.refused_pending;
+    c.evicted_pending = counters_.evicted_pending;
     c.handshake_timeouts = counters_.handshake_timeouts;
     c.handshake_failures = counters_.handshake_failures;
     c.refused_peers = counters_.refused_peers;
@@ -247,7 +250,7 @@ public:
   }
 
   struct atomic_counters {
-    std::atomic<uint64_t> accepted{0}, refused_pending{0}, handshake_timeouts{0}, handshake_failures{0},
+    std::atomic<uint64_t> accepted{0}, refused_pending{0}, evicted_pending{0}, handshake_timeouts{0}, handshake_failures{0},
       refused_peers{0}, links_up{0}, idle_timeouts{0}, oversized_frames{0}, slow_peers{0}, frames_in{0},
       frames_out{0}, unroutable{0};
   } counters_;
@@ -625,8 +628,30 @@ void transport_impl::accept() {
       asio::error_code e2;
       auto ep = socket.remote_endpoint(e2);
       std::string address = e2 ? std::string() : ep.address().to_string();
-      if (pending_ >= options_.max_pending || pending_by_address_[address] >= options_.max_pending_per_address ||
-          links_.size() >= options_.max_links) {
+      // Handshake slots full (overall, or for this source address): the
+      // oldest handshake in progress makes room, from this address when its
+      // own share is used up (as gdnsd and Knot do for TCP). Slots cannot be
+      // held against a newcomer: a holder must finish before that many
+      // newer connections arrive. Known peers' addresses may go past the
+      // overall limit by reserved_pending, so a restarting decider gets in.
+      const bool address_full = pending_by_address_[address] >= options_.max_pending_per_address;
+      const bool reserved = std::find(options_.reserved_addresses.begin(), options_.reserved_addresses.end(),
+                                      address) != options_.reserved_addresses.end();
+      const bool overall_full =
+        pending_ >= options_.max_pending + (reserved ? options_.reserved_pending : 0);
+      if ((address_full || overall_full) && links_.size() < options_.max_links) {
+        std::shared_ptr<connection> oldest;
+        for (const auto& [id, other] : links_)
+          if (other->counted_pending && (!address_full || other->remote_address == address) &&
+              (!oldest || other->started() < oldest->started()))
+            oldest = other;
+        if (oldest) {
+          ++counters_.evicted_pending;
+          oldest->close("evicted: handshake slots full, the oldest handshake made room for a new connection");
+        }
+      }
+      if (pending_ >= options_.max_pending + (reserved ? options_.reserved_pending : 0) ||
+          pending_by_address_[address] >= options_.max_pending_per_address || links_.size() >= options_.max_links) {
         ++counters_.refused_pending;
         if (pending_by_address_[address] == 0)
           pending_by_address_.erase(address);

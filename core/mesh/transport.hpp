@@ -95,6 +95,10 @@ struct transport_options {
   size_t max_handshake_bytes = 4096;
   size_t max_pending = 64;
   size_t max_pending_per_address = 8;
+  /// Source IPs of known peers (the deciders' --peer hosts): they may hold
+  /// up to reserved_pending handshakes beyond max_pending.
+  std::vector<std::string> reserved_addresses;
+  size_t reserved_pending = 16;
   size_t max_links = 4096;
   size_t max_send_queue_bytes = 64 * 1024 * 1024; ///< a slower peer is disconnected beyond this
   /// "" admits an authenticated peer; otherwise the reason it is refused.
@@ -106,6 +110,7 @@ struct transport_options {
 struct transport_counters {
   uint64_t accepted = 0;           ///< TCP connections accepted
   uint64_t refused_pending = 0;    ///< closed at accept: too many handshakes in progress
+  uint64_t evicted_pending = 0;    ///< handshakes closed to make room for a newer connection
   uint64_t handshake_timeouts = 0; ///< did not authenticate within handshake_timeout
   uint64_t handshake_failures = 0; ///< TLS failed, bad or oversized hello
   uint64_t refused_peers = 0;      ///< authenticated but not admitted (role, self-connection)

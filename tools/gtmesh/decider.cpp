@@ -28,6 +28,7 @@
 #include "core/dns/responder/responder_actor.hpp"
 #include "core/mesh/mesh_types.hpp"
 #include "core/mesh/node_runtime.hpp"
+#include "core/net/ip_address.hpp"
 #include "core/routing/all_methods.hpp"
 #include "tools/gtmesh/node_options.hpp"
 #include "core/text/log.hpp"
@@ -245,6 +246,10 @@ int decider(const args& a) {
     to.tls = tls;
     to.listen = listen;
     to.log = log;
+    // The other deciders' addresses keep room for their handshakes.
+    for (const auto& p : peers)
+      if (std::string h; mesh::split_host_port(p, h, aport) && ip_address::parse(h))
+        to.reserved_addresses.push_back(ip_address::parse(h)->to_string());
     to.admit = [](const mesh::node_identity& peer, bool inbound) -> std::string {
       if (!inbound && peer.role != mesh::node_role::decider)
         return "a --peer address must be a decider, not " + peer.describe();

@@ -178,9 +178,48 @@ def plain_decider(work):
         for s in held:
             s.close()
         status = subprocess.run([GTMESHCTL, "--decider", mesh, "status"], capture_output=True, text=True, timeout=30)
-        m = re.search(r"(\d+) refused \(too many handshakes\), (\d+) handshake timeouts", status.stdout)
-        check(m is not None and int(m.group(1)) + int(m.group(2)) >= 190,
+        m = re.search(r"(\d+) refused \(too many handshakes\), (\d+) evicted \(the oldest handshake made room\), "
+                      r"(\d+) handshake timeouts", status.stdout)
+        check(m is not None and int(m.group(1)) + int(m.group(2)) + int(m.group(3)) >= 190,
               "status counts them: %s" % (m.group(0) if m else status.stdout[-300:]))
+
+        # 3b. No lock-out before authentication (issue 24): a local process
+        # holds every handshake slot of its address, reopening each as it
+        # closes; an operator still gets in, every time.
+        import threading
+        stop = threading.Event()
+        holders = []
+
+        def hold():
+            while not stop.is_set():
+                holders[:] = [h for h in holders if h.fileno() != -1]
+                while len(holders) < 12 and not stop.is_set():
+                    try:
+                        holders.append(socket.create_connection((host, port), timeout=3))
+                    except OSError:
+                        break
+                for h in list(holders):  # a closed one reads as EOF: reopen it
+                    h.setblocking(False)
+                    try:
+                        if h.recv(1) == b"":
+                            h.close()
+                    except (BlockingIOError, OSError):
+                        pass
+                time.sleep(0.02)
+
+        holder = threading.Thread(target=hold, daemon=True)
+        holder.start()
+        time.sleep(0.5)
+        answered = 0
+        for _ in range(8):
+            r = subprocess.run([GTMESHCTL, "--decider", mesh, "status"], capture_output=True, text=True, timeout=30)
+            answered += r.returncode == 0 and "config version" in r.stdout
+        stop.set()
+        holder.join(5)
+        for h in holders:
+            h.close()
+        check(answered == 8, "gtmeshctl status answers 8 of 8 while a local process holds every handshake slot "
+              "(%d of 8)" % answered)
 
         # 4. The one-key typo.
         typo = os.path.join(work, "typo.yaml")
