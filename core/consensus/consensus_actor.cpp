@@ -7,6 +7,7 @@
 
 #include <caf/event_based_actor.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 #include <sstream>
@@ -462,9 +463,16 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
     [=](history_atom) -> std::string {
       // One line per config version: VERSION SHA256 INDEX FILE BY AT_MS.
       std::ostringstream out;
+      // One token per field (scripts split on spaces): "alice via decider2"
+      // is listed as alice_via_decider2.
+      auto token = [](const std::string& text) {
+        std::string t = text.empty() ? "-" : text;
+        std::replace(t.begin(), t.end(), ' ', '_');
+        return t;
+      };
       for (const auto& r : self->state.fsm.history())
-        out << r.version << " " << r.sha256 << " " << r.index << " " << (r.file.empty() ? "-" : r.file) << " "
-            << (r.by.empty() ? "-" : r.by) << " " << r.at_ms << "\n";
+        out << r.version << " " << r.sha256 << " " << r.index << " " << token(r.file) << " " << token(r.by) << " "
+            << r.at_ms << "\n";
       return out.str();
     },
   };

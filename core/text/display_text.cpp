@@ -34,12 +34,14 @@ size_t utf8_length(std::string_view s, size_t i) {
 
 } // namespace
 
-std::string display_text(std::string_view text, size_t max_bytes) {
+std::string display_text(std::string_view text, size_t max_bytes, bool keep_newlines) {
   std::string out;
   out.reserve(std::min(text.size(), max_bytes));
   for (size_t i = 0; i < text.size();) {
     size_t n = utf8_length(text, i);
-    bool control = n == 0 || (n == 1 && (static_cast<unsigned char>(text[i]) < 0x20 || text[i] == 0x7F)) ||
+    bool control = n == 0 ||
+                   (n == 1 && (static_cast<unsigned char>(text[i]) < 0x20 || text[i] == 0x7F) &&
+                    !(keep_newlines && text[i] == '\n')) ||
                    (n == 2 && static_cast<unsigned char>(text[i]) == 0xC2 &&
                     static_cast<unsigned char>(text[i + 1]) < 0xA0); // C1: U+0080..U+009F
     if (out.size() + (control ? 1 : n) > max_bytes)

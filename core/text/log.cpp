@@ -68,10 +68,11 @@ void log_line(log_level level, std::string_view component, std::string_view mess
   } else {
     line.reserve(component.size() + message.size() + 10);
     line += "gtmesh ";
-    // One event, one line: a peer's text cannot start a line of its own.
+    // No escape sequences reach the terminal; peers' text is made one line
+    // where it is taken in (display_text), our reports keep theirs.
     line += display_text(component, 256);
     line += ": ";
-    line += display_text(message, 64 * 1024);
+    line += display_text(message, 64 * 1024, true);
     line += '\n';
   }
   std::fwrite(line.data(), 1, line.size(), stderr);

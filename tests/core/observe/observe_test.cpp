@@ -169,6 +169,7 @@ TEST(display_text, no_peer_text_starts_a_line_or_drives_the_terminal) {
   EXPECT_EQ(display_text("\xff\xc0\xaf\xed\xa0\x80"), "??????");                  // invalid, overlong, surrogate
   EXPECT_EQ(display_text(std::string(2000, 'x')).size(), 1024u);
   EXPECT_EQ(display_text("ab\xc3\xa9", 3), "ab"); // cut on a character boundary
+  EXPECT_EQ(display_text("report\nline 2\x1b", 64, true), "report\nline 2?"); // our own multi-line reports
   for (int c = 0; c < 256; ++c) {
     std::string out = display_text(std::string(1, static_cast<char>(c)));
     for (unsigned char o : out)
