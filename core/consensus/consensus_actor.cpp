@@ -316,12 +316,10 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
             r.error = "refused: the forwarded change is not a log entry";
             return answer(r);
           }
-          const std::string via = " via " + peer->identity.name;
           if (e.kind != entry_kind::bootstrap_config) {
-            std::string claimed = display_text(e.by.empty() ? "?" : e.by, max_entry_name_bytes);
-            if (claimed.size() + via.size() > max_entry_name_bytes)
-              claimed.resize(max_entry_name_bytes > via.size() ? max_entry_name_bytes - via.size() : 0);
-            e.by = claimed + via.substr(0, max_entry_name_bytes - claimed.size());
+            // The claimed name gives way to the forwarder's within the bound.
+            const std::string via = display_text(" via " + peer->identity.name, max_entry_name_bytes);
+            e.by = display_text(e.by.empty() ? "?" : e.by, max_entry_name_bytes - via.size()) + via;
           } else {
             e.by = display_text(peer->identity.name, max_entry_name_bytes); // a decider offers its own start config
           }

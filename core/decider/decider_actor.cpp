@@ -110,6 +110,22 @@ std::string entry_file_name(const std::string& file) {
 
 void publish(self_ptr self);
 
+/// An agent link speaks for its own DC (its certificate names it) and for
+/// one origin: the first it spoke as, in a report or a batch. Binds that
+/// origin and returns true, or returns false for another one.
+bool speaks_as(decider_state& st, link_id link, const link_peer& from, const std::string& origin) {
+  if (origin.rfind(from.identity.dc + "/", 0) != 0)
+    return false;
+  auto& bound = st.agents[link];
+  if (!bound.empty() && bound != origin)
+    return false;
+  bound = origin;
+  return true;
+}
+
+constexpr std::string_view joining_reason =
+  "joining the cluster: no DNS answers until the leader has caught this decider up and made it a voter";
+
 /// Why no DNS query is answered here ("" when they are).
 const std::string& not_answering(const decider_state& st) {
   return !st.not_member_reason.empty() ? st.not_member_reason : st.not_current_reason;
@@ -564,18 +580,16 @@ void handle_request(self_ptr self, link_id link, const link_peer& from, const re
     // it) and the one origin its link speaks as (its batches, or its first
     // report). Everything it says is shown as text, never as lines.
     const std::string origin = arg(0), dc = arg(1);
-    auto& link_origin = st.agents[link];
     if (dc != from.identity.dc || origin.rfind(dc + "/", 0) != 0 || origin.size() > 255) {
       ++st.rejected["refused: node report for another DC"];
       return reply(false, "refused: this link is " + from.identity.describe() + "; it reports for its own DC only");
     }
-    if (!link_origin.empty() && link_origin != origin) {
+    if (!speaks_as(st, link, from, origin)) {
       ++st.rejected["refused: node report for another origin"];
-      return reply(false, "refused: this link reports as " + link_origin + ", not " + display_text(origin, 255));
+      return reply(false, "refused: this link reports as " + st.agents[link] + ", not " + display_text(origin, 255));
     }
     if (st.nodes.size() >= 10'000 && !st.nodes.count(origin))
       return reply(false, "too many node reports");
-    link_origin = origin;
     st.nodes[display_text(origin, 255)] =
       decider_state::node_report{display_text(dc, 255), display_text(arg(2), 32), display_text(arg(3), 1024), now};
     return reply(true, "ok");
@@ -625,13 +639,10 @@ void on_frame(self_ptr self, link_id link, const std::vector<char>& bytes) {
         ++st.rejected["refused: measurements for another DC"];
         return;
       }
-      // One link, one origin: the first it spoke as (a report or a batch).
-      auto& link_origin = st.agents[link];
-      if (!link_origin.empty() && link_origin != b.origin) {
+      if (!speaks_as(st, link, from, b.origin)) {
         ++st.rejected["refused: measurements for another origin"];
         return;
       }
-      link_origin = b.origin;
       rebase_to_local_clock(b.items, b.sent_at_ms, now);
       uint64_t before = st.core->table().have(b.origin);
       ack_body ack = st.core->on_batch(b, now);
@@ -842,12 +853,11 @@ void on_membership(self_ptr self, const std::vector<std::string>& members, const
         st.peers.push_back(decider_state::peer{address});
     connect_peers(self);
   }
-  const std::string before = st.member_role;
-  st.member_role = role;
+  st.was_voter = st.was_voter || role == "voter";
   std::string reason;
   if (role != "voter" && !members.empty()) {
-    if (st.options.join && (before == "?" || before == "" || before == "spare") && role != "standby")
-      reason = "joining the cluster: no DNS answers until the leader has caught this decider up and made it a voter";
+    if (st.options.join && !st.was_voter && role != "standby")
+      reason = joining_reason; // not in the membership yet, or a spare being caught up
     else if (role.empty())
       reason = "removed from the cluster (gtmeshctl member remove): it answers no DNS query; to bring it back, empty "
                "its data folder and start it with --join, then gtmeshctl member add " + st.options.address;
@@ -877,8 +887,7 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
   // A restart with its data folder answers from last-known-good at once.
   update_current(self, wall_clock_ms());
   if (st.options.join && st.core->applied_index() == 0)
-    st.not_member_reason = "joining the cluster: no DNS answers until the leader has caught this decider up and made "
-                           "it a voter";
+    st.not_member_reason = joining_reason;
   exit_on_unexpected_exception(self, "decider");
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& s = self->state;

@@ -124,12 +124,10 @@ struct decider_state {
     std::chrono::steady_clock::time_point deadline;
   };
   std::vector<waiting_reply> waiting;
-  /// This decider's role in the membership in force ("voter", "standby",
-  /// "spare", "" when it is not in it; "?" until the log says). A decider
-  /// that is not a voter answers no DNS query (SERVFAIL: resolvers ask
-  /// another nameserver) and says why in status.
-  std::string member_role = "?";
+  /// Why this decider, not a voter of the membership in force, answers no
+  /// DNS query (SERVFAIL: resolvers ask another nameserver); "" as a voter.
   std::string not_member_reason;
+  bool was_voter = false; ///< it has been a voter (not joining any more)
   /// Empty once this decider serves the committed config with
   /// last-known-good or fresh measurements; until then it answers no DNS
   /// query rather than answering fail-safe or from the bootstrap config.

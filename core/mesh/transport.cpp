@@ -1,6 +1,7 @@
-#include <algorithm>
 #include "core/mesh/transport.hpp"
 #include "core/text/log.hpp"
+
+#include <algorithm>
 
 #include "core/mesh/envelope.hpp"
 #include "core/mesh/frame_reader.hpp"
@@ -634,15 +635,15 @@ void transport_impl::accept() {
       // held against a newcomer: a holder must finish before that many
       // newer connections arrive. Known peers' addresses may go past the
       // overall limit by reserved_pending, so a restarting decider gets in.
-      const bool address_full = pending_by_address_[address] >= options_.max_pending_per_address;
       const bool reserved = std::find(options_.reserved_addresses.begin(), options_.reserved_addresses.end(),
                                       address) != options_.reserved_addresses.end();
-      const bool overall_full =
-        pending_ >= options_.max_pending + (reserved ? options_.reserved_pending : 0);
-      if ((address_full || overall_full) && links_.size() < options_.max_links) {
+      const size_t max_pending = options_.max_pending + (reserved ? options_.reserved_pending : 0);
+      auto address_full = [&] { return pending_by_address_[address] >= options_.max_pending_per_address; };
+      if ((address_full() || pending_ >= max_pending) && links_.size() < options_.max_links) {
+        const bool same_address = address_full();
         std::shared_ptr<connection> oldest;
         for (const auto& [id, other] : links_)
-          if (other->counted_pending && (!address_full || other->remote_address == address) &&
+          if (other->counted_pending && (!same_address || other->remote_address == address) &&
               (!oldest || other->started() < oldest->started()))
             oldest = other;
         if (oldest) {
@@ -650,8 +651,7 @@ void transport_impl::accept() {
           oldest->close("evicted: handshake slots full, the oldest handshake made room for a new connection");
         }
       }
-      if (pending_ >= options_.max_pending + (reserved ? options_.reserved_pending : 0) ||
-          pending_by_address_[address] >= options_.max_pending_per_address || links_.size() >= options_.max_links) {
+      if (pending_ >= max_pending || address_full() || links_.size() >= options_.max_links) {
         ++counters_.refused_pending;
         if (pending_by_address_[address] == 0)
           pending_by_address_.erase(address);

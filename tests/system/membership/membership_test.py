@@ -34,6 +34,8 @@ SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(os.path.dirname(__file__)
 GTMESH = os.environ.get("GTMESH_BIN", os.path.join(SRC, "build", "tools", "gtmesh"))
 GTMESHCTL = os.path.join(os.path.dirname(GTMESH), "gtmeshctl")
 CLUSTER = os.path.join(SRC, "tools", "cluster.sh")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dns_lib"))
+import gtmesh_dns  # noqa: E402
 FRA, IAD = "192.0.2.10", "198.51.100.10"
 failures = []
 
@@ -48,20 +50,14 @@ def check(ok, what):
 def query(server, name):
     """(rcode, sorted A answers) of one UDP query, or (None, []) on timeout."""
     host, port = server.rsplit(":", 1)
-    q = struct.pack(">HHHHHH", 0x4242, 0x0100, 1, 0, 0, 0)
-    for label in name.split("."):
-        q += bytes([len(label)]) + label.encode()
-    q += b"\0" + struct.pack(">HH", 1, 1)
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.settimeout(1)
-        s.sendto(q, (host, int(port)))
-        try:
-            r = s.recv(4096)
-        except socket.timeout:
-            return None, []
-    rcode = r[3] & 0x0F
-    an = struct.unpack(">H", r[6:8])[0]
-    pos, out = len(q), []
+    q = gtmesh_dns.make_query(name)
+    client = gtmesh_dns.UdpClient(host, int(port))
+    r = client.ask(q, timeout=1)
+    client.close()
+    if r is None:
+        return None, []
+    _, flags, _, an, _, _ = gtmesh_dns.response_header(r)
+    pos, out = len(q), []  # the question is echoed
     for _ in range(an):
         pos += 2 if r[pos] & 0xC0 == 0xC0 else r.index(0, pos) + 1 - pos
         rtype, _, _, rdlen = struct.unpack(">HHIH", r[pos:pos + 10])
@@ -69,7 +65,7 @@ def query(server, name):
         if rtype == 1:
             out.append(socket.inet_ntoa(r[pos:pos + 4]))
         pos += rdlen
-    return rcode, sorted(out)
+    return flags & 0x0F, sorted(out)
 
 
 def wait_for(fn, seconds, step=0.1):
