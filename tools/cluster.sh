@@ -31,37 +31,39 @@ bin=${GTMESH_BIN:-$here/build/tools/gtmesh}
 ctl=${GTMESHCTL_BIN:-$(dirname "$bin")/gtmeshctl}
 deciders=(1 2 3)
 
-wait_for_file() { # FILE SECONDS
+wait_for_file() { # FILE SECONDS [PID LOG]: with PID, a process that exits first fails at once
   local deadline=$((SECONDS + $2))
   until [ -s "$1" ]; do
+    if [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null; then
+      echo "cluster: the process writing $1 exited; the end of $4:" >&2
+      tail -n 20 "$4" >&2
+      return 1
+    fi
     if [ $SECONDS -ge $deadline ]; then
-      echo "cluster: timed out waiting for $1" >&2
+      echo "cluster: timed out waiting for $1${4:+; the end of $4:}" >&2
+      [ -z "${4:-}" ] || tail -n 20 "$4" >&2
       return 1
     fi
     sleep 0.05
   done
 }
 
-free_port() { # a TCP and UDP port free right now on 127.0.0.1
-  python3 -c '
-import socket
-while True:
-    t = socket.socket(); t.bind(("127.0.0.1", 0)); p = t.getsockname()[1]
-    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        u.bind(("127.0.0.1", p)); print(p); break
-    except OSError:
-        pass
-    finally:
-        t.close(); u.close()'
+free_port() { # DIR: a TCP and UDP port free right now on 127.0.0.1, below the kernel's
+  # ephemeral range (tools/free_port.py says why) and not already in DIR/addresses
+  local port
+  while :; do
+    port=$(python3 "$here/tools/free_port.py")
+    grep -q ":$port\$" "$1/addresses" 2>/dev/null || break
+  done
+  echo "$port"
 }
 
 addresses() { # DIR: picks every decider's mesh and DNS address once
   local dir=$1
   [ -f "$dir/addresses" ] && return 0
   for n in "${deciders[@]}"; do
-    echo "mesh$n 127.0.0.1:$(free_port)"
-    echo "dns$n 127.0.0.1:$(free_port)"
+    echo "mesh$n 127.0.0.1:$(free_port "$dir")"
+    echo "dns$n 127.0.0.1:$(free_port "$dir")"
   done >"$dir/addresses"
 }
 
@@ -86,7 +88,7 @@ start_decider() { # DIR N [--join]
     --http 127.0.0.1:0 \
     --dc-down-after 3s "${peer_args[@]}" "${tls_args[@]}" "${join_args[@]}" >>"$dir/decider$n.log" 2>&1 &
   echo $! >"$dir/decider$n.pid"
-  wait_for_file "$dir/decider$n.ports" 30
+  wait_for_file "$dir/decider$n.ports" 30 "$!" "$dir/decider$n.log"
 }
 
 write_env() { # DIR
@@ -169,7 +171,7 @@ start() { # DIR [--tls]
       local name=agent-$dc
       [ "$i" = 1 ] || name=agent-$dc-a$i
       grep -q "^agent-http-${name#agent-} " "$dir/addresses" ||
-        echo "agent-http-${name#agent-} 127.0.0.1:$(free_port)" >>"$dir/addresses"
+        echo "agent-http-${name#agent-} 127.0.0.1:$(free_port "$dir")" >>"$dir/addresses"
       "$bin" agent --config "$dir/cluster.yaml" --dc "$dc" --instance "a$i" --quiet \
         --http "$(address "$dir" "agent-http-${name#agent-}")" --decider "${order[0]}" --decider "${order[1]}" \
         --decider "${order[2]}" "${tls_args[@]}" >>"$dir/$name.log" 2>&1 &
@@ -183,8 +185,8 @@ start() { # DIR [--tls]
 join_decider() { # DIR N: a new decider that joins the running cluster
   local dir=$1 n=$2
   grep -q "^mesh$n " "$dir/addresses" || {
-    echo "mesh$n 127.0.0.1:$(free_port)"
-    echo "dns$n 127.0.0.1:$(free_port)"
+    echo "mesh$n 127.0.0.1:$(free_port "$dir")"
+    echo "dns$n 127.0.0.1:$(free_port "$dir")"
   } >>"$dir/addresses"
   if [ -f "$dir/tls/ca.pem" ] && [ ! -f "$dir/tls/decider$n.pem" ]; then
     "$ctl" ca issue "decider$n" --role decider --dir "$dir/tls" >/dev/null

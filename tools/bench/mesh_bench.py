@@ -24,6 +24,7 @@ import json
 import os
 import random
 import socket
+import sys
 import struct
 import re
 import shutil
@@ -33,15 +34,12 @@ import subprocess
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from free_port import free_port  # noqa: E402
+
 SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 GTMESH = os.environ.get("GTMESH_BIN", os.path.join(SRC, "build", "tools", "gtmesh"))
 GTMESHCTL = os.path.join(os.path.dirname(GTMESH), "gtmeshctl")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_file(path, seconds=30):

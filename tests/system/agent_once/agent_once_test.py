@@ -18,6 +18,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools"))
+from free_port import free_port  # noqa: E402
+
 GTMESH = os.environ.get("GTMESH_BIN", "gtmesh")
 failures = []
 
@@ -26,12 +29,6 @@ def check(cond, what):
     if not cond:
         failures.append(what)
         print("FAIL:", what)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for(ready, what, timeout=10.0):

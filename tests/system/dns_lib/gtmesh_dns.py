@@ -16,6 +16,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools"))
+from free_port import free_port  # noqa: E402,F401  (one picker: below the ephemeral range)
+
 _libc = ctypes.CDLL(None, use_errno=True)
 _PR_SET_PDEATHSIG = 1
 
@@ -61,21 +64,6 @@ def wait_until(predicate, timeout, what, interval=0.02):
         if time.monotonic() >= deadline:
             raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(interval)
-
-
-def free_port(kind=socket.SOCK_DGRAM, host="127.0.0.1"):
-    """A port free for both UDP and TCP right now (the caller retries on a race)."""
-    for _ in range(50):
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
-            u.bind((host, 0))
-            port = u.getsockname()[1]
-            try:
-                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as t:
-                    t.bind((host, port))
-                    return port
-            except OSError:
-                continue
-    raise RuntimeError("no free port")
 
 
 class GtmeshServer:

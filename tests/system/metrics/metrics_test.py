@@ -33,6 +33,9 @@ import time
 import urllib.parse
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools"))
+from free_port import free_port  # noqa: E402
+
 SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 GTMESH = os.environ.get("GTMESH_BIN", os.path.join(SRC, "build", "tools", "gtmesh"))
 GTMESHCTL = os.path.join(os.path.dirname(GTMESH), "gtmeshctl")
@@ -45,14 +48,6 @@ def check(ok, what):
     if not ok:
         failures.append(what)
     return ok
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def http_get(url, timeout=5):
