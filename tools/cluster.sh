@@ -8,9 +8,11 @@
 #
 #   tools/cluster.sh start DIR [--tls]       start everything; writes DIR/cluster.env
 #   tools/cluster.sh stop DIR                stop everything started in DIR
-#   tools/cluster.sh restart-decider DIR N   start decider N again, same addresses
+#   tools/cluster.sh restart-decider DIR N [FLAGS]  start decider N again, same addresses
 #   tools/cluster.sh join-decider DIR N      start a new decider N (4, 5, ...) with --join; then
 #                                            `gtmeshctl member add` its MESHN (docs/mesh.md)
+#   tools/cluster.sh restore DIR FILE        kill -9 every decider, delete its data folder, start
+#                                            each again with --restore FILE (a gtmeshctl backup)
 #
 # AGENTS_PER_DC=N (default 1, plain links only) starts N agent instances per
 # DC (a1..aN): 3 deciders + 3N agents, e.g. 12 mesh nodes with N=3.
@@ -75,9 +77,8 @@ known_deciders() { # DIR: the numbers of every decider ever started in DIR
   awk '$1 ~ /^mesh[0-9]+$/ {print substr($1, 5)}' "$1/addresses"
 }
 
-start_decider() { # DIR N [--join]
-  local dir=$1 n=$2 peer_args=() tls_args=() join_args=()
-  [ "${3:-}" = --join ] && join_args=(--join)
+start_decider() { # DIR N [DECIDER FLAGS...] (--join, --restore FILE)
+  local dir=$1 n=$2 peer_args=() tls_args=() extra_args=("${@:3}")
   for m in $(known_deciders "$dir"); do
     [ "$m" = "$n" ] || peer_args+=(--peer "$(address "$dir" "mesh$m")")
   done
@@ -86,7 +87,7 @@ start_decider() { # DIR N [--join]
   "$bin" decider --config "$dir/cluster.yaml" --data-dir "$dir/decider$n" --listen "$(address "$dir" "mesh$n")" \
     --name "decider$n" --dns "$(address "$dir" "dns$n")" --port-file "$dir/decider$n.ports" --faults \
     --http 127.0.0.1:0 \
-    --dc-down-after 3s "${peer_args[@]}" "${tls_args[@]}" "${join_args[@]}" >>"$dir/decider$n.log" 2>&1 &
+    --dc-down-after 3s "${peer_args[@]}" "${tls_args[@]}" "${extra_args[@]}" >>"$dir/decider$n.log" 2>&1 &
   echo $! >"$dir/decider$n.pid"
   wait_for_file "$dir/decider$n.ports" 30 "$!" "$dir/decider$n.log"
 }
@@ -195,6 +196,23 @@ join_decider() { # DIR N: a new decider that joins the running cluster
   write_env "$dir"
 }
 
+restore() { # DIR FILE: every decider's data folder lost, each restarted from the backup FILE
+  local dir=$1 file=$2
+  for n in $(known_deciders "$dir"); do
+    [ -f "$dir/decider$n.pid" ] || continue
+    local pid
+    pid=$(cat "$dir/decider$n.pid")
+    kill -9 "$pid" 2>/dev/null || true
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+    rm -f "$dir/decider$n.pid"
+    rm -rf "$dir/decider$n"
+  done
+  for n in $(known_deciders "$dir"); do
+    start_decider "$dir" "$n" --restore "$file"
+  done
+  write_env "$dir"
+}
+
 stop() { # DIR
   local dir=$1
   for pidfile in "$dir"/*.pid; do
@@ -215,7 +233,8 @@ stop() { # DIR
 case "${1:-}" in
   start) start "$2" "${3:-}" ;;
   stop) stop "$2" ;;
-  restart-decider) start_decider "$(cd "$2" && pwd)" "$3"; write_env "$(cd "$2" && pwd)" ;;
+  restart-decider) start_decider "$(cd "$2" && pwd)" "$3" "${@:4}"; write_env "$(cd "$2" && pwd)" ;;
   join-decider) join_decider "$(cd "$2" && pwd)" "$3" ;;
-  *) echo "usage: $0 start DIR [--tls] | stop DIR | restart-decider DIR N | join-decider DIR N" >&2; exit 2 ;;
+  restore) restore "$(cd "$2" && pwd)" "$(realpath "$3")" ;;
+  *) echo "usage: $0 start DIR [--tls] | stop DIR | restart-decider DIR N | join-decider DIR N | restore DIR FILE" >&2; exit 2 ;;
 esac

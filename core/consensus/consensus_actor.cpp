@@ -1,5 +1,6 @@
 #include "core/consensus/consensus_actor.hpp"
 
+#include "core/consensus/cluster_backup.hpp"
 #include "core/mesh/envelope.hpp"
 #include "core/mesh/mesh_types.hpp"
 #include "core/mesh/node_runtime.hpp"
@@ -421,6 +422,31 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
       }
       report(self);
       return promise;
+    },
+    [=](backup_atom) -> caf::result<std::string, std::vector<char>> {
+      // At the leader, once it has applied everything committed: the state
+      // then holds every change any operator was told was committed.
+      auto& st = self->state;
+      if (!st.node)
+        return {"not applied: the consensus log is not running here: " + st.start_error, std::vector<char>{}};
+      if (!st.node->is_leader())
+        return {"not applied: " + raft_error_text(self, RAFT_NOTLEADER), std::vector<char>{}};
+      raft_status s = st.node->status();
+      if (!s.has_quorum || s.last_applied < s.commit_index)
+        return {std::string("not applied: the leader is still applying its log, or has no majority in contact"),
+                std::vector<char>{}};
+      cluster_backup b;
+      b.taken_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+      b.taken_from = st.options.name;
+      b.cluster_id = s.cluster_id;
+      b.applied_index = st.fsm.applied_index();
+      b.state = st.fsm.snapshot();
+      for (const auto& m : st.node->members())
+        b.members.push_back(m.address + " " + m.role);
+      std::vector<uint8_t> bytes = encode_backup(b);
+      return {std::string(), std::vector<char>(bytes.begin(), bytes.end())};
     },
     [=](attach_atom, const caf::actor& decider) {
       // The decider actor is spawned after us (it needs our handle).

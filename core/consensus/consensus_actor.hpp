@@ -14,6 +14,7 @@
 //   (member_atom, op, address) -> proposal_reply_body     gtmeshctl member
 //   (status_atom) -> std::string                          for gtmeshctl status
 //   (history_atom) -> std::string                         the config history
+//   (backup_atom) -> (why not, bytes)                     gtmeshctl backup (at the leader)
 //
 // A proposal at a follower is forwarded to the leader as a `proposal`
 // frame; the leader answers with `proposal_reply` once committed. With no

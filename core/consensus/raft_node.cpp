@@ -71,6 +71,35 @@ uint64_t raft_node::cluster_id(std::vector<std::string> voters) {
   return h == 0 ? 1 : h;
 }
 
+bool raft_node::seed(state::raft_store& store, std::vector<std::string> voters, uint64_t index,
+                     const std::vector<uint8_t>& fsm_snapshot, std::string& error) {
+  state::raft_persisted p;
+  if (!store.load(p, error))
+    return false;
+  // A term without entries is no log (a seed cut short, or a joining
+  // decider never added): it is written over.
+  if (!p.entries.empty() || p.snapshot) {
+    error = "the Raft log is not empty (term " + std::to_string(p.term) + ", " +
+            (p.snapshot ? "a snapshot at index " + std::to_string(p.snapshot->index)
+                        : "entries from index " + std::to_string(p.start_index)) +
+            ")";
+    return false;
+  }
+  std::sort(voters.begin(), voters.end());
+  voters.erase(std::unique(voters.begin(), voters.end()), voters.end());
+  state::raft_snapshot_record s;
+  s.index = std::max<uint64_t>(index, 1);
+  s.term = 1;
+  for (const auto& v : voters)
+    s.servers.push_back(state::raft_server_record{server_id(v), v, RAFT_VOTER});
+  s.configuration_index = s.index;
+  s.data = fsm_snapshot;
+  // The cluster id and term first, the snapshot last: a store with a
+  // snapshot is a log, and one cut short before it is written over.
+  return store.set_cluster_id(cluster_id(voters), error) && store.set_term(1, error) &&
+         store.put_snapshot(s, 0, error);
+}
+
 raft_node::raft_node(raft_node_options options, std::unique_ptr<state::raft_store> store, replicated_state& fsm)
     : options_(std::move(options)), store_(std::move(store)), fsm_state_(fsm) {
   id_ = server_id(options_.address);

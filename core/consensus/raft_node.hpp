@@ -166,6 +166,15 @@ public:
   /// replaced it (not while libraft is in the middle of a call).
   std::function<void()> on_change;
 
+  /// Seeds an empty log with `fsm_snapshot` (replicated_state::snapshot())
+  /// as a snapshot at `index`, term 1, with `voters` as its membership and
+  /// their cluster id: a cluster restored from a backup (cluster_backup.hpp)
+  /// starts from it on every decider given the same backup and voters, as
+  /// one bootstrapped log would. False with the reason if the store holds
+  /// a log already or a write fails.
+  static bool seed(state::raft_store& store, std::vector<std::string> voters, uint64_t index,
+                   const std::vector<uint8_t>& fsm_snapshot, std::string& error);
+
   static uint64_t server_id(const std::string& address);
   static uint64_t cluster_id(std::vector<std::string> voters);
 

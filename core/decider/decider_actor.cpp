@@ -4,6 +4,7 @@
 #include "core/text/display_text.hpp"
 #include "core/text/log.hpp"
 
+#include "core/consensus/cluster_backup.hpp"
 #include "core/consensus/log_entry.hpp"
 #include "core/consensus/raft_node.hpp"
 #include "core/dns/responder/responder_actor.hpp"
@@ -190,9 +191,13 @@ void publish_status(self_ptr self) {
 }
 
 /// Whether this decider is current: it serves a committed config (not the
-/// bootstrap one) and holds measurements, restored (last-known-good) or
-/// fresh; or the committed config has been in use for the bound without
-/// any measurement anywhere. Once current it stays so.
+/// bootstrap one) and holds measurements of every DC of it, restored
+/// (last-known-good) or fresh; or the committed config has been in use for
+/// the bound (a DC whose agents are all gone then counts as down, as it
+/// does everywhere). Measurements of only some DCs are not enough: a
+/// decider whose folder was lost, or restored from a backup, would answer
+/// with the next DC while the first one's agent has not reached it yet.
+/// Once current it stays so.
 void update_current(self_ptr self, int64_t now) {
   auto& st = self->state;
   if (st.not_current_reason.empty())
@@ -204,9 +209,10 @@ void update_current(self_ptr self, int64_t now) {
     if (st.committed_config_at_ms == 0)
       st.committed_config_at_ms = now;
     const bool waited = now - st.committed_config_at_ms >= st.options.ready_without_measurements.count();
-    if (st.core->table().size() == 0 && !waited)
+    const std::string missing = st.core->dcs_without_measurements();
+    if (!missing.empty() && !waited)
       why = "serving config version " + std::to_string(st.core->config_version()) +
-            ", waiting for measurements (from agents or the other deciders)";
+            ", waiting for measurements of " + missing + " (from agents or the other deciders)";
   }
   if (why.empty()) {
     log(self, "current: config version " + std::to_string(st.core->config_version()) + ", " +
@@ -439,6 +445,36 @@ std::string status_text(self_ptr self) {
   return out.str();
 }
 
+/// A backup from the consensus actor with the older config texts this
+/// decider keeps, each only if its SHA-256 is the history's, newest first,
+/// as many as fit one reply frame.
+std::string with_config_texts(self_ptr self, const std::vector<char>& bytes) {
+  consensus::cluster_backup b;
+  std::string error;
+  if (!consensus::decode_backup(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), b, error))
+    return std::string(bytes.begin(), bytes.end()); // cannot happen; the restore checks it again
+  consensus::replicated_state s;
+  s.restore(b.state.data(), b.state.size());
+  std::map<uint32_t, std::string> sha_of;
+  for (const auto& h : s.history())
+    sha_of[h.version] = h.sha256;
+  size_t budget = 14u << 20;
+  budget = budget > bytes.size() ? budget - bytes.size() : 0;
+  for (auto& c : self->state.core->stored_configs()) {
+    auto it = sha_of.find(c.version);
+    if (c.version >= s.config_version() || it == sha_of.end() || consensus::sha256_hex(c.yaml) != it->second)
+      continue;
+    if (c.yaml.size() / 4 + 256 > budget) { // texts compress at least 4:1 (YAML: 20-35:1)
+      ++b.configs_left_out;
+      continue;
+    }
+    budget -= c.yaml.size() / 4 + 256;
+    b.configs.push_back(consensus::backup_config_text{c.version, std::move(c.yaml), std::move(c.file), c.at_ms});
+  }
+  std::vector<uint8_t> out = consensus::encode_backup(b);
+  return std::string(out.begin(), out.end());
+}
+
 /// Replies to one operator or decider request (status, explain, ...).
 void handle_request(self_ptr self, link_id link, const link_peer& from, const request_body& req) {
   auto& st = self->state;
@@ -529,6 +565,24 @@ void handle_request(self_ptr self, link_id link, const link_peer& from, const re
           send_frame(self, link,
                      frame(message_kind::reply, name, reply_body{false, "the consensus actor did not answer in time"}));
         });
+    return;
+  }
+  if (req.command == "backup") {
+    if (role != node_role::operator_)
+      return refuse("an operator certificate");
+    std::string name = node_name(self);
+    auto failed = [self, link, name](caf::error&) {
+      send_frame(self, link,
+                 frame(message_kind::reply, name, reply_body{false, "the consensus actor did not answer in time"}));
+    };
+    self->request(st.options.consensus, std::chrono::seconds(10), backup_atom_v)
+      .then(
+        [self, link, name](const std::string& why_not, const std::vector<char>& bytes) {
+          if (!why_not.empty())
+            return send_frame(self, link, frame(message_kind::reply, name, reply_body{false, why_not}));
+          send_frame(self, link, frame(message_kind::reply, name, reply_body{true, with_config_texts(self, bytes)}));
+        },
+        failed);
     return;
   }
   if (req.command == "drain" || req.command == "undrain") {

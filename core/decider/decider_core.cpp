@@ -432,6 +432,20 @@ bool decider_core::flush(std::string& error, int64_t now_ms) {
   return ok;
 }
 
+std::string decider_core::dcs_without_measurements() const {
+  std::string missing;
+  if (!active_)
+    return missing;
+  for (const auto& dc : active_->cfg->datacenters)
+    if (!table_.has_origin_in(dc.name))
+      missing += (missing.empty() ? "" : ", ") + dc.name;
+  return missing;
+}
+
+std::vector<state::stored_config> decider_core::stored_configs() {
+  return store_ ? store_->config_history() : std::vector<state::stored_config>{};
+}
+
 std::vector<state::health_transition> decider_core::history(int64_t since_ms, size_t limit) {
   if (!store_)
     return {};

@@ -119,6 +119,9 @@ public:
   /// once, removed agents), in memory and on disk at the next flush.
   size_t expire(int64_t now_ms);
   const mesh::gossip_state& table() const noexcept { return table_; }
+  /// The DCs of the config in use that no measurement here is of, comma
+  /// separated ("" when every DC has some: the decider can answer).
+  std::string dcs_without_measurements() const;
 
   // --- overrides ---------------------------------------------------------
   /// The drains the log committed (version = the log index of each).
@@ -174,6 +177,8 @@ public:
   /// without `now_ms` every change is written.
   bool flush(std::string& error, int64_t now_ms = std::numeric_limits<int64_t>::max());
   std::vector<state::health_transition> history(int64_t since_ms, size_t limit);
+  /// The config texts kept in the store (--keep-configs), newest first.
+  std::vector<state::stored_config> stored_configs();
   /// Samples the DCs' fresh metric values into the metric history (at most
   /// every metric_sample_ms; see decider_options) and, once an hour, drops
   /// samples older than metric_history_ms. The next flush writes them.

@@ -159,4 +159,10 @@ std::vector<std::string> gossip_state::take_changed_origins() {
   return out;
 }
 
+bool gossip_state::has_origin_in(const std::string& dc) const {
+  const std::string prefix = dc + "/";
+  auto it = origins_.lower_bound(prefix);
+  return it != origins_.end() && it->first.compare(0, prefix.size(), prefix) == 0;
+}
+
 } // namespace gtmesh::mesh

@@ -56,6 +56,8 @@ public:
   int64_t newest_at(const std::string& origin) const;
   size_t size() const noexcept { return size_; }
   size_t origin_count() const noexcept { return origins_.size(); }
+  /// Whether any origin of `dc` ("dc/instance") has measurements here.
+  bool has_origin_in(const std::string& dc) const;
   /// Every latest measurement, any order.
   void for_each(const std::function<void(const measurement&)>& fn) const;
   /// Every latest measurement of one origin, any order.

@@ -58,6 +58,10 @@ CAF_BEGIN_TYPE_ID_BLOCK(gtmesh_mesh, gtmesh::mesh_type_id_first)
   /// (console_atom, command, args) -> std::string: a read-only view for the
   /// console's /api/ (explain, history, configs), in-process.
   CAF_ADD_ATOM(gtmesh_mesh, gtmesh::mesh, console_atom, "gtm_consl")
+  /// (backup_atom) -> (why not, backup bytes): the leader's replicated state
+  /// as a backup (consensus/cluster_backup.hpp); "why not" is empty when it
+  /// is given, else starts "not applied: " (a retry, at the leader, helps).
+  CAF_ADD_ATOM(gtmesh_mesh, gtmesh::mesh, backup_atom, "gtm_backup")
 CAF_END_TYPE_ID_BLOCK(gtmesh_mesh)
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gtmesh::mesh::link_peer)

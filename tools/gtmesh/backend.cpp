@@ -5,6 +5,7 @@
 // the backend down, remove it to bring it back); every other path answers
 // 200 with the name. Runs until SIGTERM/SIGINT.
 
+#include "core/runtime/durable_file.hpp"
 #include "core/mesh/node_runtime.hpp"
 #include "core/text/log.hpp"
 #include "tools/gtmesh/commands.hpp"
@@ -43,8 +44,9 @@ int backend(const args& a) {
   }
   std::thread t([&] { server.listen_after_bind(); });
   if (!port_file.empty()) {
-    std::ofstream(port_file + ".tmp") << bound << "\n";
-    std::filesystem::rename(port_file + ".tmp", port_file);
+    std::string error;
+    if (!write_file_durably(port_file, std::to_string(bound) + "\n", error))
+      log_error("backend", "%s", error.c_str());
   }
   int sig = 0;
   sigwait(&signals, &sig);

@@ -5,6 +5,7 @@
 //                  [--port-file FILE] [--faults] [--dc-down-after DURATION] [--keep-configs N]
 //                  [--gossip-interval DURATION] [--election-timeout DURATION]
 //                  [--tls-ca F --tls-cert F --tls-key F] [--cookie-secret FILE] [--http ADDR:PORT] [--join]
+//                  [--restore BACKUP]
 //
 // The first deciders of a cluster are started with the addresses of all the
 // others (--peer); with its own (--advertise, default --listen) they are the
@@ -19,11 +20,15 @@
 // the decider serves DNS itself; after a restart the responder answers from
 // the last-known-good state in DIR before any new measurement arrives. With
 // --http it serves /metrics, /healthz and /readyz there (docs/metrics.md),
-// and the console with its JSON API (docs/console.md).
+// and the console with its JSON API (docs/console.md). --restore seeds an
+// empty data folder from `gtmeshctl backup` (every decider of the new
+// cluster gets the same file; docs/mesh.md, "Backup and restore").
 
+#include "core/runtime/durable_file.hpp"
 #include "core/config/duration.hpp"
 #include "core/runtime/service_notify.hpp"
 #include "core/consensus/consensus_actor.hpp"
+#include "core/consensus/restore_from_backup.hpp"
 #include "core/decider/decider_actor.hpp"
 #include "core/dns/responder/responder_actor.hpp"
 #include "core/mesh/mesh_types.hpp"
@@ -51,7 +56,7 @@ void usage() {
              "         [--name NAME] [--peer HOST:PORT]... [--dns ADDR:PORT]... [--dns-threads N] [--port-file FILE]\n"
              "         [--faults] [--dc-down-after DURATION] [--keep-configs N] [--gossip-interval DURATION]\n"
              "         [--election-timeout DURATION] [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n"
-             "         [--cookie-secret FILE] [--http ADDR:PORT] [--join]\n",
+             "         [--cookie-secret FILE] [--http ADDR:PORT] [--join] [--restore BACKUP]\n",
              stderr);
 }
 
@@ -68,7 +73,8 @@ int decider(const args& a) {
   r.option("--port-file", port_file);
   auto peers = r.options("--peer");
   auto dns_listen = r.options("--dns");
-  std::string cookie_secret_file, http_listen;
+  std::string cookie_secret_file, http_listen, restore_file;
+  r.option("--restore", restore_file);
   r.option("--cookie-secret", cookie_secret_file);
   r.option("--http", http_listen);
   bool with_faults = r.flag("--faults");
@@ -166,6 +172,20 @@ int decider(const args& a) {
 
   std::filesystem::create_directories(data_dir);
   std::string error;
+  if (!restore_file.empty()) {
+    if (join) {
+      log_error("decider", "--restore and --join: a joining decider copies the log from the cluster; restore the "
+                           "first deciders of a new cluster only (docs/mesh.md)");
+      return 2;
+    }
+    std::string message;
+    auto outcome = consensus::restore_from_backup(data_dir, restore_file, voters, core_options.keep_configs, message);
+    if (outcome == consensus::restore_outcome::refused) {
+      log_error("decider", "%s", message.c_str());
+      return 1;
+    }
+    log_line(log_level::info, "decider", message);
+  }
   auto store = state::store::open(data_dir + "/state", error);
   if (!store) {
     log_error("decider", "%s", error.c_str());
@@ -212,7 +232,7 @@ int decider(const args& a) {
     // served at once; anything less is no answer of the cluster's: SERVFAIL
     // until the decider actor finds itself current (docs/mesh.md,
     // "Readiness"), so resolvers ask another nameserver meanwhile.
-    const bool current = !join && core->config_version() > 0 && core->table().size() > 0;
+    const bool current = !join && core->config_version() > 0 && core->dcs_without_measurements().empty();
     responder->publish(current ? core->build_snapshot(decider::wall_clock_ms()) : nullptr);
     responder->start();
   }
@@ -311,14 +331,13 @@ int decider(const args& a) {
 
     log_line(log_level::info, component, started);
     if (!port_file.empty()) {
-      std::ofstream f(port_file + ".tmp");
-      f << "mesh " << mesh_bound << "\n";
+      std::string ports = "mesh " + mesh_bound + "\n";
       for (const auto& d : dns_bound)
-        f << "dns " << d << "\n";
+        ports += "dns " + d + "\n";
       if (ops.endpoint())
-        f << "http " << ops.endpoint()->bound() << "\n";
-      f.close();
-      std::filesystem::rename(port_file + ".tmp", port_file);
+        ports += "http " + ops.endpoint()->bound() + "\n";
+      if (!write_file_durably(port_file, ports, error))
+        log_error("decider", "%s", error.c_str());
     }
     int sig = 0;
     sigwait(&signals, &sig);

@@ -10,6 +10,7 @@
 // --http serves the decider's, the responder's and the agents' /metrics
 // (docs/metrics.md); "off" turns it off.
 
+#include "core/runtime/durable_file.hpp"
 #include "core/consensus/consensus_actor.hpp"
 #include "core/consensus/log_entry.hpp"
 #include "core/decider/decider_actor.hpp"
@@ -232,7 +233,7 @@ int demo(const args& a) {
   }
   // As a decider does (tools/gtmesh/decider.cpp): last-known-good at once,
   // anything less only once the decider actor finds itself current.
-  const bool current = core->config_version() > 0 && core->table().size() > 0;
+  const bool current = core->config_version() > 0 && core->dcs_without_measurements().empty();
   responder->publish(current ? core->build_snapshot(now) : nullptr);
   responder->start();
   uint16_t bound_dns = responder->bound().front().port;
@@ -411,14 +412,13 @@ int demo(const args& a) {
     std::printf("Ctrl-C stops the demo.\n");
     std::fflush(stdout);
     if (!port_file.empty()) {
-      std::ofstream f(port_file + ".tmp");
-      f << "dns 127.0.0.1:" << bound_dns << "\n";
+      std::string ports = "dns 127.0.0.1:" + std::to_string(bound_dns) + "\n", error;
       if (mesh_bound)
-        f << "mesh 127.0.0.1:" << *mesh_bound << "\n";
+        ports += "mesh 127.0.0.1:" + std::to_string(*mesh_bound) + "\n";
       if (ops.endpoint())
-        f << "http " << ops.endpoint()->bound() << "\n";
-      f.close();
-      std::filesystem::rename(port_file + ".tmp", port_file);
+        ports += "http " + ops.endpoint()->bound() + "\n";
+      if (!write_file_durably(port_file, ports, error))
+        log_error("demo", "%s", error.c_str());
     }
     int sig = 0;
     sigwait(&signals, &sig);

@@ -16,6 +16,7 @@
 // All signals are blocked before any thread starts and taken synchronously
 // by the main thread with sigwait(), so no handler runs on a socket thread.
 
+#include "core/runtime/durable_file.hpp"
 #include "core/config/config_loader.hpp"
 #include "core/config/duration.hpp"
 #include "core/dns/responder/dns_responder.hpp"
@@ -99,20 +100,6 @@ bool parse_number(const std::string& text, long min, long max, long& out) {
     return false;
   out = v;
   return true;
-}
-
-/// Writes `text` to `path` atomically (a reader sees all of it or nothing).
-bool write_file_atomically(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    if (!f)
-      return false;
-    f << text;
-    if (!f.flush())
-      return false;
-  }
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
 void usage() {
@@ -259,8 +246,9 @@ int serve(const args& a) {
   auto actor = system.spawn(dns::responder_actor_impl, dns::responder_handoff{std::move(responder)});
   caf::scoped_actor self{system};
 
-  if (!port_file.empty() && !write_file_atomically(port_file, bound_text)) {
-    log_error("serve", "cannot write %s", port_file.c_str());
+  std::string port_error;
+  if (!port_file.empty() && !write_file_durably(port_file, bound_text, port_error)) {
+    log_error("serve", "%s", port_error.c_str());
     ops.stop();
     self->send(actor, dns::stop_atom::value);
     return 1;

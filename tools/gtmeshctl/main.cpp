@@ -9,6 +9,9 @@
 //     member list | add HOST:PORT | remove HOST:PORT | replace OLD NEW
 //                                  the deciders of the cluster, changed online (docs/mesh.md)
 //     history [--since 10m|ISO-TIME|UNIX_MS] [--limit N]   the health transition timeline (UTC times)
+//     backup FILE                  the cluster's committed state (configs and their history, drains,
+//                                  membership) from the leader, into one file (docs/mesh.md)
+//     show-backup FILE             what a backup holds (checked as a restore checks it)
 //     fault LINK SPEC              fault hooks of a decider started with --faults (this decider only)
 //                                  (SPEC: drop=0.3,dup=0.1,reorder=0.2,delay=100ms,partition,none)
 //     ca init [--dir DIR] [--cluster NAME]                         create the cluster CA (ca.pem, ca.key)
@@ -25,6 +28,8 @@
 // outcome is unknown: it may still be applied).
 
 #include "core/config/config_loader.hpp"
+#include "core/consensus/cluster_backup.hpp"
+#include "core/runtime/durable_file.hpp"
 #include "core/config/duration.hpp"
 #include "core/mesh/config_compression.hpp"
 #include "core/mesh/envelope.hpp"
@@ -55,7 +60,7 @@ int usage() {
              "  push FILE [--dry-run] | status [--json] | configs | explain NAME [TYPE] [--client IP] [--ecs PREFIX] [--json]\n"
              "  drain DC | undrain DC | history [--since 10m|2026-12-01T04:00:00Z|UNIX_MS] [--limit N]\n"
              "  member list | member add HOST:PORT | member remove HOST:PORT | member replace OLD NEW\n"
-             "  fault LINK SPEC\n"
+             "  backup FILE | show-backup FILE | fault LINK SPEC\n"
              "  ca init [--dir DIR] [--cluster NAME] | ca issue NODE --role decider|agent|operator [--dc DC] [--dir DIR]\n"
              "  enroll DC [--http ADDR] [--etc DIR] [--no-start]   (with --decider and the agent's --tls-*)\n",
              stderr);
@@ -154,6 +159,7 @@ struct request {
   mesh::message_kind kind = mesh::message_kind::request;
   std::vector<uint8_t> body;
   bool retryable = false; ///< a push or drain: retry on the reasons a retry may fix
+  std::string output_file; ///< backup: the reply is the file, written here
 };
 
 /// Exit codes: 0 done, 1 rejected or failed, 2 usage, 3 not acknowledged
@@ -245,6 +251,23 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
         out.redirect = reply.text.substr(at + leader_is.size(), end - at - leader_is.size());
     }
     out.maybe_applied = reply.text != "not applied: " + std::string(mesh::no_leader_reason);
+    return out;
+  }
+  if (reply.ok && !req.output_file.empty()) {
+    // A backup: checked as a restore would check it before it is kept.
+    consensus::cluster_backup b;
+    std::string error;
+    if (!consensus::decode_backup(reinterpret_cast<const uint8_t*>(reply.text.data()), reply.text.size(), b, error)) {
+      std::fprintf(stderr, "gtmeshctl: the backup from %s does not check out: %s; nothing was written\n",
+                   target.c_str(), error.c_str());
+      return out;
+    }
+    if (!write_file_durably(req.output_file, reply.text, error)) {
+      std::fprintf(stderr, "gtmeshctl: %s\n", error.c_str());
+      return out;
+    }
+    std::printf("wrote %s (%zu bytes)\n%s", req.output_file.c_str(), reply.text.size(), consensus::describe_backup(b).c_str());
+    out.rc = 0;
     return out;
   }
   // Text for a terminal fits 100 columns; JSON, and text read by scripts
@@ -396,6 +419,20 @@ int main(int argc, char** argv) {
       members_then = {{pos[1], pos.size() == 3 ? pos[2] : ""}};
     }
     req.retryable = pos[1] != "list";
+  } else if (cmd == "backup" && pos.size() == 2) {
+    req.body = mesh::encode_body(mesh::request_body{"backup", {}});
+    req.output_file = pos[1];
+    req.retryable = true; // read-only: "not the leader" is retried at the leader
+  } else if (cmd == "show-backup" && pos.size() == 2) {
+    std::string bytes, error;
+    consensus::cluster_backup b;
+    if (!read_whole_file(pos[1], 64u << 20, bytes, error) ||
+        !consensus::decode_backup(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), b, error)) {
+      std::fprintf(stderr, "gtmeshctl: %s: %s\n", pos[1].c_str(), error.c_str());
+      return 1;
+    }
+    std::fputs(consensus::describe_backup(b).c_str(), stdout);
+    return 0;
   } else if (cmd == "send-garbage" && pos.size() == 1) {
     req.body = mesh::encode_body(mesh::request_body{"status", {}});
   } else if (cmd == "fault" && (pos.size() == 1 || pos.size() == 3)) {
@@ -470,6 +507,10 @@ int send_request(const std::vector<std::string>& deciders, const mesh::node_iden
       std::fprintf(stderr, "gtmeshctl: not committed yet (%s); retrying\n", o.retry_reason.c_str());
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
     }
+  }
+  if (cmd == "backup") {
+    std::fprintf(stderr, "gtmeshctl: no backup was taken:\n%s", reasons.c_str());
+    return 1;
   }
   if (!reached) {
     std::fprintf(stderr, "gtmeshctl: no decider could be reached%s:\n%s",

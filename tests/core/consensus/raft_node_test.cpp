@@ -81,6 +81,8 @@ public:
   }
 
   void crash(size_t i) { nodes_[i].reset(); } // the process is gone; its disk stays
+  std::string store_dir(size_t i) const { return (dir_ / ("n" + std::to_string(i))).string(); }
+  const std::vector<std::string>& addresses() const { return addresses_; }
   void wipe(size_t i) { std::filesystem::remove_all(dir_ / ("n" + std::to_string(i))); }
 
   bool up(size_t i) const { return static_cast<bool>(nodes_[i]); }
@@ -644,6 +646,52 @@ TEST(raft_node, one_membership_change_at_a_time_and_a_decider_that_never_comes_s
   // The last voter cannot be removed; an unknown address is removed already.
   EXPECT_EQ(change(c, raft_node::member_change::remove, "10.0.0.9:7400"), 0);
   EXPECT_EQ(roles(c.node(c.wait_for_leader())).count("10.0.0.9:7400"), 0u);
+}
+
+TEST(raft_node, a_cluster_seeded_from_a_snapshot_on_every_node_keeps_its_state_and_numbering) {
+  // The old cluster: three versions and a drain.
+  sim_cluster old(3, 71);
+  for (uint64_t v = 1; v <= 3; ++v)
+    ASSERT_EQ(push(old, "v: " + std::to_string(v), 100 + v), v);
+  size_t l = old.wait_for_leader();
+  auto out = std::make_shared<sim_cluster::outcome>();
+  ASSERT_EQ(old.propose(l, drain("fra", 200), out), 0);
+  ASSERT_TRUE(old.run_until([&] { return out->status == 0; }, 5'000));
+  const std::vector<uint8_t> taken = old.state(l).snapshot();
+  const uint64_t index = old.state(l).applied_index();
+
+  // Every node of a new cluster (new addresses' stores, wiped) seeded with it.
+  sim_cluster c(3, 72);
+  for (size_t i = 0; i < 3; ++i) {
+    c.crash(i);
+    c.wipe(i);
+    std::string error;
+    auto store = state::raft_store::open(c.store_dir(i), error);
+    ASSERT_TRUE(store) << error;
+    ASSERT_TRUE(raft_node::seed(*store, c.addresses(), index, taken, error)) << error;
+    EXPECT_FALSE(raft_node::seed(*store, c.addresses(), index, taken, error)); // a log is never written over
+    EXPECT_NE(error.find("not empty"), std::string::npos) << error;
+  }
+  for (size_t i = 0; i < 3; ++i)
+    c.start(i);
+  c.wait_for_leader();
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(c.state(i).config_version(), 3u);
+    EXPECT_EQ(history(c.state(i)), history(old.state(l)));
+    ASSERT_EQ(c.state(i).drains().count("fra"), 1u);
+    EXPECT_TRUE(c.state(i).drains().at("fra").drained);
+  }
+  // Numbering and retries go on: the next push is version 4, an old push id
+  // retried applies nothing.
+  EXPECT_EQ(push(c, "v: 4", 104), 4u);
+  EXPECT_EQ(push(c, "v: 2", 102), 2u);
+  ASSERT_TRUE(c.run_until([&] { return c.state(0).config_version() == 4 && c.state(1).config_version() == 4 &&
+                                       c.state(2).config_version() == 4; },
+                          5'000));
+  // A node restarted keeps the seeded log (nothing bootstraps over it).
+  c.crash(1);
+  c.start(1);
+  EXPECT_TRUE(c.run_until([&] { return c.state(1).config_version() == 4; }, 5'000));
 }
 
 } // namespace

@@ -23,20 +23,14 @@ Each step can fail; the cluster is stopped at the end.
 import os
 import re
 import shutil
-import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 
-SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-GTMESH = os.environ.get("GTMESH_BIN", os.path.join(SRC, "build", "tools", "gtmesh"))
-GTMESHCTL = os.path.join(os.path.dirname(GTMESH), "gtmeshctl")
-CLUSTER = os.path.join(SRC, "tools", "cluster.sh")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dns_lib"))
-import gtmesh_dns  # noqa: E402
-FRA, IAD = "192.0.2.10", "198.51.100.10"
+from cluster_helpers import CLUSTER, FRA, GTMESH, GTMESHCTL, IAD, ctl, history, leader_of, query, read_env  # noqa: E402
+from cluster_helpers import wait_for, with_record  # noqa: E402
 failures = []
 
 
@@ -45,62 +39,6 @@ def check(ok, what):
     if not ok:
         failures.append(what)
     return ok
-
-
-def query(server, name):
-    """(rcode, sorted A answers) of one UDP query, or (None, []) on timeout."""
-    host, port = server.rsplit(":", 1)
-    q = gtmesh_dns.make_query(name)
-    client = gtmesh_dns.UdpClient(host, int(port))
-    r = client.ask(q, timeout=1)
-    client.close()
-    if r is None:
-        return None, []
-    _, flags, _, an, _, _ = gtmesh_dns.response_header(r)
-    pos, out = len(q), []  # the question is echoed
-    for _ in range(an):
-        pos += 2 if r[pos] & 0xC0 == 0xC0 else r.index(0, pos) + 1 - pos
-        rtype, _, _, rdlen = struct.unpack(">HHIH", r[pos:pos + 10])
-        pos += 10
-        if rtype == 1:
-            out.append(socket.inet_ntoa(r[pos:pos + 4]))
-        pos += rdlen
-    return flags & 0x0F, sorted(out)
-
-
-def wait_for(fn, seconds, step=0.1):
-    deadline = time.monotonic() + seconds
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(step)
-    return last
-
-
-def ctl(mesh, *args, timeout=90):
-    return subprocess.run([GTMESHCTL, "--decider", mesh, *args], capture_output=True, text=True, timeout=timeout)
-
-
-def read_env(path):
-    env = {}
-    for line in open(path):
-        k, _, v = line.strip().partition("=")
-        env[k] = v.strip('"')
-    return env
-
-
-def leader_of(mesh):
-    out = ctl(mesh, "member", "list").stdout
-    m = re.search(r"^(\S+) voter leader", out, re.M)
-    return m.group(1) if m else None
-
-
-def history(mesh):
-    """The committed config history as (version, sha256) pairs."""
-    out = ctl(mesh, "configs").stdout
-    return [tuple(line.split()[:2]) for line in out.splitlines() if re.match(r"^\d+ [0-9a-f]{64} ", line)]
 
 
 def main():
@@ -122,8 +60,7 @@ def main():
         text = open(config).read()
         for v in range(2, 5):
             pushed = os.path.join(work, "v%d.yaml" % v)
-            open(pushed, "w").write(text.replace("      - {name: api,", "      - {name: pushed%d, type: A, ttl: 5, "
-                                                 "answers: [192.0.2.%d]}\n      - {name: api," % (v, 100 + v), 1))
+            open(pushed, "w").write(with_record(text, "pushed%d" % v, "192.0.2.%d" % (100 + v)))
             r = ctl(mesh[1 + v % 3], "push", pushed)
             check(r.returncode == 0, "push of version %d: %s" % (v, (r.stdout + r.stderr).strip()))
         r = ctl(mesh[2], "drain", "fra")
@@ -176,8 +113,7 @@ def main():
         check("NOT ANSWERING DNS" in status and ("removed" in status or "no longer a voting member" in status),
               "and its status says why")
         pushed = os.path.join(work, "v5.yaml")
-        open(pushed, "w").write(text.replace("      - {name: api,", "      - {name: pushed5, type: A, ttl: 5, "
-                                             "answers: [192.0.2.105]}\n      - {name: api,", 1))
+        open(pushed, "w").write(with_record(text, "pushed5", "192.0.2.105"))
         r = ctl(mesh[rest[1]], "push", pushed)
         check(r.returncode == 0, "the three left commit a push: %s" % (r.stdout + r.stderr).strip())
         ok = wait_for(lambda: all(query(dns[n], "pushed5.demo.example") == (0, ["192.0.2.105"]) for n in rest), 15)

@@ -1,0 +1,87 @@
+"""Helpers for the system tests that run a cluster with tools/cluster.sh:
+the binaries, gtmeshctl against one decider, cluster.env, one UDP query's
+rcode and A answers, the leader, the committed config history."""
+
+import os
+import re
+import socket
+import struct
+import subprocess
+import time
+
+import gtmesh_dns
+
+SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+GTMESH = os.environ.get("GTMESH_BIN", os.path.join(SRC, "build", "tools", "gtmesh"))
+GTMESHCTL = os.path.join(os.path.dirname(GTMESH), "gtmeshctl")
+CLUSTER = os.path.join(SRC, "tools", "cluster.sh")
+FRA, IAD = "192.0.2.10", "198.51.100.10"
+
+
+def cluster(*args, check=True, timeout=120):
+    """tools/cluster.sh ARGS with our binaries."""
+    return subprocess.run([CLUSTER, *args], check=check, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True, timeout=timeout, env=dict(os.environ, GTMESH_BIN=GTMESH))
+
+
+def query(server, name):
+    """(rcode, sorted A answers) of one UDP query, or (None, []) on timeout."""
+    host, port = server.rsplit(":", 1)
+    q = gtmesh_dns.make_query(name)
+    client = gtmesh_dns.UdpClient(host, int(port))
+    r = client.ask(q, timeout=1)
+    client.close()
+    if r is None:
+        return None, []
+    _, flags, _, an, _, _ = gtmesh_dns.response_header(r)
+    pos, out = len(q), []  # the question is echoed
+    for _ in range(an):
+        pos += 2 if r[pos] & 0xC0 == 0xC0 else r.index(0, pos) + 1 - pos
+        rtype, _, _, rdlen = struct.unpack(">HHIH", r[pos:pos + 10])
+        pos += 10
+        if rtype == 1:
+            out.append(socket.inet_ntoa(r[pos:pos + 4]))
+        pos += rdlen
+    return flags & 0x0F, sorted(out)
+
+
+def wait_for(fn, seconds, step=0.1):
+    """fn()'s first truthy value within `seconds`, else its last value."""
+    deadline = time.monotonic() + seconds
+    last = None
+    while time.monotonic() < deadline:
+        last = fn()
+        if last:
+            return last
+        time.sleep(step)
+    return last
+
+
+def ctl(mesh, *args, timeout=90):
+    return subprocess.run([GTMESHCTL, "--decider", mesh, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def read_env(path):
+    env = {}
+    for line in open(path):
+        k, _, v = line.strip().partition("=")
+        env[k] = v.strip('"')
+    return env
+
+
+def leader_of(mesh):
+    out = ctl(mesh, "member", "list").stdout
+    m = re.search(r"^(\S+) voter leader", out, re.M)
+    return m.group(1) if m else None
+
+
+def history(mesh):
+    """The committed config history as (version, sha256) pairs."""
+    out = ctl(mesh, "configs").stdout
+    return [tuple(line.split()[:2]) for line in out.splitlines() if re.match(r"^\d+ [0-9a-f]{64} ", line)]
+
+
+def with_record(text, name, address):
+    """A config text with one more A record in the demo zone (before `api`)."""
+    return text.replace("      - {name: api,", "      - {name: %s, type: A, ttl: 5, answers: [%s]}\n"
+                        "      - {name: api," % (name, address), 1)
