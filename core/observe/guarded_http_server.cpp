@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -11,11 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <condition_variable>
-#include <deque>
 #include <string>
-#include <thread>
-#include <vector>
 
 namespace gtmesh::observe {
 
@@ -23,63 +20,12 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 
-// Set while the accept thread runs a connection it could not queue: the
-// guarded server then closes it at once.
-thread_local bool shedding = false;
-
-class bounded_task_queue final : public httplib::TaskQueue {
+/// httplib hands each accepted socket to a task queue; ours runs the task
+/// on the accept thread, where it only passes the socket to the reader.
+class inline_task_queue final : public httplib::TaskQueue {
 public:
-  bounded_task_queue(size_t workers, size_t max_pending) : max_pending_(max_pending) {
-    for (size_t i = 0; i < workers; ++i)
-      threads_.emplace_back([this] { run(); });
-  }
-
-  void enqueue(std::function<void()> fn) override {
-    {
-      std::lock_guard lock(mutex_);
-      if (!shut_ && jobs_.size() < max_pending_) {
-        jobs_.push_back(std::move(fn));
-        ready_.notify_one();
-        return;
-      }
-    }
-    shedding = true;
-    fn();
-    shedding = false;
-  }
-
-  void shutdown() override {
-    {
-      std::lock_guard lock(mutex_);
-      shut_ = true;
-    }
-    ready_.notify_all();
-    for (auto& t : threads_)
-      t.join();
-  }
-
-private:
-  void run() {
-    for (;;) {
-      std::function<void()> fn;
-      {
-        std::unique_lock lock(mutex_);
-        ready_.wait(lock, [this] { return shut_ || !jobs_.empty(); });
-        if (jobs_.empty())
-          return;
-        fn = std::move(jobs_.front());
-        jobs_.pop_front();
-      }
-      fn();
-    }
-  }
-
-  size_t max_pending_;
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<std::function<void()>> jobs_;
-  std::vector<std::thread> threads_;
-  bool shut_ = false;
+  void enqueue(std::function<void()> fn) override { fn(); }
+  void shutdown() override {}
 };
 
 /// Waits for `events` on `sock` until `deadline`; false on timeout or error.
@@ -111,18 +57,26 @@ void socket_address(int sock, bool peer, std::string& ip, int& port) {
   port = std::atoi(serv);
 }
 
+std::string too_large_reply(size_t cap) {
+  std::string body = "request line and headers over " + std::to_string(cap) + " bytes\n";
+  return "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain\r\nConnection: close\r\n"
+         "Content-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
 /// What httplib reads the request from and writes the response to: the
-/// socket (or its TLS session), with the guard's byte cap and deadlines.
+/// request head the reader collected, then the socket (or its TLS session)
+/// with the guard's byte cap and deadlines.
 class bounded_stream final : public httplib::Stream {
 public:
-  bounded_stream(int sock, SSL* ssl, http_connection_guard& guard, steady::time_point accepted)
+  bounded_stream(int sock, SSL* ssl, http_connection_guard& guard, steady::time_point accepted, std::string head)
       : sock_(sock), ssl_(ssl), guard_(guard), read_deadline_(accepted + guard.limits().head_timeout),
-        write_deadline_(accepted + guard.limits().total_timeout) {}
+        write_deadline_(accepted + guard.limits().total_timeout), head_(std::move(head)), received_(head_.size()) {}
 
   // httplib may ask these before a read or write: a deadline it meets here
   // is counted as one met in io().
   bool is_readable() const override {
-    if (begin_ < end_ || (ssl_ && SSL_pending(ssl_) > 0) || wait_for(sock_, POLLIN, read_deadline_))
+    if (taken_ < head_.size() || (ssl_ && SSL_pending(ssl_) > 0) || wait_for(sock_, POLLIN, read_deadline_))
       return true;
     const_cast<bounded_stream*>(this)->past_deadline(read_deadline_);
     return false;
@@ -137,15 +91,23 @@ public:
   ssize_t read(char* out, size_t size) override {
     if (closed_)
       return -1;
-    if (begin_ == end_) {
-      ssize_t n = fill();
-      if (n <= 0)
-        return n;
+    if (taken_ < head_.size()) {
+      size_t n = std::min(size, head_.size() - taken_);
+      std::copy_n(head_.data() + taken_, n, out);
+      taken_ += n;
+      return static_cast<ssize_t>(n);
     }
-    size_t n = std::min(size, end_ - begin_);
-    std::copy_n(buffer_ + begin_, n, out);
-    begin_ += n;
-    return static_cast<ssize_t>(n);
+    const size_t cap = guard_.limits().max_request_bytes;
+    if (received_ >= cap) {
+      // httplib wants more than the cap: the request is too large.
+      std::string reply = too_large_reply(cap);
+      io(reply.data(), reply.size(), true, write_deadline_);
+      return cut_off(http_refusal::too_large);
+    }
+    ssize_t n = io(out, std::min(size, cap - received_), false, read_deadline_);
+    if (n > 0)
+      received_ += static_cast<size_t>(n);
+    return n;
   }
 
   ssize_t write(const char* data, size_t size) override {
@@ -159,26 +121,6 @@ public:
   socket_t socket() const override { return sock_; }
 
 private:
-  ssize_t fill() {
-    const size_t cap = guard_.limits().max_request_bytes;
-    if (received_ >= cap) {
-      // httplib wants more than the cap: the request head is too large.
-      std::string body = "request line and headers over " + std::to_string(cap) + " bytes\n";
-      std::string reply = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain\r\n"
-                          "Connection: close\r\nContent-Length: " +
-                          std::to_string(body.size()) + "\r\n\r\n" + body;
-      io(reply.data(), reply.size(), true, write_deadline_);
-      return cut_off(http_refusal::too_large);
-    }
-    ssize_t n = io(buffer_, std::min(sizeof buffer_, cap - received_), false, read_deadline_);
-    if (n > 0) {
-      received_ += static_cast<size_t>(n);
-      begin_ = 0;
-      end_ = static_cast<size_t>(n);
-    }
-    return n;
-  }
-
   void past_deadline(steady::time_point deadline) {
     if (!closed_ && steady::now() >= deadline)
       cut_off(http_refusal::timeout);
@@ -241,28 +183,80 @@ private:
   SSL* ssl_;
   http_connection_guard& guard_;
   steady::time_point read_deadline_, write_deadline_;
-  char buffer_[4096];
-  size_t begin_ = 0, end_ = 0, received_ = 0;
+  std::string head_;
+  size_t taken_ = 0, received_ = 0;
   bool closed_ = false;
 };
 
 } // namespace
 
+/// One connection from its accept until a worker is done with it.
+struct http_connection_guard::connection {
+  int sock = -1;
+  SSL* ssl = nullptr;
+  bool handshaken = false;
+  bool wants_write = false; ///< the TLS handshake waits to write
+  std::string head;         ///< what has arrived of the request
+  steady::time_point accepted;
+  process_fn process;
+};
+
+http_connection_guard::http_connection_guard(http_connection_limits limits) : limits_(limits) {
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  reader_ = std::thread([this] { read_loop(); });
+  for (size_t i = 0; i < std::max<size_t>(limits_.workers, 1); ++i)
+    workers_.emplace_back([this] { work(); });
+}
+
+http_connection_guard::~http_connection_guard() {
+  stop_connections();
+  join();
+  for (auto& c : arriving_)
+    close_connection(*c, false);
+  for (auto& c : complete_)
+    close_connection(*c, c->handshaken);
+  if (wake_fd_ >= 0)
+    ::close(wake_fd_);
+}
+
+void http_connection_guard::join() {
+  if (reader_.joinable())
+    reader_.join();
+  for (auto& t : workers_)
+    if (t.joinable())
+      t.join();
+}
+
 httplib::TaskQueue* http_connection_guard::new_task_queue() {
-  return new bounded_task_queue(limits_.workers, limits_.max_pending);
+  return new inline_task_queue;
 }
 
-bool http_connection_guard::enter(int sock) {
-  std::lock_guard lock(mutex_);
-  if (stopping_)
-    return false;
-  open_.insert(sock);
-  return true;
-}
-
-void http_connection_guard::leave(int sock) {
-  std::lock_guard lock(mutex_);
-  open_.erase(sock);
+void http_connection_guard::admit(int sock, SSL_CTX* ctx, const process_fn& process) {
+  auto c = std::make_unique<connection>();
+  c->sock = sock;
+  c->accepted = steady::now();
+  c->process = process;
+  ::fcntl(sock, F_SETFL, ::fcntl(sock, F_GETFL) | O_NONBLOCK);
+  if (ctx) {
+    c->ssl = SSL_new(ctx);
+    if (!c->ssl || SSL_set_fd(c->ssl, sock) != 1) {
+      count(http_refusal::tls_handshake);
+      close_connection(*c, false);
+      return;
+    }
+  } else {
+    c->handshaken = true;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (!stopping_) {
+      arriving_.push_back(std::move(c));
+      uint64_t one = 1;
+      [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+      return;
+    }
+  }
+  close_connection(*c, false);
 }
 
 void http_connection_guard::stop_connections() {
@@ -270,54 +264,189 @@ void http_connection_guard::stop_connections() {
   stopping_ = true;
   for (int sock : open_)
     ::shutdown(sock, SHUT_RDWR);
+  uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+  work_ready_.notify_all();
 }
 
-void http_connection_guard::serve(int sock, SSL_CTX* ctx, const process_fn& process) {
-  const auto accepted = steady::now();
-  if (shedding) {
-    count(http_refusal::overloaded);
-    ::close(sock);
-    return;
+void http_connection_guard::close_connection(connection& c, bool handshaken) {
+  if (c.ssl) {
+    if (handshaken)
+      SSL_shutdown(c.ssl);
+    SSL_free(c.ssl);
+    c.ssl = nullptr;
+    ERR_clear_error();
   }
-  if (!enter(sock)) {
-    ::close(sock);
-    return;
+  if (c.sock >= 0) {
+    ::shutdown(c.sock, SHUT_RDWR);
+    ::close(c.sock);
+    c.sock = -1;
   }
-  ::fcntl(sock, F_SETFL, ::fcntl(sock, F_GETFL) | O_NONBLOCK);
-  SSL* ssl = nullptr;
-  bool ok = true;
-  if (ctx) {
-    ssl = SSL_new(ctx);
-    ok = ssl && SSL_set_fd(ssl, sock) == 1;
-    const auto deadline = accepted + limits_.head_timeout;
-    while (ok) {
-      int r = SSL_accept(ssl);
-      if (r == 1)
-        break;
-      int e = SSL_get_error(ssl, r);
-      if ((e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) ||
-          !wait_for(sock, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline)) {
-        count(steady::now() >= deadline ? http_refusal::timeout : http_refusal::tls_handshake);
-        ok = false;
+}
+
+bool http_connection_guard::advance(connection& c) {
+  c.wants_write = false;
+  if (!c.handshaken) {
+    int r = SSL_accept(c.ssl);
+    if (r != 1) {
+      int e = SSL_get_error(c.ssl, r);
+      ERR_clear_error();
+      if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+        c.wants_write = e == SSL_ERROR_WANT_WRITE;
+        return false;
+      }
+      count(http_refusal::tls_handshake);
+      close_connection(c, false);
+      return false;
+    }
+    c.handshaken = true;
+  }
+  char buffer[4096];
+  for (;;) {
+    const size_t room = limits_.max_request_bytes + 1 - std::min(c.head.size(), limits_.max_request_bytes + 1);
+    ssize_t n;
+    if (c.ssl) {
+      n = SSL_read(c.ssl, buffer, static_cast<int>(std::min(sizeof buffer, std::max<size_t>(room, 1))));
+      if (n <= 0) {
+        int e = SSL_get_error(c.ssl, static_cast<int>(n));
+        ERR_clear_error();
+        if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+          c.wants_write = e == SSL_ERROR_WANT_WRITE;
+          return false;
+        }
+        close_connection(c, e == SSL_ERROR_ZERO_RETURN);
+        return false;
+      }
+    } else {
+      n = ::recv(c.sock, buffer, std::min(sizeof buffer, std::max<size_t>(room, 1)), 0);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return false;
+      if (n <= 0) {
+        close_connection(c, true);
+        return false;
       }
     }
-    ERR_clear_error();
+    // Searched from a little before the new bytes: the blank line may
+    // straddle two reads.
+    const size_t from = c.head.size() >= 3 ? c.head.size() - 3 : 0;
+    c.head.append(buffer, static_cast<size_t>(n));
+    if (c.head.find("\r\n\r\n", from) != std::string::npos || c.head.find("\n\n", from) != std::string::npos)
+      return true;
+    if (c.head.size() > limits_.max_request_bytes) {
+      std::string reply = too_large_reply(limits_.max_request_bytes);
+      if (c.ssl)
+        SSL_write(c.ssl, reply.data(), static_cast<int>(reply.size()));
+      else
+        ::send(c.sock, reply.data(), reply.size(), MSG_NOSIGNAL);
+      count(http_refusal::too_large);
+      close_connection(c, true);
+      return false;
+    }
   }
-  if (ok) {
-    bounded_stream stream(sock, ssl, *this, accepted);
-    process(stream, [ssl](httplib::Request& req) { req.ssl = ssl; });
+}
+
+void http_connection_guard::read_loop() {
+  std::vector<std::unique_ptr<connection>> reading;
+  std::vector<pollfd> fds;
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_)
+        break;
+      for (auto& c : arriving_) {
+        // Full: the oldest connection still being read makes room (it has
+        // had the longest to send a few hundred bytes).
+        if (reading.size() >= std::max<size_t>(limits_.max_reading, 1)) {
+          count(http_refusal::evicted);
+          close_connection(*reading.front(), reading.front()->handshaken);
+          reading.erase(reading.begin());
+        }
+        reading.push_back(std::move(c));
+      }
+      arriving_.clear();
+    }
+    // A TLS connection may hold decrypted bytes poll() cannot see.
+    const auto now = steady::now();
+    steady::time_point next_deadline = now + std::chrono::seconds(1);
+    fds.assign(1, pollfd{wake_fd_, POLLIN, 0});
+    for (const auto& c : reading) {
+      fds.push_back(pollfd{c->sock, static_cast<short>(c->wants_write ? POLLOUT : POLLIN), 0});
+      next_deadline = std::min(next_deadline, c->accepted + limits_.head_timeout);
+    }
+    int wait_ms = static_cast<int>(std::clamp<long long>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(next_deadline - now).count() + 1, 0, 1000));
+    int r = ::poll(fds.data(), fds.size(), wait_ms);
+    if (r < 0 && errno != EINTR)
+      continue;
+    if (fds[0].revents & POLLIN) {
+      uint64_t drained;
+      [[maybe_unused]] auto n = ::read(wake_fd_, &drained, sizeof drained);
+    }
+    const auto after = steady::now();
+    std::vector<std::unique_ptr<connection>> still;
+    still.reserve(reading.size());
+    for (size_t i = 0; i < reading.size(); ++i) {
+      auto& c = reading[i];
+      const bool ready = r > 0 && fds[i + 1].revents != 0;
+      if ((ready || (c->ssl && SSL_pending(c->ssl) > 0)) && advance(*c)) {
+        std::unique_lock lock(mutex_);
+        if (complete_.size() < limits_.max_pending && !stopping_) {
+          complete_.push_back(std::move(c));
+          work_ready_.notify_one();
+        } else {
+          lock.unlock();
+          count(http_refusal::overloaded);
+          close_connection(*c, c->handshaken);
+        }
+        continue;
+      }
+      if (c->sock < 0)
+        continue; // closed by advance()
+      if (after >= c->accepted + limits_.head_timeout) {
+        count(c->handshaken ? http_refusal::timeout : http_refusal::tls_handshake);
+        close_connection(*c, c->handshaken);
+        continue;
+      }
+      still.push_back(std::move(c));
+    }
+    reading = std::move(still);
   }
-  if (ssl) {
-    if (ok)
-      SSL_shutdown(ssl);
-    SSL_free(ssl);
-    ERR_clear_error();
+  for (auto& c : reading)
+    close_connection(*c, false);
+}
+
+void http_connection_guard::work() {
+  for (;;) {
+    std::unique_ptr<connection> c;
+    {
+      std::unique_lock lock(mutex_);
+      work_ready_.wait(lock, [this] { return stopping_ || !complete_.empty(); });
+      if (stopping_ || complete_.empty())
+        return;
+      c = std::move(complete_.front());
+      complete_.pop_front();
+      open_.insert(c->sock);
+    }
+    finish(std::move(c));
+  }
+}
+
+void http_connection_guard::finish(std::unique_ptr<connection> c) {
+  {
+    bounded_stream stream(c->sock, c->ssl, *this, c->accepted, std::move(c->head));
+    SSL* ssl = c->ssl;
+    c->process(stream, [ssl](httplib::Request& req) { req.ssl = ssl; });
   }
   // Out of the set before the descriptor is closed: stop_connections()
   // never shuts a number the kernel has given to something else.
-  leave(sock);
-  ::shutdown(sock, SHUT_RDWR);
-  ::close(sock);
+  int sock = c->sock;
+  {
+    std::lock_guard lock(mutex_);
+    open_.erase(sock);
+  }
+  close_connection(*c, true);
 }
 
 guarded_http_server::guarded_http_server(http_connection_guard& guard) : guard_(guard) {
@@ -325,7 +454,7 @@ guarded_http_server::guarded_http_server(http_connection_guard& guard) : guard_(
 }
 
 bool guarded_http_server::process_and_close_socket(socket_t sock) {
-  guard_.serve(sock, nullptr, [this](httplib::Stream& s, const std::function<void(httplib::Request&)>& setup) {
+  guard_.admit(sock, nullptr, [this](httplib::Stream& s, const std::function<void(httplib::Request&)>& setup) {
     bool closed = false;
     return process_request(s, true, closed, setup);
   });
@@ -339,7 +468,7 @@ guarded_https_server::guarded_https_server(http_connection_guard& guard,
 }
 
 bool guarded_https_server::process_and_close_socket(socket_t sock) {
-  guard_.serve(sock, ssl_context(), [this](httplib::Stream& s, const std::function<void(httplib::Request&)>& setup) {
+  guard_.admit(sock, ssl_context(), [this](httplib::Stream& s, const std::function<void(httplib::Request&)>& setup) {
     bool closed = false;
     return process_request(s, true, closed, setup);
   });

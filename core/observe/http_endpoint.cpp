@@ -6,6 +6,8 @@
 #include <httplib.h>
 #include <openssl/ssl.h>
 
+#include <sys/socket.h>
+
 #include <chrono>
 
 namespace gtmesh::observe {
@@ -57,6 +59,14 @@ std::unique_ptr<http_endpoint> http_endpoint::create(http_endpoint_options optio
     const bool has_body = req.has_header("Transfer-Encoding") ||
                           (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
     const bool action = req.method == "POST" && (req.path == "/api/drain" || req.path == "/api/undrain");
+    if (action && !has_body && !req.has_header("Content-Length")) {
+      // HTTP/1.1 lets a request without a length have no body, but httplib
+      // would read one until the connection closes: say what is missing.
+      res.status = 411;
+      res.set_header("Connection", "close");
+      res.set_content("a POST needs Content-Length (0: these actions take no body)\n", "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if ((req.method == "GET" || req.method == "HEAD" || action) && !has_body)
       return httplib::Server::HandlerResponse::Unhandled;
     res.status = has_body ? 413 : 405;
@@ -79,6 +89,15 @@ std::unique_ptr<http_endpoint> http_endpoint::create(http_endpoint_options optio
       res.set_content("not ready: " + why + "\n", "text/plain");
     }
   });
+  // httplib 0.11 listens with a backlog of 5: past it a connecting client
+  // waits a SYN retransmission (1 s, then 3 s) before the reader sees it,
+  // so a burst of slow clients delayed a health check by seconds. The
+  // socket httplib creates is remembered and listened on again below.
+  int listening = -1;
+  s.set_socket_options([&listening](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listening = sock;
+  });
   if (port == 0)
     e->port_ = s.bind_to_any_port(e->host_);
   else
@@ -87,6 +106,8 @@ std::unique_ptr<http_endpoint> http_endpoint::create(http_endpoint_options optio
     error = "--http " + e->options_.listen + ": cannot listen there (address in use or not local?)";
     return nullptr;
   }
+  if (listening >= 0)
+    ::listen(listening, SOMAXCONN);
   bool v6 = e->host_.find(':') != std::string::npos;
   e->bound_ = (v6 ? "[" + e->host_ + "]" : e->host_) + ":" + std::to_string(e->port_);
   return e;
@@ -112,14 +133,17 @@ void http_endpoint::stop() {
     server_->stop();
   if (thread_.joinable())
     thread_.join();
+  if (guard_)
+    guard_->join(); // no worker is inside the server once it is destroyed
 }
 
 void http_endpoint::append_metrics(families& out) const {
   auto refused = counter("gtmesh_http_connections_refused_total",
                          "Connections to this listener cut off before or while their request was read, by why: "
                          "too_large (request line and headers over the cap, answered 431), timeout (request not "
-                         "complete in time, or the response not taken), overloaded (too many waiting for a "
-                         "worker), tls_handshake (a failed TLS handshake).");
+                         "complete in time, or the response not taken), overloaded (too many complete requests "
+                         "waiting for a worker), tls_handshake (a failed or unfinished TLS handshake), evicted (the "
+                         "oldest connection still sending its request, closed for a newcomer).");
   for (size_t i = 0; i < http_refusal_names.size(); ++i)
     refused.add(static_cast<double>(guard_->refused(static_cast<http_refusal>(i))), {{"reason", http_refusal_names[i]}});
   refused.append_to(out);

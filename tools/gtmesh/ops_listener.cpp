@@ -165,7 +165,10 @@ void ops_listener::add_console_routes() {
         host_port = host_port.substr(0, host_port.find(':'));
         return host_port == "localhost" || mesh::is_loopback_host(host_port);
       };
-      std::string who = "console";
+      // Who did it: the operator certificate's name over HTTPS; over plain
+      // HTTP nobody is authenticated, and the history says so (the
+      // X-Gtmesh-Operator header is anybody's text, never an author).
+      std::string who;
       if (tls) {
         auto id = mesh::verified_peer_identity(req.ssl);
         if (!id)
@@ -179,6 +182,7 @@ void ops_listener::add_console_routes() {
           return refuse("console actions are accepted from loopback clients only, not " + req.remote_addr);
         if (!loopback_name(req.get_header_value("Host")))
           return refuse("console actions need a loopback name in Host (127.0.0.1, [::1] or localhost)");
+        who = "unauthenticated loopback client " + req.remote_addr;
       }
       if (std::string origin = req.get_header_value("Origin"); !origin.empty()) {
         auto at = origin.find("://");
@@ -189,7 +193,6 @@ void ops_listener::add_console_routes() {
       if (req.get_header_value("X-Gtmesh-Operator").empty())
         return refuse("missing the X-Gtmesh-Operator header");
       std::string dc = req.has_param("dc") ? req.get_param_value("dc") : std::string();
-      who += " via " + req.get_header_value("X-Gtmesh-Operator").substr(0, 64);
       ask(command, {dc, who, std::to_string(std::random_device{}() | (uint64_t{std::random_device{}()} << 32))}, res);
       if (res.status == 200 && res.body.find("\"ok\":false") != std::string::npos)
         res.status = 409;

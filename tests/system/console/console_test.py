@@ -179,11 +179,25 @@ def main():
               driver.find_element(By.ID, "action-result").text)
         click_action("iad")
         check(wait_for(lambda: states().get("iad") == "up", 15), "and undrain brings it back")
+        ctl = os.path.join(os.path.dirname(GTMESH), "gtmeshctl")
+        # Over plain HTTP the X-Gtmesh-Operator header is anybody's text: the
+        # history names the unauthenticated loopback client, never the header.
+        req = urllib.request.Request("http://%s/api/drain?dc=sin" % info["http"], data=b"", method="POST",
+                                     headers={"X-Gtmesh-Operator": "alice"})
+        code = urllib.request.urlopen(req, timeout=10).status
+        status = lambda: subprocess.run([ctl, "--decider", info["mesh"], "status"], capture_output=True, text=True,
+                                        timeout=30).stdout
+        line = wait_for(lambda: next((l for l in status().splitlines() if "override: sin drained" in l), None), 15)
+        check(code == 200 and line and "unauthenticated loopback client 127.0.0.1" in line and "alice" not in line,
+              "a plain-HTTP drain is recorded as an unauthenticated loopback client's, not the header's: %s" % line)
+        req = urllib.request.Request("http://%s/api/undrain?dc=sin" % info["http"], data=b"", method="POST",
+                                     headers={"X-Gtmesh-Operator": "alice"})
+        urllib.request.urlopen(req, timeout=10)
+        check(wait_for(lambda: states().get("sin") == "up", 15), "and the undrain brings sin back")
         # The answer diff of the last dry run, as the console shows it.
         cfg = open(os.path.join(data, "demo.yaml")).read()
         candidate = os.path.join(work, "candidate.yaml")
         open(candidate, "w").write(cfg.replace("198.51.100.10", "198.51.100.11"))  # www answers iad now
-        ctl = os.path.join(os.path.dirname(GTMESH), "gtmeshctl")
         r = subprocess.run([ctl, "--decider", info["mesh"], "push", "--dry-run", candidate], capture_output=True,
                            text=True, timeout=30)
         got = wait_for(lambda: "valid" in driver.find_element(By.ID, "dry-run-head").text and
