@@ -497,6 +497,18 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
       for (const auto& r : self->state.fsm.history())
         out << r.version << " " << r.sha256 << " " << r.index << " " << token(r.file) << " " << token(r.by) << " "
             << r.at_ms << "\n";
+      // Just started, the log is applied again entry by entry (and a
+      // follower applies only what the leader says is committed): until
+      // then the list is short. Said on a line of its own that no line
+      // parser takes for a version (gtmeshctl prints it to stderr).
+      if (const auto& node = self->state.node) {
+        raft_status rs = node->status();
+        if (rs.last_applied < rs.last_index)
+          out << "# history may be incomplete (still loading): the log holds entries to index " << rs.last_index
+              << ", applied to index " << rs.last_applied << "; versions committed after that are not listed yet\n";
+      } else {
+        out << "# history may be incomplete (still loading): the Raft log is not open\n";
+      }
       return out.str();
     },
   };

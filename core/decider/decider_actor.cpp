@@ -149,6 +149,35 @@ void schedule_rebuild(self_ptr self) {
   self->delayed_send(self, std::chrono::milliseconds(wait), rebuild_atom_v);
 }
 
+/// Ageing resumes and the view is rebuilt from what is now known.
+void end_isolation(self_ptr self, const std::string& how) {
+  auto& st = self->state;
+  st.catching_up_until_ms = 0;
+  if (!st.core->isolated())
+    return;
+  st.core->set_isolated(false, wall_clock_ms());
+  log(self, "a majority of deciders is reachable again (" + how + ")");
+  schedule_rebuild(self);
+}
+
+/// A majority is reachable again: ask every peer decider for what this one
+/// missed, and keep the frozen view until the first answer (end_isolation).
+void begin_catching_up(self_ptr self) {
+  auto& st = self->state;
+  if (st.catching_up_until_ms != 0)
+    return;
+  const int64_t now = wall_clock_ms();
+  st.catching_up_until_ms = now + std::max<int64_t>(1000, 5 * st.options.gossip_interval.count());
+  auto links = decider_links(self);
+  if (links.empty()) {
+    end_isolation(self, "no peer decider linked to catch up from");
+    return;
+  }
+  auto out = frame(message_kind::digest, node_name(self), st.core->digest());
+  for (link_id p : links)
+    send_frame(self, p, out);
+}
+
 /// The current status: the core's, with links and frame counters.
 std::shared_ptr<decider_status> take_status(self_ptr self, int64_t now) {
   auto& st = self->state;
@@ -261,6 +290,8 @@ void publish(self_ptr self) {
 void check_expiry(self_ptr self) {
   auto& st = self->state;
   int64_t now = wall_clock_ms();
+  if (st.catching_up_until_ms != 0 && now >= st.catching_up_until_ms)
+    end_isolation(self, "no peer's gossip within the catch-up bound");
   if (st.core->snapshot_fixed_now() != 0 ? now - st.last_rebuild_ms >= isolated_rebuild_ms
                                          : now >= st.core->snapshot_valid_until())
     schedule_rebuild(self);
@@ -749,6 +780,8 @@ void on_frame(self_ptr self, link_id link, const std::vector<char>& bytes) {
       for (auto& od : d.origins)
         rebase_to_local_clock(od.items, d.sent_at_ms, now);
       st.core->on_delta(d, now);
+      if (st.catching_up_until_ms != 0)
+        end_isolation(self, "caught up from " + from.identity.name);
       if (debug_logging() && st.core->availability_changed())
         log_failover_stage(node_name(self), "delta", "from=" + from.identity.name);
       if (d.has_digest) {
@@ -1050,12 +1083,16 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
     },
     [=](quorum_atom, bool quorum) {
       auto& s = self->state;
+      if (quorum && s.core->isolated()) {
+        begin_catching_up(self);
+        return;
+      }
+      s.catching_up_until_ms = 0;
       bool was = s.core->isolated();
       s.core->set_isolated(!quorum, wall_clock_ms());
       if (was != s.core->isolated()) {
-        log(self, quorum ? "a majority of deciders is reachable again"
-                         : "no majority of deciders reachable: serving the last-known-good state, measurements stop "
-                           "ageing; pushes and drains fail until the majority is back");
+        log(self, "no majority of deciders reachable: serving the last-known-good state, measurements stop "
+                  "ageing; pushes and drains fail until the majority is back");
         schedule_rebuild(self);
       }
     },

@@ -133,6 +133,12 @@ struct decider_state {
   /// query rather than answering fail-safe or from the bootstrap config.
   std::string not_current_reason = "starting";
   int64_t committed_config_at_ms = 0; ///< when it first served a committed config
+  /// A majority is back after an isolation: the frozen (last-known-good)
+  /// view is kept until a peer's gossip delta has brought this decider up
+  /// to date, or until this time (0: not catching up). Without it the first
+  /// agent batch after a heal (fra down) met values of the other DCs aged
+  /// all at once, and the decider answered the next DC or fail_safe.
+  int64_t catching_up_until_ms = 0;
   bool ready_told = false;
   bool peers_differ_logged = false;
   bool rebuild_scheduled = false;

@@ -273,6 +273,22 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
   // Text for a terminal fits 100 columns; JSON, and text read by scripts
   // (not a terminal), stay as they are.
   FILE* to = reply.ok ? stdout : stderr;
+  if (reply.ok && cmd == "configs") {
+    // Lines starting "# " say the history is incomplete (still loading):
+    // to stderr, so that stdout stays one version per line.
+    std::string kept;
+    for (size_t at = 0; at < reply.text.size();) {
+      size_t end = reply.text.find('\n', at);
+      end = end == std::string::npos ? reply.text.size() : end + 1;
+      std::string_view line(reply.text.data() + at, end - at);
+      if (line.rfind("# ", 0) == 0)
+        std::fprintf(stderr, "gtmeshctl: %.*s", static_cast<int>(line.size()), line.data() + 2);
+      else
+        kept.append(line);
+      at = end;
+    }
+    reply.text = std::move(kept);
+  }
   const bool wrap = ::isatty(::fileno(to)) && !(!reply.text.empty() && reply.text[0] == '{');
   std::fputs((wrap ? wrap_lines(reply.text) : reply.text).c_str(), to);
   if (!reply.text.empty() && reply.text.back() != '\n')

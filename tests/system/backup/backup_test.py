@@ -14,7 +14,10 @@ deciders with agents, configs pushed, fra drained; then
   4. the next push is the next version;
   5. a restored decider restarted with the same --restore keeps its newer
      log; one given another backup over its log is refused and changes
-     nothing.
+     nothing;
+  6. `gtmeshctl configs` asked of a decider over and over while it starts
+     after kill -9 never lists a short history without saying (on stderr)
+     that it is still loading.
 Each step can fail; the cluster is stopped at the end.
 """
 import os
@@ -25,7 +28,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dns_lib"))
-from cluster_helpers import GTMESH, GTMESHCTL, IAD, cluster, ctl, history, query, read_env  # noqa: E402
+from cluster_helpers import CLUSTER, GTMESH, GTMESHCTL, IAD, cluster, ctl, history, query, read_env  # noqa: E402
 from cluster_helpers import leader_of, wait_for, with_record  # noqa: E402
 from gtmesh_dns import free_port  # noqa: E402
 failures = []
@@ -167,6 +170,31 @@ def main():
         ok = wait_for(lambda: query(dns[3], "pushed4.demo.example") == (0, ["192.0.2.104"]) and
                       query(dns[3], "www.demo.example") == (0, [IAD]), 20)
         check(ok, "and that decider, started again without it, serves its own log: version 4, fra drained")
+
+        # 6. While a decider applies its log again after kill -9, a short
+        # history says so (stderr); stdout stays one version per line.
+        full = history(mesh[2])
+        kill9(work, 1)
+        restart = subprocess.Popen([CLUSTER, "restart-decider", work, "1"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   env=dict(os.environ, GTMESH_BIN=GTMESH))
+        replies, deadline = [], time.monotonic() + 30
+        while time.monotonic() < deadline and len(replies) < 2000:
+            r = ctl(mesh[1], "--timeout", "1s", "--retry-for", "0s", "configs", timeout=10)
+            if r.returncode != 0:
+                time.sleep(0.02)
+                continue
+            listed = [tuple(line.split()[:2]) for line in r.stdout.splitlines()]
+            replies.append((listed, "still loading" in r.stderr))
+            if listed == full:
+                break
+        restart.wait(timeout=120)
+        unmarked = [(len(l), marked) for l, marked in replies if l != full and not marked]
+        check(replies and replies[-1][0] == full and not unmarked,
+              "configs during a restart after kill -9: %d replies, %d short, %d marked still loading, none short "
+              "without the mark (%s), then the full history of %d versions" %
+              (len(replies), sum(1 for l, _ in replies if l != full), sum(1 for _, m in replies if m), unmarked[:3],
+               len(full)))
     finally:
         cluster("stop", work, check=False, timeout=60)
         if failures:

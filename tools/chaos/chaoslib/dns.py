@@ -261,22 +261,43 @@ class QueryLoop:
             hook(text)
         return t
 
-    def expect(self, t, acceptable, responders=None):
+    def expect(self, t, acceptable, responders=None, why=None):
         """From monotonic time t on, answers of `responders` (default: all)
         must be in `acceptable` (an Answer or a collection of them; None:
-        anything that answers is fine). It replaces every expectation of
-        those responders that starts later than t (a new phase cancels what
-        an earlier one planned for its future)."""
+        anything that answers is fine, and `why` says why: such windows are
+        printed with the result). It replaces every expectation of those
+        responders that starts later than t (a new phase cancels what an
+        earlier one planned for its future)."""
         if isinstance(acceptable, Answer):
             acceptable = {acceptable}
         elif acceptable is not None:
             acceptable = set(acceptable)
+        elif not why:
+            raise ValueError("an expectation that accepts any answer needs a reason (why=...)")
         labels = set(self.responders) if responders is None else set(responders)
         with self._lock:
             self.expectations = [e for e in self.expectations if not (e[0] > t and e[1] in labels)]
             for label in sorted(labels):
-                self.expectations.append((t, label, acceptable))
+                self.expectations.append((t, label, acceptable, why))
             self.expectations.sort(key=lambda e: e[0])
+
+    def unjudged(self):
+        """The windows in which a responder's answers were not judged, as
+        (label, seconds, why): any answer accepted, or excluded (dead)."""
+        with self._lock:
+            exps = list(self.expectations)
+            end = self.records[-1][0] if self.records else time.monotonic()
+        out = []
+        for i, (t, label, acc, why) in enumerate(exps):
+            if acc is not None:
+                continue
+            nxt = next((e[0] for e in exps[i + 1:] if e[1] == label), end)
+            if nxt > t:
+                out.append((label, nxt - t, why))
+        for label, windows in self.excluded.items():
+            for t0, t1 in windows:
+                out.append((label, (t1 if t1 is not None else end) - t0, "excluded (not running)"))
+        return out
 
     def exclude(self, label, t0, t1=None):
         """Do not score label's answers between t0 and t1 (a responder that
@@ -288,7 +309,7 @@ class QueryLoop:
 
     def _acceptable(self, t, label):
         acc = "unset"
-        for te, lab, a in self.expectations:
+        for te, lab, a, _ in self.expectations:
             if te > t:
                 break
             if lab == label:

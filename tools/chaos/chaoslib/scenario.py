@@ -178,7 +178,10 @@ class Context:
         t = q.mark(label)
         if action:
             action()
-        q.expect(t, None if before == "any" else _answers(before) | _answers(after), responders)
+        if before == "any":
+            q.expect(t, None, responders, why=label + ": any answer until the bound")
+        else:
+            q.expect(t, _answers(before) | _answers(after), responders)
         q.expect(t + bound, _answers(after), responders)
         secs = q.wait_converged(t, _answers(after), wait if wait is not None else 2 * bound, responders, hold)
         if secs is not None and bound and secs > 0.7 * bound:
@@ -266,6 +269,13 @@ def run_one(run, sc):
             res.wrong += s["wrong"]
             for ex in s["wrong_examples"][:3]:
                 util.log("wrong answer: " + ex)
+            # Every answer is judged: one outside what its phase allows
+            # fails the scenario, whatever the scenario's own checks said.
+            ctx.check(s["wrong"] == 0, "no wrong answer outside the declared windows (%d wrong%s)"
+                      % (s["wrong"], (": " + "; ".join(s["wrong_examples"][:3])) if s["wrong"] else ""))
+            windows = loop.unjudged()
+            if windows:
+                ctx.note("answers not judged: " + "; ".join("%s for %.1f s (%s)" % w for w in windows))
         if res.status != "ERROR" and any(not ok for ok, _ in res.checks):
             res.status = "FAIL"
         if res.status != "PASS":

@@ -150,7 +150,7 @@ def skew_decider(ctx):
             c.restart_decider("decider1")
             t_up = q.mark("decider1 up with the right clock")
             q.exclude("decider1", t, t_up)
-            q.expect(t_up, None, ["decider1"])
+            q.expect(t_up, None, ["decider1"], why="restored values stamped an hour off until fresh ones arrive")
             hold(hold_s, t_up)
             # Recorded, not scored: the restored values carry times of the old
             # clock, so they look an hour old until fresh ones arrive (like

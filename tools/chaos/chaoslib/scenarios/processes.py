@@ -193,7 +193,8 @@ def all_links_gone(ctx):
     # Back: the agents first (each reaches its own decider: fresh values
     # apply while isolated), then the deciders.
     t_back = q.mark("agents restarted")
-    q.expect(t_back, None, ["decider1"])
+    q.expect(t_back, None, ["decider1"], why="restarted while alone, its values as old as they are until its "
+             "agents are back")
     for dc in c.spec.dcs:
         c.procs["agent-" + dc].start()
     own = dict(zip(c.spec.dcs, c.deciders))
