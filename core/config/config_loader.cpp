@@ -142,13 +142,15 @@ void loader::parse_cluster(const node& n) {
   if (node t = child(n, "tls")) {
     if (!is_map(t, "cluster.tls"))
       return;
-    check_keys(t, "cluster.tls", {"ca", "cert", "key"});
+    check_keys(t, "cluster.tls", {"ca", "cert", "key", "crl"});
     if (auto s = str(t, "ca", "cluster.tls", true))
       cfg_.cluster.tls.ca = resolve_path(*s);
     if (auto s = str(t, "cert", "cluster.tls", true))
       cfg_.cluster.tls.cert = resolve_path(*s);
     if (auto s = str(t, "key", "cluster.tls", true))
       cfg_.cluster.tls.key = resolve_path(*s);
+    if (auto s = str(t, "crl", "cluster.tls", true))
+      cfg_.cluster.tls.crl = resolve_path(*s);
   }
 }
 

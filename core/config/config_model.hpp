@@ -270,6 +270,7 @@ struct tls_settings {
   std::string ca;
   std::string cert;
   std::string key;
+  std::string crl; ///< optional: the CA's CRLs (PEM), checked at every mesh handshake
 };
 
 struct cluster_settings {

@@ -163,6 +163,11 @@ std::string describe_backup(const cluster_backup& b) {
     }
   if (drained == 0)
     out << " none";
+  out << "\n  revoked certificates:";
+  for (const auto& [serial, r] : s.revoked())
+    out << " " << (r.subject.empty() ? "?" : r.subject) << " (serial " << serial << ")";
+  if (s.revoked().empty())
+    out << " none";
   out << "\n  members:";
   for (const auto& m : b.members)
     out << " " << m << ";";

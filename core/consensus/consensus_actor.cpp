@@ -185,7 +185,7 @@ std::string member_error_text(self_ptr self, int status, const std::string& op, 
 std::string member_list(self_ptr self) {
   auto& st = self->state;
   if (!st.node)
-    return "the consensus log is not running here: " + st.start_error + "\n";
+    return std::string(mesh::log_not_running_prefix) + ": " + st.start_error + "\n";
   raft_status s = st.node->status();
   std::ostringstream out;
   for (const auto& v : s.voters) {
@@ -210,7 +210,7 @@ void propose_here(self_ptr self, std::vector<uint8_t> entry, std::function<void(
   auto& st = self->state;
   if (!st.node) {
     proposal_reply_body r;
-    r.error = "the consensus log is not running here: " + st.start_error;
+    r.error = std::string(mesh::log_not_running_prefix) + ": " + st.start_error;
     return done(r);
   }
   int rv = st.node->propose(std::move(entry), [self, done](int status, const apply_result& r, uint64_t index) {
@@ -337,7 +337,7 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
                 if (!refused.empty()) {
                   ++self->state.refused_frames;
                   proposal_reply_body r;
-                  r.error = "refused by the leader: " + refused;
+                  r.error = std::string(mesh::refused_by_leader_prefix) + refused;
                   return answer(r);
                 }
                 // Not forwarded again: a follower answers "not the leader"
@@ -396,7 +396,7 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
         return r;
       }
       if (!st.node) {
-        r.error = "the consensus log is not running here: " + st.start_error;
+        r.error = std::string(mesh::log_not_running_prefix) + ": " + st.start_error;
         return r;
       }
       if (op != "add" && op != "remove") {
@@ -428,7 +428,7 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
       // then holds every change any operator was told was committed.
       auto& st = self->state;
       if (!st.node)
-        return {"not applied: the consensus log is not running here: " + st.start_error, std::vector<char>{}};
+        return {"not applied: " + std::string(mesh::log_not_running_prefix) + ": " + st.start_error, std::vector<char>{}};
       if (!st.node->is_leader())
         return {"not applied: " + raft_error_text(self, RAFT_NOTLEADER), std::vector<char>{}};
       raft_status s = st.node->status();

@@ -2,6 +2,7 @@
 
 #include "core/mesh/config_compression.hpp"
 #include "core/mesh/msgpack_codec.hpp"
+#include "core/mesh/node_identity.hpp"
 
 namespace gtmesh::consensus {
 
@@ -22,14 +23,16 @@ struct wire_entry {
   int64_t at = 0;
   uint64_t lu = 0;
   uint32_t bv = 0;
-  MSGPACK_DEFINE_MAP(k, y, yz, f, dc, d, by, id, at, lu, bv)
+  std::string sn;
+  std::string sj;
+  MSGPACK_DEFINE_MAP(k, y, yz, f, dc, d, by, id, at, lu, bv, sn, sj)
 };
 
 } // namespace
 
 std::vector<uint8_t> encode(const log_entry& e) {
   wire_entry w{static_cast<uint8_t>(e.kind), {}, {}, e.file, e.dc, e.drained, e.by, e.push_id, e.at_ms,
-               e.log_uid, e.base_version};
+               e.log_uid, e.base_version, e.serial, e.subject};
   mesh::put_config_text(e.yaml, w.y, w.yz);
   return pack(w);
 }
@@ -38,15 +41,17 @@ bool decode(const uint8_t* data, size_t size, log_entry& out) noexcept {
   wire_entry w;
   if (!unpack_into(data, size, w))
     return false;
-  if (w.k < 1 || w.k > 3 || w.dc.size() > max_entry_name_bytes || w.by.size() > max_entry_name_bytes ||
-      w.f.size() > max_entry_file_bytes)
+  if (w.k < 1 || w.k > 4 || w.dc.size() > max_entry_name_bytes || w.by.size() > max_entry_name_bytes ||
+      w.f.size() > max_entry_file_bytes || w.sn.size() > 40 || w.sj.size() > max_entry_name_bytes)
+    return false;
+  if (static_cast<entry_kind>(w.k) == entry_kind::revoke && (w.sn.empty() || mesh::normalize_serial(w.sn) != w.sn))
     return false;
   try {
     std::string text;
     if (!mesh::take_config_text(w.y, w.yz, text))
       return false;
     out = log_entry{static_cast<entry_kind>(w.k), std::move(text), std::move(w.f), std::move(w.dc), w.d,
-                    std::move(w.by), w.id, w.at, w.lu, w.bv};
+                    std::move(w.by), w.id, w.at, w.lu, w.bv, std::move(w.sn), std::move(w.sj)};
     return true;
   } catch (...) {
     return false;

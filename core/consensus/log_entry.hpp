@@ -8,6 +8,8 @@
 //   bootstrap_config  the config a decider was started with; applied only
 //                     while the cluster has no config at all
 //   drain             an operator override of one DC
+//   revoke            a certificate revoked by its serial number: every
+//                     decider closes links using it and refuses it after
 //
 // Entries are msgpack maps (fields can be added); decode() is total.
 
@@ -17,7 +19,7 @@
 
 namespace gtmesh::consensus {
 
-enum class entry_kind : uint8_t { config = 1, bootstrap_config = 2, drain = 3 };
+enum class entry_kind : uint8_t { config = 1, bootstrap_config = 2, drain = 3, revoke = 4 };
 
 struct log_entry {
   entry_kind kind = entry_kind::config;
@@ -33,6 +35,10 @@ struct log_entry {
   /// folder was wiped, continues numbering above it).
   uint64_t log_uid = 0;
   uint32_t base_version = 0;
+  /// revoke: the certificate's serial (mesh::normalize_serial form) and
+  /// the name it was issued to, as far as the operator knows it (display).
+  std::string serial;
+  std::string subject;
 };
 
 /// Limits decode() enforces; a proposer checks them first.

@@ -2,6 +2,7 @@
 
 #include "core/mesh/config_compression.hpp"
 #include "core/mesh/msgpack_codec.hpp"
+#include "core/mesh/node_identity.hpp"
 
 #include <openssl/evp.h>
 
@@ -35,6 +36,15 @@ struct wire_drain {
   MSGPACK_DEFINE_MAP(dc, d, by, i, at)
 };
 
+struct wire_revocation {
+  std::string s;
+  std::string n;
+  std::string by;
+  uint64_t i = 0;
+  int64_t at = 0;
+  MSGPACK_DEFINE_MAP(s, n, by, i, at)
+};
+
 struct wire_state {
   uint64_t ai = 0;
   uint64_t lu = 0;
@@ -47,7 +57,8 @@ struct wire_state {
   std::vector<wire_drain> dr;
   std::vector<uint64_t> ids; ///< push ids, oldest first, paired with idv
   std::vector<uint32_t> idv;
-  MSGPACK_DEFINE_MAP(ai, lu, cv, hy, y, yz, f, h, dr, ids, idv)
+  std::vector<wire_revocation> rv;
+  MSGPACK_DEFINE_MAP(ai, lu, cv, hy, y, yz, f, h, dr, ids, idv, rv)
 };
 
 } // namespace
@@ -118,6 +129,13 @@ apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
       }
       drains_[e.dc] = drain_record{e.dc, e.drained, e.by, index, e.at_ms};
       return r;
+    case entry_kind::revoke:
+      if (revoked_.count(e.serial)) {
+        r.duplicate = true;
+        return r;
+      }
+      revoked_[e.serial] = revocation_record{e.serial, e.subject, e.by, index, e.at_ms};
+      return r;
   }
   return r;
 }
@@ -139,6 +157,8 @@ std::vector<uint8_t> replicated_state::snapshot() const {
     w.ids.push_back(id);
     w.idv.push_back(v);
   }
+  for (const auto& [serial, r] : revoked_)
+    w.rv.push_back(wire_revocation{r.serial, r.subject, r.by, r.index, r.at_ms});
   return pack(w);
 }
 
@@ -163,6 +183,11 @@ bool replicated_state::restore(const uint8_t* data, size_t size) {
       next.drains_[d.dc] = drain_record{d.dc, d.d, std::move(d.by), d.i, d.at};
     for (size_t i = 0; i < w.ids.size(); ++i)
       next.push_ids_.emplace_back(w.ids[i], w.idv[i]);
+    for (auto& r : w.rv) {
+      if (r.s.empty() || mesh::normalize_serial(r.s) != r.s)
+        return false;
+      next.revoked_[r.s] = revocation_record{r.s, std::move(r.n), std::move(r.by), r.i, r.at};
+    }
     // The same bounds apply() keeps (a snapshot from a build that kept more).
     while (next.history_.size() > history_limit)
       next.history_.pop_front();
@@ -184,6 +209,8 @@ replicated_view_ptr replicated_state::view() const {
   v->file = file_;
   for (const auto& [dc, d] : drains_)
     v->drains.push_back(d);
+  for (const auto& [serial, r] : revoked_)
+    v->revoked.push_back(r);
   return v;
 }
 

@@ -18,6 +18,8 @@
 //   name on a view knows its log was started over. A bootstrap entry
 //   numbers above the version its proposer already held.
 // - A drain with a push id seen among the last 1,000 applies once too.
+// - A revoke entry adds its serial to the revoked certificates (once; a
+//   revocation is never undone: issue a new certificate).
 
 #include "core/consensus/log_entry.hpp"
 
@@ -48,6 +50,14 @@ struct drain_record {
   int64_t at_ms = 0;
 };
 
+struct revocation_record {
+  std::string serial;  ///< mesh::normalize_serial form
+  std::string subject; ///< the name it was issued to (display)
+  std::string by;
+  uint64_t index = 0;
+  int64_t at_ms = 0;
+};
+
 /// What a decider needs to serve: an immutable copy handed out after applies.
 struct replicated_view {
   uint64_t log_uid = 0; ///< names the log (a log started over has another)
@@ -56,6 +66,7 @@ struct replicated_view {
   std::shared_ptr<const std::string> yaml; ///< null while there is no config
   std::string file;
   std::vector<drain_record> drains;
+  std::vector<revocation_record> revoked; ///< by serial
 };
 using replicated_view_ptr = std::shared_ptr<const replicated_view>;
 
@@ -85,6 +96,7 @@ public:
   uint32_t config_version() const noexcept { return version_; }
   const std::deque<config_record>& history() const noexcept { return history_; }
   const std::map<std::string, drain_record>& drains() const noexcept { return drains_; }
+  const std::map<std::string, revocation_record>& revoked() const noexcept { return revoked_; }
   replicated_view_ptr view() const;
 
 private:
@@ -95,6 +107,7 @@ private:
   std::string file_;
   std::deque<config_record> history_;
   std::map<std::string, drain_record> drains_;
+  std::map<std::string, revocation_record> revoked_; ///< by serial
   std::deque<std::pair<uint64_t, uint32_t>> push_ids_; ///< (push_id, version), oldest first
 };
 

@@ -204,7 +204,10 @@ std::shared_ptr<decider_status> take_status(self_ptr self, int64_t now) {
                       {"refused_peers", c.refused_peers},
                       {"idle_timeouts", c.idle_timeouts},
                       {"oversized_frames", c.oversized_frames},
-                      {"slow_peers", c.slow_peers}};
+                      {"slow_peers", c.slow_peers},
+                      {"revoked_refused", c.revoked_refused},
+                      {"revoked_closed", c.revoked_closed},
+                      {"tls_reloads", c.tls_reloads}};
   }
   return s;
 }
@@ -418,7 +421,7 @@ void handle_push(self_ptr self, link_id link, const link_peer& from, const confi
     if (!r.ok) {
       self->state.core->drop_validated();
       reply.errors.push_back(r.error);
-      reply.retry = true;
+      reply.retry = r.error.rfind(refused_by_leader_prefix, 0) != 0; // the leader's "invalid" is final
     } else {
       log(self, "config version " + std::to_string(r.version) + " pushed by " + who + " committed at log index " +
                   std::to_string(r.index));
@@ -449,7 +452,11 @@ std::string links_text(self_ptr self) {
         << c.refused_pending << " refused (too many handshakes), " << c.evicted_pending
         << " evicted (the oldest handshake made room), " << c.handshake_timeouts << " handshake timeouts, "
         << c.handshake_failures << " failed handshakes, " << c.refused_peers << " peers refused, " << c.idle_timeouts
-        << " idle timeouts, " << c.oversized_frames << " oversized frames\n";
+        << " idle timeouts, " << c.oversized_frames << " oversized frames";
+    if (c.revoked_refused || c.revoked_closed)
+      out << ", " << c.revoked_refused << " revoked certificates refused, " << c.revoked_closed
+          << " links closed by a revocation";
+    out << "\n";
   }
   return out.str();
 }
@@ -464,6 +471,9 @@ std::string status_text(self_ptr self) {
   for (const auto& [origin, n] : st.nodes)
     out << "  node " << origin << " (dc " << n.dc << "): config version " << n.config_version << ", " << n.status
         << ", reported " << format_age(now - n.at_ms) << " ago\n";
+  for (const auto& r : st.revoked)
+    out << "  revoked: certificate serial " << r.serial << " (" << (r.subject.empty() ? "?" : r.subject) << ") by "
+        << r.by << " (log index " << r.index << ")\n";
   out << "  frames: " << st.frames << " received";
   for (const auto& [why, count] : st.rejected)
     out << ", " << count << " dropped (" << why << ")";
@@ -637,6 +647,34 @@ void handle_request(self_ptr self, link_id link, const link_peer& from, const re
       reply_body b;
       b.ok = r.ok;
       b.text = r.ok ? dc + (drained ? " drained" : " undrained") + " (log index " + std::to_string(r.index) + ")"
+                    : "not applied: " + r.error;
+      return frame(message_kind::reply, name, b);
+    });
+    return;
+  }
+  if (req.command == "revoke") {
+    // arg(0) serial, arg(1) the name it was issued to, arg(2) push id,
+    // arg(3) what gtmeshctl says about the user.
+    if (role != node_role::operator_)
+      return refuse("an operator certificate");
+    consensus::log_entry e;
+    e.kind = consensus::entry_kind::revoke;
+    e.serial = normalize_serial(arg(0));
+    if (e.serial.empty())
+      return reply(false, "not a certificate serial number: '" + display_text(arg(0), 64) + "' (hex digits)");
+    if (!from.serial.empty() && e.serial == from.serial)
+      return reply(false, "refused: serial " + e.serial + " is the certificate this request came with (" +
+                            from.identity.describe() + "); revoke it with another operator's certificate");
+    e.subject = display_text(arg(1), consensus::max_entry_name_bytes);
+    e.by = display_text(from.identity.name + (arg(3).empty() ? "" : " (" + arg(3) + ")"), consensus::max_entry_name_bytes);
+    e.at_ms = now;
+    std::from_chars(arg(2).data(), arg(2).data() + arg(2).size(), e.push_id);
+    std::string name = node_name(self), serial = e.serial;
+    propose(self, e, link, [name, serial](const proposal_reply_body& r) {
+      reply_body b;
+      b.ok = r.ok;
+      b.text = r.ok ? "certificate serial " + serial + " revoked (log index " + std::to_string(r.index) +
+                        "): every decider closes its links and refuses it"
                     : "not applied: " + r.error;
       return frame(message_kind::reply, name, b);
     });
@@ -1028,6 +1066,8 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
           return s.core->has_dc(e.dc) ? "" : "unknown datacenter '" + display_text(e.dc, 64) + "'";
         case consensus::entry_kind::bootstrap_config:
           return ""; // applies only to a cluster with no config (replicated_state)
+        case consensus::entry_kind::revoke:
+          return ""; // decode() checked the serial's form
       }
       return "unknown kind of change";
     },
@@ -1061,6 +1101,19 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
       if (!view)
         return;
       auto change = s.core->apply_view(*view, wall_clock_ms());
+      if (view->revoked.size() != s.revoked.size()) {
+        // Revocations only grow: the new ones are the serials not seen yet.
+        for (const auto& r : view->revoked)
+          if (std::none_of(s.revoked.begin(), s.revoked.end(), [&](const auto& o) { return o.serial == r.serial; }))
+            log(self, "certificate serial " + r.serial + " (" + (r.subject.empty() ? "?" : r.subject) +
+                        ") revoked by " + r.by + ": its links are closed and it is refused from now on");
+        s.revoked = view->revoked;
+        std::vector<std::string> serials;
+        for (const auto& r : s.revoked)
+          serials.push_back(r.serial);
+        if (s.options.transport)
+          s.options.transport->set_revoked(std::move(serials));
+      }
       if (change.config || change.overrides) {
         // On disk before it is served: a restart never goes back to an
         // older config than the one its responder answered from.

@@ -144,6 +144,12 @@ struct config_reply_body {
 /// forwarding it: it knows no leader. Such a refusal changed nothing, so an
 /// operator tool may say so rather than "outcome unknown".
 inline constexpr std::string_view no_leader_reason = "no leader: this decider cannot reach a majority of the deciders";
+/// A change the leader's validation refused: definitive, nothing was
+/// appended, so gtmeshctl does not retry it (exit 1, "rejected").
+inline constexpr std::string_view refused_by_leader_prefix = "refused by the leader: ";
+/// The decider's Raft log could not start (a full disk, say): nothing was
+/// proposed there; another decider may take the change.
+inline constexpr std::string_view log_not_running_prefix = "the consensus log is not running here";
 
 /// request / reply: operator commands. `args` and `text` keep the wire
 /// format small and the commands easy to extend.

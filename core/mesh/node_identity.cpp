@@ -51,6 +51,26 @@ bool valid_dc_name(std::string_view dc) noexcept {
   return true;
 }
 
+std::string normalize_serial(std::string_view text) {
+  if (text.substr(0, 2) == "0x" || text.substr(0, 2) == "0X")
+    text.remove_prefix(2);
+  std::string out;
+  for (char c : text) {
+    if (c == ':')
+      continue;
+    if (!std::isxdigit(static_cast<unsigned char>(c)))
+      return "";
+    if (out.empty() && c == '0')
+      continue;
+    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  if (out.size() > 40)
+    return "";
+  if (out.empty())
+    return text.find('0') != std::string_view::npos ? "0" : "";
+  return out;
+}
+
 bool parse_role_uri(std::string_view uri, node_role& role, std::string& dc) noexcept {
   constexpr std::string_view prefix = "gtmesh:";
   if (uri.substr(0, prefix.size()) != prefix)

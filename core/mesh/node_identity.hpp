@@ -40,6 +40,13 @@ struct node_identity {
 /// A DC name a certificate may carry: 1-64 of letters, digits, - _ .
 bool valid_dc_name(std::string_view dc) noexcept;
 
+/// A certificate serial number as revocations store it: lowercase hex
+/// without leading zeros ("0" for zero). Accepts upper or lower case, an
+/// optional "0x" and ':' separators (as `openssl x509 -serial` and
+/// browsers print it); "" for anything else or more than 40 digits (RFC
+/// 5280 serials are at most 20 octets).
+std::string normalize_serial(std::string_view text);
+
 /// Parses "gtmesh:ROLE" or "gtmesh:agent:DC" into role and dc; false for any
 /// other URI (not ours) or a malformed one (then role and dc are untouched).
 bool parse_role_uri(std::string_view uri, node_role& role, std::string& dc) noexcept;

@@ -8,6 +8,8 @@
 
 #include <asio.hpp>
 #include <asio/ssl.hpp>
+#include <openssl/bn.h>
+#include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -20,7 +22,10 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
+
+#include <sys/stat.h>
 
 namespace gtmesh::mesh {
 
@@ -51,6 +56,76 @@ node_identity identity_of(X509* cert) {
     GENERAL_NAMES_free(names);
   }
   return id;
+}
+
+/// A certificate's serial, as revocations name it.
+std::string serial_of(X509* cert) {
+  std::string out;
+  if (BIGNUM* bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(cert), nullptr)) {
+    if (char* hex = BN_bn2hex(bn)) {
+      out = normalize_serial(hex);
+      OPENSSL_free(hex);
+    }
+    BN_free(bn);
+  }
+  return out;
+}
+
+/// Every CRL in a PEM file, added to `store` with CRL checking on (the
+/// leaf certificate's issuer must then have a CRL there).
+bool load_crls(X509_STORE* store, const std::string& file, std::string& error) {
+  FILE* f = std::fopen(file.c_str(), "r");
+  if (!f) {
+    error = "cannot open the CRL file " + file;
+    return false;
+  }
+  int n = 0;
+  while (X509_CRL* crl = PEM_read_X509_CRL(f, nullptr, nullptr, nullptr)) {
+    X509_STORE_add_crl(store, crl);
+    X509_CRL_free(crl);
+    ++n;
+  }
+  std::fclose(f);
+  ERR_clear_error(); // the end of the file reads as an error
+  if (n == 0) {
+    error = file + " holds no PEM CRL";
+    return false;
+  }
+  X509_STORE_set_flags(store, X509_V_FLAG_CRL_CHECK);
+  return true;
+}
+
+/// The TLS context for new handshakes, from the files as they are now.
+std::shared_ptr<asio::ssl::context> make_tls_context(const tls_files& tls, std::string& error) {
+  try {
+    auto ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls);
+    ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                     asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+    ctx->load_verify_file(tls.ca);
+    ctx->use_certificate_chain_file(tls.cert);
+    ctx->use_private_key_file(tls.key, asio::ssl::context::pem);
+    ctx->set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
+    if (!tls.crl.empty() && !load_crls(SSL_CTX_get_cert_store(ctx->native_handle()), tls.crl, error))
+      return nullptr;
+    return ctx;
+  } catch (const std::exception& e) {
+    error = "TLS files (ca " + tls.ca + ", cert " + tls.cert + ", key " + tls.key + "): " + e.what();
+    return nullptr;
+  }
+}
+
+/// Modification times of the TLS files, to notice a renewed certificate.
+std::string tls_file_stamps(const tls_files& tls) {
+  std::string out;
+  for (const std::string* f : {&tls.ca, &tls.cert, &tls.key, &tls.crl}) {
+    struct stat st {};
+    if (!f->empty() && ::stat(f->c_str(), &st) == 0)
+      out += std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "/" +
+             std::to_string(st.st_size) + ";";
+    else
+      out += "-;";
+  }
+  return out;
 }
 
 std::string endpoint_text(const tcp::endpoint& e) {
@@ -94,6 +169,7 @@ private:
 
   transport_impl& t_;
   tcp::socket plain_;
+  std::shared_ptr<asio::ssl::context> tls_ctx_; ///< the context this link was made with (a reload replaces the transport's)
   std::unique_ptr<asio::ssl::stream<tcp::socket>> tls_;
   tcp::resolver resolver_;
   frame_reader reader_;
@@ -156,6 +232,34 @@ public:
     });
   }
 
+  void set_revoked(std::vector<std::string> serials) override {
+    asio::post(io_, [this, serials = std::move(serials)] {
+      revoked_ = std::set<std::string>(serials.begin(), serials.end());
+      std::vector<std::shared_ptr<connection>> gone;
+      for (auto& [id, c] : links_)
+        if (revoked(c->peer.serial))
+          gone.push_back(c);
+      for (auto& c : gone) {
+        ++counters_.revoked_closed;
+        log("closed the link of " + c->peer.identity.describe() + ": certificate serial " + c->peer.serial +
+            " was revoked");
+        c->close("certificate revoked");
+      }
+    });
+  }
+
+  bool reload_tls(std::string& error) override {
+    auto ctx = fresh_tls_context(error);
+    if (!ctx)
+      return false;
+    asio::post(io_, [this, ctx, stamps = tls_file_stamps(options_.tls)] {
+      tls_ctx_ = ctx;
+      tls_stamps_ = stamps;
+      ++counters_.tls_reloads;
+    });
+    return true;
+  }
+
   std::optional<link_peer> peer(link_id link) const override {
     std::lock_guard lock(peers_mutex_);
     auto it = up_peers_.find(link);
@@ -179,6 +283,9 @@ public:
     c.frames_in = counters_.frames_in;
     c.frames_out = counters_.frames_out;
     c.unroutable = counters_.unroutable;
+    c.revoked_refused = counters_.revoked_refused;
+    c.revoked_closed = counters_.revoked_closed;
+    c.tls_reloads = counters_.tls_reloads;
     return c;
   }
 
@@ -202,7 +309,9 @@ public:
   // --- used by connections (I/O thread) ----------------------------------
   const transport_options& options() const { return options_; }
   asio::io_context& io() { return io_; }
-  asio::ssl::context* tls() { return tls_ctx_.get(); }
+  const std::shared_ptr<asio::ssl::context>& tls() const { return tls_ctx_; }
+  /// I/O thread: whether a serial was revoked through the cluster's log.
+  bool revoked(const std::string& serial) const { return !serial.empty() && revoked_.count(serial) != 0; }
   link_events& events() { return events_; }
   void log(const std::string& line) {
     if (options_.log)
@@ -253,7 +362,7 @@ public:
   struct atomic_counters {
     std::atomic<uint64_t> accepted{0}, refused_pending{0}, evicted_pending{0}, handshake_timeouts{0}, handshake_failures{0},
       refused_peers{0}, links_up{0}, idle_timeouts{0}, oversized_frames{0}, slow_peers{0}, frames_in{0},
-      frames_out{0}, unroutable{0};
+      frames_out{0}, unroutable{0}, revoked_refused{0}, revoked_closed{0}, tls_reloads{0};
   } counters_;
 
 private:
@@ -261,10 +370,53 @@ private:
   void do_connect(const std::string& target, uint64_t token);
   void schedule_tick();
 
+  /// A context from the TLS files as they are now, if they still name this
+  /// node (a renewed certificate keeps its name, role and DC).
+  std::shared_ptr<asio::ssl::context> fresh_tls_context(std::string& error) const {
+    if (!options_.tls.enabled()) {
+      error = "this node runs without TLS";
+      return nullptr;
+    }
+    auto ctx = make_tls_context(options_.tls, error);
+    if (!ctx)
+      return nullptr;
+    auto own = certificate_identity(options_.tls.cert, error);
+    if (!own)
+      return nullptr;
+    if (own->name != options_.self.name || own->role != options_.self.role || own->dc != options_.self.dc) {
+      error = options_.tls.cert + " now names " + own->describe() + ", not " + options_.self.describe();
+      return nullptr;
+    }
+    return ctx;
+  }
+
+  /// I/O thread, every few seconds: TLS files that changed on disk are
+  /// taken for new handshakes (links already up stay as they are).
+  void check_tls_files(clock_type::time_point now) {
+    if (!tls_ctx_ || now - tls_checked_ < std::chrono::seconds(2))
+      return;
+    tls_checked_ = now;
+    std::string stamps = tls_file_stamps(options_.tls);
+    if (stamps == tls_stamps_)
+      return;
+    tls_stamps_ = stamps;
+    std::string error;
+    if (auto ctx = fresh_tls_context(error)) {
+      tls_ctx_ = ctx;
+      ++counters_.tls_reloads;
+      log("the TLS files changed: new handshakes use them (links already up are kept)");
+    } else {
+      log("the TLS files changed but cannot be used (" + error + "): keeping the ones in use");
+    }
+  }
+
   transport_options options_;
   link_events& events_;
   asio::io_context io_;
-  std::unique_ptr<asio::ssl::context> tls_ctx_;
+  std::shared_ptr<asio::ssl::context> tls_ctx_; ///< I/O thread (replaced by reload_tls)
+  std::string tls_stamps_;                      ///< tls_file_stamps() when tls_ctx_ was made
+  clock_type::time_point tls_checked_{};
+  std::set<std::string> revoked_; ///< I/O thread
   tcp::acceptor acceptor_;
   asio::steady_timer ticker_;
   std::vector<std::shared_ptr<connection>> tick_links_;
@@ -290,8 +442,8 @@ connection::connection(transport_impl& t, tcp::socket socket, bool outbound, uin
   peer.outbound = outbound;
   peer.token = token;
   peer.target = std::move(target);
-  if (t_.tls())
-    tls_ = std::make_unique<asio::ssl::stream<tcp::socket>>(std::move(plain_), *t_.tls());
+  if ((tls_ctx_ = t_.tls()))
+    tls_ = std::make_unique<asio::ssl::stream<tcp::socket>>(std::move(plain_), *tls_ctx_);
 }
 
 void connection::start_inbound() {
@@ -356,7 +508,14 @@ void connection::begin_handshake() {
       return close("peer sent no certificate");
     }
     cert_identity_ = identity_of(cert);
+    peer.serial = serial_of(cert);
     X509_free(cert);
+    if (t_.revoked(peer.serial)) {
+      ++t_.counters_.revoked_refused;
+      t_.log("refused " + cert_identity_->describe() + ": certificate serial " + peer.serial +
+             " is revoked (gtmeshctl ca revoke)");
+      return close("certificate revoked");
+    }
     send_hello();
     read();
   });
@@ -536,20 +695,10 @@ void connection::close(const std::string& reason) {
 
 bool transport_impl::init(std::string& error) {
   if (options_.tls.enabled()) {
-    try {
-      tls_ctx_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls);
-      tls_ctx_->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                            asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
-                            asio::ssl::context::no_tlsv1_1);
-      tls_ctx_->load_verify_file(options_.tls.ca);
-      tls_ctx_->use_certificate_chain_file(options_.tls.cert);
-      tls_ctx_->use_private_key_file(options_.tls.key, asio::ssl::context::pem);
-      tls_ctx_->set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
-    } catch (const std::exception& e) {
-      error = "TLS files (ca " + options_.tls.ca + ", cert " + options_.tls.cert + ", key " + options_.tls.key +
-              "): " + e.what();
+    tls_stamps_ = tls_file_stamps(options_.tls);
+    tls_ctx_ = make_tls_context(options_.tls, error);
+    if (!tls_ctx_)
       return false;
-    }
     auto own = certificate_identity(options_.tls.cert, error);
     if (!own)
       return false;
@@ -707,6 +856,7 @@ void transport_impl::schedule_tick() {
     for (auto& c : tick_links_)
       c->tick(now);
     tick_links_.clear();
+    check_tls_files(now);
     schedule_tick();
   });
 }
@@ -730,6 +880,23 @@ std::optional<node_identity> verified_peer_identity(const void* ssl_ptr) {
   node_identity id = identity_of(cert);
   X509_free(cert);
   return id;
+}
+
+std::optional<std::string> certificate_serial(const std::string& pem_file, std::string& error) {
+  FILE* f = std::fopen(pem_file.c_str(), "r");
+  if (!f) {
+    error = "cannot open certificate " + pem_file;
+    return std::nullopt;
+  }
+  X509* cert = PEM_read_X509(f, nullptr, nullptr, nullptr);
+  std::fclose(f);
+  if (!cert) {
+    error = pem_file + " holds no PEM certificate";
+    return std::nullopt;
+  }
+  std::string serial = serial_of(cert);
+  X509_free(cert);
+  return serial;
 }
 
 std::optional<node_identity> certificate_identity(const std::string& pem_file, std::string& error) {

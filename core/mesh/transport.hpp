@@ -31,6 +31,10 @@
 //   certificate (node_identity.hpp); the hello must name the same node. In
 //   plain mode the hello's claim is taken as is, so plain mode only listens
 //   on and connects to loopback addresses.
+// - Certificates can be revoked: through the deciders' log (set_revoked:
+//   open links are closed, new handshakes refused) or by a CRL file
+//   (tls_files::crl, checked by OpenSSL at the handshake). The TLS files
+//   are read again on reload_tls() and when they change on disk.
 // - `admit` decides, per authenticated peer, whether the link may come up
 //   (a decider admits deciders, agents and operators; an agent only deciders).
 //
@@ -56,6 +60,7 @@ struct tls_files {
   std::string ca;   ///< cluster CA certificate (PEM)
   std::string cert; ///< this node's certificate
   std::string key;  ///< this node's private key
+  std::string crl;  ///< optional: CRLs (PEM) of the CA, checked at every handshake (--tls-crl)
   bool enabled() const noexcept { return !ca.empty() && !cert.empty() && !key.empty(); }
 };
 
@@ -68,6 +73,9 @@ struct link_peer {
   bool outbound = false;
   uint64_t token = 0;    ///< outbound: the token given to connect()
   std::string target;    ///< outbound: the address dialled
+  /// The peer certificate's serial (normalize_serial form); empty in plain
+  /// mode. Revocations name it (`gtmeshctl ca revoke`).
+  std::string serial;
 };
 
 class link_events {
@@ -121,6 +129,9 @@ struct transport_counters {
   uint64_t frames_in = 0;
   uint64_t frames_out = 0;
   uint64_t unroutable = 0;         ///< send_to() with no link to that address
+  uint64_t revoked_refused = 0;    ///< handshakes refused: the certificate is revoked (set_revoked)
+  uint64_t revoked_closed = 0;     ///< links closed when their certificate was revoked
+  uint64_t tls_reloads = 0;        ///< TLS files taken again (SIGHUP or a change on disk)
 };
 
 class transport {
@@ -143,6 +154,15 @@ public:
   /// (preferring a link we dialled); counted as unroutable when none is up.
   virtual void send_to(const std::string& address, std::vector<uint8_t> envelope) = 0;
   virtual void close(link_id link) = 0;
+  /// The certificate serials (normalize_serial form) revoked through the
+  /// cluster's log: links using one are closed at once, and handshakes
+  /// presenting one are refused from then on.
+  virtual void set_revoked(std::vector<std::string> serials) = 0;
+  /// Reads the TLS files again for new handshakes (links already up are
+  /// kept); false with the reason, keeping the files in use, when they
+  /// cannot be used or no longer name this node. Also done by itself
+  /// within 2 s of a file changing on disk.
+  virtual bool reload_tls(std::string& error) = 0;
   /// Who is at the other end of an up link (any thread).
   virtual std::optional<link_peer> peer(link_id link) const = 0;
   virtual transport_counters counters() const = 0;
@@ -152,6 +172,8 @@ public:
 
 /// The identity a certificate file carries (CN and the gtmesh role URI).
 std::optional<node_identity> certificate_identity(const std::string& pem_file, std::string& error);
+/// The serial number of a certificate file (normalize_serial form).
+std::optional<std::string> certificate_serial(const std::string& pem_file, std::string& error);
 
 /// The identity of the peer of a TLS connection (any OpenSSL SSL*, e.g. an
 /// HTTPS request's), if it presented a certificate that verified against

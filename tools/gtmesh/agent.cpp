@@ -1,6 +1,6 @@
 // gtmesh agent --config FILE --dc DC [--once] [--print] [--instance ID]
 //              [--client-prefix PREFIX]... [--client-rate N] [--icmp datagram|raw] [--quiet]
-//              [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F]
+//              [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F [--tls-crl F]]
 //
 // Runs the host, service, probe and client agents of one DC (docs/agents.md).
 // With --decider, batches go to the deciders over the mesh (docs/mesh.md) and
@@ -47,7 +47,7 @@ int usage() {
   std::fprintf(stderr, "usage: gtmesh agent --config FILE --dc DC [--once] [--print] [--instance ID]\n"
                        "                    [--client-prefix PREFIX]... [--client-rate N] [--icmp datagram|raw]"
                        " [--quiet]\n"
-                       "                    [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F]"
+                       "                    [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F [--tls-crl F]]"
                        " [--http ADDR:PORT]\n");
   return 2;
 }
@@ -121,7 +121,7 @@ int agent(const args& a) {
 
   // Block the stop signals before any thread starts, so that every thread
   // inherits the mask and only sigwait below receives them.
-  sigset_t stop_signals = block_stop_signals(!once);
+  sigset_t stop_signals = block_stop_signals(!once, true);
 
   agents::agent_log_fn log;
   if (!quiet)
@@ -163,8 +163,7 @@ int agent(const args& a) {
   if (!mesh_mode) {
     node.start();
     notify_ready("agent", node.origin() + ": measuring, results on stdout");
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
+    wait_for_stop(stop_signals, nullptr);
     notify_stopping();
     return 0;
   }
@@ -236,8 +235,14 @@ int agent(const args& a) {
     notify_ready("agent", node.origin() + ": measuring, reporting to " + deciders_text +
                             (to.tls.enabled() ? " (mutual TLS)" : ""));
     std::thread signal_waiter([&] {
-      int sig = 0;
-      sigwait(&stop_signals, &sig);
+      // SIGHUP: the TLS files are read again for new handshakes.
+      wait_for_stop(stop_signals, [&] {
+        std::string why;
+        if (transport->reload_tls(why))
+          log_line(log_level::info, "agent", "SIGHUP: the TLS files were read again; new handshakes use them");
+        else
+          log_line(log_level::warn, "agent", "SIGHUP: TLS files not reloaded: " + why);
+      });
       notify_stopping();
       std::lock_guard lock(mutex);
       stopping = true;

@@ -4,14 +4,28 @@
 
 namespace gtmesh::cli {
 
-sigset_t block_stop_signals(bool block) {
+sigset_t block_stop_signals(bool block, bool reload) {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  if (reload)
+    sigaddset(&signals, SIGHUP);
   if (block)
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   return signals;
+}
+
+int wait_for_stop(const sigset_t& signals, const std::function<void()>& on_hup) {
+  for (;;) {
+    int sig = 0;
+    if (sigwait(&signals, &sig) != 0)
+      continue;
+    if (sig != SIGHUP)
+      return sig;
+    if (on_hup)
+      on_hup();
+  }
 }
 
 bool arg_reader::option(const std::string& name, std::string& out) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <csignal>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,10 +19,14 @@ int decider(const args& a); // tools/gtmesh/decider.cpp
 int demo(const args& a);    // tools/gtmesh/demo.cpp
 int backend(const args& a); // tools/gtmesh/backend.cpp
 
-/// Blocks SIGTERM and SIGINT in the calling thread (and every thread it
-/// starts afterwards) and returns that set, for a later sigwait(): signals
-/// are then taken synchronously by one thread, never by a worker.
-sigset_t block_stop_signals(bool block = true);
+/// Blocks SIGTERM and SIGINT (and SIGHUP with `reload`) in the calling
+/// thread (and every thread it starts afterwards) and returns that set, for
+/// a later sigwait(): signals are then taken synchronously by one thread,
+/// never by a worker.
+sigset_t block_stop_signals(bool block = true, bool reload = false);
+
+/// sigwait() on `signals` until a stop signal; each SIGHUP calls `on_hup`.
+int wait_for_stop(const sigset_t& signals, const std::function<void()>& on_hup);
 
 /// Small argument helper: `--name value` or `--name=value`.
 class arg_reader {

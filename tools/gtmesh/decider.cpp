@@ -4,7 +4,7 @@
 //                  [--peer HOST:PORT]... [--dns ADDR:PORT]... [--dns-threads N]
 //                  [--port-file FILE] [--faults] [--dc-down-after DURATION] [--keep-configs N]
 //                  [--gossip-interval DURATION] [--election-timeout DURATION]
-//                  [--tls-ca F --tls-cert F --tls-key F] [--cookie-secret FILE] [--http ADDR:PORT] [--join]
+//                  [--tls-ca F --tls-cert F --tls-key F [--tls-crl F]] [--cookie-secret FILE] [--http ADDR:PORT] [--join]
 //                  [--restore BACKUP]
 //
 // The first deciders of a cluster are started with the addresses of all the
@@ -55,7 +55,7 @@ void usage() {
   std::fputs("usage: gtmesh decider --config FILE --data-dir DIR --listen HOST:PORT [--advertise HOST:PORT]\n"
              "         [--name NAME] [--peer HOST:PORT]... [--dns ADDR:PORT]... [--dns-threads N] [--port-file FILE]\n"
              "         [--faults] [--dc-down-after DURATION] [--keep-configs N] [--gossip-interval DURATION]\n"
-             "         [--election-timeout DURATION] [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n"
+             "         [--election-timeout DURATION] [--tls-ca FILE --tls-cert FILE --tls-key FILE [--tls-crl FILE]]\n"
              "         [--cookie-secret FILE] [--http ADDR:PORT] [--join] [--restore BACKUP]\n",
              stderr);
 }
@@ -168,7 +168,7 @@ int decider(const args& a) {
     name = id->name; // under TLS the certificate names the node
   }
 
-  sigset_t signals = block_stop_signals();
+  sigset_t signals = block_stop_signals(true, true);
 
   std::filesystem::create_directories(data_dir);
   std::string error;
@@ -339,8 +339,16 @@ int decider(const args& a) {
       if (!write_file_durably(port_file, ports, error))
         log_error("decider", "%s", error.c_str());
     }
-    int sig = 0;
-    sigwait(&signals, &sig);
+    // SIGHUP: the TLS files are read again for new handshakes (a renewed
+    // certificate; links already up are kept). The config comes from the
+    // log, not from --config, so it is not reloaded here.
+    wait_for_stop(signals, [&] {
+      std::string why;
+      if (transport->reload_tls(why))
+        log_line(log_level::info, component, "SIGHUP: the TLS files were read again; new handshakes use them");
+      else
+        log_line(log_level::warn, component, "SIGHUP: TLS files not reloaded: " + why);
+    });
     notify_stopping();
     ops.stop();
     transport->stop();

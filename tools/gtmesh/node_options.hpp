@@ -20,17 +20,20 @@ inline mesh::tls_files with_config_tls(mesh::tls_files tls, const config* cfg) {
       tls.cert = cfg->cluster.tls.cert;
     if (tls.key.empty())
       tls.key = cfg->cluster.tls.key;
+    if (tls.crl.empty())
+      tls.crl = cfg->cluster.tls.crl;
   }
   return tls;
 }
 
-/// Reads --tls-ca/--tls-cert/--tls-key; missing ones come from `cfg`
+/// Reads --tls-ca/--tls-cert/--tls-key/--tls-crl; missing ones come from `cfg`
 /// (cluster.tls) when given.
 inline mesh::tls_files tls_options(arg_reader& r, const config* cfg) {
   mesh::tls_files tls;
   r.option("--tls-ca", tls.ca);
   r.option("--tls-cert", tls.cert);
   r.option("--tls-key", tls.key);
+  r.option("--tls-crl", tls.crl);
   return with_config_tls(tls, cfg);
 }
 

@@ -16,6 +16,8 @@
 //                                  (SPEC: drop=0.3,dup=0.1,reorder=0.2,delay=100ms,partition,none)
 //     ca init [--dir DIR] [--cluster NAME]                         create the cluster CA (ca.pem, ca.key)
 //     ca issue NODE --role decider|agent|operator [--dc DC] [--dir DIR]   a certificate for NODE
+//     ca revoke NODE|SERIAL [--dir DIR]   revoke a certificate through the deciders' log: every
+//                                  decider closes links using it and refuses it (docs/mesh.md)
 //     enroll DC [--http ADDR|""] [--etc DIR] [--no-start]   on a new machine, as root: install the
 //                                  agents of DC (tools/gtmeshctl/enroll.hpp, docs/deploy.md)
 //
@@ -62,6 +64,7 @@ int usage() {
              "  member list | member add HOST:PORT | member remove HOST:PORT | member replace OLD NEW\n"
              "  backup FILE | show-backup FILE | fault LINK SPEC\n"
              "  ca init [--dir DIR] [--cluster NAME] | ca issue NODE --role decider|agent|operator [--dc DC] [--dir DIR]\n"
+             "  ca revoke NODE|SERIAL [--dir DIR]\n"
              "  enroll DC [--http ADDR] [--etc DIR] [--no-start]   (with --decider and the agent's --tls-*)\n",
              stderr);
   return 2;
@@ -162,6 +165,12 @@ struct request {
   std::string output_file; ///< backup: the reply is the file, written here
 };
 
+/// A failure after which the change cannot be in the log: no leader was
+/// known, or the decider's log is not running (nothing was proposed).
+bool nothing_proposed(const std::string& error) {
+  return error == mesh::no_leader_reason || error.rfind(mesh::log_not_running_prefix, 0) == 0;
+}
+
 /// Exit codes: 0 done, 1 rejected or failed, 2 usage, 3 not acknowledged
 /// (a push or drain whose outcome is unknown: it may still be applied).
 constexpr int exit_unknown_outcome = 3;
@@ -219,7 +228,7 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
     if (!reply.accepted && reply.retry) {
       out.retry = true;
       out.retry_reason = target + ": " + (reply.errors.empty() ? std::string("not committed") : reply.errors[0]);
-      out.maybe_applied = reply.errors.empty() || reply.errors[0] != mesh::no_leader_reason;
+      out.maybe_applied = !nothing_proposed(reply.errors.empty() ? std::string() : reply.errors[0]);
       return out;
     }
     if (!reply.accepted) {
@@ -241,7 +250,9 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
     std::fprintf(stderr, "gtmeshctl: malformed reply from %s\n", target.c_str());
     return out;
   }
-  if (!reply.ok && req.retryable && reply.text.rfind("not applied: ", 0) == 0) {
+  const std::string refused_by_leader = "not applied: " + std::string(mesh::refused_by_leader_prefix);
+  if (!reply.ok && req.retryable && reply.text.rfind("not applied: ", 0) == 0 &&
+      reply.text.rfind(refused_by_leader, 0) != 0) {
     out.retry = true;
     out.retry_reason = target + ": " + reply.text;
     const std::string leader_is = "(the leader is ";
@@ -250,7 +261,7 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
       if (end != std::string::npos)
         out.redirect = reply.text.substr(at + leader_is.size(), end - at - leader_is.size());
     }
-    out.maybe_applied = reply.text != "not applied: " + std::string(mesh::no_leader_reason);
+    out.maybe_applied = !nothing_proposed(reply.text.substr(std::string_view("not applied: ").size()));
     return out;
   }
   if (reply.ok && !req.output_file.empty()) {
@@ -313,6 +324,7 @@ int main(int argc, char** argv) {
   r.option("--tls-ca", tls.ca);
   r.option("--tls-cert", tls.cert);
   r.option("--tls-key", tls.key);
+  r.option("--tls-crl", tls.crl);
   std::string timeout_text = "5s", retry_text = "15s", client, ecs, since, limit, role, dc;
   r.option("--timeout", timeout_text);
   r.option("--retry-for", retry_text);
@@ -348,7 +360,7 @@ int main(int argc, char** argv) {
   }
   if (pos.empty())
     return usage();
-  if (pos[0] == "ca")
+  if (pos[0] == "ca" && !(pos.size() == 3 && pos[1] == "revoke"))
     return ca_command(pos, ca_dir, cluster, role, dc);
   if ((tls.ca.empty() || tls.cert.empty() || tls.key.empty()) && !(tls.ca.empty() && tls.cert.empty() && tls.key.empty())) {
     std::fprintf(stderr, "gtmeshctl: mutual TLS needs all of --tls-ca, --tls-cert and --tls-key\n");
@@ -449,6 +461,32 @@ int main(int argc, char** argv) {
     }
     std::fputs(consensus::describe_backup(b).c_str(), stdout);
     return 0;
+  } else if (cmd == "ca") { // ca revoke NAME|SERIAL: committed through the deciders' log
+    // NAME: the certificate `ca issue NAME` wrote into --dir; else a serial
+    // as `openssl x509 -serial` prints it.
+    std::string serial, subject, error;
+    const std::string issued = ca_dir + "/" + pos[2] + ".pem";
+    if (valid_node_name(pos[2]) && std::filesystem::exists(issued)) {
+      auto id = mesh::certificate_identity(issued, error);
+      auto number = id ? mesh::certificate_serial(issued, error) : std::nullopt;
+      if (!number) {
+        std::fprintf(stderr, "gtmeshctl: %s\n", error.c_str());
+        return 1;
+      }
+      serial = *number;
+      subject = id->describe();
+    } else {
+      serial = mesh::normalize_serial(pos[2].rfind("serial=", 0) == 0 ? pos[2].substr(7) : pos[2]);
+      if (serial.empty()) {
+        std::fprintf(stderr, "gtmeshctl: '%s' is neither a certificate in %s (ca issue NAME) nor a serial "
+                             "number (hex, as openssl x509 -noout -serial prints it)\n",
+                     pos[2].c_str(), ca_dir.c_str());
+        return 2;
+      }
+    }
+    req.body = mesh::encode_body(mesh::request_body{
+      "revoke", {serial, subject, std::to_string(random_push_id()), "gtmeshctl:" + user_name()}});
+    req.retryable = true;
   } else if (cmd == "send-garbage" && pos.size() == 1) {
     req.body = mesh::encode_body(mesh::request_body{"status", {}});
   } else if (cmd == "fault" && (pos.size() == 1 || pos.size() == 3)) {

@@ -180,5 +180,35 @@ TEST(replicated_state, a_snapshot_of_a_large_config_restores_it_whole) {
   EXPECT_EQ(r.config_version(), 1u);
 }
 
+TEST(replicated_state, a_revocation_is_kept_once_through_a_snapshot_and_its_entry_round_trips) {
+  replicated_state s;
+  log_entry r;
+  r.kind = entry_kind::revoke;
+  r.serial = "3f2a";
+  r.subject = "mallory (operator)";
+  r.by = "alice";
+  auto bytes = encode(r);
+  log_entry back;
+  ASSERT_TRUE(decode(bytes.data(), bytes.size(), back));
+  EXPECT_EQ(back.kind, entry_kind::revoke);
+  EXPECT_EQ(back.serial, "3f2a");
+  EXPECT_EQ(back.subject, "mallory (operator)");
+  EXPECT_FALSE(s.apply(back, 5).duplicate);
+  EXPECT_TRUE(s.apply(back, 6).duplicate); // revoked once; the first index stays
+  ASSERT_EQ(s.view()->revoked.size(), 1u);
+  EXPECT_EQ(s.view()->revoked[0].index, 5u);
+  replicated_state restored;
+  auto snap = s.snapshot();
+  ASSERT_TRUE(restored.restore(snap.data(), snap.size()));
+  ASSERT_EQ(restored.revoked().count("3f2a"), 1u);
+  EXPECT_EQ(restored.revoked().at("3f2a").by, "alice");
+  // A serial that is not in normal form never decodes.
+  for (const char* bad : {"3F2A", "03f2a", "", "xyz"}) {
+    r.serial = bad;
+    auto b = encode(r);
+    EXPECT_FALSE(decode(b.data(), b.size(), back)) << bad;
+  }
+}
+
 } // namespace
 } // namespace gtmesh::consensus

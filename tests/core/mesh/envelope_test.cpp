@@ -322,5 +322,16 @@ TEST(node_identity, role_uris_parse_and_a_malformed_dc_is_refused_without_touchi
   EXPECT_TRUE(valid_dc_name(std::string(64, 'a')));
 }
 
+TEST(node_identity, serials_normalize_to_lowercase_hex_without_leading_zeros_and_anything_else_is_refused) {
+  EXPECT_EQ(normalize_serial("0A:1b:FF"), "a1bff");
+  EXPECT_EQ(normalize_serial("0x00DEAD"), "dead");
+  EXPECT_EQ(normalize_serial("00"), "0");
+  EXPECT_EQ(normalize_serial(std::string(40, 'f')), std::string(40, 'f'));
+  for (std::string_view bad : {"", "0x", "12g4", "dead beef", "-1", "::"})
+    EXPECT_EQ(normalize_serial(bad), "") << bad;
+  EXPECT_EQ(normalize_serial(std::string(41, 'f')), "");
+  EXPECT_EQ(normalize_serial("00" + std::string(40, 'f')), std::string(40, 'f')); // leading zeros do not count
+}
+
 } // namespace
 } // namespace gtmesh::mesh

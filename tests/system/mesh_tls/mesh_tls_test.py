@@ -7,6 +7,7 @@ a certificate, or with one from another CA, is refused at the handshake.
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -83,6 +84,118 @@ def enroll_checks(work, env, tls, other):
           "enroll with no decider reachable says which and writes nothing")
 
 
+def serial_of(pem):
+    out = subprocess.run(["openssl", "x509", "-in", pem, "-noout", "-serial"], capture_output=True, text=True,
+                         timeout=30).stdout.strip()
+    return out.partition("=")[2].lower().lstrip("0") or "0"
+
+
+def served_serial(address, tls):
+    """The serial of the certificate a node presents in a new handshake."""
+    host, port = address.rsplit(":", 1)
+    hello = subprocess.run(["openssl", "s_client", "-connect", "%s:%s" % (host, port), "-CAfile", tls + "/ca.pem",
+                            "-cert", tls + "/gtmeshctl.pem", "-key", tls + "/gtmeshctl.key"],
+                           input=b"", capture_output=True, timeout=30).stdout.decode("latin-1")
+    m = re.search(r"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----", hello, re.S)
+    if not m:
+        return None
+    out = subprocess.run(["openssl", "x509", "-noout", "-serial"], input=m.group(0), capture_output=True, text=True,
+                         timeout=30).stdout.strip()
+    return out.partition("=")[2].lower().lstrip("0") or "0"
+
+
+def credentials_checks(work, env, tls, certs, env_vars):
+    """Credentials that can be rotated and revoked (docs/mesh.md,
+    "Rotating and revoking certificates")."""
+    ctl = lambda *args, cert="gtmeshctl", decider=env["MESH1"], extra=(): subprocess.run(
+        [GTMESHCTL, "--decider", decider, "--tls-ca", tls + "/ca.pem", "--tls-cert", "%s/%s.pem" % (tls, cert),
+         "--tls-key", "%s/%s.key" % (tls, cert), "--timeout", "2s", "--retry-for", "0s", *extra, *args],
+        capture_output=True, text=True, timeout=60)
+    pid = lambda name: int(open(os.path.join(work, name + ".pid")).read())
+    log = lambda name: open(os.path.join(work, name + ".log")).read()
+
+    # 1. A renewed certificate is used for new handshakes, without a restart
+    # and without dropping links; SIGHUP reads the files again (it used to
+    # end the process).
+    old = serial_of(tls + "/decider2.pem")
+    subprocess.run([GTMESHCTL, "ca", "issue", "decider2", "--role", "decider", "--dir", tls], check=True,
+                   capture_output=True, timeout=60)
+    new = serial_of(tls + "/decider2.pem")
+    seen = wait_until(lambda: served_serial(env["MESH2"], tls) == new, 10)
+    check(new != old and seen and "the TLS files changed: new handshakes use them" in log("decider2"),
+          "a renewed decider certificate is served to new handshakes within seconds (serial %s -> %s)" % (old, new))
+    os.kill(pid("decider2"), signal.SIGHUP)
+    ok = wait_until(lambda: "SIGHUP: the TLS files were read again" in log("decider2"), 5)
+    st = ctl("status", decider=env["MESH2"])
+    check(ok and st.returncode == 0 and st.stdout.count(", connected)") >= 2,
+          "SIGHUP makes a decider read its TLS files again and it keeps running with its peers connected")
+    # 2. Revocation through the log: an operator certificate.
+    subprocess.run([GTMESHCTL, "ca", "issue", "mallory", "--role", "operator", "--dir", tls], check=True,
+                   capture_output=True, timeout=60)
+    before = [ctl("status", cert="mallory", decider=env["MESH%d" % n]).returncode for n in (1, 2, 3)]
+    r = ctl("ca", "revoke", "mallory", extra=("--dir", tls))
+    t0 = time.monotonic()
+    refused = {}
+    for n in (1, 2, 3):
+        ok = wait_until(lambda: ctl("status", cert="mallory", decider=env["MESH%d" % n]).returncode != 0, 5, 0.05)
+        refused[n] = round(time.monotonic() - t0, 2) if ok else None
+    check(before == [0, 0, 0] and r.returncode == 0 and "revoked" in r.stdout and
+          all(v is not None and v <= 1.5 for v in refused.values()),
+          "gtmeshctl ca revoke mallory: every decider refuses that certificate after (s): %s (%s)"
+          % (refused, (r.stdout + r.stderr).strip()))
+    st = ctl("status")
+    check("revoked: certificate serial %s (mallory (operator))" % serial_of(tls + "/mallory.pem") in st.stdout,
+          "status lists the revocation")
+    # An agent's: its open link is closed at once and it cannot come back.
+    agents = lambda: sum(int(m) for n in (1, 2, 3) for m in
+                         re.findall(r"dc sin: .*?(\d+) agent\(s\) connected", ctl("status", decider=env["MESH%d" % n]).stdout))
+    had = agents()
+    r = ctl("ca", "revoke", serial_of(tls + "/agent-sin.pem"))
+    t0 = time.monotonic()
+    gone = wait_until(lambda: agents() == 0, 3, 0.1)
+    took = time.monotonic() - t0
+    time.sleep(3)  # the agent retries with its backoff meanwhile
+    logs = "".join(log("decider%d" % n) for n in (1, 2, 3))
+    check(had == 1 and r.returncode == 0 and gone and took <= 1.5 and agents() == 0 and
+          "closed the link of agent-sin (agent of sin)" in logs and "is revoked (gtmeshctl ca revoke)" in logs,
+          "revoking agent-sin's certificate by serial closes its link in %.2f s and its reconnects are refused" % took)
+    # Nobody revokes the certificate they are using; a serial must be one.
+    own = ctl("ca", "revoke", "gtmeshctl", extra=("--dir", tls))
+    bad = ctl("ca", "revoke", "not-a-serial!", extra=("--dir", tls))
+    check(own.returncode != 0 and "is the certificate this request came with" in own.stderr and bad.returncode == 2,
+          "revoking one's own certificate is refused, and so is a name that is neither a certificate nor a serial: %s"
+          % own.stderr.strip())
+    # 3. A CRL file (--tls-crl, cluster.tls.crl): here gtmeshctl's own check
+    # of the decider it dials, with the same transport every node uses.
+    ca_dir = os.path.join(work, "crl-ca")
+    os.makedirs(ca_dir)
+    open(os.path.join(ca_dir, "index.txt"), "w").close()
+    open(os.path.join(ca_dir, "crlnumber"), "w").write("01\n")
+    cnf = os.path.join(ca_dir, "ca.cnf")
+    open(cnf, "w").write("[ca]\ndefault_ca = d\n[d]\ndatabase = %s/index.txt\ncrlnumber = %s/crlnumber\n"
+                         "default_md = sha256\ndefault_crl_days = 30\n" % (ca_dir, ca_dir))
+    base = ["openssl", "ca", "-config", cnf, "-keyfile", tls + "/ca.key", "-cert", tls + "/ca.pem"]
+    subprocess.run(base + ["-revoke", tls + "/decider1.pem"], check=True, capture_output=True, timeout=30)
+    subprocess.run(base + ["-gencrl", "-out", ca_dir + "/crl.pem"], check=True, capture_output=True, timeout=30)
+    d1 = ctl("status", extra=("--tls-crl", ca_dir + "/crl.pem"))
+    d2 = ctl("status", decider=env["MESH2"], extra=("--tls-crl", ca_dir + "/crl.pem"))
+    empty = os.path.join(ca_dir, "empty.pem")
+    open(empty, "w").write("not a CRL\n")
+    e = ctl("status", decider=env["MESH2"], extra=("--tls-crl", empty))
+    check(d1.returncode != 0 and d2.returncode == 0 and e.returncode != 0 and "holds no PEM CRL" in e.stderr,
+          "with --tls-crl a certificate on the CRL (decider1's) is refused at the handshake, the others pass, and "
+          "a file without a CRL is a clear error: %s" % e.stderr.strip()[-120:])
+
+
+def wait_until(fn, seconds, step=0.1):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if fn():
+            return True
+        time.sleep(step)
+    return bool(fn())
+
+
 def main():
     if not shutil.which("dig") or not shutil.which("openssl"):
         print("skip: dig or openssl missing")
@@ -123,6 +236,7 @@ def main():
         check(intruder.returncode != 0 and "measurements" not in intruder.stdout,
               "a certificate from another CA is refused at the handshake")
         enroll_checks(work, env, tls, other)
+        credentials_checks(work, env, tls, certs, env_vars)
         again = subprocess.run([GTMESHCTL, "ca", "init", "--dir", tls], capture_output=True, text=True, timeout=30)
         check(again.returncode != 0 and "refusing to overwrite" in again.stderr, "ca init never overwrites a CA")
     finally:

@@ -37,12 +37,14 @@ GEO = os.path.join("geo", "chaos.mmdb")   # relative: resolved against each deci
 @scenario("invalid-push",
           fault="configs that fail validation, pushed every way: one gtmeshctl rejects locally (ttl -5); one that "
                 "validates where gtmeshctl runs but not on the decider it is pushed to (a geo database file that "
-                "decider lacks); one that validates on the pushing decider, is committed, and does not load on "
-                "decider2 (the geo database file is missing in decider2's folder only)",
+                "decider lacks); one that validates on the pushing decider and the leader, is committed, and does "
+                "not load on the third decider (the file is missing in its folder only); one that the pushing "
+                "decider can load and the leader cannot",
           prop="nothing is served from a config that failed validation: the first two are refused (not "
                "acknowledged, rc 1) and change nothing anywhere (same history, same marker answered); the third "
-               "is acknowledged and served by decider1/3 while decider2 reports CONFIG NOT APPLIED and keeps "
-               "answering the last config that loads; a valid push afterwards is served everywhere",
+               "is acknowledged and served by the two while the third reports CONFIG NOT APPLIED and keeps "
+               "answering the last config that loads; the fourth is refused by the leader (rc 1, nothing "
+               "committed); a valid push afterwards is served everywhere",
           order=90)
 def invalid_push(ctx):
     c = ctx.cluster()
@@ -75,34 +77,51 @@ def invalid_push(ctx):
     w = {d: q.window(d, t_hold, None, marker(1)) for d in c.deciders}
     ctx.check(all(x["wrong"] == 0 for x in w.values()), "no responder answered a refused config's marker (%s)" %
               "; ".join("%s %s" % (d, q.summary(d, t)) for d in c.deciders))
-    # 3. Valid on decider1 (the file is in its folder and decider3's),
-    #    committed, and it does not load on decider2.
-    for d in ("decider1", "decider3"):
+    # 3. Valid on the leader and one other decider (the file is in their
+    #    folders), committed, and it does not load on the third (a
+    #    follower: the leader validates every change before it is appended).
+    ok, _, leader = util.wait_for(c.leader, 10, 0.3)
+    lacking = "decider2" if leader != "decider2" else "decider3"
+    have = [d for d in c.deciders if d != lacking]
+    pusher = next(d for d in have if d != leader)
+    for d in have:
         os.makedirs(os.path.join(c.decider_dir(d), "geo"), exist_ok=True)
         shutil.copy(mmdb, os.path.join(c.decider_dir(d), GEO))
-    t3 = q.mark("committed config that decider2 cannot load")
-    q.expect(t3, {marker(1), marker(4)}, ["decider1", "decider3"])
-    q.expect(t3, marker(1), ["decider2"])
-    r = c.push(c.config_text(marker=4, geo=GEO), decider="decider1", label="geo-on-1-and-3", all_deciders=False)
+    t3 = q.mark("committed config that %s cannot load" % lacking)
+    q.expect(t3, {marker(1), marker(4)}, have)
+    q.expect(t3, marker(1), [lacking])
+    r = c.push(c.config_text(marker=4, geo=GEO), decider=pusher, label="geo-on-two", all_deciders=False)
     pushed.append(r)
-    ctx.check(r.acked, "a config that validates on decider1 is acknowledged (%s)" % r)
+    ctx.check(r.acked, "a config that validates on %s and the leader %s is acknowledged (%s)" % (pusher, leader, r))
     if r.acked:
-        ctx.phase(q, "served by decider1/3", None, marker(4), 5.0, before=marker(1),
-                  responders=["decider1", "decider3"])
-        q.expect(t3, marker(1), ["decider2"])
+        ctx.phase(q, "served by %s" % "/".join(have), None, marker(4), 5.0, before=marker(1), responders=have)
+        q.expect(t3, marker(1), [lacking])
         ok, secs, st = util.wait_for(lambda: (lambda s: s if s and s.config_error else None)(
-            c.status("decider2", attempts=1)), 10, 0.3)
-        ctx.check(ok, "decider2 reports CONFIG NOT APPLIED (%s)" % (st.config_error if st else "no such line"))
-        st = c.status("decider2")
-        ctx.check(st is not None and st.version == 1, "decider2 keeps serving version 1 (status: config version %s)"
-                  % (st.version if st else "?"))
-        ctx.check(history_has(c, "decider2", r.version, r.sha), "decider2's committed history has v%d all the same"
-                  % r.version)
-        util.wait_for(lambda: False, 2, 0.5)  # 2 s more of decider2's answers
-        w2 = q.window("decider2", t3, None, marker(1))
-        ctx.check(steady(w2), "decider2 never answered the config it cannot load (%s)"
-                  % q.summary("decider2", t3))
-    # 4. A valid push afterwards is served everywhere, decider2 included.
+            c.status(lacking, attempts=1)), 10, 0.3)
+        ctx.check(ok, "%s reports CONFIG NOT APPLIED (%s)" % (lacking, st.config_error if st else "no such line"))
+        st = c.status(lacking)
+        ctx.check(st is not None and st.version == 1, "%s keeps serving version 1 (status: config version %s)"
+                  % (lacking, st.version if st else "?"))
+        ctx.check(history_has(c, lacking, r.version, r.sha), "%s's committed history has v%d all the same"
+                  % (lacking, r.version))
+        util.wait_for(lambda: False, 2, 0.5)  # 2 s more of its answers
+        w2 = q.window(lacking, t3, None, marker(1))
+        ctx.check(steady(w2), "%s never answered the config it cannot load (%s)" % (lacking, q.summary(lacking, t3)))
+    # 3b. The leader cannot load it, the decider it is pushed to can: the
+    #     leader refuses it before it is appended (rc 1, nothing committed).
+    ok, _, leader = util.wait_for(c.leader, 10, 0.3)
+    if leader:
+        os.remove(os.path.join(c.decider_dir(leader), GEO))
+        pusher = next(d for d in have if d != leader)
+        before3 = {d: c.config_history(d) for d in c.deciders}
+        r = c.push(c.config_text(marker=6, geo=GEO), decider=pusher, label="geo-not-on-leader", all_deciders=False)
+        after3 = {d: c.config_history(d) for d in c.deciders}
+        ctx.check(r.outcome == "rejected" and r.rc == 1 and "refused by the leader" in r.err and after3 == before3,
+                  "a config the leader %s cannot load, pushed through %s, is refused by the leader and nothing is "
+                  "committed (%s)" % (leader, pusher, r))
+    else:
+        ctx.check(False, "a leader for the push the leader cannot load")
+    # 4. A valid push afterwards is served everywhere, the third included.
     res = []
     ctx.phase(q, "valid push served everywhere",
               lambda: res.append(c.push(c.config_text(marker=5), decider="decider3", label="valid")),
@@ -110,9 +129,9 @@ def invalid_push(ctx):
     r = res[0]
     pushed.append(r)
     ctx.check(r.acked, "a valid push is acknowledged (%s)" % r)
-    st = c.status("decider2")
+    st = c.status(lacking)
     ctx.check(st is not None and not st.config_error and st.version == r.version,
-              "decider2 applies it: version %s, %s" % (st.version if st else "?",
+              "%s applies it: version %s, %s" % (lacking, st.version if st else "?",
                                                        "CONFIG NOT APPLIED: " + st.config_error
                                                        if st and st.config_error else "no config error"))
     ctx.configs(sum(1 for x in pushed if x.acked), acked_lost(c, pushed))
