@@ -268,6 +268,17 @@ on a systemctl restart gtmesh-decider
 answer=$(ip netns exec "$ns_a" dig @"$ip_a" ns1.two-dc.test A +short +time=1 +tries=1 2>&1)
 check $([ "$answer" = "$ip_a" ] && echo 0 || echo 1) "after systemctl restart gtmesh-decider returns, DNS answers: ${answer:-nothing}"
 
+# systemctl reload: SIGHUP reads the TLS files again; the decider keeps
+# running (same main pid) and answering (SIGHUP used to end it).
+before=$(prop a gtmesh-decider MainPID)
+on a systemctl reload gtmesh-decider
+reloaded=$(for i in $(seq 1 50); do
+  on a journalctl -u gtmesh-decider --no-pager 2>/dev/null | grep -q "SIGHUP: the TLS files were read again" && { echo yes; break; }
+  sleep 0.1; done)
+answer=$(ip netns exec "$ns_a" dig @"$ip_a" ns1.two-dc.test A +short +time=1 +tries=1 2>&1)
+check $([ "$reloaded" = yes ] && [ "$(prop a gtmesh-decider MainPID)" = "$before" ] && [ "$answer" = "$ip_a" ] && echo 0 || echo 1) \
+  "systemctl reload gtmesh-decider reads the TLS files again, same main pid, DNS answers: ${answer:-nothing}"
+
 if [ "$failures" != 0 ]; then
   for m in a b; do echo "--- journal of machine $m"; on "$m" journalctl --no-pager -n 40 -u 'gtmesh*' 2>&1; done
 fi
