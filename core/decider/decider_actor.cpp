@@ -156,7 +156,9 @@ void end_isolation(self_ptr self, const std::string& how) {
   if (!st.core->isolated())
     return;
   st.core->set_isolated(false, wall_clock_ms());
-  log(self, "a majority of deciders is reachable again (" + how + ")");
+  if (st.isolation_logged)
+    log(self, "a majority of deciders is reachable again (" + how + ")");
+  st.isolation_logged = false;
   schedule_rebuild(self);
 }
 
@@ -1009,6 +1011,13 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
   st.options = std::move(options);
   for (const auto& address : st.options.peers)
     st.peers.push_back(decider_state::peer{address});
+  // Until the consensus actor first reports a majority, this decider is as
+  // good as isolated: its restored values stay as fresh as they were
+  // stored. Otherwise a decider restarted while cut off judged them by the
+  // real clock until the "no majority" news came, and answered fail_safe
+  // for its first 0.05 s (all-links-gone).
+  if (st.options.consensus)
+    st.core->set_isolated(true, wall_clock_ms());
   // A restart with its data folder answers from last-known-good at once.
   update_current(self, wall_clock_ms());
   if (st.options.join && st.core->applied_index() == 0)
@@ -1141,9 +1150,9 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
         return;
       }
       s.catching_up_until_ms = 0;
-      bool was = s.core->isolated();
       s.core->set_isolated(!quorum, wall_clock_ms());
-      if (was != s.core->isolated()) {
+      if (!quorum && !s.isolation_logged) {
+        s.isolation_logged = true;
         log(self, "no majority of deciders reachable: serving the last-known-good state, measurements stop "
                   "ageing; pushes and drains fail until the majority is back");
         schedule_rebuild(self);

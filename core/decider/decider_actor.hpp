@@ -139,6 +139,7 @@ struct decider_state {
   /// agent batch after a heal (fra down) met values of the other DCs aged
   /// all at once, and the decider answered the next DC or fail_safe.
   int64_t catching_up_until_ms = 0;
+  bool isolation_logged = false; ///< "no majority" was said (and "reachable again" is due)
   /// Certificates revoked through the log, as last handed to the transport.
   std::vector<consensus::revocation_record> revoked;
   bool ready_told = false;
