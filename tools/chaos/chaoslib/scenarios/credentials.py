@@ -79,3 +79,4 @@ def revoke(ctx):
     ctx.check(_agents_of(c, "fra") == 0 and "is revoked (gtmeshctl ca revoke)" in logs,
               "agent-fra's reconnects are refused at the handshake")
     ctx.note("refused mallory after: %s" % ", ".join("%s %s" % (d, util.fmt_s(v)) for d, v in refused.items()))
+
