@@ -182,10 +182,15 @@ std::string member_error_text(self_ptr self, int status, const std::string& op, 
 }
 
 /// The membership as a table for gtmeshctl member list.
+/// Why nothing can be done here while the Raft log failed to start.
+std::string log_not_running(const consensus_state& st) {
+  return std::string(mesh::log_not_running_prefix) + ": " + st.start_error;
+}
+
 std::string member_list(self_ptr self) {
   auto& st = self->state;
   if (!st.node)
-    return std::string(mesh::log_not_running_prefix) + ": " + st.start_error + "\n";
+    return log_not_running(st) + "\n";
   raft_status s = st.node->status();
   std::ostringstream out;
   for (const auto& v : s.voters) {
@@ -210,7 +215,7 @@ void propose_here(self_ptr self, std::vector<uint8_t> entry, std::function<void(
   auto& st = self->state;
   if (!st.node) {
     proposal_reply_body r;
-    r.error = std::string(mesh::log_not_running_prefix) + ": " + st.start_error;
+    r.error = log_not_running(st);
     return done(r);
   }
   int rv = st.node->propose(std::move(entry), [self, done](int status, const apply_result& r, uint64_t index) {
@@ -396,7 +401,7 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
         return r;
       }
       if (!st.node) {
-        r.error = std::string(mesh::log_not_running_prefix) + ": " + st.start_error;
+        r.error = log_not_running(st);
         return r;
       }
       if (op != "add" && op != "remove") {
@@ -428,7 +433,7 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
       // then holds every change any operator was told was committed.
       auto& st = self->state;
       if (!st.node)
-        return {"not applied: " + std::string(mesh::log_not_running_prefix) + ": " + st.start_error, std::vector<char>{}};
+        return {"not applied: " + log_not_running(st), std::vector<char>{}};
       if (!st.node->is_leader())
         return {"not applied: " + raft_error_text(self, RAFT_NOTLEADER), std::vector<char>{}};
       raft_status s = st.node->status();

@@ -44,7 +44,7 @@ bool decode(const uint8_t* data, size_t size, log_entry& out) noexcept {
   if (w.k < 1 || w.k > 4 || w.dc.size() > max_entry_name_bytes || w.by.size() > max_entry_name_bytes ||
       w.f.size() > max_entry_file_bytes || w.sn.size() > 40 || w.sj.size() > max_entry_name_bytes)
     return false;
-  if (static_cast<entry_kind>(w.k) == entry_kind::revoke && (w.sn.empty() || mesh::normalize_serial(w.sn) != w.sn))
+  if (static_cast<entry_kind>(w.k) == entry_kind::revoke && !mesh::is_normal_serial(w.sn))
     return false;
   try {
     std::string text;

@@ -184,7 +184,7 @@ bool replicated_state::restore(const uint8_t* data, size_t size) {
     for (size_t i = 0; i < w.ids.size(); ++i)
       next.push_ids_.emplace_back(w.ids[i], w.idv[i]);
     for (auto& r : w.rv) {
-      if (r.s.empty() || mesh::normalize_serial(r.s) != r.s)
+      if (!mesh::is_normal_serial(r.s))
         return false;
       next.revoked_[r.s] = revocation_record{r.s, std::move(r.n), std::move(r.by), r.i, r.at};
     }

@@ -46,6 +46,10 @@ bool valid_dc_name(std::string_view dc) noexcept;
 /// browsers print it); "" for anything else or more than 40 digits (RFC
 /// 5280 serials are at most 20 octets).
 std::string normalize_serial(std::string_view text);
+/// Whether `serial` is already in that form (what stored records must hold).
+inline bool is_normal_serial(std::string_view serial) {
+  return !serial.empty() && normalize_serial(serial) == serial;
+}
 
 /// Parses "gtmesh:ROLE" or "gtmesh:agent:DC" into role and dc; false for any
 /// other URI (not ours) or a malformed one (then role and dc are untouched).

@@ -882,7 +882,13 @@ std::optional<node_identity> verified_peer_identity(const void* ssl_ptr) {
   return id;
 }
 
-std::optional<std::string> certificate_serial(const std::string& pem_file, std::string& error) {
+namespace {
+
+/// `read(cert)` of the first certificate in a PEM file; nullopt with the
+/// reason when the file cannot be opened or holds none.
+template <class Read>
+auto read_certificate_file(const std::string& pem_file, std::string& error, Read read)
+  -> std::optional<decltype(read(static_cast<X509*>(nullptr)))> {
   FILE* f = std::fopen(pem_file.c_str(), "r");
   if (!f) {
     error = "cannot open certificate " + pem_file;
@@ -894,26 +900,19 @@ std::optional<std::string> certificate_serial(const std::string& pem_file, std::
     error = pem_file + " holds no PEM certificate";
     return std::nullopt;
   }
-  std::string serial = serial_of(cert);
+  auto out = read(cert);
   X509_free(cert);
-  return serial;
+  return out;
+}
+
+} // namespace
+
+std::optional<std::string> certificate_serial(const std::string& pem_file, std::string& error) {
+  return read_certificate_file(pem_file, error, serial_of);
 }
 
 std::optional<node_identity> certificate_identity(const std::string& pem_file, std::string& error) {
-  FILE* f = std::fopen(pem_file.c_str(), "r");
-  if (!f) {
-    error = "cannot open certificate " + pem_file;
-    return std::nullopt;
-  }
-  X509* cert = PEM_read_X509(f, nullptr, nullptr, nullptr);
-  std::fclose(f);
-  if (!cert) {
-    error = pem_file + " holds no PEM certificate";
-    return std::nullopt;
-  }
-  node_identity id = identity_of(cert);
-  X509_free(cert);
-  return id;
+  return read_certificate_file(pem_file, error, identity_of);
 }
 
 bool is_loopback_host(const std::string& host) {
