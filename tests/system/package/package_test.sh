@@ -84,7 +84,7 @@ done
 # 5. The installed binaries, run from the root.
 in_root gtmesh check-config /etc/gtmesh/gtmesh.yaml
 check $? "gtmesh check-config accepts the shipped /etc/gtmesh/gtmesh.yaml"
-port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(python3 "$src/tools/free_port.py") # UDP and TCP both free (a kernel-picked UDP port lost its TCP twin once)
 chroot --userspec=gtmesh:gtmesh "$root" gtmesh serve --config /etc/gtmesh/gtmesh.yaml --listen "127.0.0.1:$port" \
   > "$work/serve.log" 2>&1 &
 serve_pid=$!

@@ -3,8 +3,9 @@
 now() { date +%s.%N; }
 # A field of /proc/PID/status in kB: kb PID VmRSS
 kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status" 2>/dev/null; }
-free_udp_port() { python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-free_tcp_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# A loopback port free for TCP and UDP, from the project's one port picker
+# (tools/free_port.py: below the ephemeral range, so nothing takes it first).
+free_port() { python3 "$(dirname "${BASH_SOURCE[0]}")/../../free_port.py"; }
 # "sent N, lost N, response codes: ..." from a finished dnsperf's output file.
 dnsperf_summary() {
   local sent lost interrupted codes

@@ -50,7 +50,7 @@ make_config() { # round -> config.yaml, replaced atomically
   mv "$RUN_DIR/config.yaml.new" "$RUN_DIR/config.yaml"
 }
 make_config 0
-port=$(free_udp_port)
+port=$(free_port)
 "$GTMESH_BIN" serve --config "$RUN_DIR/config.yaml" --listen "127.0.0.1:$port" --port-file "$RUN_DIR/ports" \
   > "$RUN_DIR/serve.log" 2>&1 &
 SERVE_PID=$!

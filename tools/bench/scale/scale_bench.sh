@@ -64,12 +64,12 @@ for n in $SIZES; do
       > /dev/null 2> "$RUN_DIR/cc.err" || die "check-config failed: $(tail -3 "$RUN_DIR/cc.err")"
     read -r t m < "$RUN_DIR/cc.time"
     cc_t+=("$t") cc_m+=("$m")
-    port=$(free_udp_port)
+    port=$(free_port)
     read -r t r h settled <<< "$(first_answer "$port" "$profile_name" "$GTMESH_BIN" serve --config "$dir/gtmesh.yaml" \
       --listen "127.0.0.1:$port" --udp-threads 1)"
     sv_t+=("$t") sv_r+=("$r") sv_h+=("$h") sv_s+=("$settled")
     if [ "$NO_GDNSD" = 0 ]; then
-      port=$(free_udp_port)
+      port=$(free_port)
       g=$RUN_DIR/gdnsd-$n
       rm -rf "$g" && mkdir -p "$g/zones" "$g/run" "$g/state"
       sed -e "s#__RUN__#$g#g" -e "s#__PORT__#$port#g" "$dir/gdnsd/config" > "$g/config"

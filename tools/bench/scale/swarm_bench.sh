@@ -47,8 +47,8 @@ awk '{ print } /^    records:$/ && !done {
   print "      - {name: flip, type: A, ttl: 5, dc: {source: host, metric: cpu, criterion: lowest, gate: {source: host, metric: status, criterion: {equals: up}}, answers: {dc000: [10.254.0.1], dc001: [10.254.0.2]}, fail_safe: [192.0.2.250]}}"
   done = 1 }' "$RUN_DIR/gen/gtmesh.yaml" > "$RUN_DIR/config.yaml"
 zone=$(awk '/^zones:/ { z = 1 } z && /^  - name: / { print $3; exit }' "$RUN_DIR/config.yaml")
-mesh=127.0.0.1:$(free_tcp_port)
-dns=127.0.0.1:$(free_tcp_port)
+mesh=127.0.0.1:$(free_port)
+dns=127.0.0.1:$(free_port)
 "$GTMESH_BIN" decider --config "$RUN_DIR/config.yaml" --data-dir "$RUN_DIR/decider" --listen "$mesh" \
   --name decider1 --dns "$dns" --port-file "$RUN_DIR/ports" > "$RUN_DIR/decider.log" 2>&1 &
 DECIDER_PID=$!
