@@ -149,6 +149,9 @@ proposal_reply_body outcome(self_ptr self, uint64_t id, int status, const apply_
   reply.version = r.version;
   if (status != 0)
     reply.error = raft_error_text(self, status);
+  else if (r.newer_format)
+    reply.error = "the change was committed in entry format " + std::to_string(r.newer_format) +
+                  ", newer than this decider reads: it was skipped here; upgrade this decider";
   else if (r.malformed)
     reply.error = "the change was committed but is malformed and was skipped by every decider";
   return reply;
@@ -487,6 +490,9 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
       if (s.refused_rpcs || st.refused_frames)
         out << "  consensus messages refused: " << s.refused_rpcs + st.refused_frames
             << " (another cluster, malformed, or not from a decider)\n";
+      if (s.newer_format_entries)
+        out << "  LOG ENTRIES SKIPPED: " << s.newer_format_entries
+            << " committed entries were written by a newer gtmesh than this one reads: upgrade this node\n";
       return out.str();
     },
     [=](history_atom) -> std::string {

@@ -25,21 +25,28 @@ struct wire_entry {
   uint32_t bv = 0;
   std::string sn;
   std::string sj;
-  MSGPACK_DEFINE_MAP(k, y, yz, f, dc, d, by, id, at, lu, bv, sn, sj)
+  uint32_t fv = 0; ///< format; 0: written by 0.1.0 (format 1)
+  MSGPACK_DEFINE_MAP(k, y, yz, f, dc, d, by, id, at, lu, bv, sn, sj, fv)
+};
+
+/// Only the format, of an entry whose other fields may be of another shape.
+struct wire_entry_format {
+  uint32_t fv = 0;
+  MSGPACK_DEFINE_MAP(fv)
 };
 
 } // namespace
 
 std::vector<uint8_t> encode(const log_entry& e) {
   wire_entry w{static_cast<uint8_t>(e.kind), {}, {}, e.file, e.dc, e.drained, e.by, e.push_id, e.at_ms,
-               e.log_uid, e.base_version, e.serial, e.subject};
+               e.log_uid, e.base_version, e.serial, e.subject, log_entry_format};
   mesh::put_config_text(e.yaml, w.y, w.yz);
   return pack(w);
 }
 
 bool decode(const uint8_t* data, size_t size, log_entry& out) noexcept {
   wire_entry w;
-  if (!unpack_into(data, size, w))
+  if (!unpack_into(data, size, w) || w.fv > log_entry_format)
     return false;
   if (w.k < 1 || w.k > 4 || w.dc.size() > max_entry_name_bytes || w.by.size() > max_entry_name_bytes ||
       w.f.size() > max_entry_file_bytes || w.sn.size() > 40 || w.sj.size() > max_entry_name_bytes)
@@ -56,6 +63,13 @@ bool decode(const uint8_t* data, size_t size, log_entry& out) noexcept {
   } catch (...) {
     return false;
   }
+}
+
+uint32_t newer_entry_format(const uint8_t* data, size_t size) noexcept {
+  wire_entry_format w;
+  if (!unpack_into(data, size, w) || w.fv <= log_entry_format)
+    return 0;
+  return w.fv;
 }
 
 } // namespace gtmesh::consensus

@@ -11,7 +11,11 @@
 //   revoke            a certificate revoked by its serial number: every
 //                     decider closes links using it and refuses it after
 //
-// Entries are msgpack maps (fields can be added); decode() is total.
+// Entries are msgpack maps (fields can be added); decode() is total. Each
+// entry states its format (`fv`); an entry of a newer format than this
+// build's is not decoded (newer_entry_format() tells), never misread. A new
+// kind of entry is a capability (mesh/protocol_version.hpp) that the leader
+// allows only once every member decider understands it.
 
 #include <cstdint>
 #include <string>
@@ -46,7 +50,15 @@ inline constexpr size_t max_entry_name_bytes = 255; ///< dc, by
 inline constexpr size_t max_entry_file_bytes = 255; ///< file
 
 std::vector<uint8_t> encode(const log_entry& e);
-/// False for anything that is not a well-formed entry (never throws).
+/// The format this build writes and reads up to; an entry without one was
+/// written by 0.1.0 (format 1).
+inline constexpr uint32_t log_entry_format = 1;
+
+/// False for anything that is not a well-formed entry of a format this
+/// build reads (never throws).
 bool decode(const uint8_t* data, size_t size, log_entry& out) noexcept;
+/// The format of an entry decode() refused, when newer than this build's
+/// (the entry comes from an upgraded decider); 0 otherwise.
+uint32_t newer_entry_format(const uint8_t* data, size_t size) noexcept;
 
 } // namespace gtmesh::consensus

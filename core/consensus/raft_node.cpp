@@ -330,6 +330,7 @@ raft_status raft_node::status() const {
   raft_status s;
   s.cluster_id = cluster_id_;
   s.refused_rpcs = refused_;
+  s.newer_format_entries = newer_format_entries_;
   if (!started_) {
     s.state = "stopped";
     return s;
@@ -795,6 +796,9 @@ int raft_node::fsm_apply(raft_fsm* fsm, const raft_buffer* buf, void** result) n
   } else {
     n->fsm_state_.skip(index); // skipped the same way everywhere
     n->last_result_.malformed = true;
+    n->last_result_.newer_format = newer_entry_format(static_cast<const uint8_t*>(buf->base), buf->len);
+    if (n->last_result_.newer_format)
+      ++n->newer_format_entries_;
   }
   *result = &n->last_result_;
   n->changed_ = true;

@@ -107,6 +107,9 @@ struct raft_status {
   std::vector<raft_voter_status> voters;
   uint64_t cluster_id = 0;
   uint64_t refused_rpcs = 0; ///< from another cluster, malformed, or from a non-voter
+  /// Committed entries of a newer format than this build reads (written by
+  /// an upgraded decider), skipped here: upgrade this node.
+  uint64_t newer_format_entries = 0;
 };
 
 class raft_node {
@@ -237,6 +240,7 @@ private:
   uint64_t answering_match_ = 0; ///< its prevLogIndex + entries
   apply_result last_result_;
   uint64_t refused_ = 0;
+  uint64_t newer_format_entries_ = 0;
   std::map<std::string, int64_t> refused_logged_at_; ///< address -> ms, to rate-limit logs
   std::map<std::string, uint64_t> inflight_until_;    ///< peer -> until when a large append is in flight
 };

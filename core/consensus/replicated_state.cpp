@@ -58,7 +58,8 @@ struct wire_state {
   std::vector<uint64_t> ids; ///< push ids, oldest first, paired with idv
   std::vector<uint32_t> idv;
   std::vector<wire_revocation> rv;
-  MSGPACK_DEFINE_MAP(ai, lu, cv, hy, y, yz, f, h, dr, ids, idv, rv)
+  uint32_t fv = 0; ///< format; 0: written by 0.1.0 (format 1)
+  MSGPACK_DEFINE_MAP(ai, lu, cv, hy, y, yz, f, h, dr, ids, idv, rv, fv)
 };
 
 } // namespace
@@ -142,6 +143,7 @@ apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
 
 std::vector<uint8_t> replicated_state::snapshot() const {
   wire_state w;
+  w.fv = snapshot_format;
   w.ai = applied_index_;
   w.lu = log_uid_;
   w.cv = version_;
@@ -164,7 +166,7 @@ std::vector<uint8_t> replicated_state::snapshot() const {
 
 bool replicated_state::restore(const uint8_t* data, size_t size) {
   wire_state w;
-  if (!unpack_into(data, size, w) || w.ids.size() != w.idv.size())
+  if (!unpack_into(data, size, w) || w.ids.size() != w.idv.size() || w.fv > snapshot_format)
     return false;
   try {
     replicated_state next;

@@ -75,6 +75,7 @@ struct apply_result {
   bool duplicate = false; ///< a retried push that was already applied
   bool ignored = false;   ///< bootstrap_config while a config exists
   bool malformed = false; ///< the entry did not decode: nothing was applied
+  uint32_t newer_format = 0; ///< malformed here because a newer build wrote it (log_entry.hpp)
 };
 
 class replicated_state {
@@ -87,8 +88,12 @@ public:
   /// membership change), so applied_index() keeps up.
   void skip(uint64_t index) { applied_index_ = std::max(applied_index_, index); }
 
+  /// The format snapshot() writes and restore() reads up to; a snapshot
+  /// without one was written by 0.1.0 (format 1).
+  static constexpr uint32_t snapshot_format = 1;
   std::vector<uint8_t> snapshot() const;
-  /// Replaces the state with a snapshot; false (state unchanged) if malformed.
+  /// Replaces the state with a snapshot; false (state unchanged) if
+  /// malformed or of a newer format.
   bool restore(const uint8_t* data, size_t size);
 
   uint64_t applied_index() const noexcept { return applied_index_; }

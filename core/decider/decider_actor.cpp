@@ -10,6 +10,7 @@
 #include "core/dns/responder/responder_actor.hpp"
 #include "core/mesh/mesh_types.hpp"
 #include "core/mesh/node_runtime.hpp"
+#include "core/mesh/protocol_version.hpp"
 #include "core/routing/decision_trace.hpp"
 
 #include <caf/actor_cast.hpp>
@@ -204,6 +205,7 @@ std::shared_ptr<decider_status> take_status(self_ptr self, int64_t now) {
                       {"handshake_timeouts", c.handshake_timeouts},
                       {"handshake_failures", c.handshake_failures},
                       {"refused_peers", c.refused_peers},
+                      {"protocol_refused", c.protocol_refused},
                       {"idle_timeouts", c.idle_timeouts},
                       {"oversized_frames", c.oversized_frames},
                       {"slow_peers", c.slow_peers},
@@ -378,6 +380,47 @@ void propose(self_ptr self, const consensus::log_entry& entry, link_id link,
   propose(self, consensus::encode(entry), link, std::move(reply));
 }
 
+/// This build's capabilities a peer's hello did not state: "revoke, tls-crl".
+std::string lacking_capabilities(const link_peer& peer) {
+  std::string out;
+  for (const auto& c : own_capabilities())
+    if (!peer.has(c))
+      out += (out.empty() ? "" : ", ") + c;
+  return out;
+}
+
+/// "" when every other member decider stated `capability` in the hello of
+/// a link that is up now; otherwise which one did not. A feature an older
+/// decider would not understand stays off until then (protocol_version.hpp).
+std::string members_lacking(self_ptr self, std::string_view capability) {
+  auto& st = self->state;
+  for (const auto& p : st.peers) {
+    const link_peer* seen = nullptr;
+    for (const auto& [id, l] : st.links)
+      if (l.identity.role == node_role::decider && (id == p.link || l.advertise == p.address) &&
+          (!seen || l.has(capability)))
+        seen = &l;
+    const std::string what = "'" + std::string(capability) + "'";
+    if (!seen)
+      return "decider " + p.address + " is not linked to this decider, so it is not known to understand " + what +
+             ": bring it back, or remove it (gtmeshctl member remove), and try again";
+    if (!seen->has(capability))
+      return "decider " + seen->identity.name + " (" + p.address + ") runs an older gtmesh that does not understand " +
+             what + ": upgrade every decider first (docs/deploy.md)";
+  }
+  return "";
+}
+
+/// What a validated config uses that every member decider must understand.
+std::string config_features_lacking(self_ptr self, const config& cfg) {
+  if (!cfg.cluster.tls.crl.empty()) {
+    std::string lacking = members_lacking(self, capability_tls_crl);
+    if (!lacking.empty())
+      return "cluster.tls.crl: " + lacking;
+  }
+  return "";
+}
+
 void handle_push(self_ptr self, link_id link, const link_peer& from, const config_body& push) {
   auto& st = self->state;
   int64_t now = wall_clock_ms();
@@ -385,6 +428,11 @@ void handle_push(self_ptr self, link_id link, const link_peer& from, const confi
   std::string report;
   std::vector<std::string> errors;
   errors = st.core->validate_config(push.yaml, file, now, push.dry_run, &report);
+  if (errors.empty() && st.core->validated_model()) {
+    std::string lacking = config_features_lacking(self, *st.core->validated_model());
+    if (!lacking.empty())
+      errors.push_back(file + ": " + lacking);
+  }
   // The log holds the text compressed (mesh/config_compression.hpp); a
   // config that does not compress below the entry limit cannot go in.
   std::vector<uint8_t> entry;
@@ -442,7 +490,13 @@ std::string links_text(self_ptr self) {
     out << " " << p.address;
     if (p.link) {
       auto it = st.links.find(p.link);
-      out << " (" << (it != st.links.end() ? it->second.identity.name : std::string("?")) << ", connected)";
+      out << " (" << (it != st.links.end() ? it->second.identity.name : std::string("?")) << ", connected";
+      if (it != st.links.end()) {
+        std::string lacking = lacking_capabilities(it->second);
+        if (!lacking.empty())
+          out << ", an older gtmesh without " << lacking;
+      }
+      out << ")";
     } else {
       out << " (down)";
     }
@@ -453,7 +507,8 @@ std::string links_text(self_ptr self) {
     out << "  mesh links: " << st.links.size() << " up; " << c.accepted << " connections accepted, "
         << c.refused_pending << " refused (too many handshakes), " << c.evicted_pending
         << " evicted (the oldest handshake made room), " << c.handshake_timeouts << " handshake timeouts, "
-        << c.handshake_failures << " failed handshakes, " << c.refused_peers << " peers refused, " << c.idle_timeouts
+        << c.handshake_failures << " failed handshakes, " << c.refused_peers << " peers refused, "
+        << c.protocol_refused << " refused (no mesh protocol in common), " << c.idle_timeouts
         << " idle timeouts, " << c.oversized_frames << " oversized frames";
     if (c.revoked_refused || c.revoked_closed)
       out << ", " << c.revoked_refused << " revoked certificates refused, " << c.revoked_closed
@@ -667,6 +722,8 @@ void handle_request(self_ptr self, link_id link, const link_peer& from, const re
     if (!from.serial.empty() && e.serial == from.serial)
       return reply(false, "refused: serial " + e.serial + " is the certificate this request came with (" +
                             from.identity.describe() + "); revoke it with another operator's certificate");
+    if (std::string lacking = members_lacking(self, capability_revoke); !lacking.empty())
+      return reply(false, "not applied: " + lacking + ". Meanwhile a CRL refuses it at once (--tls-crl, docs/mesh.md)");
     e.subject = display_text(arg(1), consensus::max_entry_name_bytes);
     e.by = display_text(from.identity.name + (arg(3).empty() ? "" : " (" + arg(3) + ")"), consensus::max_entry_name_bytes);
     e.at_ms = now;
@@ -1064,6 +1121,8 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
         case consensus::entry_kind::config: {
           auto errors = s.core->validate_config(e.yaml, e.file.empty() ? "pushed.yaml" : e.file, wall_clock_ms(),
                                                 false, nullptr);
+          if (errors.empty() && s.core->validated_model())
+            return config_features_lacking(self, *s.core->validated_model());
           if (errors.empty())
             return "";
           std::string text = "the config is invalid: " + errors.front();
@@ -1076,7 +1135,7 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
         case consensus::entry_kind::bootstrap_config:
           return ""; // applies only to a cluster with no config (replicated_state)
         case consensus::entry_kind::revoke:
-          return ""; // decode() checked the serial's form
+          return members_lacking(self, capability_revoke); // decode() checked the serial's form
       }
       return "unknown kind of change";
     },

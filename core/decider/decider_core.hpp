@@ -80,6 +80,10 @@ public:
   /// With `dry_run`, `report` says which answers would change.
   std::vector<std::string> validate_config(const std::string& yaml, const std::string& file, int64_t now_ms,
                                            bool dry_run, std::string* report);
+  /// The model the last successful validate_config loaded (null if none).
+  const gtmesh::config* validated_model() const noexcept {
+    return validated_ && validated_->cfg ? validated_->cfg.get() : nullptr;
+  }
   /// Forgets the model validate_config kept for a push that did not commit.
   void drop_validated() noexcept { validated_.reset(); }
   /// Forgets it once it is older than `max_age_ms` (a retried push that

@@ -239,7 +239,10 @@ struct wire_hello {
   uint8_t r = 0;
   std::string dc;
   std::string a;
-  MSGPACK_DEFINE_MAP(n, r, dc, a)
+  uint16_t pv = 0; ///< protocol; 0: a 0.1.0 node (protocol 1)
+  uint16_t pm = 0; ///< min protocol
+  std::vector<std::string> cap;
+  MSGPACK_DEFINE_MAP(n, r, dc, a, pv, pm, cap)
 };
 
 struct wire_proposal {
@@ -534,7 +537,7 @@ bool decode_body(const std::vector<uint8_t>& bytes, reply_body& out) noexcept {
 }
 
 std::vector<uint8_t> encode_body(const hello_body& b) {
-  return pack(wire_hello{b.name, b.role, b.dc, b.advertise});
+  return pack(wire_hello{b.name, b.role, b.dc, b.advertise, b.protocol, b.min_protocol, b.capabilities});
 }
 
 std::vector<uint8_t> encode_body(const proposal_body& b) {
@@ -548,10 +551,15 @@ std::vector<uint8_t> encode_body(const proposal_reply_body& b) {
 bool decode_body(const std::vector<uint8_t>& bytes, hello_body& out) noexcept {
   wire_hello w;
   if (!unpack_into(bytes.data(), bytes.size(), w) || !valid_name(w.n) || (!w.dc.empty() && !valid_name(w.dc)) ||
-      w.a.size() > 300)
+      w.a.size() > 300 || w.cap.size() > 64 ||
+      std::any_of(w.cap.begin(), w.cap.end(), [](const std::string& c) { return c.empty() || c.size() > 32 || !valid_name(c); }))
+    return false;
+  const uint16_t protocol = w.pv ? w.pv : 1;
+  const uint16_t min_protocol = w.pm ? w.pm : protocol;
+  if (min_protocol > protocol)
     return false;
   try {
-    out = hello_body{std::move(w.n), w.r, std::move(w.dc), std::move(w.a)};
+    out = hello_body{std::move(w.n), w.r, std::move(w.dc), std::move(w.a), protocol, min_protocol, std::move(w.cap)};
     return true;
   } catch (...) {
     return false;

@@ -166,11 +166,19 @@ struct reply_body {
 /// hello: who the sender is. Under mutual TLS the certificate decides the
 /// identity and `name` must match its CN; `advertise` is a decider's mesh
 /// address as its peers know it (its Raft address).
+///
+/// `protocol` and `min_protocol` are the mesh protocol versions the sender
+/// speaks, `capabilities` what it understands (protocol_version.hpp); a
+/// 0.1.0 node sends none of the three (decoded as protocol 1, no
+/// capabilities).
 struct hello_body {
   std::string name;
   uint8_t role = 0; ///< node_role
   std::string dc;
   std::string advertise;
+  uint16_t protocol = 1;
+  uint16_t min_protocol = 1;
+  std::vector<std::string> capabilities;
 };
 
 /// proposal: a change for the replicated log, forwarded by the decider an

@@ -1,4 +1,6 @@
 #include "core/mesh/transport.hpp"
+
+#include "core/mesh/protocol_version.hpp"
 #include "core/text/log.hpp"
 
 #include <algorithm>
@@ -276,6 +278,7 @@ public:
     c.handshake_timeouts = counters_.handshake_timeouts;
     c.handshake_failures = counters_.handshake_failures;
     c.refused_peers = counters_.refused_peers;
+    c.protocol_refused = counters_.protocol_refused;
     c.links_up = counters_.links_up;
     c.idle_timeouts = counters_.idle_timeouts;
     c.oversized_frames = counters_.oversized_frames;
@@ -362,7 +365,7 @@ public:
   struct atomic_counters {
     std::atomic<uint64_t> accepted{0}, refused_pending{0}, evicted_pending{0}, handshake_timeouts{0}, handshake_failures{0},
       refused_peers{0}, links_up{0}, idle_timeouts{0}, oversized_frames{0}, slow_peers{0}, frames_in{0},
-      frames_out{0}, unroutable{0}, revoked_refused{0}, revoked_closed{0}, tls_reloads{0};
+      frames_out{0}, unroutable{0}, revoked_refused{0}, revoked_closed{0}, tls_reloads{0}, protocol_refused{0};
   } counters_;
 
 private:
@@ -523,7 +526,8 @@ void connection::begin_handshake() {
 
 void connection::send_hello() {
   const auto& o = t_.options();
-  hello_body h{o.self.name, static_cast<uint8_t>(o.self.role), o.self.dc, o.advertise};
+  hello_body h{o.self.name, static_cast<uint8_t>(o.self.role), o.self.dc, o.advertise,
+               mesh_protocol, mesh_protocol_min, own_capabilities()};
   hello_sent_ = true;
   send_frame(frame_with_header(frame(message_kind::hello, o.self.name, h)));
 }
@@ -591,8 +595,15 @@ void connection::on_hello(const std::vector<char>& f) {
     peer.identity = claimed;
   }
   peer.advertise = h.advertise;
+  peer.protocol = h.protocol;
+  peer.capabilities = std::move(h.capabilities);
   const auto& o = t_.options();
-  std::string why;
+  std::string why = protocol_mismatch(h.min_protocol, h.protocol);
+  if (!why.empty()) {
+    ++t_.counters_.protocol_refused;
+    t_.log("refused " + peer.identity.describe() + " from " + peer.remote + ": " + why);
+    return close(why);
+  }
   if (peer.identity.role == node_role::none)
     why = "certificate of '" + peer.identity.name +
           "' carries no gtmesh role (reissue it: gtmeshctl ca issue NAME --role decider|agent|operator)";

@@ -50,6 +50,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gtmesh::mesh {
@@ -76,6 +77,14 @@ struct link_peer {
   /// The peer certificate's serial (normalize_serial form); empty in plain
   /// mode. Revocations name it (`gtmeshctl ca revoke`).
   std::string serial;
+  uint16_t protocol = 1;                 ///< the newest mesh protocol it speaks (protocol_version.hpp)
+  std::vector<std::string> capabilities; ///< what its hello says it understands
+  bool has(std::string_view capability) const noexcept {
+    for (const auto& c : capabilities)
+      if (c == capability)
+        return true;
+    return false;
+  }
 };
 
 class link_events {
@@ -122,6 +131,7 @@ struct transport_counters {
   uint64_t handshake_timeouts = 0; ///< did not authenticate within handshake_timeout
   uint64_t handshake_failures = 0; ///< TLS failed, bad or oversized hello
   uint64_t refused_peers = 0;      ///< authenticated but not admitted (role, self-connection)
+  uint64_t protocol_refused = 0;   ///< closed at the hello: no mesh protocol version in common
   uint64_t links_up = 0;
   uint64_t idle_timeouts = 0;
   uint64_t oversized_frames = 0;

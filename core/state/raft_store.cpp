@@ -1,4 +1,5 @@
 #include "core/state/raft_store.hpp"
+#include "core/state/store_format.hpp"
 
 #include "core/mesh/msgpack_codec.hpp"
 #include "core/state/disk_space.hpp"
@@ -229,7 +230,10 @@ std::unique_ptr<raft_store> raft_store::open(const std::string& dir, std::string
     error = dir + ": " + s.ToString();
     return nullptr;
   }
-  return std::make_unique<rocksdb_raft_store>(dir, db);
+  auto opened = std::make_unique<rocksdb_raft_store>(dir, db);
+  if (!check_store_format(*db, db->DefaultColumnFamily(), "m:format", raft_store_format, dir, "Raft log folder", error))
+    return nullptr;
+  return opened;
 }
 
 } // namespace gtmesh::state

@@ -1,4 +1,5 @@
 #include "core/state/store.hpp"
+#include "core/state/store_format.hpp"
 
 #include "core/state/disk_space.hpp"
 #include "core/state/rocksdb_quiet_log.hpp"
@@ -490,7 +491,10 @@ std::unique_ptr<store> store::open(const std::string& dir, std::string& error) {
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   if (!open_db(dir, db, handles, error))
     return nullptr;
-  return std::make_unique<rocksdb_store>(dir, db, std::move(handles));
+  auto opened = std::make_unique<rocksdb_store>(dir, db, std::move(handles));
+  if (!check_store_format(*db, db->DefaultColumnFamily(), "format", state_store_format, dir, "state folder", error))
+    return nullptr;
+  return opened;
 }
 
 } // namespace gtmesh::state

@@ -4,6 +4,9 @@
 #include "core/consensus/replicated_state.hpp"
 
 #include <gtest/gtest.h>
+#include <msgpack.hpp>
+
+#include <map>
 
 #include <limits>
 
@@ -142,6 +145,64 @@ TEST(log_entry, decoding_is_total) {
   bad.kind = static_cast<entry_kind>(9);
   auto b = encode(bad);
   EXPECT_FALSE(decode(b.data(), b.size(), out));
+}
+
+TEST(log_entry, an_entry_of_a_newer_format_is_refused_not_misread_and_says_its_format) {
+  auto bytes = encode(config("x", 5));
+  EXPECT_EQ(newer_entry_format(bytes.data(), bytes.size()), 0u); // ours
+  // The same entry as a later build would write it: another format, and a
+  // field this build does not know.
+  msgpack::object_handle h = msgpack::unpack(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  std::map<std::string, msgpack::object> fields = h.get().as<std::map<std::string, msgpack::object>>();
+  msgpack::sbuffer out;
+  msgpack::packer<msgpack::sbuffer> pk(out);
+  pk.pack_map(static_cast<uint32_t>(fields.size() + 1));
+  for (const auto& [key, value] : fields) {
+    pk.pack(key);
+    if (key == "fv")
+      pk.pack(log_entry_format + 1);
+    else
+      pk.pack(value);
+  }
+  pk.pack(std::string("new"));
+  pk.pack(1);
+  log_entry e;
+  EXPECT_FALSE(decode(reinterpret_cast<const uint8_t*>(out.data()), out.size(), e));
+  EXPECT_EQ(newer_entry_format(reinterpret_cast<const uint8_t*>(out.data()), out.size()), log_entry_format + 1);
+  // An entry as 0.1.0 wrote it (no fv) is format 1 and reads.
+  msgpack::sbuffer old;
+  msgpack::packer<msgpack::sbuffer> po(old);
+  po.pack_map(static_cast<uint32_t>(fields.size() - 1));
+  for (const auto& [key, value] : fields)
+    if (key != "fv") {
+      po.pack(key);
+      po.pack(value);
+    }
+  ASSERT_TRUE(decode(reinterpret_cast<const uint8_t*>(old.data()), old.size(), e));
+  EXPECT_EQ(e.yaml, "x");
+}
+
+TEST(replicated_state, a_snapshot_of_a_newer_format_is_refused) {
+  replicated_state s;
+  s.apply(config("keep", 1), 2);
+  auto bytes = s.snapshot();
+  msgpack::object_handle h = msgpack::unpack(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  auto fields = h.get().as<std::map<std::string, msgpack::object>>();
+  ASSERT_TRUE(fields.count("fv"));
+  msgpack::sbuffer out;
+  msgpack::packer<msgpack::sbuffer> pk(out);
+  pk.pack_map(static_cast<uint32_t>(fields.size()));
+  for (const auto& [key, value] : fields) {
+    pk.pack(key);
+    if (key == "fv")
+      pk.pack(replicated_state::snapshot_format + 1);
+    else
+      pk.pack(value);
+  }
+  replicated_state r;
+  EXPECT_FALSE(r.restore(reinterpret_cast<const uint8_t*>(out.data()), out.size()));
+  EXPECT_TRUE(r.restore(bytes.data(), bytes.size()));
+  EXPECT_EQ(*r.view()->yaml, "keep");
 }
 
 /// A generated config body of n records (as compressible as real ones).

@@ -2,6 +2,8 @@
 // several agents' verdicts, drains, unreachable DCs and health transitions.
 
 #include "core/decider/decider_core.hpp"
+#include "core/state/raft_store.hpp"
+#include "core/state/store_format.hpp"
 #include "core/dns/wire/name.hpp"
 #include "core/routing/engine.hpp"
 #include "tests/test_support.hpp"
@@ -179,6 +181,58 @@ TEST_F(decider_core_test, a_validated_push_committed_as_the_next_version_is_not_
   EXPECT_EQ(d->stats().plans_compiled, compiled + 2);
   EXPECT_EQ(d->config_version(), 4u);
   EXPECT_EQ(soa_serial(*d->config()->plan), 4u);
+}
+
+/// A folder holding only `format` (absent when empty), as another build left it.
+void write_folder_format(const std::string& dir, const std::string& key, const std::string& format) {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  rocksdb::DB* raw = nullptr;
+  ASSERT_TRUE(rocksdb::DB::Open(options, dir, &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  if (!format.empty())
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), key, format).ok());
+}
+
+TEST_F(decider_core_test, a_state_folder_of_a_newer_format_is_refused_naming_both_formats) {
+  write_folder_format(dir, "format", std::to_string(state::state_store_format + 1));
+  std::string err;
+  EXPECT_FALSE(state::store::open(dir, err));
+  EXPECT_NE(err.find("written by a newer gtmesh (format " + std::to_string(state::state_store_format + 1) +
+                     "; this build reads formats up to " + std::to_string(state::state_store_format) + ")"),
+            std::string::npos)
+      << err;
+  write_folder_format(dir + "-raft", "m:format", std::to_string(state::raft_store_format + 1));
+  EXPECT_FALSE(state::raft_store::open(dir + "-raft", err));
+  EXPECT_NE(err.find("Raft log folder was written by a newer gtmesh"), std::string::npos) << err;
+  std::filesystem::remove_all(dir + "-raft");
+  write_folder_format(dir + "-bad", "format", "x1");
+  EXPECT_FALSE(state::store::open(dir + "-bad", err));
+  EXPECT_NE(err.find("format record 'format' is damaged"), std::string::npos) << err;
+  std::filesystem::remove_all(dir + "-bad");
+}
+
+TEST_F(decider_core_test, a_folder_without_a_format_is_from_0_1_0_and_is_read_then_marked) {
+  write_folder_format(dir, "format", ""); // 0.1.0 wrote no format key
+  std::string err;
+  {
+    auto st = state::store::open(dir, err);
+    ASSERT_TRUE(st) << err;
+  }
+  rocksdb::DB* raw = nullptr;
+  std::vector<std::string> families;
+  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::Options(), dir, &families).ok());
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const auto& f : families)
+    descriptors.emplace_back(f, rocksdb::ColumnFamilyOptions());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  ASSERT_TRUE(rocksdb::DB::OpenForReadOnly(rocksdb::Options(), dir, descriptors, &handles, &raw).ok());
+  std::string stored;
+  EXPECT_TRUE(raw->Get(rocksdb::ReadOptions(), "format", &stored).ok());
+  EXPECT_EQ(stored, std::to_string(state::state_store_format));
+  for (auto* h : handles)
+    raw->DestroyColumnFamilyHandle(h);
+  delete raw;
 }
 
 TEST_F(decider_core_test, the_start_config_is_served_as_version_0_until_the_cluster_commits_one) {

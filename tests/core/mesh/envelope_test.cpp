@@ -4,6 +4,7 @@
 #include "core/mesh/config_compression.hpp"
 #include "core/mesh/envelope.hpp"
 #include "core/mesh/node_identity.hpp"
+#include "core/mesh/protocol_version.hpp"
 
 #include <gtest/gtest.h>
 #include <msgpack.hpp>
@@ -115,6 +116,49 @@ TEST(envelope, an_item_is_read_by_the_rules_of_a_msgpack_map) {
       },
       1);
     EXPECT_FALSE(decode_body(wrong, b)) << "case " << bad;
+  }
+}
+
+TEST(envelope, a_hello_states_protocol_and_capabilities_and_one_from_0_1_0_is_protocol_1) {
+  hello_body h{"decider1", 1, "", "127.0.0.1:7100", 3, 2, {"revoke", "tls-crl"}};
+  hello_body out;
+  ASSERT_TRUE(decode_body(encode_body(h), out));
+  EXPECT_EQ(out.protocol, 3);
+  EXPECT_EQ(out.min_protocol, 2);
+  EXPECT_EQ(out.capabilities, (std::vector<std::string>{"revoke", "tls-crl"}));
+  // 0.1.0's hello: four keys.
+  msgpack::sbuffer old;
+  msgpack::packer<msgpack::sbuffer> pk(old);
+  pk.pack_map(4);
+  pk.pack(std::string("n")); pk.pack(std::string("decider1"));
+  pk.pack(std::string("r")); pk.pack(1);
+  pk.pack(std::string("dc")); pk.pack(std::string(""));
+  pk.pack(std::string("a")); pk.pack(std::string("127.0.0.1:7100"));
+  std::vector<uint8_t> bytes(old.data(), old.data() + old.size());
+  ASSERT_TRUE(decode_body(bytes, out));
+  EXPECT_EQ(out.protocol, 1);
+  EXPECT_EQ(out.min_protocol, 1);
+  EXPECT_TRUE(out.capabilities.empty());
+  // A range upside down, or capabilities that are not names, are not a hello.
+  EXPECT_FALSE(decode_body(encode_body(hello_body{"d", 1, "", "", 1, 2, {}}), out));
+  EXPECT_FALSE(decode_body(encode_body(hello_body{"d", 1, "", "", 1, 1, {""}}), out));
+  EXPECT_FALSE(decode_body(encode_body(hello_body{"d", 1, "", "", 1, 1, {std::string(33, 'x')}}), out));
+  EXPECT_FALSE(decode_body(encode_body(hello_body{"d", 1, "", "", 1, 1, std::vector<std::string>(65, "x")}), out));
+}
+
+TEST(protocol_version, nodes_link_when_their_ranges_overlap_and_otherwise_say_who_to_upgrade) {
+  EXPECT_EQ(protocol_mismatch(mesh_protocol_min, mesh_protocol), "");
+  EXPECT_EQ(protocol_mismatch(1, 1), ""); // 0.1.0
+  EXPECT_EQ(protocol_mismatch(mesh_protocol_min, mesh_protocol + 5), "");
+  std::string newer = protocol_mismatch(mesh_protocol + 1, mesh_protocol + 2);
+  EXPECT_NE(newer.find("upgrade this node"), std::string::npos) << newer;
+  EXPECT_NE(newer.find("it speaks mesh protocol " + std::to_string(mesh_protocol + 1) + "-"), std::string::npos)
+      << newer;
+  EXPECT_EQ(protocol_mismatch(0, 0).find("upgrade that node") != std::string::npos, mesh_protocol_min > 0);
+  for (const auto& c : own_capabilities()) {
+    hello_body h{"d", 1, "", "", mesh_protocol, mesh_protocol_min, {c}};
+    hello_body out;
+    EXPECT_TRUE(decode_body(encode_body(h), out)) << c; // each one fits the hello's rules
   }
 }
 

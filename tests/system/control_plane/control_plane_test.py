@@ -154,6 +154,28 @@ def plain_decider(work):
         big = mesh_wire.Link(host, port, "probe", "operator")
         big.send_raw(b"\x7f\xff\xff\xff")
         check(big.closed_within(2), "a frame above 16 MB is refused and the link closed")
+        # Protocol versions (core/mesh/protocol_version.hpp): the decider
+        # states its own; a peer with no version in common is refused at its
+        # hello, and both versions are named; a hello without any (0.1.0) links.
+        probe = mesh_wire.Link(host, port, "probe", "operator")
+        own = probe.expect(["hello"], 3)
+        probe.close()
+        caps = (own or {}).get("body", {}).get("cap") or []
+        check(own is not None and own["body"].get("pv", 0) >= 1 and own["body"].get("pm", 0) >= 1 and
+              "revoke" in caps and "tls-crl" in caps,
+              "the decider's hello states its protocol and capabilities: %s" % (own or {}).get("body"))
+        future = mesh_wire.Link(host, port, "future", "operator", hello_extra={"pv": 90, "pm": 90})
+        check(future.closed_within(2), "a peer that speaks only mesh protocol 90 is refused at its hello")
+        future.close()
+        check(bool(wait_for(lambda: "it speaks mesh protocol 90, this node 1: upgrade this node" in
+                            open(os.path.join(work, "single.log")).read(), 5)),
+              "and the decider's log names both versions and which node to upgrade")
+        overlap = mesh_wire.Link(host, port, "newer", "operator", hello_extra={"pv": 90, "pm": 1, "cap": ["x"]})
+        check(mesh_wire.request(overlap, "status") is not None, "a newer peer that still speaks protocol 1 links")
+        overlap.close()
+        status = subprocess.run([GTMESHCTL, "--decider", mesh, "status"], capture_output=True, text=True,
+                                timeout=30).stdout
+        check("1 refused (no mesh protocol in common)" in status, "status counts the refused peer")
         silent_closed = sum(1 for l in links if l.closed_within(3))
         check(silent_closed == len(links), "links that go silent are closed within the idle timeout (%d of %d)"
               % (silent_closed, len(links)))

@@ -131,7 +131,7 @@ def framed(payload):
 class Link:
     """One link to a decider: TCP or mutual TLS, hello sent, frames read."""
 
-    def __init__(self, host, port, name, role, dc="", tls=None, timeout=5.0, hello=True):
+    def __init__(self, host, port, name, role, dc="", tls=None, timeout=5.0, hello=True, hello_extra=None):
         raw = socket.create_connection((host, port), timeout=timeout)
         if tls:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
@@ -145,7 +145,8 @@ class Link:
         self.buf = b""
         self.name = name
         if hello:
-            self.send("hello", {"n": name, "r": ROLE[role], "dc": dc, "a": ""})
+            # Without hello_extra, the hello of 0.1.0 (no protocol version).
+            self.send("hello", dict({"n": name, "r": ROLE[role], "dc": dc, "a": ""}, **(hello_extra or {})))
 
     def send(self, kind, body, sender=None):
         self.sock.sendall(framed(envelope(kind, sender or self.name, body)))

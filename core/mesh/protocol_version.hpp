@@ -1,0 +1,41 @@
+#pragma once
+
+// What a node speaks on the mesh, stated in every hello.
+//
+// - The protocol version changes only when a message changes in a way an
+//   older node would misread. A node states the oldest version it still
+//   speaks too; two nodes link when their ranges overlap, and otherwise
+//   both close the link saying which versions each speaks (never a
+//   misread frame). A hello without a version comes from 0.1.0: protocol 1.
+// - Capabilities name features added without a version change (a new kind
+//   of log entry, a new config key). A feature an older node would not
+//   understand stays off until every member decider states it: the leader
+//   refuses it naming the decider that lacks it (decider_actor.cpp).
+//
+// docs/releases.md lists each release's protocol and capabilities.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gtmesh::mesh {
+
+inline constexpr uint16_t mesh_protocol = 1;     ///< what this build speaks
+inline constexpr uint16_t mesh_protocol_min = 1; ///< the oldest it still speaks
+
+/// Log entries of kind `revoke` (gtmeshctl ca revoke) are understood.
+inline constexpr std::string_view capability_revoke = "revoke";
+/// The config key cluster.tls.crl is understood.
+inline constexpr std::string_view capability_tls_crl = "tls-crl";
+/// Agent certificates that bind their instance (URI gtmesh:agent:DC:instance).
+inline constexpr std::string_view capability_agent_instance = "agent-instance";
+
+/// This build's capabilities, sent in its hello.
+const std::vector<std::string>& own_capabilities();
+
+/// "" when a peer speaking protocols [peer_min, peer_max] can link with
+/// this build; otherwise why not, in words an operator can act on.
+std::string protocol_mismatch(uint16_t peer_min, uint16_t peer_max);
+
+} // namespace gtmesh::mesh
