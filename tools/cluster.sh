@@ -9,6 +9,9 @@
 #   tools/cluster.sh start DIR [--tls]       start everything; writes DIR/cluster.env
 #   tools/cluster.sh stop DIR                stop everything started in DIR
 #   tools/cluster.sh restart-decider DIR N [FLAGS]  start decider N again, same addresses
+#   tools/cluster.sh upgrade-decider DIR N   stop decider N (SIGTERM) and start it again with
+#                                            GTMESH_BIN: one step of a rolling upgrade
+#   tools/cluster.sh restart-agent DIR DC [I]  stop agent aI of DC (SIGTERM) and start it again
 #   tools/cluster.sh join-decider DIR N      start a new decider N (4, 5, ...) with --join; then
 #                                            `gtmeshctl member add` its MESHN (docs/mesh.md)
 #   tools/cluster.sh restore DIR FILE        kill -9 every decider, delete its data folder, start
@@ -112,6 +115,47 @@ write_env() { # DIR
   } >"$dir/cluster.env"
 }
 
+start_agent() { # DIR DC I: agent instance aI of DC
+  local dir=$1 dc=$2 i=$3 tls_args=()
+  [ -f "$dir/tls/ca.pem" ] && tls_args=(--tls-ca "$dir/tls/ca.pem" --tls-cert "$dir/tls/agent-$dc.pem" --tls-key "$dir/tls/agent-$dc.key")
+  local d1 d2 d3
+  d1=$(address "$dir" mesh1)
+  d2=$(address "$dir" mesh2)
+  d3=$(address "$dir" mesh3)
+  # Each DC's agent prefers another decider, so every decider has agents.
+  local order=("$d1" "$d2" "$d3")
+  [ "$dc" = iad ] && order=("$d2" "$d3" "$d1")
+  [ "$dc" = sin ] && order=("$d3" "$d1" "$d2")
+  # The first instance keeps the names it always had (agent-DC.pid, agent-http-DC).
+  local name=agent-$dc
+  [ "$i" = 1 ] || name=agent-$dc-a$i
+  grep -q "^agent-http-${name#agent-} " "$dir/addresses" ||
+    echo "agent-http-${name#agent-} 127.0.0.1:$(free_port "$dir")" >>"$dir/addresses"
+  "$bin" agent --config "$dir/cluster.yaml" --dc "$dc" --instance "a$i" --quiet \
+    --http "$(address "$dir" "agent-http-${name#agent-}")" --decider "${order[0]}" --decider "${order[1]}" \
+    --decider "${order[2]}" "${tls_args[@]}" >>"$dir/$name.log" 2>&1 &
+  echo $! >"$dir/$name.pid"
+}
+
+stop_process() { # DIR NAME: SIGTERM the process of DIR/NAME.pid and wait (kill -9 after 10 s)
+  local pidfile=$1/$2.pid
+  [ -f "$pidfile" ] || return 0
+  local pid deadline=$((SECONDS + 10))
+  pid=$(cat "$pidfile")
+  kill "$pid" 2>/dev/null || true
+  while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+  kill -9 "$pid" 2>/dev/null || true
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+  rm -f "$pidfile"
+}
+
+restart_agent() { # DIR DC [I]: stop agent instance aI of DC and start it again (with $GTMESH_BIN)
+  local name=agent-$2
+  [ "${3:-1}" = 1 ] || name=agent-$2-a$3
+  stop_process "$1" "$name"
+  start_agent "$1" "$2" "${3:-1}"
+}
+
 start() { # DIR [--tls]
   local dir=$1
   mkdir -p "$dir"
@@ -150,34 +194,14 @@ start() { # DIR [--tls]
   addresses "$dir"
   for n in "${deciders[@]}"; do start_decider "$dir" "$n"; done
   write_env "$dir"
-  local d1 d2 d3
-  d1=$(address "$dir" mesh1)
-  d2=$(address "$dir" mesh2)
-  d3=$(address "$dir" mesh3)
   local per_dc=${AGENTS_PER_DC:-1}
   if [ "$per_dc" != 1 ] && [ -f "$dir/tls/ca.pem" ]; then
     echo "cluster.sh: AGENTS_PER_DC works with plain links only (one certificate per DC agent)" >&2
     exit 2
   fi
+  local dc i
   for dc in fra iad sin; do
-    local tls_args=()
-    [ -f "$dir/tls/ca.pem" ] && tls_args=(--tls-ca "$dir/tls/ca.pem" --tls-cert "$dir/tls/agent-$dc.pem" --tls-key "$dir/tls/agent-$dc.key")
-    # Each DC's agent prefers another decider, so every decider has agents.
-    local order=("$d1" "$d2" "$d3")
-    [ "$dc" = iad ] && order=("$d2" "$d3" "$d1")
-    [ "$dc" = sin ] && order=("$d3" "$d1" "$d2")
-    local i
-    for i in $(seq 1 "$per_dc"); do
-      # The first instance keeps the names it always had (agent-DC.pid, agent-http-DC).
-      local name=agent-$dc
-      [ "$i" = 1 ] || name=agent-$dc-a$i
-      grep -q "^agent-http-${name#agent-} " "$dir/addresses" ||
-        echo "agent-http-${name#agent-} 127.0.0.1:$(free_port "$dir")" >>"$dir/addresses"
-      "$bin" agent --config "$dir/cluster.yaml" --dc "$dc" --instance "a$i" --quiet \
-        --http "$(address "$dir" "agent-http-${name#agent-}")" --decider "${order[0]}" --decider "${order[1]}" \
-        --decider "${order[2]}" "${tls_args[@]}" >>"$dir/$name.log" 2>&1 &
-      echo $! >"$dir/$name.pid"
-    done
+    for i in $(seq 1 "$per_dc"); do start_agent "$dir" "$dc" "$i"; done
   done
   write_env "$dir"
   cat "$dir/cluster.env"
@@ -234,7 +258,14 @@ case "${1:-}" in
   start) start "$2" "${3:-}" ;;
   stop) stop "$2" ;;
   restart-decider) start_decider "$(cd "$2" && pwd)" "$3" "${@:4}"; write_env "$(cd "$2" && pwd)" ;;
+  upgrade-decider)
+    stop_process "$(cd "$2" && pwd)" "decider$3"
+    start_decider "$(cd "$2" && pwd)" "$3"
+    write_env "$(cd "$2" && pwd)"
+    ;;
+  restart-agent) restart_agent "$(cd "$2" && pwd)" "$3" "${4:-1}" ;;
   join-decider) join_decider "$(cd "$2" && pwd)" "$3" ;;
   restore) restore "$(cd "$2" && pwd)" "$(realpath "$3")" ;;
-  *) echo "usage: $0 start DIR [--tls] | stop DIR | restart-decider DIR N | join-decider DIR N | restore DIR FILE" >&2; exit 2 ;;
+  *) echo "usage: $0 start DIR [--tls] | stop DIR | restart-decider DIR N | upgrade-decider DIR N |" \
+    "restart-agent DIR DC [I] | join-decider DIR N | restore DIR FILE" >&2; exit 2 ;;
 esac

@@ -723,7 +723,7 @@ void handle_request(self_ptr self, link_id link, const link_peer& from, const re
       return reply(false, "refused: serial " + e.serial + " is the certificate this request came with (" +
                             from.identity.describe() + "); revoke it with another operator's certificate");
     if (std::string lacking = members_lacking(self, capability_revoke); !lacking.empty())
-      return reply(false, "not applied: " + lacking + ". Meanwhile a CRL refuses it at once (--tls-crl, docs/mesh.md)");
+      return reply(false, "refused: " + lacking + ". Meanwhile a CRL refuses it at once (--tls-crl, docs/mesh.md)");
     e.subject = display_text(arg(1), consensus::max_entry_name_bytes);
     e.by = display_text(from.identity.name + (arg(3).empty() ? "" : " (" + arg(3) + ")"), consensus::max_entry_name_bytes);
     e.at_ms = now;

@@ -1,5 +1,7 @@
 #include "core/state/store_format.hpp"
 
+#include <rocksdb/db.h>
+
 #include <charconv>
 
 namespace gtmesh::state {

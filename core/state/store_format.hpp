@@ -7,12 +7,16 @@
 // than misreading it (a downgrade without a backup). A folder without the
 // key was written by 0.1.0: format 1. docs/releases.md lists the formats.
 //
-// Internal to core/state: RocksDB stays behind store.hpp and raft_store.hpp.
-
-#include <rocksdb/db.h>
+// check_store_format is internal to core/state (RocksDB stays behind
+// store.hpp and raft_store.hpp); the numbers are for `gtmesh version` too.
 
 #include <cstdint>
 #include <string>
+
+namespace rocksdb {
+class DB;
+class ColumnFamilyHandle;
+} // namespace rocksdb
 
 namespace gtmesh::state {
 

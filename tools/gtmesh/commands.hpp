@@ -18,6 +18,7 @@ int agent(const args& a); // tools/gtmesh/agent.cpp (issue 4)
 int decider(const args& a); // tools/gtmesh/decider.cpp
 int demo(const args& a);    // tools/gtmesh/demo.cpp
 int backend(const args& a); // tools/gtmesh/backend.cpp
+int version(const args& a); // tools/gtmesh/version.cpp
 
 /// Blocks SIGTERM and SIGINT (and SIGHUP with `reload`) in the calling
 /// thread (and every thread it starts afterwards) and returns that set, for

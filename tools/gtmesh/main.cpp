@@ -3,6 +3,7 @@
 //   explain ...                show why an answer is given, for a hand-written state
 //   serve, agent, decider      the node roles
 //   demo, backend              the embedded demo cluster and its test backend
+//   version                    what this build is and speaks (rolling upgrades)
 
 #include "core/text/log.hpp"
 #include "tools/gtmesh/commands.hpp"
@@ -41,6 +42,8 @@ const command commands[] = {
   {"backend", gtmesh::cli::backend,
    "backend --listen HOST:PORT [--down-file FILE]\n"
    "                            a tiny HTTP backend for demos and tests"},
+  {"version", gtmesh::cli::version,
+   "version                   this build's version, mesh protocol, capabilities and formats"},
 };
 
 void usage() {

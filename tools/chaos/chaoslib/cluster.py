@@ -213,7 +213,7 @@ class Status:
       CONFIG NOT APPLIED: ...
       ISOLATED for 3s: ...
       dc fra: host up (age 0ms), web healthyBackends 2 (age 0ms), 1 agent(s) connected
-      peers: ADDR (NAME, connected) ADDR (down)
+      peers: ADDR (NAME, connected) ADDR (NAME, connected, an older gtmesh without CAPS) ADDR (down)
       consensus: leader|follower|candidate, term T, commit C, applied A, leader ADDR|none[ (NO MAJORITY: ...)]
     """
     text: str
@@ -253,7 +253,8 @@ class Status:
         m = re.search(r"^\s+peers:(.*)$", text, re.M)
         if m:
             for addr, what in re.findall(r"(\S+) \(([^)]*)\)", m.group(1)):
-                st.peers[addr] = "connected" if what.endswith("connected") else what
+                # "NAME, connected[, an older gtmesh without CAPS]" or "down"
+                st.peers[addr] = "connected" if "connected" in what.split(", ") else what
         m = re.search(r"^\s+consensus: (\w+), term (\d+), commit (\d+), applied (\d+), leader (\S+)(.*)$",
                       text, re.M)
         if m:

@@ -139,8 +139,9 @@ class Context:
         self._undo = []
 
     # -- building blocks -----------------------------------------------------
-    def cluster(self, **overrides):
-        """A fresh topology + cluster, started and answering."""
+    def cluster(self, bins=None, **overrides):
+        """A fresh topology + cluster, started and answering; `bins`
+        (gtmesh, gtmeshctl) instead of the run's (an older release)."""
         spec = ClusterSpec(**overrides)
         self.run.ensure_ca(spec)
         self.topo = Topology(self.run.janitor, Cluster.hosts(spec), syn_retries=spec.syn_retries)
@@ -152,7 +153,7 @@ class Context:
         self.n_clusters += 1
         folder = "cluster" if self.n_clusters == 1 else "cluster%d" % self.n_clusters
         c = Cluster(self.run.janitor, self.topo, os.path.join(self.dir, folder), self.run.tls_dir, spec,
-                    self.run.bins)
+                    bins or self.run.bins)
         self.clusters.append(c)
         self._undo.append(c.stop)
         c.start()
