@@ -166,7 +166,7 @@ start() { # DIR [--tls]
       "$ctl" ca issue "decider$n" --role decider --dir "$dir/tls" >/dev/null
     done
     for dc in fra iad sin; do
-      "$ctl" ca issue "agent-$dc" --role agent --dc "$dc" --dir "$dir/tls" >/dev/null
+      "$ctl" ca issue "agent-$dc" --role agent --dc "$dc" --instance a1 --dir "$dir/tls" >/dev/null
     done
     "$ctl" ca issue gtmeshctl --role operator --dir "$dir/tls" >/dev/null
   fi

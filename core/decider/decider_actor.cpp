@@ -113,10 +113,14 @@ std::string entry_file_name(const std::string& file) {
 void publish(self_ptr self);
 
 /// An agent link speaks for its own DC (its certificate names it) and for
-/// one origin: the first it spoke as, in a report or a batch. Binds that
-/// origin and returns true, or returns false for another one.
+/// one origin: the one its certificate binds (node_identity.hpp), or, for a
+/// certificate that binds none, the first it spoke as, in a report or a
+/// batch. Binds that origin and returns true, or returns false for another.
 bool speaks_as(decider_state& st, link_id link, const link_peer& from, const std::string& origin) {
   if (origin.rfind(from.identity.dc + "/", 0) != 0)
+    return false;
+  const std::string bound_by_certificate = from.identity.bound_origin();
+  if (!bound_by_certificate.empty() && origin != bound_by_certificate)
     return false;
   auto& bound = st.agents[link];
   if (!bound.empty() && bound != origin)
@@ -768,7 +772,10 @@ void handle_request(self_ptr self, link_id link, const link_peer& from, const re
     }
     if (!speaks_as(st, link, from, origin)) {
       ++st.rejected["refused: node report for another origin"];
-      return reply(false, "refused: this link reports as " + st.agents[link] + ", not " + display_text(origin, 255));
+      const std::string bound = from.identity.bound_origin();
+      return reply(false, "refused: this link reports as " + (bound.empty() ? st.agents[link] : bound) +
+                            (bound.empty() ? "" : " (its certificate binds that instance)") + ", not " +
+                            display_text(origin, 255));
     }
     if (st.nodes.size() >= 10'000 && !st.nodes.count(origin))
       return reply(false, "too many node reports");

@@ -32,7 +32,13 @@ std::string node_identity::describe() const {
   std::string out = name + " (" + to_string(role);
   if (role == node_role::agent)
     out += " of " + dc;
+  if (role == node_role::agent && !instance.empty())
+    out += ", instance " + instance;
   return out + ")";
+}
+
+std::string node_identity::instance_uri() const {
+  return instance.empty() ? std::string() : "gtmesh:instance:" + instance;
 }
 
 std::string node_identity::role_uri() const {
@@ -90,6 +96,14 @@ bool parse_role_uri(std::string_view uri, node_role& role, std::string& dc) noex
     dc.clear();
   }
   role = *r;
+  return true;
+}
+
+bool parse_instance_uri(std::string_view uri, std::string& instance) noexcept {
+  constexpr std::string_view prefix = "gtmesh:instance:";
+  if (uri.substr(0, prefix.size()) != prefix || !valid_dc_name(uri.substr(prefix.size())))
+    return false;
+  instance.assign(uri.substr(prefix.size()));
   return true;
 }
 

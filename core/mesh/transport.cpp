@@ -52,11 +52,17 @@ node_identity identity_of(X509* cert) {
       const ASN1_STRING* s = g->d.uniformResourceIdentifier;
       std::string_view uri(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
                            static_cast<size_t>(ASN1_STRING_length(s)));
-      if (parse_role_uri(uri, id.role, id.dc))
-        break;
+      // The first role URI counts; an instance URI binds an agent's origin.
+      std::string instance;
+      if (id.role == node_role::none && parse_role_uri(uri, id.role, id.dc))
+        continue;
+      if (id.instance.empty() && parse_instance_uri(uri, instance))
+        id.instance = std::move(instance);
     }
     GENERAL_NAMES_free(names);
   }
+  if (id.role != node_role::agent)
+    id.instance.clear();
   return id;
 }
 

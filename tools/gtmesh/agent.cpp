@@ -20,6 +20,7 @@
 #include "core/runtime/service_notify.hpp"
 #include "core/mesh/agent_link.hpp"
 #include "core/mesh/mesh_sink.hpp"
+#include "core/mesh/transport.hpp"
 #include "core/text/log.hpp"
 #include "tools/gtmesh/ops_listener.hpp"
 #include "tools/gtmesh/agent_node.hpp"
@@ -128,6 +129,30 @@ int agent(const args& a) {
     log = [](const std::string& line) { log_line(log_level::info, "agent", line); };
   agents::json_lines_sink json(stdout);
   const bool mesh_mode = !deciders.empty() && !once;
+  if (const mesh::tls_files node_tls = with_config_tls(tls, loaded.cfg.get()); mesh_mode && node_tls.enabled()) {
+    // A certificate that binds this agent's instance decides its origin
+    // (core/mesh/node_identity.hpp); --instance may only repeat it.
+    std::string error;
+    auto id = mesh::certificate_identity(node_tls.cert, error);
+    if (!id) {
+      log_error("agent", "%s", error.c_str());
+      return 1;
+    }
+    if (id->role != mesh::node_role::agent || id->dc != dc) {
+      log_error("agent", "%s is the certificate of %s, not of an agent of %s", node_tls.cert.c_str(),
+                id->describe().c_str(), dc.c_str());
+      return 2;
+    }
+    if (!id->instance.empty()) {
+      if (!instance.empty() && instance != id->instance) {
+        log_error("agent", "--instance %s: the certificate %s binds this agent to instance %s (drop --instance, or "
+                           "issue a certificate with gtmeshctl ca issue NODE --role agent --dc %s --instance %s)",
+                  instance.c_str(), node_tls.cert.c_str(), id->instance.c_str(), dc.c_str(), instance.c_str());
+        return 2;
+      }
+      opt.instance = id->instance;
+    }
+  }
   auto mesh = std::make_shared<mesh::mesh_sink>(opt.dc + "/" + opt.instance);
   tee_sink sink;
   if (mesh_mode)

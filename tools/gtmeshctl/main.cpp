@@ -15,7 +15,8 @@
 //     fault LINK SPEC              fault hooks of a decider started with --faults (this decider only)
 //                                  (SPEC: drop=0.3,dup=0.1,reorder=0.2,delay=100ms,partition,none)
 //     ca init [--dir DIR] [--cluster NAME]                         create the cluster CA (ca.pem, ca.key)
-//     ca issue NODE --role decider|agent|operator [--dc DC] [--dir DIR]   a certificate for NODE
+//     ca issue NODE --role decider|agent|operator [--dc DC [--instance I]] [--dir DIR]   a certificate for NODE
+//                                  (an agent's binds its instance: --instance, else NODE)
 //     ca revoke NODE|SERIAL [--dir DIR]   revoke a certificate through the deciders' log: every
 //                                  decider closes links using it and refuses it (docs/mesh.md)
 //     enroll DC [--http ADDR|""] [--etc DIR] [--no-start]   on a new machine, as root: install the
@@ -63,7 +64,7 @@ int usage() {
              "  drain DC | undrain DC | history [--since 10m|2026-12-01T04:00:00Z|UNIX_MS] [--limit N]\n"
              "  member list | member add HOST:PORT | member remove HOST:PORT | member replace OLD NEW\n"
              "  backup FILE | show-backup FILE | fault LINK SPEC\n"
-             "  ca init [--dir DIR] [--cluster NAME] | ca issue NODE --role decider|agent|operator [--dc DC] [--dir DIR]\n"
+             "  ca init [--dir DIR] [--cluster NAME] | ca issue NODE --role decider|agent|operator [--dc DC [--instance I]] [--dir DIR]\n"
              "  ca revoke NODE|SERIAL [--dir DIR]\n"
              "  enroll DC [--http ADDR] [--etc DIR] [--no-start]   (with --decider and the agent's --tls-*)\n",
              stderr);
@@ -94,7 +95,7 @@ bool valid_node_name(const std::string& name) {
 /// The cluster CA and node certificates, made with the openssl CLI. The role
 /// (and an agent's DC) goes into a subjectAltName URI (core/mesh/node_identity.hpp).
 int ca_command(const std::vector<std::string>& pos, const std::string& dir, const std::string& cluster,
-               const std::string& role_text, const std::string& dc) {
+               const std::string& role_text, const std::string& dc, const std::string& instance) {
   std::filesystem::create_directories(dir);
   const std::string d = quote(dir);
   if (pos.size() == 2 && pos[1] == "init") {
@@ -127,10 +128,22 @@ int ca_command(const std::vector<std::string>& pos, const std::string& dir, cons
       std::fprintf(stderr, "gtmeshctl: an agent certificate names its DC (--dc DC); other roles take none\n");
       return 2;
     }
-    mesh::node_identity id{node, *role, dc};
+    // An agent's certificate binds its instance (its origin is DC/INSTANCE):
+    // --instance, or the node name.
+    if (!instance.empty() && (*role != mesh::node_role::agent || !mesh::valid_dc_name(instance))) {
+      std::fprintf(stderr, "gtmeshctl: --instance names an agent's instance (1-64 of letters, digits, - _ .)\n");
+      return 2;
+    }
+    mesh::node_identity id{node, *role, dc, *role == mesh::node_role::agent ? (instance.empty() ? node : instance) : ""};
+    if (*role == mesh::node_role::agent && !mesh::valid_dc_name(id.instance)) {
+      std::fprintf(stderr, "gtmeshctl: '%s' cannot be an agent's instance (letters, digits, - _ .): give --instance\n",
+                   node.c_str());
+      return 2;
+    }
     std::string base = d + "/" + quote(node);
     std::string ext = dir + "/" + node + ".ext";
-    std::ofstream(ext) << "subjectAltName=URI:" << id.role_uri() << "\nextendedKeyUsage=serverAuth,clientAuth\n";
+    std::ofstream(ext) << "subjectAltName=URI:" << id.role_uri() << (id.instance.empty() ? "" : ",URI:" + id.instance_uri())
+                       << "\nextendedKeyUsage=serverAuth,clientAuth\n";
     int rc = run("openssl req -newkey rsa:2048 -nodes -sha256 -subj " + quote("/CN=" + node) + " -keyout " + base +
                  ".key -out " + base + ".csr 2>/dev/null && openssl x509 -req -sha256 -days 825 -in " + base +
                  ".csr -CA " + d + "/ca.pem -CAkey " + d + "/ca.key -CAcreateserial -extfile " + quote(ext) +
@@ -334,6 +347,8 @@ int main(int argc, char** argv) {
   r.option("--limit", limit);
   r.option("--role", role);
   r.option("--dc", dc);
+  std::string instance;
+  r.option("--instance", instance);
   std::string ca_dir = "tls", cluster = "gtmesh";
   r.option("--dir", ca_dir);
   r.option("--cluster", cluster);
@@ -361,7 +376,7 @@ int main(int argc, char** argv) {
   if (pos.empty())
     return usage();
   if (pos[0] == "ca" && !(pos.size() == 3 && pos[1] == "revoke"))
-    return ca_command(pos, ca_dir, cluster, role, dc);
+    return ca_command(pos, ca_dir, cluster, role, dc, instance);
   if ((tls.ca.empty() || tls.cert.empty() || tls.key.empty()) && !(tls.ca.empty() && tls.cert.empty() && tls.key.empty())) {
     std::fprintf(stderr, "gtmeshctl: mutual TLS needs all of --tls-ca, --tls-cert and --tls-key\n");
     return 2;

@@ -366,6 +366,28 @@ TEST(node_identity, role_uris_parse_and_a_malformed_dc_is_refused_without_touchi
   EXPECT_TRUE(valid_dc_name(std::string(64, 'a')));
 }
 
+TEST(node_identity, an_instance_uri_binds_an_agents_origin_and_is_not_a_role) {
+  std::string instance = "kept";
+  ASSERT_TRUE(parse_instance_uri("gtmesh:instance:a1", instance));
+  EXPECT_EQ(instance, "a1");
+  node_role role = node_role::operator_;
+  std::string dc = "kept";
+  EXPECT_FALSE(parse_role_uri("gtmesh:instance:a1", role, dc)); // what a 0.1.0 node sees: not a role, skipped
+  for (std::string_view bad : {"gtmesh:instance:", "gtmesh:instance:a 1", "gtmesh:instance:a:b", "gtmesh:agent:fra"}) {
+    instance = "kept";
+    EXPECT_FALSE(parse_instance_uri(bad, instance)) << bad;
+    EXPECT_EQ(instance, "kept") << bad;
+  }
+  node_identity bound{"fra-1", node_role::agent, "fra", "a1"};
+  EXPECT_EQ(bound.instance_uri(), "gtmesh:instance:a1");
+  EXPECT_EQ(bound.bound_origin(), "fra/a1");
+  EXPECT_EQ(bound.describe(), "fra-1 (agent of fra, instance a1)");
+  node_identity per_dc{"agent-fra", node_role::agent, "fra"};
+  EXPECT_EQ(per_dc.instance_uri(), "");
+  EXPECT_EQ(per_dc.bound_origin(), "");
+  EXPECT_EQ(per_dc.describe(), "agent-fra (agent of fra)");
+}
+
 TEST(node_identity, serials_normalize_to_lowercase_hex_without_leading_zeros_and_anything_else_is_refused) {
   EXPECT_EQ(normalize_serial("0A:1b:FF"), "a1bff");
   EXPECT_EQ(normalize_serial("0x00DEAD"), "dead");

@@ -323,7 +323,24 @@ def tls_cluster(work):
         # 6. Roles.
         host, port = host_port(env["MESH1"])
         cfg = open(os.path.join(cdir, "cluster.yaml")).read()
-        agent = mesh_wire.Link(host, port, "agent-fra", "agent", "fra", tls=certs("agent-fra"))
+        # An agent certificate as 0.1.0 issued it: its DC, no instance (one
+        # origin of fra, the first it speaks as).
+        open(tls_dir + "/old.ext", "w").write("subjectAltName=URI:gtmesh:agent:fra\n")
+        subprocess.run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=agent-fra-old", "-keyout",
+                        tls_dir + "/agent-fra-old.key", "-out", tls_dir + "/agent-fra-old.csr"], check=True,
+                       capture_output=True)
+        subprocess.run(["openssl", "x509", "-req", "-in", tls_dir + "/agent-fra-old.csr", "-CA", tls_dir + "/ca.pem",
+                        "-CAkey", tls_dir + "/ca.key", "-CAcreateserial", "-extfile", tls_dir + "/old.ext", "-out",
+                        tls_dir + "/agent-fra-old.pem", "-days", "2"], check=True, capture_output=True)
+        # fra's own agent certificate binds instance a1 (gtmeshctl ca issue
+        # --instance): it speaks as fra/a1 only, never as another instance.
+        bound = mesh_wire.Link(host, port, "agent-fra", "agent", "fra", tls=certs("agent-fra"))
+        other_instance = mesh_wire.request(bound, "node-report", ["fra/a2", "fra", "1", "x"])
+        check(other_instance is not None and not other_instance[0] and
+              "reports as fra/a1 (its certificate binds that instance)" in other_instance[1],
+              "an instance-bound agent certificate cannot report as another instance: %s" % (other_instance,))
+        bound.close()
+        agent = mesh_wire.Link(host, port, "agent-fra-old", "agent", "fra", tls=certs("agent-fra-old"))
         agent.send("config_push", {"v": 0, "y": cfg, "f": "evil.yaml", "dry": False, "id": 99})
         env_ = agent.expect(["config_reply"], 10)
         err = (env_["body"].get("e") or [""])[0] if env_ else ""
@@ -387,7 +404,7 @@ def tls_cluster(work):
         r = subprocess.run([GTMESHCTL, "--decider", env["MESH1"], "--tls-ca", tls_dir + "/ca.pem", "--tls-cert",
                             tls_dir + "/agent-fra.pem", "--tls-key", tls_dir + "/agent-fra.key", "status"],
                            capture_output=True, text=True, timeout=30)
-        check(r.returncode == 1 and "agent-fra (agent of fra)" in r.stderr,
+        check(r.returncode == 1 and "agent-fra (agent of fra, instance a1)" in r.stderr,
               "gtmeshctl refuses to run with an agent certificate: %s" % r.stderr.strip()[-120:])
 
         # A decider certificate forwards proposals (kind 12) to the leader;

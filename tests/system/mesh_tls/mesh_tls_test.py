@@ -44,8 +44,17 @@ def enroll_checks(work, env, tls, other):
                                "--http", "127.0.0.1:9465"], capture_output=True, text=True, timeout=60)
     etc = os.path.join(work, "etc-enrolled")
     out = enroll("fra", tls + "/agent-fra.pem", tls + "/agent-fra.key", etc)
-    check(out.returncode == 0 and "enrolled agent-fra (agent of fra): cluster config version" in out.stdout,
+    check(out.returncode == 0 and "enrolled agent-fra (agent of fra, instance a1): cluster config version" in out.stdout,
           "gtmeshctl enroll fra with fra's agent certificate: %s" % (out.stdout + out.stderr).strip().splitlines()[:1])
+    # The certificate binds instance a1: an agent started with another
+    # --instance refuses to start, naming both (the unit passes none).
+    out = subprocess.run([GTMESH, "agent", "--config", os.path.join(work, "cluster.yaml"), "--dc", "fra",
+                          "--instance", "a7", "--decider", env["MESH1"], "--tls-ca", tls + "/ca.pem", "--tls-cert",
+                          tls + "/agent-fra.pem", "--tls-key", tls + "/agent-fra.key"],
+                         capture_output=True, text=True, timeout=30)
+    check(out.returncode == 2 and "--instance a7: the certificate" in out.stderr and
+          "binds this agent to instance a1" in out.stderr,
+          "an agent whose --instance differs from its certificate's refuses to start: %s" % out.stderr.strip()[-200:])
     env_file = open(os.path.join(etc, "agent-fra.env")).read() if os.path.exists(os.path.join(etc, "agent-fra.env")) else ""
     check('DECIDERS="--decider %s"' % env["MESH1"] in env_file and
           'TLS="--tls-ca %s/tls/ca.pem --tls-cert %s/tls/agent-fra.pem --tls-key %s/tls/agent-fra.key"' % (etc, etc, etc)
@@ -157,7 +166,7 @@ def credentials_checks(work, env, tls, certs, env_vars):
     time.sleep(3)  # the agent retries with its backoff meanwhile
     logs = "".join(log("decider%d" % n) for n in (1, 2, 3))
     check(had == 1 and r.returncode == 0 and gone and took <= 1.5 and agents() == 0 and
-          "closed the link of agent-sin (agent of sin)" in logs and "is revoked (gtmeshctl ca revoke)" in logs,
+          "closed the link of agent-sin (agent of sin, instance a1)" in logs and "is revoked (gtmeshctl ca revoke)" in logs,
           "revoking agent-sin's certificate by serial closes its link in %.2f s and its reconnects are refused" % took)
     # Nobody revokes the certificate they are using; a serial must be one.
     own = ctl("ca", "revoke", "gtmeshctl", extra=("--dir", tls))

@@ -181,8 +181,11 @@ def main():
         return subprocess.run(cmd + tls + list(args), capture_output=True, text=True, timeout=timeout)
 
     def cluster(binary, *args):
+        # Certificates from the new gtmeshctl: agent ones bind their instance,
+        # which the old release reads as per-DC ones (node_identity.hpp).
         return subprocess.run([CLUSTER, *args], check=True, stdout=subprocess.DEVNULL, timeout=120,
-                              env=dict(os.environ, GTMESH_BIN=os.path.join(binary, "gtmesh")))
+                              env=dict(os.environ, GTMESH_BIN=os.path.join(binary, "gtmesh"),
+                                       GTMESHCTL_BIN=os.path.join(NEW, "gtmeshctl")))
 
     def status(n):
         return ctl(NEW, env["MESH%d" % n], "status", timeout=30).stdout

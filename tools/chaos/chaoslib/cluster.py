@@ -369,7 +369,9 @@ class Cluster:
         issues = [(d, "decider", None) for d in deciders] + [("agent-" + dc, "agent", dc) for dc in dcs] + \
                  [("operator", "operator", None)]
         for name, role, dc in issues:
-            argv = [ctl_bin, "ca", "issue", name, "--dir", tls_dir, "--role", role] + (["--dc", dc] if dc else [])
+            # An agent's certificate binds its instance (a1, as agent_argv runs it).
+            argv = [ctl_bin, "ca", "issue", name, "--dir", tls_dir, "--role", role] + \
+                (["--dc", dc, "--instance", "a1"] if dc else [])
             util.run(argv, timeout=60, check=True, env=env)
 
     def cert_not_before(self, name="operator"):
