@@ -796,20 +796,31 @@ void transport_impl::accept() {
       auto ep = socket.remote_endpoint(e2);
       std::string address = e2 ? std::string() : ep.address().to_string();
       // Handshake slots full (overall, or for this source address): the
-      // oldest handshake in progress makes room, from this address when its
-      // own share is used up (as gdnsd and Knot do for TCP). Slots cannot be
-      // held against a newcomer: a holder must finish before that many
-      // newer connections arrive. Known peers' addresses may go past the
-      // overall limit by reserved_pending, so a restarting decider gets in.
+      // oldest handshake in progress makes room (as gdnsd and Knot do for
+      // TCP): from this address when its own share is used up, otherwise
+      // from the address holding the most handshakes. Slots cannot be held
+      // against a newcomer, and a flood from many addresses, reopening as
+      // fast as it is closed, evicts its own: an operator's single
+      // handshake is never the one to go while another address holds more.
+      // Known peers' addresses may go past the overall limit by
+      // reserved_pending, so a restarting decider gets in.
       const bool reserved = std::find(options_.reserved_addresses.begin(), options_.reserved_addresses.end(),
                                       address) != options_.reserved_addresses.end();
       const size_t max_pending = options_.max_pending + (reserved ? options_.reserved_pending : 0);
       auto address_full = [&] { return pending_by_address_[address] >= options_.max_pending_per_address; };
       if ((address_full() || pending_ >= max_pending) && links_.size() < options_.max_links) {
-        const bool same_address = address_full();
+        std::string from = address;
+        if (!address_full()) {
+          size_t most = 0;
+          for (const auto& [a, n] : pending_by_address_)
+            if (n > most) {
+              most = n;
+              from = a;
+            }
+        }
         std::shared_ptr<connection> oldest;
         for (const auto& [id, other] : links_)
-          if (other->counted_pending && (!same_address || other->remote_address == address) &&
+          if (other->counted_pending && other->remote_address == from &&
               (!oldest || other->started() < oldest->started()))
             oldest = other;
         if (oldest) {

@@ -106,6 +106,37 @@ zones:
 """
 
 
+def flood_handshake_slots(host, port, stop, counter):
+    """From 20 loopback addresses (127.0.0.10-29), 8 connections each held
+    open without a byte and reopened the moment the decider closes one:
+    160 against 64 handshake slots. Bounded: 60 s, 200,000 connections."""
+    import select
+    held = {}
+    sources = ["127.0.0.%d" % (10 + i) for i in range(20)]
+    deadline = time.monotonic() + 60
+    while not stop.is_set() and time.monotonic() < deadline and counter["opened"] < 200000:
+        for src in sources:
+            while sum(1 for v in held.values() if v == src) < 8:
+                c = socket.socket()
+                c.setblocking(False)
+                c.bind((src, 0))
+                c.connect_ex((host, port))
+                held[c] = src
+                counter["opened"] += 1
+        for c in select.select(list(held), [], [], 0.002)[0]:
+            try:
+                gone = c.recv(4096) == b""
+            except BlockingIOError:
+                gone = False
+            except OSError:
+                gone = True
+            if gone:
+                del held[c]
+                c.close()
+    for c in held:
+        c.close()
+
+
 def plain_decider(work):
     """Checks 1-5 against one plain decider."""
     cfg = os.path.join(work, "single.yaml")
@@ -242,6 +273,7 @@ def plain_decider(work):
             h.close()
         check(answered == 8, "gtmeshctl status answers 8 of 8 while a local process holds every handshake slot "
               "(%d of 8)" % answered)
+
 
         # 4. The one-key typo.
         typo = os.path.join(work, "typo.yaml")
@@ -388,6 +420,26 @@ def tls_cluster(work):
               [l for l in status.splitlines() if "FORGED" in l or "fra/evil" in l])
         check(dig(env["DNS1"], "www.demo.example") == ["192.0.2.10"] and "version 1" in ctl(env["MESH1"], "status").stdout,
               "and nothing of it reached state: still version 1, still fra")
+        # No lock-out from many addresses (issue 24): 20 addresses hold 8
+        # TLS handshakes each, reopened as they close. The decider evicts
+        # from the address holding the most, so an operator's one handshake
+        # is never the one to go (evicting the oldest overall failed 2 of 10).
+        import threading
+        flood_stop, flood = threading.Event(), {"opened": 0}
+        flooder = threading.Thread(target=flood_handshake_slots, args=(host, port, flood_stop, flood), daemon=True)
+        flooder.start()
+        wait_for(lambda: flood["opened"] >= 320, 10, 0.01)  # every slot taken, and churning
+        answered = 0
+        for _ in range(10):
+            r = subprocess.run([GTMESHCTL, "--decider", env["MESH1"], *op, "--retry-for", "0s", "status"],
+                               capture_output=True, text=True, timeout=30)
+            answered += r.returncode == 0 and "config version" in r.stdout
+        opened = flood["opened"]
+        flood_stop.set()
+        flooder.join(10)
+        check(opened >= 320 and answered == 10,
+              "gtmeshctl status (TLS) answers %d of 10 while 20 addresses hold 8 handshakes each, reopened as they "
+              "close (%d connections opened)" % (answered, opened))
         # A certificate of the cluster CA without a role.
         subprocess.run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=norole", "-keyout",
                         tls_dir + "/norole.key", "-out", tls_dir + "/norole.csr"], check=True, capture_output=True)
