@@ -91,6 +91,7 @@ class ClusterSpec:
     slack_s: float = 2.0               # scheduling slack on a loaded 2-core machine
     tls: bool = True                   # mutual TLS on every mesh link (plain mode only works on loopback)
     peer_self: bool = False            # also pass a decider its own address with --peer (de-duplicated)
+    spare_deciders: int = 0            # namespaces and certificates for deciders that join later (join_decider)
 
 
 # The mesh transport's timings (core/mesh/transport.hpp transport_options,
@@ -321,7 +322,7 @@ class Cluster:
     # -- topology ------------------------------------------------------------
     @staticmethod
     def hosts(spec):
-        h = {"decider%d" % (i + 1): i + 1 for i in range(spec.deciders)}
+        h = {"decider%d" % (i + 1): i + 1 for i in range(spec.deciders + spec.spare_deciders)}
         for i, dc in enumerate(spec.dcs):
             h[dc] = 11 + i
         h["client"] = 100
@@ -359,16 +360,17 @@ class Cluster:
     def make_ca(tls_dir, ctl_bin, deciders, dcs):
         """The cluster CA and one certificate per node, with its role (and
         an agent's DC), and the operator's for gtmeshctl."""
-        if os.path.exists(os.path.join(tls_dir, "ca.pem")):
-            return
         os.makedirs(tls_dir, exist_ok=True)
         env = dict(os.environ)
         if faketime_library():
             env.update(faketime_env(Cluster.CERT_BACKDATE))
-        util.run([ctl_bin, "ca", "init", "--dir", tls_dir, "--cluster", "chaos"], timeout=60, check=True, env=env)
+        if not os.path.exists(os.path.join(tls_dir, "ca.pem")):
+            util.run([ctl_bin, "ca", "init", "--dir", tls_dir, "--cluster", "chaos"], timeout=60, check=True, env=env)
         issues = [(d, "decider", None) for d in deciders] + [("agent-" + dc, "agent", dc) for dc in dcs] + \
                  [("operator", "operator", None)]
         for name, role, dc in issues:
+            if os.path.exists(os.path.join(tls_dir, name + ".pem")):
+                continue  # made for an earlier scenario of this run
             # An agent's certificate binds its instance (a1, as agent_argv runs it).
             argv = [ctl_bin, "ca", "issue", name, "--dir", tls_dir, "--role", role] + \
                 (["--dc", dc, "--instance", "a1"] if dc else [])
@@ -587,6 +589,23 @@ class Cluster:
         if not ok and raise_on_failure:
             raise RuntimeError("%s did not come up:\n%s" % (d, self.procs[d].tail()))
         return ok
+
+    def join_decider(self, d, seconds=30):
+        """Starts spare decider `d` with --join (it names every member as a
+        peer); `gtmeshctl member add` then makes it one (it is added to
+        self.deciders only then: member_added)."""
+        os.makedirs(os.path.join(self.dir, d, "data"), exist_ok=True)
+        argv = self.decider_argv(d) + ["--join"]
+        self._proc(d, d, argv, cwd=self.decider_dir(d))
+        return self.start_decider(d, wait=True, seconds=seconds)
+
+    def member_added(self, d):
+        if d not in self.deciders:
+            self.deciders.append(d)
+
+    def member_removed(self, d):
+        if d in self.deciders:
+            self.deciders.remove(d)
 
     def restart_decider(self, d, seconds=30, raise_on_failure=True):
         p = self.procs[d]

@@ -100,7 +100,8 @@ class Run:
         util.log("run %s in %s (seed %d, gtmesh %s)" % (self.run_id, self.dir, self.seed, self.bins[0]))
 
     def ensure_ca(self, spec):
-        Cluster.make_ca(self.tls_dir, self.bins[1], ["decider%d" % (i + 1) for i in range(spec.deciders)], spec.dcs)
+        Cluster.make_ca(self.tls_dir, self.bins[1],
+                        ["decider%d" % (i + 1) for i in range(spec.deciders + spec.spare_deciders)], spec.dcs)
 
     def close(self):
         self.janitor.cleanup()
