@@ -35,6 +35,13 @@ public:
   /// When the next round should start (Unix ms), given the last round
   /// started at `last_start_ms`.
   virtual int64_t next_round_at_ms(int64_t last_start_ms) const = 0;
+  /// A task built for a new config takes over what `previous`, a task of
+  /// the config before, knew of the same targets (a backend's verdict and
+  /// its hysteresis), so that a push that leaves a probe as it was does not
+  /// start it over: a fresh verdict would turn on one slow answer. Called on
+  /// the I/O thread, before this task's first round, after `previous`'s
+  /// last. Default: nothing carried.
+  virtual void take_over(const measurement_task& previous) { (void)previous; }
 };
 
 } // namespace gtmesh::agents

@@ -1,5 +1,7 @@
 #include "agents/probes/probe_task.hpp"
 
+#include <unordered_map>
+
 #include "agents/probes/run_probe.hpp"
 #include "agents/runtime/io_runtime.hpp"
 #include "core/health/healthy_backends.hpp"
@@ -97,6 +99,23 @@ int64_t probe_task::next_round_at_ms(int64_t last_start_ms) const {
   for (const auto& s : states_)
     next = std::min(next, s.next_due_ms);
   return next == std::numeric_limits<int64_t>::max() ? last_start_ms + 60'000 : next;
+}
+
+void probe_task::take_over(const measurement_task& previous) {
+  const auto* old = dynamic_cast<const probe_task*>(&previous);
+  if (!old)
+    return;
+  std::unordered_map<std::string, size_t> before;
+  for (size_t j = 0; j < old->plan_.pairs.size(); ++j)
+    before.emplace(old->plan_.pairs[j].spec.identity(), j);
+  for (size_t i = 0; i < plan_.pairs.size(); ++i) {
+    auto it = before.find(plan_.pairs[i].spec.identity());
+    if (it == before.end())
+      continue;
+    const probe_pair& q = old->plan_.pairs[it->second];
+    if (q.interval_ms == plan_.pairs[i].interval_ms && q.thresholds == plan_.pairs[i].thresholds)
+      states_[i] = old->states_[it->second];
+  }
 }
 
 void probe_task::start_round(int64_t now_ms, round_callback done) {

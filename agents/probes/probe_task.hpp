@@ -72,6 +72,10 @@ public:
   std::string name() const override { return "probes"; }
   void start_round(int64_t now_ms, round_callback done) override;
   int64_t next_round_at_ms(int64_t last_start_ms) const override;
+  /// Each pair probed the same way (spec, interval, thresholds) as one of
+  /// `previous` (a probe_task) keeps that pair's health, last result and
+  /// next due time.
+  void take_over(const measurement_task& previous) override;
 
   /// Called on the I/O thread for every verdict change, e.g.
   /// "web/10.0.1.1:80 http://10.0.1.1:80/health: unhealthy -> healthy (first success; status 200)".

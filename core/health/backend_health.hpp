@@ -31,6 +31,7 @@ struct health_thresholds {
   int unhealthy_threshold = 3; ///< consecutive failures that turn a healthy backend unhealthy (>= 1)
   int healthy_threshold = 1;   ///< consecutive successes that turn an unhealthy backend healthy (>= 1)
   flap_damping_settings damping;
+  bool operator==(const health_thresholds&) const = default;
 };
 
 enum class health_state : uint8_t { unhealthy, healthy };

@@ -21,6 +21,7 @@ struct flap_damping_settings {
   double suppress_at = 2000;  ///< two flaps within about one half-life suppress
   double reuse_below = 750;
   int64_t half_life_ms = 60'000;
+  bool operator==(const flap_damping_settings&) const = default;
 };
 
 /// The decaying penalty of one backend. Time comes from the caller (probe

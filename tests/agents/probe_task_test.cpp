@@ -164,6 +164,38 @@ TEST_F(probe_timing, a_backend_going_down_is_unhealthy_after_threshold_rounds_an
   EXPECT_EQ(task_->probes_run(0), 9U) << "probing went on while it was unhealthy";
 }
 
+TEST_F(probe_timing, a_task_of_a_new_config_keeps_the_verdicts_and_hysteresis_of_pairs_probed_the_same_way) {
+  build(3);
+  ASSERT_TRUE(maybe_round()); // both healthy
+  a_.respond(503, "one slow moment");
+  auto old = std::move(task_);
+  // The config was pushed again (a record changed, not the probes): the
+  // rebuilt task takes over and one failure stays below the threshold.
+  build(3);
+  task_->take_over(*old);
+  rounds_ = 0;
+  clock_.advance(interval);
+  auto carried = maybe_round();
+  ASSERT_TRUE(carried);
+  EXPECT_EQ(value_of(*carried, source::service, key(a_), metric_id::service_status), 1.0);
+  EXPECT_EQ(value_of(*carried, source::service, "web", metric_id::service_healthy_backends), 2.0);
+  // Without the take-over the same failure is a first verdict: unhealthy.
+  build(3);
+  rounds_ = 0;
+  auto fresh = maybe_round();
+  ASSERT_TRUE(fresh);
+  EXPECT_EQ(value_of(*fresh, source::service, key(a_), metric_id::service_status), 0.0);
+  EXPECT_EQ(value_of(*fresh, source::service, "web", metric_id::service_healthy_backends), 1.0);
+  // Probed another way (another threshold): nothing is carried.
+  auto other = std::move(task_);
+  build(2);
+  task_->take_over(*other);
+  rounds_ = 0;
+  auto changed = maybe_round();
+  ASSERT_TRUE(changed);
+  EXPECT_EQ(value_of(*changed, source::service, key(a_), metric_id::service_status), 0.0);
+}
+
 TEST_F(probe_timing, a_stopped_backend_is_refused_and_detected_with_threshold_one) {
   build(1);
   ASSERT_TRUE(maybe_round());

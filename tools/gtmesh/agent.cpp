@@ -15,6 +15,7 @@
 #include "agents/runtime/agent_runner.hpp"
 #include "agents/runtime/io_runtime.hpp"
 #include "core/config/config_loader.hpp"
+#include "core/config/measurement_scope.hpp"
 #include "core/consensus/replicated_state.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/runtime/service_notify.hpp"
@@ -199,14 +200,15 @@ int agent(const args& a) {
   std::condition_variable wake;
   config_ptr pending;
   bool stopping = false;
-  // The SHA-256 of the config text the tasks run on (not the text: it can
-  // be tens of MB).
-  std::string current_sha256;
+  // What the tasks run on: the config's data outside the zones
+  // (core/config/measurement_scope.hpp), by its SHA-256. A push that leaves
+  // it as it was (a record changed) keeps the running tasks.
+  std::string current_scope;
   {
     std::ifstream in(config_path);
     std::stringstream ss;
     ss << in.rdbuf();
-    current_sha256 = consensus::sha256_hex(ss.str());
+    current_scope = consensus::sha256_hex(measurement_scope_data(ss.str()).value_or(""));
   }
   {
     mesh::node_config ncfg;
@@ -236,15 +238,16 @@ int agent(const args& a) {
     lo.sink = mesh;
     lo.on_config = [&](uint32_t version, const std::string& yaml, const std::string& file) -> std::string {
       std::lock_guard lock(mutex);
-      std::string sha256 = consensus::sha256_hex(yaml);
-      if (sha256 == current_sha256)
-        return ""; // the same text under a cluster version number: nothing to rebuild
+      std::optional<std::string> scope = measurement_scope_data(yaml);
+      std::string sha256 = scope ? consensus::sha256_hex(*scope) : std::string();
+      if (scope && sha256 == current_scope)
+        return ""; // nothing an agent measures changed (the same text, or only records): keep the tasks
       load_result next = load_config_text(yaml, file, routing_methods(), config_scope::measurement);
       if (!next.ok())
         return next.report();
       if (!next.cfg->find_dc(dc))
         return "no datacenter '" + dc + "' in config version " + std::to_string(version);
-      current_sha256 = std::move(sha256);
+      current_scope = std::move(sha256);
       pending = next.cfg;
       wake.notify_one();
       return "";

@@ -1,6 +1,7 @@
 #include "tools/gtmesh/agent_node.hpp"
 
 #include <algorithm>
+#include <future>
 
 namespace gtmesh::cli {
 
@@ -48,6 +49,17 @@ std::string agent_node::reconfigure(config_ptr cfg) {
   if (runner_)
     runner_->stop();
   runner_.reset();
+  // What the old tasks know of targets the new ones probe the same way
+  // (measurement_task::take_over), on the I/O thread, after any round of
+  // theirs that is still finishing there.
+  std::promise<void> carried;
+  io_.post([&] {
+    for (auto& task : next.tasks)
+      for (const auto& old : tasks_.tasks)
+        task->take_over(*old);
+    carried.set_value();
+  });
+  carried.get_future().wait();
   // I/O callbacks of the old tasks may still be queued: keep the tasks alive
   // well past the longest probe timeout (a day at most, see probe_settings).
   auto now = std::chrono::steady_clock::now();

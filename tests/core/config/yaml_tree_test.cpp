@@ -3,6 +3,7 @@
 // (tests/fuzz/yaml_reader_fuzz.cpp runs the same comparison on random input.)
 
 #include "core/config/yaml_tree.hpp"
+#include "core/config/measurement_scope.hpp"
 
 #include "core/config/yaml_fast_reader.hpp"
 
@@ -314,4 +315,24 @@ TEST(yaml_tree, a_root_value_the_fast_reader_cannot_read_is_read_whole_by_libyam
   // Only the root mapping's key, and only unquoted.
   EXPECT_FALSE(yaml::parse("a:\n  zones: [x]\nb: 1\n", &unread_zones).left_unread);
   EXPECT_FALSE(yaml::parse("\"zones\": [x]\nprofiles: []\n", &unread_zones).left_unread);
+}
+
+// core/config/measurement_scope: what an agent's tasks are built from.
+TEST(measurement_scope, records_comments_and_layout_leave_it_and_a_measurement_change_does_not) {
+  const std::string base = "# v1\nmeasurement: {host_interval: 2s}\ndatacenters: [{name: fra}]\n"
+                           "zones:\n  - name: a.example\n    records: [{name: www, type: A, answers: [192.0.2.1]}]\n";
+  auto a = measurement_scope_data(base);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(measurement_scope_data("# v2, another comment\nmeasurement:\n  host_interval: 2s\n"
+                                   "datacenters:\n  - name: fra\nzones:\n  - name: a.example\n"
+                                   "    records: [{name: www, type: A, answers: [192.0.2.99]}]\n"),
+            a);
+  EXPECT_NE(measurement_scope_data("measurement: {host_interval: 3s}\ndatacenters: [{name: fra}]\nzones: []\n"), a);
+  EXPECT_NE(measurement_scope_data("measurement: {host_interval: 2s}\ndatacenters: [{name: fra}, {name: iad}]\n"
+                                   "zones: []\n"),
+            a);
+  // Kinds and lengths are written, so nesting cannot alias.
+  EXPECT_NE(measurement_scope_data("a: [b, c]\n"), measurement_scope_data("a: [bc]\n"));
+  EXPECT_NE(measurement_scope_data("a: {b: c}\n"), measurement_scope_data("a: [b, c]\n"));
+  EXPECT_FALSE(measurement_scope_data("a: [b\n"));
 }
