@@ -24,12 +24,12 @@ def cluster(*args, check=True, timeout=120):
                           text=True, timeout=timeout, env=dict(os.environ, GTMESH_BIN=GTMESH))
 
 
-def query(server, name):
+def query(server, name, timeout=1):
     """(rcode, sorted A answers) of one UDP query, or (None, []) on timeout."""
     host, port = server.rsplit(":", 1)
     q = gtmesh_dns.make_query(name)
     client = gtmesh_dns.UdpClient(host, int(port))
-    r = client.ask(q, timeout=1)
+    r = client.ask(q, timeout=timeout)
     client.close()
     if r is None:
         return None, []

@@ -35,10 +35,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dns_lib"))
-import gtmesh_dns  # noqa: E402
-import struct  # noqa: E402
-import socket  # noqa: E402
 from cluster_helpers import CLUSTER, FRA, GTMESH, IAD, SRC, read_env, wait_for, with_record  # noqa: E402
+from cluster_helpers import query as ask  # noqa: E402
 
 RELEASE = "0.1.0"
 NEW = os.path.dirname(GTMESH)
@@ -50,29 +48,6 @@ def check(ok, what):
     if not ok:
         failures.append(what)
     return ok
-
-
-def ask(server, name, timeout):
-    """(rcode, sorted A answers) of one UDP query, (None, []) on timeout."""
-    host, port = server.rsplit(":", 1)
-    q = gtmesh_dns.make_query(name)
-    client = gtmesh_dns.UdpClient(host, int(port))
-    try:
-        r = client.ask(q, timeout=timeout)
-    finally:
-        client.close()
-    if r is None:
-        return None, []
-    _, flags, _, an, _, _ = gtmesh_dns.response_header(r)
-    pos, out = len(q), []
-    for _ in range(an):
-        pos += 2 if r[pos] & 0xC0 == 0xC0 else r.index(0, pos) + 1 - pos
-        rtype, _, _, rdlen = struct.unpack(">HHIH", r[pos:pos + 10])
-        pos += 10
-        if rtype == 1:
-            out.append(socket.inet_ntoa(r[pos:pos + 4]))
-        pos += rdlen
-    return flags & 0x0F, sorted(out)
 
 
 class Resolver(threading.Thread):
