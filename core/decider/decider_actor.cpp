@@ -334,6 +334,24 @@ void broadcast_config(self_ptr self) {
     send_frame(self, link, bytes);
 }
 
+/// Tells agent links the serials revoked through the log (only those that
+/// understand it: capability `revoke`), so an agent refuses a revoked
+/// decider certificate too and closes a link that still uses one.
+void send_revoked(self_ptr self, link_id only = 0) {
+  auto& st = self->state;
+  std::vector<std::string> serials;
+  for (const auto& r : st.revoked)
+    serials.push_back(r.serial);
+  auto bytes = frame(message_kind::request, node_name(self), request_body{"revoked", std::move(serials)});
+  for (const auto& [link, origin] : st.agents) {
+    if (only != 0 && link != only)
+      continue;
+    auto peer = st.links.find(link);
+    if (peer != st.links.end() && peer->second.has(capability_revoke))
+      send_frame(self, link, bytes);
+  }
+}
+
 /// Sends the replies whose change this decider has applied (or that waited
 /// too long: they were committed all the same).
 void release_waiting(self_ptr self, bool expire) {
@@ -1104,8 +1122,11 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
     [=](link_up_atom, const link_peer& peer) {
       auto& s = self->state;
       s.links[peer.link] = peer;
-      if (peer.identity.role == node_role::agent)
+      if (peer.identity.role == node_role::agent) {
         s.agents.emplace(peer.link, std::string());
+        if (!s.revoked.empty())
+          send_revoked(self, peer.link);
+      }
       for (auto& p : s.peers)
         if (peer.outbound && p.connecting && p.token == peer.token) {
           p.connecting = false;
@@ -1188,6 +1209,7 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
           serials.push_back(r.serial);
         if (s.options.transport)
           s.options.transport->set_revoked(std::move(serials));
+        send_revoked(self);
       }
       if (change.config || change.overrides) {
         // On disk before it is served: a restart never goes back to an

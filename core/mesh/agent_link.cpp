@@ -10,6 +10,8 @@
 #include <caf/send.hpp>
 #include <caf/system_messages.hpp>
 
+#include <algorithm>
+
 namespace gtmesh::mesh {
 
 namespace {
@@ -90,6 +92,29 @@ void send_batch(self_ptr self) {
   send_frame(self, frame(message_kind::measurements, st.options.origin, b));
 }
 
+/// The serials revoked through the deciders' log: this agent refuses them
+/// from now on and closes a link that uses one (a decider still on its old,
+/// revoked certificate reconnects with its new one). Only a decider's word
+/// counts, and only a well-formed list.
+void take_revocations(self_ptr self, const std::vector<std::string>& serials) {
+  auto& st = self->state;
+  if (!st.decider_is_decider || !st.options.transport)
+    return;
+  if (serials.size() > agent_link_state::max_revocations ||
+      !std::all_of(serials.begin(), serials.end(), [](const std::string& s) { return is_normal_serial(s); })) {
+    ++st.frames_rejected;
+    return;
+  }
+  std::set<std::string> now(serials.begin(), serials.end());
+  if (now == st.revoked)
+    return;
+  st.revoked = std::move(now);
+  st.options.transport->set_revoked(serials);
+  log_line(log_level::info, "agent " + st.options.origin,
+           "the deciders' log revokes " + std::to_string(st.revoked.size()) +
+             " certificate(s): this agent refuses them from now on");
+}
+
 void on_frame(self_ptr self, const std::vector<char>& bytes) {
   auto& st = self->state;
   decode_error err;
@@ -145,6 +170,8 @@ void on_frame(self_ptr self, const std::vector<char>& bytes) {
       }
       if (req.command == "client-prefixes" && st.options.on_client_prefixes)
         st.options.on_client_prefixes(req.args);
+      if (req.command == "revoked")
+        take_revocations(self, req.args);
       return;
     }
     default:
@@ -203,6 +230,7 @@ caf::behavior agent_link(caf::stateful_actor<agent_link_state>* self, agent_link
       }
       s.connecting = false;
       s.decider = peer.link;
+      s.decider_is_decider = s.options.local_decider || peer.identity.role == node_role::decider;
       s.acked = 0; // this decider may lack what another one acknowledged
       s.sent_max = 0;
       s.backoff = std::chrono::milliseconds(200);

@@ -27,6 +27,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,10 @@ struct agent_link_state {
   uint32_t rejected_version = 0; ///< the newest version this agent could not apply
   std::chrono::steady_clock::time_point config_requested_at{}; ///< last "config" request
   uint64_t frames_rejected = 0;
+  bool decider_is_decider = false; ///< the link's peer has a decider's identity (revocations count only then)
+  std::set<std::string> revoked;   ///< serials the deciders' log revokes, as last handed to the transport
+  /// More serials than any cluster revokes: such a list is rejected whole.
+  static constexpr size_t max_revocations = 100000;
   uint64_t ticks = 0;
   static inline const char* name = "gtmesh.mesh.agent_link";
 };

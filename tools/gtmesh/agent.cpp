@@ -222,8 +222,9 @@ int agent(const args& a) {
         return "an agent reports to deciders only, not to " + peer.describe();
       return "";
     };
-    if (!quiet)
-      to.log = [](const std::string& line) { log_line(log_level::info, "agent", line); };
+    // Even with --quiet: the transport logs only refusals, revocations and
+    // TLS file changes, which an operator must see.
+    to.log = [](const std::string& line) { log_line(log_level::info, "agent", line); };
     std::string error;
     std::shared_ptr<mesh::transport> transport = mesh::transport::create(to, events, error);
     if (!transport) {

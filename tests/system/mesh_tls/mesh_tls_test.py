@@ -168,6 +168,31 @@ def credentials_checks(work, env, tls, certs, env_vars):
     check(had == 1 and r.returncode == 0 and gone and took <= 1.5 and agents() == 0 and
           "closed the link of agent-sin (agent of sin, instance a1)" in logs and "is revoked (gtmeshctl ca revoke)" in logs,
           "revoking agent-sin's certificate by serial closes its link in %.2f s and its reconnects are refused" % took)
+    # A decider's old certificate, after a renewal (as after a leak): the
+    # agents learn the revocation from the log too. agent-iad, restarted,
+    # links to decider2 first; decider2 is then renewed, so that link still
+    # uses the old certificate. Only the agent can close it (decider2 checks
+    # its peers' serials, not its own), and it comes back over the new one.
+    iad_on = lambda n: sum(int(m) for m in re.findall(r"dc iad: .*?(\d+) agent\(s\) connected",
+                                                      ctl("status", decider=env["MESH%d" % n]).stdout))
+    subprocess.run([CLUSTER, "restart-agent", work, "iad"], check=True, env=env_vars, stdout=subprocess.DEVNULL,
+                   timeout=60)
+    on_d2 = wait_until(lambda: iad_on(2) == 1, 10, 0.1)
+    mark = len(log("agent-iad"))
+    current = serial_of(tls + "/decider2.pem")
+    subprocess.run([GTMESHCTL, "ca", "issue", "decider2", "--role", "decider", "--dir", tls], check=True,
+                   capture_output=True, timeout=60)
+    renewed = wait_until(lambda: served_serial(env["MESH2"], tls) == serial_of(tls + "/decider2.pem"), 10)
+    r = ctl("ca", "revoke", current)
+    t0 = time.monotonic()
+    closed = wait_until(lambda: "closed the link of decider2 (decider): certificate serial %s was revoked" % current
+                        in log("agent-iad")[mark:], 3, 0.05)
+    took = time.monotonic() - t0
+    back = wait_until(lambda: sum(iad_on(n) for n in (1, 2, 3)) == 1, 10, 0.2)
+    check(on_d2 and renewed and r.returncode == 0 and closed and took <= 1.5 and back and
+          "revokes 3 certificate(s): this agent refuses them from now on" in log("agent-fra"),
+          "revoking decider2's certificate after its renewal: agent-iad closes its link over it in %.2f s and "
+          "reconnects; agent-fra learns the list too (%s %s)" % (took, [on_d2, renewed, closed, back], (r.stdout + r.stderr).strip()[-60:]))
     # Nobody revokes the certificate they are using; a serial must be one.
     own = ctl("ca", "revoke", "gtmeshctl", extra=("--dir", tls))
     bad = ctl("ca", "revoke", "not-a-serial!", extra=("--dir", tls))
