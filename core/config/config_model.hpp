@@ -210,8 +210,23 @@ struct soa_settings {
   uint32_t ttl = 3600;
 };
 
+/// `dnssec:` of a zone (docs/dnssec.md): online signing. Keys are files on
+/// each node, named by path, never inside the config.
+struct dnssec_settings {
+  bool enabled = false;
+  uint8_t algorithm = 13;          ///< 13 ECDSA P-256 SHA-256, 15 Ed25519
+  std::string key;                 ///< PEM private key: signs, and is in the DNSKEY set
+  std::vector<std::string> publish; ///< PEM keys only published (rollover: pre-publication)
+  int64_t validity_ms = 7 * 86400000LL;    ///< expiration - signing time
+  int64_t refresh_ms = 86400000LL;         ///< a cached signature is made again after this
+  int64_t inception_offset_ms = 3600000LL; ///< inception = signing time - this (clock skew)
+  std::vector<std::string> ds;     ///< optional: SHA-256 DS digests (hex) the signing key must match
+  config_location where;
+};
+
 struct zone {
   std::string name; ///< absolute, lowercase
+  dnssec_settings dnssec;
   soa_settings soa;
   std::vector<std::string> ns;
   uint32_t ns_ttl = 3600;

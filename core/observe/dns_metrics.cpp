@@ -54,6 +54,12 @@ constexpr placement placements[] = {
   {dns_counter::send_errors, "gtmesh_dns_errors_total", "kind", "send"},
   {dns_counter::cookies, "gtmesh_dns_cookies_total", "kind", "received"},
   {dns_counter::cookie_valid, "gtmesh_dns_cookies_total", "kind", "valid"},
+  {dns_counter::dnssec_signed, "gtmesh_dnssec_responses_total", "kind", "signed"},
+  {dns_counter::dnssec_denials, "gtmesh_dnssec_responses_total", "kind", "compact_denial"},
+  {dns_counter::rrsig_made, "gtmesh_dnssec_signatures_total", "event", "made"},
+  {dns_counter::rrsig_cache_hits, "gtmesh_dnssec_signatures_total", "event", "cache_hit"},
+  {dns_counter::rrsig_cache_evictions, "gtmesh_dnssec_signatures_total", "event", "cache_eviction"},
+  {dns_counter::rrsig_failures, "gtmesh_dnssec_signatures_total", "event", "failed"},
   {dns_counter::qtype_a, "gtmesh_dns_queries_by_type_total", "qtype", "A"},
   {dns_counter::qtype_aaaa, "gtmesh_dns_queries_by_type_total", "qtype", "AAAA"},
   {dns_counter::qtype_cname, "gtmesh_dns_queries_by_type_total", "qtype", "CNAME"},
@@ -73,6 +79,9 @@ static_assert(std::size(placements) == dns::dns_counter_count, "every DNS counte
 
 const std::map<std::string, const char*> helps = {
   {"gtmesh_dns_queries_total", "DNS messages received, by transport (including ones then dropped)."},
+  {"gtmesh_dnssec_responses_total", "Responses signed (DO=1 to a signed zone), and of them compact denials (RFC 9824)."},
+  {"gtmesh_dnssec_signatures_total",
+   "RRSIGs: made (a cache miss signed), served from the signature cache, valid ones evicted, RRsets that failed."},
   {"gtmesh_dns_responses_total",
    "DNS responses by outcome: the RCODE, with NOERROR split into NOERROR (answers) and NODATA (no answers)."},
   {"gtmesh_dns_responses_sent_total", "DNS responses sent or queued for sending (rate-limited slips included)."},

@@ -533,6 +533,12 @@ std::string plan_builder::run() {
     }
     build_wrr_schedule(plan_, zp.ns);
     zp.ns_ttl = z.ns_ttl;
+    if (z.dnssec.enabled && error_.empty()) {
+      std::string err;
+      zp.keys = dnssec::load_zone_keys(z, err);
+      if (!zp.keys)
+        error_ = err;
+    }
 
     // The apex SOA and NS as plain records.
     record_plan soa;

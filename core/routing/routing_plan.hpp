@@ -8,6 +8,7 @@
 
 #include "core/config/config_model.hpp"
 #include "core/dns/wire/rr_type.hpp"
+#include "core/dnssec/zone_keys.hpp"
 #include "core/routing/common/geo_database.hpp"
 #include "core/routing/common/prefix_map.hpp"
 #include "core/routing/measurement_view.hpp"
@@ -159,6 +160,8 @@ struct zone_plan {
   uint32_t negative_ttl = 0; ///< min(SOA TTL, SOA minimum), RFC 2308
   answer_group ns;
   uint32_t ns_ttl = 0;
+  /// The zone's DNSSEC keys (`dnssec:`), or null: unsigned.
+  std::shared_ptr<const dnssec::zone_keys> keys;
 };
 
 /// A monitored external endpoint: its measurement key and staleness limit.

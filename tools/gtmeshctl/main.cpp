@@ -17,6 +17,8 @@
 //     ca init [--dir DIR] [--cluster NAME]                         create the cluster CA (ca.pem, ca.key)
 //     ca issue NODE --role decider|agent|operator [--dc DC [--instance I]] [--dir DIR]   a certificate for NODE
 //                                  (an agent's binds its instance: --instance, else NODE)
+//     dnssec keygen ZONE [--algorithm A] [--dir DIR] | dnssec ds ZONE --config F | dnssec rollover-plan ZONE --config F
+//                                  DNSSEC keys (docs/dnssec.md); local, no decider asked
 //     ca revoke NODE|SERIAL [--dir DIR]   revoke a certificate through the deciders' log: every
 //                                  decider closes links using it and refuses it (docs/mesh.md)
 //     enroll DC [--http ADDR|""] [--etc DIR] [--no-start]   on a new machine, as root: install the
@@ -41,6 +43,7 @@
 #include "core/text/iso_time.hpp"
 #include "core/text/wrap.hpp"
 #include "tools/gtmesh/commands.hpp"
+#include "tools/gtmeshctl/dnssec_command.hpp"
 #include "tools/gtmeshctl/enroll.hpp"
 
 #include <cstdio>
@@ -66,6 +69,8 @@ int usage() {
              "  backup FILE | show-backup FILE | fault LINK SPEC\n"
              "  ca init [--dir DIR] [--cluster NAME] | ca issue NODE --role decider|agent|operator [--dc DC [--instance I]] [--dir DIR]\n"
              "  ca revoke NODE|SERIAL [--dir DIR]\n"
+             "  dnssec keygen ZONE [--algorithm ecdsap256sha256|ed25519] [--dir DIR] | dnssec ds ZONE --config FILE\n"
+             "  dnssec rollover-plan ZONE --config FILE\n"
              "  enroll DC [--http ADDR] [--etc DIR] [--no-start]   (with --decider and the agent's --tls-*)\n",
              stderr);
   return 2;
@@ -353,6 +358,11 @@ int main(int argc, char** argv) {
   r.option("--dir", ca_dir);
   r.option("--cluster", cluster);
   bool dry_run = r.flag("--dry-run");
+  cli::dnssec_options dnssec;
+  r.option("--algorithm", dnssec.algorithm);
+  r.option("--config", dnssec.config);
+  if (!all.empty() && all[0] == "dnssec")
+    dnssec.dir = ca_dir == "tls" ? "." : ca_dir;
   cli::enroll_options enroll;
   r.option("--http", enroll.http);
   r.option("--etc", enroll.etc);
@@ -375,6 +385,8 @@ int main(int argc, char** argv) {
   }
   if (pos.empty())
     return usage();
+  if (pos[0] == "dnssec")
+    return cli::dnssec_command(pos, dnssec);
   if (pos[0] == "ca" && !(pos.size() == 3 && pos[1] == "revoke"))
     return ca_command(pos, ca_dir, cluster, role, dc, instance);
   if ((tls.ca.empty() || tls.cert.empty() || tls.key.empty()) && !(tls.ca.empty() && tls.cert.empty() && tls.key.empty())) {

@@ -414,6 +414,7 @@ private:
   std::optional<probe_settings> parse_probe(const node& n, const std::string& field, bool named);
   void parse_service(const node& n, const std::string& field);
   void parse_zone(const node& n, const std::string& field);
+  void parse_dnssec(const node& d, const std::string& field, dnssec_settings& out);
   void parse_record(const node& n, const std::string& field, zone& z);
   /// Records [begin, end) of the zone's `records` list (`list`).
   void parse_records(const node& list, const std::string& list_field, size_t begin, size_t end, zone& z);

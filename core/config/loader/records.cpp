@@ -67,7 +67,7 @@ int per_dc_max(balance_kind b, size_t answers) {
 void loader::parse_zone(const node& n, const std::string& field) {
   if (!is_map(n, field))
     return;
-  check_keys(n, field, {"name", "soa", "ns", "ns_ttl", "records"});
+  check_keys(n, field, {"name", "soa", "ns", "ns_ttl", "records", "dnssec"});
   zone z;
   z.where = where(n);
   if (auto v = str(n, "name", field, true)) {
@@ -123,6 +123,8 @@ void loader::parse_zone(const node& n, const std::string& field) {
   } else {
     error(n, join(field, "soa"), "required field is missing");
   }
+  if (node d = child(n, "dnssec"))
+    parse_dnssec(d, join(field, "dnssec"), z.dnssec);
   auto ns = str_list(n, "ns", field);
   if (ns.empty())
     error(n, join(field, "ns"), "at least one name server is required");
@@ -146,6 +148,54 @@ void loader::parse_zone(const node& n, const std::string& field) {
     each(n, "records", field, [&](const node& rn, const std::string& rf) { parse_record(rn, rf, z); });
   check_record_names(z, field);
   cfg_.zones.push_back(std::move(z));
+}
+
+namespace {
+std::string lower(std::string s) {
+  for (char& c : s)
+    if (c >= 'A' && c <= 'Z')
+      c = static_cast<char>(c - 'A' + 'a');
+  return s;
+}
+} // namespace
+
+void loader::parse_dnssec(const node& d, const std::string& field, dnssec_settings& out) {
+  if (!is_map(d, field))
+    return;
+  check_keys(d, field, {"algorithm", "key", "publish", "validity", "refresh", "inception_offset", "ds"});
+  out.enabled = true;
+  out.where = where(d);
+  if (auto v = str(d, "algorithm", field)) {
+    std::string a = lower(*v);
+    if (a == "13" || a == "ecdsap256sha256" || a == "ecdsa-p256")
+      out.algorithm = 13;
+    else if (a == "15" || a == "ed25519")
+      out.algorithm = 15;
+    else
+      error(child(d, "algorithm"), join(field, "algorithm"),
+            "unknown algorithm '" + *v + "': ecdsap256sha256 (13, the default) or ed25519 (15)");
+  }
+  if (auto v = str(d, "key", field, true))
+    out.key = resolve_path(*v);
+  for (auto& [s, sn] : str_list(d, "publish", field))
+    out.publish.push_back(resolve_path(s));
+  constexpr int64_t hour = 3600000, day = 24 * hour;
+  if (auto v = duration(d, "validity", field, hour, 90 * day))
+    out.validity_ms = *v;
+  if (auto v = duration(d, "refresh", field, 60000, 90 * day))
+    out.refresh_ms = *v;
+  if (auto v = duration(d, "inception_offset", field, 0, day))
+    out.inception_offset_ms = *v;
+  if (out.refresh_ms * 2 > out.validity_ms)
+    error(d, join(field, "refresh"),
+          "must be at most half of validity (a served signature then always has half its validity left)");
+  for (auto& [s, sn] : str_list(d, "ds", field)) {
+    std::string hex = lower(s);
+    bool ok = hex.size() == 64 && hex.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (!ok)
+      error(sn, join(field, "ds"), "expected the SHA-256 digest of a DS record (64 hex digits, as gtmeshctl dnssec ds prints it)");
+    out.ds.push_back(hex);
+  }
 }
 
 void loader::parse_records(const node& list, const std::string& list_field, size_t begin, size_t end, zone& z) {

@@ -12,6 +12,8 @@ std::string_view to_string(dns_counter c) noexcept {
     "tcp_evicted",       "tcp_client_evicted", "tcp_idle_closed", "tcp_pressure_closed", "tcp_write_timeout",
     "tcp_accept_errors", "tcp_bad_length",  "recv_errors",     "send_errors",      "cookies",
     "cookie_valid",      "badcookie",
+    "dnssec_signed",     "dnssec_denials",  "rrsig_made",      "rrsig_cache_hits", "rrsig_cache_evictions",
+    "rrsig_failures",
     "qtype_a",           "qtype_aaaa",      "qtype_cname",     "qtype_mx",         "qtype_txt",
     "qtype_ns",          "qtype_soa",       "qtype_srv",       "qtype_caa",        "qtype_ptr",
     "qtype_https",       "qtype_svcb",      "qtype_any",       "qtype_other",

@@ -52,6 +52,12 @@ enum class dns_counter : uint8_t {
   cookies,            ///< queries with a COOKIE option (RFC 7873)
   cookie_valid,       ///< ... carrying a valid server cookie of this cluster (exempt from RRL)
   badcookie,          ///< BADCOOKIE sent instead of a rate-limited slip
+  dnssec_signed,      ///< responses signed (DO=1, a signed zone)
+  dnssec_denials,     ///< ... of them compact denials (NSEC, RFC 9824)
+  rrsig_made,         ///< signatures made (signature cache misses that signed)
+  rrsig_cache_hits,   ///< RRSIGs served from the signature cache
+  rrsig_cache_evictions, ///< valid cached signatures pushed out by new ones
+  rrsig_failures,     ///< RRsets that could not be signed (sent without RRSIG)
   // Well-formed queries by QTYPE (qtype_counter() maps a type to one; every
   // type not listed counts as qtype_other, so the set stays bounded).
   qtype_a,

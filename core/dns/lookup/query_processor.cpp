@@ -15,8 +15,154 @@ constexpr uint16_t type_ixfr = 251;
 constexpr uint16_t type_axfr = 252;
 constexpr uint16_t type_mailb = 253;
 constexpr uint16_t type_maila = 254;
+constexpr uint16_t type_dnskey = 48;
+constexpr uint16_t type_rrsig = 46;
+constexpr uint16_t type_nsec = 47;
+constexpr uint16_t type_nxname = 128; // RFC 9824
+
+/// Length of the uncompressed name at `p` (at most `room` bytes).
+size_t name_length(const uint8_t* p, size_t room) noexcept {
+  size_t i = 0;
+  while (i < room && p[i] != 0)
+    i += 1 + p[i];
+  return i < room ? i + 1 : room;
+}
+
+bool same_name(std::span<const uint8_t> a, std::span<const uint8_t> b) noexcept {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
 
 } // namespace
+
+const dnssec::zone_keys* query_processor::signing_keys(const routing_plan& plan, uint32_t zone) const noexcept {
+  if (!query_.edns.dnssec_ok || zone >= plan.zones.size())
+    return nullptr;
+  return plan.zones[zone].keys.get();
+}
+
+dnssec::rrset_signer& query_processor::signer() {
+  if (!signer_)
+    signer_ = std::make_unique<dnssec::rrset_signer>();
+  return *signer_;
+}
+
+void query_processor::count_signing() {
+  if (!signer_)
+    return;
+  const dnssec::signer_counters& c = signer_->counters();
+  counters_.bump(dns_counter::rrsig_made, c.made - signer_seen_.made);
+  counters_.bump(dns_counter::rrsig_cache_hits, c.hits - signer_seen_.hits);
+  counters_.bump(dns_counter::rrsig_cache_evictions, c.evictions - signer_seen_.evictions);
+  counters_.bump(dns_counter::rrsig_failures, c.failures - signer_seen_.failures);
+  signer_seen_ = c;
+}
+
+void query_processor::add_rrsig(std::span<const uint8_t> owner, const dnssec::signature* sig,
+                                const dnssec::zone_keys& keys, bool authority) {
+  if (!sig)
+    return; // counted as a failure; a validator then calls the answer bogus
+  std::array<uint8_t, 18 + 255 + dnssec::signature_size> rdata;
+  dnssec::write_rrsig_header(*sig, rdata.data());
+  std::copy(keys.apex.begin(), keys.apex.end(), rdata.begin() + 18);
+  std::copy(sig->bytes.begin(), sig->bytes.end(), rdata.begin() + 18 + keys.apex.size());
+  writer_.add_plain_record(owner, type_rrsig, sig->original_ttl,
+                           {rdata.data(), 18 + keys.apex.size() + dnssec::signature_size}, authority);
+}
+
+void query_processor::sign_answers(const routing_plan& plan, std::span<const uint8_t> owner,
+                                   const dnssec::zone_keys& keys, uint32_t now_s) {
+  if (answers_.count == 0)
+    return;
+  dnssec::rrset_signer& sg = signer();
+  const uint16_t type = static_cast<uint16_t>(plan.rdata[answers_.rdata[0]].type);
+  sg.begin(keys, owner.empty() ? query_.name() : owner, type, answers_.ttl);
+  for (uint16_t i = 0; i < answers_.count; ++i) {
+    const rdata_entry& e = plan.rdata[answers_.rdata[i]];
+    const uint8_t* r = plan.rdata_bytes.data() + e.offset;
+    size_t from = 0, to = 0;
+    if (e.type == rr_type::soa) {
+      to = name_length(r, e.length);
+      to += name_length(r + to, e.length - to);
+    } else if (e.name_at != rdata_entry::no_name && e.name_at < e.length) {
+      from = e.name_at;
+      to = from + name_length(r + from, e.length - from);
+    }
+    sg.add_rdata({r, e.length}, from, to);
+  }
+  add_rrsig(owner, sg.finish(now_s), keys, false);
+}
+
+void query_processor::add_dnskeys(const dnssec::zone_keys& keys, bool with_rrsig, uint32_t now_s) {
+  const auto set = keys.dnskey_set();
+  for (const auto& k : set)
+    writer_.add_plain_record({}, type_dnskey, keys.dnskey_ttl, k, false);
+  if (!with_rrsig)
+    return;
+  dnssec::rrset_signer& sg = signer();
+  sg.begin(keys, keys.apex, type_dnskey, keys.dnskey_ttl);
+  for (const auto& k : set)
+    sg.add_rdata(k);
+  add_rrsig({}, sg.finish(now_s), keys, false);
+}
+
+void query_processor::add_denial(const routing_plan& plan, std::span<const uint8_t> owner, uint32_t zone,
+                                 const dnssec::zone_keys& keys, bool nxdomain, uint32_t now_s) {
+  const zone_plan& z = plan.zones[zone];
+  dnssec::rrset_signer& sg = signer();
+  // The SOA add_authority_soa wrote.
+  const rdata_entry& soa = plan.rdata[z.soa_rdata];
+  const uint8_t* r = plan.rdata_bytes.data() + soa.offset;
+  size_t names = name_length(r, soa.length);
+  names += name_length(r + names, soa.length - names);
+  sg.begin(keys, z.wire, static_cast<uint16_t>(rr_type::soa), z.negative_ttl);
+  sg.add_rdata({r, soa.length}, 0, names);
+  add_rrsig(z.wire, sg.finish(now_s), keys, true);
+
+  // NSEC: next name \000.owner, then the type bitmap (window 0 only: every
+  // type listed is below 256).
+  const std::span<const uint8_t> name = owner.empty() ? query_.name() : owner;
+  if (name.size() + 2 > 255)
+    return; // no such next name: the answer goes unproven (counted by validators only)
+  std::array<uint8_t, 255 + 2 + 32> rdata{};
+  rdata[0] = 1;
+  rdata[1] = 0;
+  for (size_t i = 0; i < name.size(); ++i)
+    rdata[2 + i] = name[i] >= 'A' && name[i] <= 'Z' ? static_cast<uint8_t>(name[i] - 'A' + 'a') : name[i];
+  uint8_t bitmap[32] = {0};
+  auto set_type = [&](uint16_t t) { bitmap[t / 8] |= static_cast<uint8_t>(0x80 >> (t % 8)); };
+  set_type(type_rrsig);
+  set_type(type_nsec);
+  if (nxdomain) {
+    set_type(type_nxname);
+  } else {
+    const name_table::node* node = plan.names.find(name);
+    if (!node)
+      node = plan.names.find_wildcard(name);
+    if (node)
+      for (int slot = 0; slot < rr_slot_count; ++slot)
+        if (node->records[slot] != name_table::none)
+          set_type(static_cast<uint16_t>(type_of(static_cast<rr_slot>(slot))));
+    if (same_name(name, z.wire))
+      set_type(type_dnskey);
+    // The type asked for is denied here even when a record of it exists
+    // (a dynamic NODATA: geographic `stopped`, nothing qualified).
+    if (query_.qtype < 256 && query_.qtype != type_rrsig && query_.qtype != type_nsec)
+      bitmap[query_.qtype / 8] &= static_cast<uint8_t>(~(0x80 >> (query_.qtype % 8)));
+  }
+  size_t octets = 32;
+  while (octets > 0 && bitmap[octets - 1] == 0)
+    --octets;
+  size_t at = 2 + name.size();
+  rdata[at++] = 0; // window 0
+  rdata[at++] = static_cast<uint8_t>(octets);
+  std::copy(bitmap, bitmap + octets, rdata.begin() + at);
+  at += octets;
+  writer_.add_plain_record(owner, type_nsec, z.negative_ttl, {rdata.data(), at}, true);
+  sg.begin(keys, name, type_nsec, z.negative_ttl);
+  sg.add_rdata({rdata.data(), at}, 0, 2 + name.size());
+  add_rrsig(owner, sg.finish(now_s), keys, true);
+  counters_.bump(dns_counter::dnssec_denials);
+}
 
 query_processor::query_processor(const lookup_settings& settings, worker_counters& counters, rate_limiter* rrl,
                                  unmeasured_queue* unmeasured, uint64_t seed)
@@ -196,11 +342,29 @@ size_t query_processor::answer(std::span<uint8_t> buffer, const query_source& so
   bool unmeasured = answers_.client_unmeasured;
   bool has_answer = answers_.status == answer_status::answer;
   rcode rc = rcode::noerror;
+  const uint32_t now_s = static_cast<uint32_t>(wall_ms / 1000);
+  bool signed_response = false;
   std::span<const uint8_t> owner; // empty: the query name
+  if (answers_.status == answer_status::nodata && query_.qtype == type_dnskey && answers_.zone != answer_set::no_index &&
+      plan.zones[answers_.zone].keys && same_name(query_.name(), plan.zones[answers_.zone].wire)) {
+    // A signed zone's apex holds its DNSKEY set (signed with DO=1).
+    const dnssec::zone_keys& keys = *plan.zones[answers_.zone].keys;
+    add_dnskeys(keys, query_.edns.dnssec_ok, now_s);
+    has_answer = true;
+    signed_response = query_.edns.dnssec_ok;
+    answers_.status = answer_status::answer;
+    answers_.count = 0; // nothing more to write or follow
+  }
   for (int link = 0;; ++link) {
     if (answers_.status == answer_status::answer) {
+      if (answers_.count == 0)
+        break;
       for (uint16_t i = 0; i < answers_.count; ++i)
         writer_.add_answer(plan, answers_.rdata[i], answers_.ttl, owner);
+      if (const dnssec::zone_keys* keys = signing_keys(plan, answers_.zone)) {
+        sign_answers(plan, owner, *keys, now_s);
+        signed_response = true;
+      }
       const bool is_cname = answers_.count == 1 && plan.rdata[answers_.rdata[0]].type == rr_type::cname;
       if (!is_cname || link >= settings_.max_cname_chain || query_.qtype == static_cast<uint16_t>(rr_type::cname) ||
           query_.qtype == static_cast<uint16_t>(rr_type::any))
@@ -222,8 +386,15 @@ size_t query_processor::answer(std::span<uint8_t> buffer, const query_source& so
     // NXDOMAIN or NODATA (possibly at the end of a CNAME chain): the zone's
     // SOA in authority tells resolvers how long to cache the negative answer.
     writer_.add_authority_soa(plan, answers_.zone);
-    if (answers_.status == answer_status::nxdomain)
+    const bool nxdomain = answers_.status == answer_status::nxdomain;
+    if (const dnssec::zone_keys* keys = signing_keys(plan, answers_.zone)) {
+      // Compact denial: NXDOMAIN is answered NOERROR with an NSEC proving
+      // the name holds nothing but NXNAME (RFC 9824 3.2).
+      add_denial(plan, owner, answers_.zone, *keys, nxdomain, now_s);
+      signed_response = true;
+    } else if (nxdomain) {
       rc = rcode::nxdomain;
+    }
     break;
   }
 
@@ -246,6 +417,10 @@ size_t query_processor::answer(std::span<uint8_t> buffer, const query_source& so
   if (edns.has_ecs) {
     echo = edns.ecs;
     echo.scope = use_ecs ? std::min(scope, edns.ecs.source) : 0;
+  }
+  if (signed_response) {
+    counters_.bump(dns_counter::dnssec_signed);
+    count_signing();
   }
   size_t size = writer_.finish(header_flag::aa, rc, edns.has_ecs ? &echo : nullptr, response_cookie_);
   if (writer_.truncated())

@@ -35,11 +35,13 @@
 #include "core/dns/lookup/response_writer.hpp"
 #include "core/dns/lookup/unmeasured_clients.hpp"
 #include "core/dns/wire/query_parser.hpp"
+#include "core/dnssec/rrset_signer.hpp"
 #include "core/routing/answer_set.hpp"
 #include "core/routing/query.hpp"
 #include "core/routing/routing_snapshot.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <span>
 
 namespace gtmesh::dns {
@@ -105,6 +107,22 @@ private:
   size_t answer(std::span<uint8_t> buffer, const query_source& source, const routing_snapshot& snapshot,
                 size_t max_size, int64_t wall_ms);
   size_t error_response(std::span<uint8_t> buffer, size_t max_size, rcode rc);
+  // DNSSEC (docs/dnssec.md): the keys to sign an answer of `zone` with, or
+  // null (DO=0, or the zone is unsigned).
+  const dnssec::zone_keys* signing_keys(const routing_plan& plan, uint32_t zone) const noexcept;
+  dnssec::rrset_signer& signer();
+  /// The RRSIG of the answer RRset just written (owner empty: the query name).
+  void sign_answers(const routing_plan& plan, std::span<const uint8_t> owner, const dnssec::zone_keys& keys,
+                    uint32_t now_s);
+  void add_rrsig(std::span<const uint8_t> owner, const dnssec::signature* sig, const dnssec::zone_keys& keys,
+                 bool authority);
+  /// Compact denial (RFC 9824): the SOA's RRSIG, then an NSEC at `owner`
+  /// (next name \000.owner) listing what exists there, or NXNAME, and its RRSIG.
+  void add_denial(const routing_plan& plan, std::span<const uint8_t> owner, uint32_t zone,
+                  const dnssec::zone_keys& keys, bool nxdomain, uint32_t now_s);
+  /// The DNSKEY RRset at a signed apex (and its RRSIG with DO=1).
+  void add_dnskeys(const dnssec::zone_keys& keys, bool with_rrsig, uint32_t now_s);
+  void count_signing();
   /// Checks the query's COOKIE option and picks the server cookie to send
   /// (response_cookie_): the query's own while valid and fresh, else a new one.
   cookie_verdict prepare_cookie(const query_source& source, int64_t wall_ms) noexcept;
@@ -123,6 +141,8 @@ private:
   answer_set answers_;
   response_writer writer_;
   answer_counters answer_counts_;
+  std::unique_ptr<dnssec::rrset_signer> signer_; ///< made at the first signed answer
+  dnssec::signer_counters signer_seen_;          ///< what count_signing() has passed on
 };
 
 } // namespace gtmesh::dns

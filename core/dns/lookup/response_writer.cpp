@@ -111,6 +111,21 @@ bool response_writer::write_record_body(const routing_plan& plan, const rdata_en
   return out_.ok();
 }
 
+void response_writer::add_plain_record(std::span<const uint8_t> owner, uint16_t type, uint32_t ttl,
+                                       std::span<const uint8_t> rdata, bool authority) noexcept {
+  if (owner.empty())
+    out_.write_u16(0xc000 | header_size);
+  else
+    names_.write(out_, owner);
+  out_.write_u16(type);
+  out_.write_u16(class_in);
+  out_.write_u32(ttl);
+  out_.write_u16(static_cast<uint16_t>(rdata.size()));
+  out_.write_bytes(rdata.data(), rdata.size());
+  if (out_.ok())
+    ++(authority ? nscount_ : ancount_);
+}
+
 void response_writer::add_authority_soa(const routing_plan& plan, uint32_t zone) noexcept {
   const zone_plan& z = plan.zones[zone];
   const rdata_entry& e = plan.rdata[z.soa_rdata];

@@ -42,6 +42,18 @@ public:
   /// zone's negative TTL (RFC 2308 3: min(SOA TTL, SOA MINIMUM)).
   void add_authority_soa(const routing_plan& plan, uint32_t zone) noexcept;
 
+  /// Appends a record whose RDATA is written as given, no name in it
+  /// compressed (DNSKEY, NSEC and RRSIG, RFC 4034: their names never are):
+  /// owner as in add_answer, class IN; into the authority section when
+  /// `authority` (after every answer record).
+  void add_plain_record(std::span<const uint8_t> owner, uint16_t type, uint32_t ttl, std::span<const uint8_t> rdata,
+                        bool authority) noexcept;
+
+  /// The zone's apex (its SOA's owner) as add_authority_soa writes it.
+  static std::span<const uint8_t> zone_apex(const routing_plan& plan, uint32_t zone) noexcept {
+    return plan.zones[zone].wire;
+  }
+
   /// Writes the header (and the OPT record when the query had one) and
   /// returns the response size. `flags` are QR/AA/TC bits to set; opcode,
   /// RD and CD are copied from the query. If the records overflowed, they

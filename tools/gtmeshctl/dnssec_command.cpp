@@ -1,0 +1,154 @@
+#include "tools/gtmeshctl/dnssec_command.hpp"
+
+#include "core/config/config_loader.hpp"
+#include "core/dns/wire/name.hpp"
+#include "core/dnssec/zone_keys.hpp"
+#include "core/routing/all_methods.hpp"
+
+#include <cstdio>
+#include <algorithm>
+#include <filesystem>
+#include <unistd.h>
+
+namespace gtmesh::cli {
+
+namespace {
+
+int usage() {
+  std::fputs("usage: gtmeshctl dnssec keygen ZONE [--algorithm ecdsap256sha256|ed25519] [--dir DIR]\n"
+             "       gtmeshctl dnssec ds ZONE --config FILE\n"
+             "       gtmeshctl dnssec rollover-plan ZONE --config FILE\n",
+             stderr);
+  return 2;
+}
+
+const zone* find_zone(const config& cfg, const std::string& name) {
+  std::string want = dns::canonical_text(name);
+  for (const auto& z : cfg.zones)
+    if (z.name == want)
+      return &z;
+  return nullptr;
+}
+
+std::string duration_text(int64_t seconds) {
+  if (seconds % 86400 == 0)
+    return std::to_string(seconds / 86400) + "d";
+  if (seconds % 3600 == 0)
+    return std::to_string(seconds / 3600) + "h";
+  return std::to_string(seconds) + "s";
+}
+
+int keygen(const std::string& zone_name, const dnssec_options& o) {
+  uint8_t alg = 0;
+  if (o.algorithm == "ecdsap256sha256" || o.algorithm == "13")
+    alg = dnssec::algorithm_ecdsap256sha256;
+  else if (o.algorithm == "ed25519" || o.algorithm == "15")
+    alg = dnssec::algorithm_ed25519;
+  else
+    return usage();
+  if (!dns::text_to_wire(zone_name)) {
+    std::fprintf(stderr, "gtmeshctl: '%s' is not a domain name\n", zone_name.c_str());
+    return 2;
+  }
+  const std::string zone = dns::canonical_text(zone_name);
+  std::error_code ec;
+  std::filesystem::create_directories(o.dir, ec);
+  // Made under a temporary name, then named after its key tag.
+  std::string tmp = o.dir + "/.keygen-" + std::to_string(::getpid()) + ".pem";
+  std::string error;
+  if (!dnssec::generate_key_file(tmp, alg, error)) {
+    std::fprintf(stderr, "gtmeshctl: %s\n", error.c_str());
+    return 1;
+  }
+  auto key = dnssec::load_key_file(tmp, alg, error);
+  if (!key) {
+    std::filesystem::remove(tmp, ec);
+    std::fprintf(stderr, "gtmeshctl: %s\n", error.c_str());
+    return 1;
+  }
+  char name[64];
+  std::snprintf(name, sizeof name, "+%03u+%05u.pem", alg, key->tag);
+  std::string path = o.dir + "/K" + zone + name;
+  if (std::filesystem::exists(path)) {
+    std::filesystem::remove(tmp, ec);
+    std::fprintf(stderr, "gtmeshctl: %s exists (a key file is never overwritten)\n", path.c_str());
+    return 1;
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::fprintf(stderr, "gtmeshctl: %s: %s\n", path.c_str(), ec.message().c_str());
+    return 1;
+  }
+  std::printf("wrote %s (key tag %u, %s; mode 0600: copy it to every decider and `gtmesh serve` node)\n",
+              path.c_str(), key->tag, dnssec::algorithm_name(alg).c_str());
+  std::printf("%s\n%s\n", dnssec::dnskey_record(zone, *key, 3600).c_str(), dnssec::ds_record(zone, *key).c_str());
+  return 0;
+}
+
+int with_zone_keys(const std::string& zone_name, const dnssec_options& o, bool plan) {
+  if (o.config.empty())
+    return usage();
+  load_result loaded = load_config_file(o.config, routing_methods());
+  if (!loaded.ok()) {
+    std::fputs(loaded.report().c_str(), stderr);
+    return 1;
+  }
+  const zone* z = find_zone(*loaded.cfg, zone_name);
+  if (!z || !z->dnssec.enabled) {
+    std::fprintf(stderr, "gtmeshctl: %s has no zone %s with dnssec:\n", o.config.c_str(), zone_name.c_str());
+    return 1;
+  }
+  std::string error;
+  auto keys = dnssec::load_zone_keys(*z, error);
+  if (!keys) {
+    std::fprintf(stderr, "gtmeshctl: %s\n", error.c_str());
+    return 1;
+  }
+  if (!plan) {
+    // The DS records for the parent (SHA-256), every key in the DNSKEY set;
+    // the DNSKEY lines are trust anchors for a resolver without a parent.
+    std::printf("%s\n", dnssec::ds_record(z->name, keys->signing).c_str());
+    for (const auto& k : keys->published)
+      std::printf("%s\n", dnssec::ds_record(z->name, k).c_str());
+    std::printf("; trust anchors (DNSKEY):\n%s\n", dnssec::dnskey_record(z->name, keys->signing, keys->dnskey_ttl).c_str());
+    for (const auto& k : keys->published)
+      std::printf("%s\n", dnssec::dnskey_record(z->name, k, keys->dnskey_ttl).c_str());
+    return 0;
+  }
+  // Pre-publication rollover (RFC 6781 4.1.1.1 / 4.1.2), with the waits
+  // that make every cached answer validate.
+  uint32_t max_ttl = std::max({keys->dnskey_ttl, z->soa.ttl, z->ns_ttl, std::min(z->soa.ttl, z->soa.minimum)});
+  for (const auto& r : z->records)
+    max_ttl = std::max(max_ttl, r.ttl);
+  const int64_t refresh_s = keys->refresh_ms / 1000;
+  std::printf("rollover of %s (signing key tag %u, %s; DNSKEY TTL %s; largest TTL in the zone %s)\n",
+              z->name.c_str(), keys->signing.tag, keys->signing.file.c_str(),
+              duration_text(keys->dnskey_ttl).c_str(), duration_text(max_ttl).c_str());
+  std::printf(
+    "1. gtmeshctl dnssec keygen %s --dir DIR; copy the new key to every node; add it under dnssec.publish; push.\n"
+    "2. Give the parent the new DS (gtmeshctl dnssec ds %s --config FILE) next to the old one.\n"
+    "   Wait at least the DNSKEY TTL (%s) plus the parent's DS TTL after both are visible.\n"
+    "3. Swap: dnssec.key = the new key, dnssec.publish = [the old key]; push. Every answer is signed with the new\n"
+    "   key from then on (the signature cache is keyed by key tag; signatures are made again every %s).\n"
+    "4. Wait the largest TTL in the zone (%s): no resolver still holds an answer signed with the old key.\n"
+    "5. Remove the old key from dnssec.publish and push; remove its DS at the parent.\n",
+    z->name.c_str(), z->name.c_str(), duration_text(keys->dnskey_ttl).c_str(), duration_text(refresh_s).c_str(),
+    duration_text(max_ttl).c_str());
+  return 0;
+}
+
+} // namespace
+
+int dnssec_command(const std::vector<std::string>& pos, const dnssec_options& options) {
+  if (pos.size() != 3)
+    return usage();
+  if (pos[1] == "keygen")
+    return keygen(pos[2], options);
+  if (pos[1] == "ds")
+    return with_zone_keys(pos[2], options, false);
+  if (pos[1] == "rollover-plan")
+    return with_zone_keys(pos[2], options, true);
+  return usage();
+}
+
+} // namespace gtmesh::cli
