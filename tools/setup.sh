@@ -20,7 +20,8 @@ packages_build=(build-essential cmake ninja-build pkg-config ccache git
   libjs-chart.js)
 packages_test=(dnsutils knot-dnsutils dnsperf unbound haproxy nginx-light iproute2 procps
   python3 python3-dnspython clang libclang-rt-14-dev mmdb-bin nftables faketime prometheus
-  chromium chromium-driver python3-selenium curl lintian mmdebstrap systemd-container)
+  chromium chromium-driver python3-selenium curl lintian mmdebstrap systemd-container
+  pdns-recursor knot-resolver)
 
 install_packages() {
   local missing=()
@@ -38,7 +39,7 @@ install_packages() {
   # Which of the services the test packages bring were running before: those
   # are the machine's own (an operator's nginx) and are never touched.
   local svc was_running=()
-  for svc in unbound haproxy nginx; do
+  for svc in unbound haproxy nginx pdns_recursor kresd; do
     pgrep -x "$svc" >/dev/null 2>&1 && was_running+=("$svc")
   done
   # Keep the packages' own services (unbound, haproxy, nginx) from starting:
@@ -56,10 +57,14 @@ install_packages() {
   # already there allowed it), stop that one: only a service this install
   # just started, never one that ran before. Tests start their own
   # instances on free loopback ports either way.
-  for svc in unbound haproxy nginx; do
+  local unit
+  for svc in unbound haproxy nginx pdns_recursor kresd; do
     [[ " ${was_running[*]} " == *" $svc "* ]] && continue
     pgrep -x "$svc" >/dev/null 2>&1 || continue
-    command -v systemctl >/dev/null 2>&1 && systemctl stop "$svc" >/dev/null 2>&1 || true
+    unit=$svc
+    [ "$svc" = pdns_recursor ] && unit=pdns-recursor
+    [ "$svc" = kresd ] && unit=kresd@1
+    command -v systemctl >/dev/null 2>&1 && systemctl stop "$unit" >/dev/null 2>&1 || true
   done
 }
 

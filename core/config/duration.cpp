@@ -21,6 +21,8 @@ std::optional<int64_t> parse_duration_ms(std::string_view text) {
     factor = 60'000;
   else if (unit == "h")
     factor = 3'600'000;
+  else if (unit == "d")
+    factor = 86'400'000;
   else
     return std::nullopt;
   // Beyond ~292 million years in milliseconds the cast would overflow

@@ -41,6 +41,13 @@ std::string hex(const uint8_t* p, size_t n) {
 /// The public key as DNSKEY carries it: X || Y (RFC 6605) or the 32 raw
 /// bytes (RFC 8080); empty for a key of another kind.
 std::vector<uint8_t> public_key_bytes(EVP_PKEY* pkey, uint8_t algorithm) {
+  if (algorithm == algorithm_ed25519) {
+    std::vector<uint8_t> raw(32);
+    size_t n = raw.size();
+    if (EVP_PKEY_get_raw_public_key(pkey, raw.data(), &n) != 1 || n != 32)
+      return {};
+    return raw;
+  }
   unsigned char* encoded = nullptr;
   size_t n = EVP_PKEY_get1_encoded_public_key(pkey, &encoded);
   std::vector<uint8_t> out;

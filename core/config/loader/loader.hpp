@@ -317,7 +317,7 @@ private:
     if (n.is_scalar())
       v = parse_duration_ms(n.text());
     if (!v) {
-      error(n, join(field, key), "expected a duration such as 500ms, 5s, 2m or 1h");
+      error(n, join(field, key), "expected a duration such as 500ms, 5s, 2m, 1h or 7d");
       return std::nullopt;
     }
     if (*v < min_ms || *v > max_ms) {

@@ -1,0 +1,291 @@
+#!/usr/bin/python3
+"""System test: gtmesh's online DNSSEC signing (docs/dnssec.md) judged by
+real validators, not by our own code: unbound, BIND's delv, PowerDNS
+Recursor and Knot Resolver, each given the zone's trust anchor as
+`gtmeshctl dnssec ds` prints it.
+
+Four `gtmesh serve` on loopback, each with the shipped example
+configs/examples/dnssec.yaml under another zone name and key:
+  example.com   ECDSA P-256 (13)  every record kind must validate (AD)
+  ed.example    Ed25519 (15)      the same
+  bad.example   signed with a key the validators were not given: bogus
+  old.example   served 30 days in the past (faketime): signatures expired
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dns_lib"))
+from gtmesh_dns import Checks, GtmeshServer, _die_with_parent, dig, flags_of, free_port, rdata, status_of  # noqa: E402
+
+SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+BIN = os.environ.get("GTMESH_BINARY_DIR", os.path.join(SRC, "build"))
+GTMESHCTL = os.path.join(BIN, "tools", "gtmeshctl")
+EXAMPLE = os.path.join(SRC, "configs", "examples", "dnssec.yaml")
+
+# (name, type, what must come back): "answer" (a validated answer), "nodata"
+# (a validated empty answer: NODATA or a compact NXDOMAIN).
+QUERIES = [
+    ("www", "A", "answer"),            # DC mode (no measurements here: the fail-safe / fail-open answer)
+    ("www", "AAAA", "answer"),         # plain
+    ("alias", "A", "answer"),          # CNAME followed in the zone
+    ("chain", "A", "answer"),          # CNAME -> CNAME -> A
+    ("app", "A", "answer"),            # priority profile
+    ("canary", "A", "answer"),         # weighted profile
+    ("global", "A", "answer"),         # performance profile with a nested weighted one
+    ("legacy", "A", "answer"),         # static rules
+    ("x1.wild", "A", "answer"),        # wildcard (RFC 4592)
+    ("host.deep.tree", "A", "answer"),
+    ("mail", "MX", "answer"),
+    ("txt", "TXT", "answer"),
+    ("_sip._tcp", "SRV", "answer"),
+    ("", "SOA", "answer"),
+    ("", "NS", "answer"),
+    ("", "DNSKEY", "answer"),
+    ("retired", "A", "nodata"),        # disabled profile: dynamic NODATA
+    ("www", "MX", "nodata"),           # NODATA
+    ("tree.deep", "A", "nodata"),      # empty non-terminal
+    ("x1.wild", "TXT", "nodata"),      # NODATA at a wildcard
+    ("nope", "A", "nodata"),           # NXDOMAIN, compact denial
+    ("a.b.nope", "AAAA", "nodata"),
+]
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60, **kw)
+
+
+def keygen(workdir, zone, algorithm):
+    d = os.path.join(workdir, "keys-" + zone)
+    r = run([GTMESHCTL, "dnssec", "keygen", zone, "--algorithm", algorithm, "--dir", d])
+    if r.returncode != 0:
+        raise RuntimeError("keygen: " + r.stderr)
+    return re.search(r"^wrote (\S+)", r.stdout, re.M).group(1)
+
+
+def render(workdir, zone, key, algorithm):
+    text = open(EXAMPLE).read().replace("example.com", zone)
+    text = re.sub(r"key: \S+", "key: " + key, text, count=1)
+    text = text.replace("algorithm: ecdsap256sha256", "algorithm: " + algorithm, 1)
+    path = os.path.join(workdir, zone + ".yaml")
+    open(path, "w").write(text)
+    return path
+
+
+def trust_anchor(config, zone):
+    r = run([GTMESHCTL, "dnssec", "ds", zone, "--config", config])
+    if r.returncode != 0:
+        raise RuntimeError("dnssec ds: " + r.stderr)
+    ds = [l for l in r.stdout.splitlines() if " IN DS " in l][0]
+    dnskey = [l for l in r.stdout.splitlines() if " IN DNSKEY " in l and not l.startswith(";")][0]
+    return ds, dnskey
+
+
+def wait_for(fn, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        v = fn()
+        if v:
+            return v
+        time.sleep(0.1)
+    return fn()
+
+
+class Validator:
+    def __init__(self, name, proc, port, log):
+        self.name, self.proc, self.port, self.log = name, proc, port, log
+
+    def ask(self, qname, qtype):
+        return dig("127.0.0.1", self.port, qname, qtype, "+rec", "+dnssec", "+time=3", "+tries=2")
+
+
+def start_unbound(workdir, zones):
+    port = free_port()
+    conf = os.path.join(workdir, "unbound.conf")
+    lines = ["server:", "  interface: 127.0.0.1", f"  port: {port}", "  do-ip6: no", "  do-daemonize: no",
+             '  username: ""', '  chroot: ""', f'  directory: "{workdir}"', f'  pidfile: "{workdir}/unbound.pid"',
+             "  use-syslog: no", '  logfile: ""', "  verbosity: 1", "  val-log-level: 2", "  num-threads: 1",
+             "  access-control: 127.0.0.0/8 allow", "  do-not-query-localhost: no", "  qname-minimisation: no",
+             '  module-config: "validator iterator"', '  local-zone: "example." nodefault']
+    for z in zones:
+        lines.append(f'  trust-anchor: "{z["ds"]}"')
+    for z in zones:
+        lines += ["stub-zone:", f'  name: "{z["zone"]}"', f'  stub-addr: 127.0.0.1@{z["port"]}']
+    lines += ["remote-control:", "  control-enable: no"]
+    open(conf, "w").write("\n".join(lines) + "\n")
+    log = os.path.join(workdir, "unbound.log")
+    proc = subprocess.Popen(["unbound", "-d", "-c", conf], stdout=open(log, "w"), stderr=subprocess.STDOUT,
+                            preexec_fn=_die_with_parent)
+    return Validator("unbound", proc, port, log)
+
+
+def start_pdns_recursor(workdir, zones):
+    port = free_port()
+    d = os.path.join(workdir, "pdns")
+    os.makedirs(d)
+    lua = os.path.join(d, "recursor.lua")
+    open(lua, "w").write("".join("addTA('%s', '%s')\n" % (z["zone"], z["ds"].split(" IN DS ")[1]) for z in zones))
+    forwards = ",".join("%s=127.0.0.1:%d" % (z["zone"].rstrip("."), z["port"]) for z in zones)
+    open(os.path.join(d, "recursor.conf"), "w").write(
+        f"local-address=127.0.0.1\nlocal-port={port}\nforward-zones={forwards}\ndnssec=validate\n"
+        f"lua-config-file={lua}\nsocket-dir={d}\ndaemon=no\nwrite-pid=no\ndont-query=\nallow-from=127.0.0.0/8\n"
+        "threads=1\nquiet=yes\nloglevel=4\n")
+    log = os.path.join(workdir, "pdns-recursor.log")
+    proc = subprocess.Popen(["pdns_recursor", "--config-dir=" + d], stdout=open(log, "w"), stderr=subprocess.STDOUT,
+                            preexec_fn=_die_with_parent)
+    return Validator("pdns-recursor", proc, port, log)
+
+
+def start_kresd(workdir, zones):
+    port = free_port()
+    d = os.path.join(workdir, "kresd")
+    os.makedirs(d)
+    conf = os.path.join(d, "kresd.conf")
+    lines = [f"net.listen('127.0.0.1', {port}, {{ kind = 'dns' }})", "trust_anchors.remove('.')",
+             "cache.size = 10 * MB"]
+    for z in zones:
+        lines.append("trust_anchors.add('%s')" % z["ds"])
+        lines.append("policy.add(policy.suffix(policy.FORWARD({'127.0.0.1@%d'}), {todname('%s')}))"
+                     % (z["port"], z["zone"]))
+    open(conf, "w").write("\n".join(lines) + "\n")
+    log = os.path.join(workdir, "kresd.log")
+    proc = subprocess.Popen(["kresd", "-n", "-q", "-c", conf, d], stdout=open(log, "w"), stderr=subprocess.STDOUT,
+                            preexec_fn=_die_with_parent)
+    return Validator("knot-resolver", proc, port, log)
+
+
+def validated(out, want):
+    """(ok, why): AD set, NOERROR (or NXDOMAIN for a compact denial a
+    resolver turned back, RFC 9824 5), answers present or absent."""
+    status, flags, answers = status_of(out), flags_of(out), rdata(out)
+    if "ad" not in flags:
+        return False, f"no AD ({status}, flags {flags})"
+    if want == "answer":
+        return (status == "NOERROR" and len(answers) > 0), f"{status} {answers[:2]}"
+    return (status in ("NOERROR", "NXDOMAIN") and not [a for a in answers if not a.startswith(("RRSIG", "CNAME"))],
+            f"{status} {answers[:2]}")
+
+
+def delv(port, anchors, zone, qname, qtype):
+    r = run(["delv", "@127.0.0.1", "-p", str(port), "-a", anchors, "+root=" + zone, qname, qtype])
+    return r.stdout + r.stderr
+
+
+def main():
+    missing = [b for b in ("dig", "delv", "unbound", "pdns_recursor", "kresd", "faketime") if not shutil.which(b)]
+    if missing:
+        print("skip: missing " + ", ".join(missing))
+        return 77
+    t = Checks("dnssec.validators")
+    workdir = tempfile.mkdtemp(prefix="gtmesh-dnssec-")
+    servers, validators = [], []
+    try:
+        zones = []
+        for zone, alg, fake in (("example.com.", "ecdsap256sha256", None), ("ed.example.", "ed25519", None),
+                                ("bad.example.", "ecdsap256sha256", None), ("old.example.", "ecdsap256sha256", "-30d")):
+            key = keygen(workdir, zone, alg)
+            config = render(workdir, zone.rstrip("."), key, alg)
+            ds, dnskey = trust_anchor(config, zone)
+            if zone == "bad.example.":
+                # The validators get another key's anchor: what is served cannot chain to it.
+                text = open(config).read().replace("key: " + key, "key: " + keygen(workdir, "bad2.example.", alg))
+                open(config, "w").write(text)
+            s = GtmeshServer(workdir, config, extra=["--udp-threads", "1"], name="serve-" + zone.rstrip("."))
+            if fake:
+                real = s.binary
+                wrapper = os.path.join(workdir, "faketime-gtmesh")
+                open(wrapper, "w").write("#!/bin/sh\nexec faketime -f %s %s \"$@\"\n" % (fake, real))
+                os.chmod(wrapper, 0o755)
+                s.binary = wrapper
+            s.start()
+            servers.append(s)
+            zones.append({"zone": zone, "port": s.port, "ds": ds, "dnskey": dnskey, "config": config})
+        t.check(True, "4 gtmesh serve signing the shipped example under 4 zone names (keys by gtmeshctl dnssec keygen)")
+
+        # The unsigned view stays what it was: DO=0 carries no DNSSEC record.
+        plain = dig("127.0.0.1", servers[0].port, "www.example.com", "A")
+        signed = dig("127.0.0.1", servers[0].port, "www.example.com", "A", "+dnssec")
+        t.check("RRSIG" not in plain and "RRSIG\tA 13 3 30" in signed,
+                "DO=0 answers carry no RRSIG; DO=1 answers carry one of algorithm 13, 3 labels, TTL 30")
+        nx = dig("127.0.0.1", servers[0].port, "nope.example.com", "A", "+dnssec")
+        t.check(status_of(nx) == "NOERROR" and "NXNAME" in nx.replace("TYPE128", "NXNAME") and
+                status_of(dig("127.0.0.1", servers[0].port, "nope.example.com", "A")) == "NXDOMAIN",
+                "NXDOMAIN with DO=1 is a compact denial (NOERROR, NSEC with NXNAME); with DO=0 it stays NXDOMAIN")
+
+        good = [z for z in zones if z["zone"] in ("example.com.", "ed.example.")]
+        # delv (BIND's validator) against each server directly.
+        for z in zones:
+            anchors = os.path.join(workdir, "anchors-" + z["zone"] + "conf")
+            key = z["dnskey"].split()
+            open(anchors, "w").write('trust-anchors { %s static-key %s %s %s "%s"; };\n'
+                                     % (z["zone"], key[4], key[5], key[6], "".join(key[7:])))
+            z["anchors"] = anchors
+        for z in good:
+            bad = []
+            for name, qtype, want in QUERIES:
+                qname = (name + "." if name else "") + z["zone"]
+                out = delv(z["port"], z["anchors"], z["zone"], qname, qtype)
+                if "fully validated" not in out:
+                    bad.append(f"{qname} {qtype}: {out.strip().splitlines()[:2]}")
+            t.check(not bad, f"delv: all {len(QUERIES)} questions of {z['zone']} fully validated", "; ".join(bad[:3]))
+        for z in zones:
+            if z in good:
+                continue
+            out = delv(z["port"], z["anchors"], z["zone"], "www." + z["zone"], "A")
+            t.check("fully validated" not in out and "resolution failed" in out,
+                    f"delv: {z['zone']} ({'wrong key' if z['zone'].startswith('bad') else 'expired'}) is refused",
+                    out.strip()[:200])
+
+        validators = [start_unbound(workdir, zones), start_pdns_recursor(workdir, zones), start_kresd(workdir, zones)]
+        for v in validators:
+            up = wait_for(lambda: v.proc.poll() is None and status_of(v.ask("example.com", "SOA")) == "NOERROR", 20)
+            t.check(bool(up), f"{v.name} answers on 127.0.0.1:{v.port}", open(v.log).read()[-500:])
+            if not up:
+                continue
+            for z in good:
+                bad = []
+                for name, qtype, want in QUERIES:
+                    qname = (name + "." if name else "") + z["zone"]
+                    ok, why = validated(v.ask(qname, qtype), want)
+                    if not ok:
+                        bad.append(f"{qname} {qtype}: {why}")
+                t.check(not bad, f"{v.name}: all {len(QUERIES)} questions of {z['zone']} validate (AD)",
+                        "; ".join(bad[:3]))
+            for z in zones:
+                if z in good:
+                    continue
+                out = v.ask("www." + z["zone"], "A")
+                t.check(status_of(out) == "SERVFAIL" and not rdata(out),
+                        f"{v.name}: {z['zone']} ({'wrong key' if z['zone'].startswith('bad') else 'expired'}) is "
+                        f"SERVFAIL", f"{status_of(out)} {rdata(out)}")
+
+        c = servers[0].counters()
+        t.check(c.get("dnssec_signed", 0) > 0 and c.get("rrsig_made", 0) > 0 and c.get("rrsig_cache_hits", 0) > 0
+                and c.get("rrsig_failures", 1) == 0,
+                "the signer counts: signed responses %s, made %s, cache hits %s, failures %s"
+                % (c.get("dnssec_signed"), c.get("rrsig_made"), c.get("rrsig_cache_hits"), c.get("rrsig_failures")))
+    finally:
+        for v in validators:
+            if v.proc.poll() is None:
+                v.proc.terminate()
+                try:
+                    v.proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    v.proc.kill()
+        for s in servers:
+            s.stop()
+    if t.failed:
+        print("kept " + workdir)
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
+    t.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main() or 0)
