@@ -132,7 +132,7 @@ const signature* rrset_signer::finish(uint32_t now_s) noexcept {
   signature* victim = nullptr; // an empty way, else the one due soonest
   for (size_t w = 0; w < ways; ++w) {
     signature& e = set[w];
-    if (e.h1 == h1 && e.h2 == h2 && e.key_tag == k.signing.tag && now_s < e.reuse_until && now_s >= e.inception) {
+    if (e.h1 == h1 && e.h2 == h2 && e.key_tag == k.signing.tag && now_s < e.reuse_until && now_s >= e.signed_at) {
       ++counters_.hits;
       return &e;
     }
@@ -165,6 +165,7 @@ bool rrset_signer::sign(signature& sig, uint32_t now_s) noexcept {
   sig.original_ttl = ttl_;
   sig.inception = now_s - static_cast<uint32_t>(k.inception_offset_ms / 1000);
   sig.expiration = now_s + static_cast<uint32_t>(k.validity_ms / 1000);
+  sig.signed_at = now_s;
   sig.reuse_until = now_s + static_cast<uint32_t>(k.refresh_ms / 1000);
   sig.key_tag = k.signing.tag;
   write_rrsig_header(sig, signed_.data());

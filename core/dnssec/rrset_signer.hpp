@@ -29,6 +29,7 @@ struct signature {
   uint64_t h1 = 0, h2 = 0; ///< the cache key (0, 0: empty slot)
   uint32_t inception = 0;
   uint32_t expiration = 0;
+  uint32_t signed_at = 0;
   uint32_t reuse_until = 0; ///< made again after this (signing time + refresh)
   uint16_t key_tag = 0;
   uint8_t algorithm = 0;

@@ -76,13 +76,6 @@ std::string algorithm_name(uint8_t algorithm) {
   return algorithm == algorithm_ed25519 ? "ed25519" : "ecdsap256sha256";
 }
 
-std::vector<std::span<const uint8_t>> zone_keys::dnskey_set() const {
-  std::vector<std::span<const uint8_t>> out{signing.dnskey_rdata};
-  for (const auto& k : published)
-    out.push_back(k.dnskey_rdata);
-  return out;
-}
-
 uint16_t key_tag(std::span<const uint8_t> rdata) noexcept {
   uint32_t ac = 0;
   for (size_t i = 0; i < rdata.size(); ++i)
@@ -154,6 +147,9 @@ std::shared_ptr<const zone_keys> load_zone_keys(const zone& z, std::string& erro
       return nullptr;
     }
   }
+  keys->dnskey_set.push_back(keys->signing.dnskey_rdata);
+  for (const auto& k : keys->published)
+    keys->dnskey_set.push_back(k.dnskey_rdata);
   keys->dnskey_ttl = z.soa.ttl;
   keys->validity_ms = z.dnssec.validity_ms;
   keys->refresh_ms = z.dnssec.refresh_ms;

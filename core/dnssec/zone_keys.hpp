@@ -36,6 +36,9 @@ struct zone_key {
 };
 
 struct zone_keys {
+  zone_keys() = default;
+  zone_keys(const zone_keys&) = delete; // dnskey_set points into it
+  zone_keys& operator=(const zone_keys&) = delete;
   std::vector<uint8_t> apex; ///< lowercase wire form
   zone_key signing;
   std::vector<zone_key> published; ///< published only (not signing), in config order
@@ -43,8 +46,9 @@ struct zone_keys {
   int64_t validity_ms = 0;
   int64_t refresh_ms = 0;
   int64_t inception_offset_ms = 0;
-  /// The DNSKEY RRset's RDATAs: the signing key first, then the published.
-  std::vector<std::span<const uint8_t>> dnskey_set() const;
+  /// The DNSKEY RRset's RDATAs: the signing key first, then the published
+  /// (views into the keys above, set by load_zone_keys).
+  std::vector<std::span<const uint8_t>> dnskey_set;
 };
 
 /// Reads one PEM private key file of `algorithm`; nullopt with `error`

@@ -93,7 +93,7 @@ void query_processor::sign_answers(const routing_plan& plan, std::span<const uin
 }
 
 void query_processor::add_dnskeys(const dnssec::zone_keys& keys, bool with_rrsig, uint32_t now_s) {
-  const auto set = keys.dnskey_set();
+  const auto& set = keys.dnskey_set;
   for (const auto& k : set)
     writer_.add_plain_record({}, type_dnskey, keys.dnskey_ttl, k, false);
   if (!with_rrsig)

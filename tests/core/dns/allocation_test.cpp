@@ -6,7 +6,12 @@
 // other call passes through.
 
 #include "core/dns/lookup/query_processor.hpp"
+#include "core/config/config_loader.hpp"
 #include "core/dns/responder/dns_responder.hpp"
+#include "core/dnssec/zone_keys.hpp"
+#include "core/routing/all_methods.hpp"
+#include "core/routing/engine.hpp"
+#include "core/routing/state_file.hpp"
 #include "tests/core/dns/dns_test_messages.hpp"
 #include "tests/core/dns/test_zone.hpp"
 
@@ -16,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <new>
 #include <netinet/in.h>
 #include <poll.h>
@@ -157,6 +163,60 @@ TEST(allocation, answering_thousands_of_queries_allocates_nothing) {
   EXPECT_GT(counters.get(dns_counter::truncated), 0u);
   EXPECT_GT(counters.get(dns_counter::cname_chased), 0u);
   EXPECT_GT(queries.size() * 10, 4000u) << "thousands of queries";
+}
+
+TEST(allocation, answering_signed_queries_from_the_signature_cache_allocates_nothing) {
+  // The test zone with `dnssec:`: every DO=1 answer, NODATA and NXDOMAIN
+  // of example.test signed; after a first pass every RRSIG is cached.
+  auto dir = std::filesystem::temp_directory_path() / ("gtmesh-alloc-dnssec-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string key = (dir / "k.pem").string();
+  std::string error;
+  ASSERT_TRUE(dnssec::generate_key_file(key, dnssec::algorithm_ecdsap256sha256, error)) << error;
+  std::string text = test::test_zone_yaml();
+  const std::string zone_line = "  - name: example.test\n";
+  text.insert(text.find(zone_line) + zone_line.size(), "    dnssec: {key: " + key + "}\n");
+  load_result loaded = load_config_text(text, "test_zone.yaml", routing_methods());
+  ASSERT_TRUE(loaded.ok()) << loaded.report();
+  compile_result compiled = compile_plan(loaded.cfg, 1);
+  ASSERT_TRUE(compiled.plan) << compiled.error;
+  state_load_result st = load_state_text(test::test_state_yaml(), "test_state.yaml", *compiled.plan, test::test_now_ms);
+  ASSERT_TRUE(st.view);
+  snapshot_ptr snapshot = make_snapshot(compiled.plan, st.view, test::test_now_ms, 1);
+  std::filesystem::remove_all(dir);
+
+  worker_counters counters;
+  query_processor processor(lookup_settings{}, counters, nullptr, nullptr, 5);
+  std::vector<uint8_t> buffer(max_tcp_message);
+  std::vector<bytes> queries;
+  for (const char* name : {"www.example.test", "alias2.example.test", "nope.example.test", "sub.example.test",
+                           "legacy.example.test", "big.example.test", "example.test", "mail.example.test"})
+    for (uint16_t type : {1, 28, 15, 16, 33, 6, 2, 48, 99}) {
+      query_spec q = test::spec(name, type);
+      q.edns = q.dnssec_ok = true;
+      queries.push_back(test::make_query(q));
+    }
+  const ip_address source = *ip_address::parse("192.0.2.200");
+  auto run_all = [&](int rounds) {
+    for (int r = 0; r < rounds; ++r)
+      for (const auto& wire : queries) {
+        std::copy(wire.begin(), wire.end(), buffer.begin());
+        processor.process(std::span<uint8_t>(buffer.data(), buffer.size()), wire.size(),
+                          query_source{source, transport::tcp}, snapshot.get(),
+                          query_time::at(test::test_now_ms + r * 1000));
+      }
+  };
+  run_all(1); // signs every RRset once (OpenSSL allocates then)
+  const uint64_t made = counters.get(dns_counter::rrsig_made);
+  allocations = 0;
+  counting = true;
+  run_all(10);
+  counting = false;
+  EXPECT_EQ(allocations.load(), 0u);
+  EXPECT_GT(made, 15u) << "the first pass signed";
+  EXPECT_EQ(counters.get(dns_counter::rrsig_made), made) << "the later passes were served from the cache";
+  EXPECT_GT(counters.get(dns_counter::rrsig_cache_hits), 10 * made);
+  EXPECT_GT(counters.get(dns_counter::dnssec_denials), 0u);
 }
 
 /// Writes all of `data` and reads `responses` length-prefixed messages into

@@ -1,0 +1,244 @@
+// DNSSEC online signing in the query path (docs/dnssec.md): DO=0 answers
+// stay byte for byte what they were, DO=1 answers carry RRSIGs that OpenSSL
+// verifies over the canonical RRset, the signature cache hits, bounds and
+// counts, and the cached signed path allocates nothing (allocation_test.cpp
+// has the counting hook; these tests only use the processor).
+
+#include "core/config/config_loader.hpp"
+#include "core/dns/lookup/query_processor.hpp"
+#include "core/dnssec/rrset_signer.hpp"
+#include "core/dnssec/zone_keys.hpp"
+#include "core/routing/all_methods.hpp"
+#include "core/routing/engine.hpp"
+#include "core/routing/state_file.hpp"
+#include "tests/core/dns/dns_test_messages.hpp"
+#include "tests/test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <openssl/ecdsa.h>
+#include <openssl/evp.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace gtmesh::dns {
+namespace {
+
+using test::bytes;
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// A key file in a fresh folder (made once per test binary run).
+std::string key_file(uint8_t algorithm) {
+  static std::string dir = [] {
+    auto d = std::filesystem::temp_directory_path() / ("gtmesh-dnssec-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    return d.string();
+  }();
+  std::string path = dir + "/k" + std::to_string(algorithm) + ".pem";
+  if (!std::filesystem::exists(path)) {
+    std::string error;
+    EXPECT_TRUE(dnssec::generate_key_file(path, algorithm, error)) << error;
+  }
+  return path;
+}
+
+struct full_config {
+  snapshot_ptr unsigned_snapshot, signed_snapshot;
+  std::vector<std::pair<std::string, uint16_t>> questions;
+};
+
+/// configs/full.yaml with configs/states/full-healthy.yaml, once as it is and
+/// once with `dnssec:` on its zone.
+full_config load_full(uint8_t algorithm = dnssec::algorithm_ecdsap256sha256) {
+  const std::string file = gtmesh::test::source_dir() + "/configs/full.yaml";
+  const std::string text = read(file);
+  std::string signed_text = text;
+  const std::string zone_line = "  - name: example.com\n";
+  auto at = signed_text.find(zone_line);
+  EXPECT_NE(at, std::string::npos);
+  signed_text.insert(at + zone_line.size(), "    dnssec: {algorithm: " + std::to_string(algorithm) +
+                                               ", key: " + key_file(algorithm) + "}\n");
+  full_config out;
+  const int64_t now = 1'795'953'600'000;
+  for (const std::string* t : std::initializer_list<const std::string*>{&text, &signed_text}) {
+    load_result loaded = load_config_text(*t, file, routing_methods());
+    EXPECT_TRUE(loaded.ok()) << loaded.report();
+    compile_result compiled = compile_plan(loaded.cfg, 3);
+    EXPECT_TRUE(compiled.plan) << compiled.error;
+    state_load_result st =
+      load_state_text(read(gtmesh::test::source_dir() + "/configs/states/full-healthy.yaml"), "full-healthy.yaml",
+                      *compiled.plan, now);
+    EXPECT_TRUE(st.view);
+    (t == &text ? out.unsigned_snapshot : out.signed_snapshot) = make_snapshot(compiled.plan, st.view, now, 1);
+    if (t == &text)
+      for (const auto& r : compiled.plan->records)
+        out.questions.emplace_back(std::string(r.name), static_cast<uint16_t>(r.type));
+  }
+  for (const char* n : {"nope.example.com.", "www.example.com.", "a.b.c.example.com.", "example.com."})
+    for (uint16_t type : {1, 28, 15, 16, 33, 6, 2, 5, 48, 255, 99})
+      out.questions.emplace_back(n, type);
+  return out;
+}
+
+bytes answer(query_processor& p, const snapshot_ptr& s, const test::query_spec& q, int64_t now_ms) {
+  bytes wire = test::make_query(q);
+  std::vector<uint8_t> buffer(max_tcp_message);
+  std::copy(wire.begin(), wire.end(), buffer.begin());
+  query_source src{*ip_address::parse("198.51.100.7"), transport::tcp};
+  size_t n = p.process(std::span<uint8_t>(buffer.data(), buffer.size()), wire.size(), src, s.get(),
+                       query_time::at(now_ms));
+  return bytes(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+TEST(dnssec, do0_answers_of_every_record_of_full_yaml_are_byte_identical_to_the_unsigned_zone) {
+  full_config f = load_full();
+  worker_counters c1, c2;
+  query_processor plain(lookup_settings{}, c1, nullptr, nullptr, 11);
+  query_processor signing(lookup_settings{}, c2, nullptr, nullptr, 11);
+  size_t compared = 0, differing_with_do = 0;
+  for (const auto& [name, type] : f.questions) {
+    if (type == 48)
+      continue; // DNSKEY exists only in the signed zone (checked below)
+    for (bool edns : {false, true}) {
+      test::query_spec q = test::spec(name, type);
+      q.edns = edns;
+      bytes a = answer(plain, f.unsigned_snapshot, q, 1'795'953'600'000);
+      bytes b = answer(signing, f.signed_snapshot, q, 1'795'953'600'000);
+      EXPECT_EQ(a, b) << name << " type " << type << (edns ? " with EDNS" : "");
+      ++compared;
+    }
+    test::query_spec d = test::spec(name, type);
+    d.edns = d.dnssec_ok = true;
+    differing_with_do += answer(plain, f.unsigned_snapshot, d, 1'795'953'600'000) !=
+                         answer(signing, f.signed_snapshot, d, 1'795'953'600'000);
+  }
+  EXPECT_GE(compared, 100u);
+  EXPECT_GT(differing_with_do, compared / 4) << "with DO=1 the signed zone's answers do differ";
+  EXPECT_EQ(c2.get(dns_counter::dnssec_signed), differing_with_do);
+}
+
+/// Verifies the RRSIG `sig` (a parsed record) over `rrset` with `key`.
+bool verify(const dnssec::zone_key& key, const std::vector<uint8_t>& apex, const test::record& sig,
+            const std::vector<test::record>& rrset, const std::vector<uint8_t>& owner) {
+  // RRSIG RDATA: 18 bytes, the signer (uncompressed), the signature.
+  const bytes& r = sig.rdata;
+  const size_t signer_end = 18 + apex.size();
+  std::vector<uint8_t> data(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(signer_end));
+  std::vector<bytes> rdatas;
+  for (const auto& rr : rrset)
+    rdatas.push_back(rr.rdata); // A/AAAA/TXT here: no names to canonicalise
+  std::sort(rdatas.begin(), rdatas.end());
+  for (const auto& rd : rdatas) {
+    data.insert(data.end(), owner.begin(), owner.end());
+    const uint32_t ttl = rrset[0].ttl;
+    uint8_t fixed[10] = {static_cast<uint8_t>(rrset[0].type >> 8), static_cast<uint8_t>(rrset[0].type), 0, 1,
+                         static_cast<uint8_t>(ttl >> 24), static_cast<uint8_t>(ttl >> 16), static_cast<uint8_t>(ttl >> 8),
+                         static_cast<uint8_t>(ttl), static_cast<uint8_t>(rd.size() >> 8), static_cast<uint8_t>(rd.size())};
+    data.insert(data.end(), fixed, fixed + 10);
+    data.insert(data.end(), rd.begin(), rd.end());
+  }
+  // r || s -> DER for OpenSSL.
+  ECDSA_SIG* es = ECDSA_SIG_new();
+  ECDSA_SIG_set0(es, BN_bin2bn(r.data() + signer_end, 32, nullptr), BN_bin2bn(r.data() + signer_end + 32, 32, nullptr));
+  unsigned char* der = nullptr;
+  int der_len = i2d_ECDSA_SIG(es, &der);
+  ECDSA_SIG_free(es);
+  EVP_MD_CTX* md = EVP_MD_CTX_new();
+  bool ok = EVP_DigestVerifyInit(md, nullptr, EVP_sha256(), nullptr, key.pkey.get()) == 1 &&
+            EVP_DigestVerify(md, der, static_cast<size_t>(der_len), data.data(), data.size()) == 1;
+  EVP_MD_CTX_free(md);
+  OPENSSL_free(der);
+  return ok;
+}
+
+TEST(dnssec, a_do1_answer_carries_an_rrsig_openssl_verifies_and_a_changed_rrset_does_not) {
+  full_config f = load_full();
+  worker_counters c;
+  query_processor p(lookup_settings{}, c, nullptr, nullptr, 3);
+  test::query_spec q = test::spec("ns1.example.com", 1);
+  q.edns = q.dnssec_ok = true;
+  auto m = test::parse_message(answer(p, f.signed_snapshot, q, 1'795'953'600'000));
+  ASSERT_TRUE(m);
+  std::vector<test::record> a, sigs;
+  for (const auto& r : m->answers)
+    (r.type == 46 ? sigs : a).push_back(r);
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(sigs.size(), 1u);
+  std::string error;
+  auto key = dnssec::load_key_file(key_file(dnssec::algorithm_ecdsap256sha256), 13, error);
+  ASSERT_TRUE(key) << error;
+  const auto apex = *text_to_wire("example.com.");
+  const auto owner = *text_to_wire("ns1.example.com.");
+  EXPECT_TRUE(verify(*key, apex, sigs[0], a, owner));
+  // Inception an hour back, expiration a week ahead (the defaults).
+  const bytes& r = sigs[0].rdata;
+  auto u32 = [&](size_t at) { return uint32_t(r[at]) << 24 | uint32_t(r[at + 1]) << 16 | uint32_t(r[at + 2]) << 8 | r[at + 3]; };
+  EXPECT_EQ(u32(8), 1'795'953'600u + 7 * 86400u);
+  EXPECT_EQ(u32(12), 1'795'953'600u - 3600u);
+  a[0].rdata[3] ^= 1; // another address: the signature must not hold for it
+  EXPECT_FALSE(verify(*key, apex, sigs[0], a, owner));
+}
+
+TEST(dnssec, the_signature_cache_hits_for_the_same_rrset_and_bounds_itself_with_counted_evictions) {
+  full_config f = load_full();
+  const auto& keys = *f.signed_snapshot->plan->zones[0].keys;
+  dnssec::rrset_signer signer(8);
+  const uint8_t addr[4] = {192, 0, 2, 1};
+  auto sign_name = [&](int i, uint32_t at) {
+    const uint32_t now = 1'795'953'600 + at;
+    auto owner = *text_to_wire("n" + std::to_string(i) + ".example.com.");
+    signer.begin(keys, owner, 1, 30);
+    signer.add_rdata(addr);
+    return signer.finish(now);
+  };
+  const dnssec::signature* first = sign_name(0, 1000);
+  ASSERT_TRUE(first);
+  auto bytes0 = first->bytes;
+  EXPECT_EQ(sign_name(0, 1001)->bytes, bytes0) << "a hit returns the same signature";
+  EXPECT_EQ(signer.counters().made, 1u);
+  EXPECT_EQ(signer.counters().hits, 1u);
+  for (int i = 1; i < 100; ++i)
+    ASSERT_TRUE(sign_name(i, 1002));
+  EXPECT_EQ(signer.counters().made, 100u);
+  EXPECT_GT(signer.counters().evictions, 80u) << "8 entries hold at most 8 of 100 RRsets";
+  // After refresh (a day by default) a cached signature is made again.
+  sign_name(99, 1003);
+  const uint64_t made = signer.counters().made;
+  sign_name(99, 1003 + 86400);
+  EXPECT_EQ(signer.counters().made, made + 1);
+}
+
+TEST(dnssec, a_key_of_another_algorithm_or_a_ds_that_does_not_match_is_a_config_error_naming_the_file) {
+  std::string error;
+  EXPECT_FALSE(dnssec::load_key_file(key_file(dnssec::algorithm_ed25519), 13, error));
+  EXPECT_NE(error.find("k15.pem: not a key of algorithm ecdsap256sha256"), std::string::npos) << error;
+  zone z;
+  z.name = "example.com.";
+  z.dnssec.enabled = true;
+  z.dnssec.key = key_file(13);
+  z.dnssec.ds = {std::string(64, 'a')};
+  EXPECT_FALSE(dnssec::load_zone_keys(z, error));
+  EXPECT_NE(error.find("matches none of the DS digests"), std::string::npos) << error;
+  z.dnssec.key = "/nonexistent/key.pem";
+  EXPECT_FALSE(dnssec::load_zone_keys(z, error));
+  EXPECT_NE(error.find("dnssec.key: /nonexistent/key.pem: No such file"), std::string::npos) << error;
+}
+
+TEST(dnssec, key_tag_follows_rfc_4034_appendix_b) {
+  // Hand-computed: 16-bit big-endian words summed, the carry folded once.
+  const uint8_t rdata[] = {0x01, 0x01, 0x03, 0x05};
+  EXPECT_EQ(dnssec::key_tag(rdata), 0x0406);
+  const uint8_t carry[] = {0xff, 0xff, 0x00, 0x02};
+  EXPECT_EQ(dnssec::key_tag(carry), static_cast<uint16_t>(0xffff + 0x0002 + 1));
+}
+
+} // namespace
+} // namespace gtmesh::dns
