@@ -26,6 +26,11 @@
 #                  -E 10:CLIENT-COOKIE, RFC 7873): each answer makes a fresh
 #                  RFC 9018 server cookie (SipHash-2-4), the costlier case;
 #                  compare its CPU per query with gtmesh-dc (optional: VARIANTS)
+#   gtmesh-signed  gtmesh-dc with the zone signed (dnssec:, ECDSA P-256, a key
+#                  made by gtmeshctl dnssec keygen) and every query DO=1
+#                  (dnsperf -D): an RRSIG in every answer, from the signature
+#                  cache after the first; compare its CPU per query with
+#                  gtmesh-dc (docs/dnssec.md; optional: VARIANTS)
 #   gtmesh-metrics gtmesh-dc with --http and a /metrics scrape every second
 #                  for as long as it runs (docs/metrics.md): its CPU per query,
 #                  the scrapes' included, beside gtmesh-dc's (optional: VARIANTS)
@@ -86,17 +91,18 @@ QNAME=gslb.bench.test
 
 declare -A PORT=([gdnsd]=15331 [knot]=15332 [mmsg]=15333 [plain]=15334 [gtmesh-dc]=15335 [gtmesh-profile]=15336
                  [gtmesh-cookie]=15337 [gtmesh-metrics]=15338 [gtmesh-dc-100k]=15339
-                 [gtmesh-dc-100k-spread]=15340)
+                 [gtmesh-dc-100k-spread]=15340 [gtmesh-signed]=15341)
 METRICS_HTTP_PORT=15438
 declare -A KIND=([gdnsd]="DYNA weighted" [knot]="static A" [mmsg]="floor" [plain]="floor, no batching"
                  [gtmesh-dc]="DC-mode" [gtmesh-profile]="profile (weighted)" [gtmesh-cookie]="DC-mode + DNS Cookies"
                  [gtmesh-metrics]="DC-mode + /metrics scraped every 1 s"
                  [gtmesh-dc-100k]="DC-mode, 100k more names in the zone"
-                 [gtmesh-dc-100k-spread]="DC-mode, 100k more names, queries over 50k names")
+                 [gtmesh-dc-100k-spread]="DC-mode, 100k more names, queries over 50k names"
+                 [gtmesh-signed]="DC-mode, signed (DNSSEC, DO=1)")
 # Extra dnsperf arguments per variant.
 # Query file per variant (default queries.txt: one name).
 declare -A QUERY_FILE=([gtmesh-dc-100k-spread]=queries-50k.txt)
-declare -A DNSPERF_ARGS=([gtmesh-cookie]="-e -E 10:2464c4abcf10c957")
+declare -A DNSPERF_ARGS=([gtmesh-cookie]="-e -E 10:2464c4abcf10c957" [gtmesh-signed]="-D")
 declare -A SPID=()      # variant -> PID of the server we started
 CLK_TCK=$(getconf CLK_TCK)
 CREATED_POLICY=0
@@ -279,6 +285,13 @@ prepare() { # variant dir port
       knotc -c "$d/knot.conf" conf-check >&2 || die "knot conf-check failed" ;;
     gtmesh-dc|gtmesh-profile|gtmesh-cookie|gtmesh-metrics)
       write_gtmesh_configs "$d" ;;
+    gtmesh-signed)
+      write_gtmesh_configs "$d"
+      rm -rf "$d/keys"
+      "$(dirname "$GTMESH_BIN")/gtmeshctl" dnssec keygen bench.test --dir "$d/keys" >&2 || die "dnssec keygen failed"
+      sed "s|^  - name: bench.test\$|  - name: bench.test\n    dnssec: {key: $(ls "$d"/keys/*.pem)}|" "$d/gtmesh-dc.yaml" \
+        > "$d/gtmesh-signed.yaml"
+      "$GTMESH_BIN" check-config "$d/gtmesh-signed.yaml" >&2 || die "gtmesh-signed.yaml does not load" ;;
     gtmesh-dc-100k|gtmesh-dc-100k-spread)
       write_gtmesh_configs "$d"
       { cat "$d/gtmesh-dc.yaml"
@@ -301,6 +314,7 @@ server_cmd() { # variant dir port
     mmsg) echo "$RUN_DIR/bin/limit-mmsg $3 $BATCH" ;;
     gtmesh-dc|gtmesh-cookie) echo "$GTMESH_BIN serve --config $2/gtmesh-dc.yaml --state $2/state.yaml --listen $ADDR:$3 --udp-threads 1 $GTMESH_ARGS" ;;
     gtmesh-dc-100k|gtmesh-dc-100k-spread) echo "$GTMESH_BIN serve --config $2/gtmesh-dc-100k.yaml --state $2/state.yaml --listen $ADDR:$3 --udp-threads 1 $GTMESH_ARGS" ;;
+    gtmesh-signed) echo "$GTMESH_BIN serve --config $2/gtmesh-signed.yaml --state $2/state.yaml --listen $ADDR:$3 --udp-threads 1 $GTMESH_ARGS" ;;
     gtmesh-profile) echo "$GTMESH_BIN serve --config $2/gtmesh-profile.yaml --listen $ADDR:$3 --udp-threads 1 $GTMESH_ARGS" ;;
     gtmesh-metrics) echo "$GTMESH_BIN serve --config $2/gtmesh-dc.yaml --state $2/state.yaml --listen $ADDR:$3 --udp-threads 1 --http $ADDR:$METRICS_HTTP_PORT $GTMESH_ARGS" ;;
     *) die "unknown variant '$1'" ;;
@@ -351,6 +365,12 @@ verify() { # variant -> one line; fails unless QNAME A gives NOERROR, AA, 1 answ
          | sort | uniq -c | awk '{printf "%s%s=%s", (NR>1?" ":""), $2, $1}')
   aff=$(for p in $(pid_tree "${SPID[$v]}"); do cat /proc/"$p"/task/*/status; done | awk '/Cpus_allowed_list/{print $2}' | sort -u | tr '\n' ' ')
   [ "$aff" = "$SERVER_CPU " ] || die "$v: threads allowed on CPUs '$aff', expected $SERVER_CPU"
+  if [ "$v" = gtmesh-signed ]; then
+    kdig @"$ADDR" -p "$port" +time=1 +retry=0 +dnssec "$QNAME" A 2>/dev/null | grep -q 'RRSIG.*A 13 3 30' \
+      || die "$v: a DO=1 query got no RRSIG"
+    sz="$sz (DO=1: $(kdig @"$ADDR" -p "$port" +time=1 +retry=0 +dnssec "$QNAME" A 2>/dev/null \
+      | sed -n 's/^;; Received \([0-9]*\) B.*/\1/p') B with its RRSIG)"
+  fi
   echo "$v: $QNAME A -> $st, flags '$flags', $an answer, response $sz B, threads on CPU $SERVER_CPU; 300 queries: $dist"
 }
 
