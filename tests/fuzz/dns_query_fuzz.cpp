@@ -11,6 +11,7 @@
 
 #include "core/config/config_loader.hpp"
 #include "core/dns/lookup/query_processor.hpp"
+#include "core/dnssec/zone_keys.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/routing/state_file.hpp"
 
@@ -19,6 +20,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace gtmesh;
 using namespace gtmesh::dns;
@@ -41,6 +44,7 @@ geo: {database: @MMDB@}
 zones:
   - name: example.test
     soa: {primary: ns1.example.test., admin: hostmaster.example.test., minimum: 60}
+    dnssec: {key: @KEY@}
     ns: [ns1.example.test., ns2.example.test.]
     records:
       - {name: ns1, type: A, answers: [192.0.2.53]}
@@ -207,6 +211,16 @@ struct harness {
   harness() {
     std::string yaml = config_yaml;
     yaml.replace(yaml.find("@MMDB@"), 6, std::string(GTMESH_SOURCE_DIR) + "/tests/data/test.mmdb");
+    // The zone is signed (docs/dnssec.md): DO=1 inputs reach the signer,
+    // the signature cache, compact denial and the DNSKEY set. The key is
+    // made once per run (ECDSA signatures are randomised anyway).
+    std::string key = "/tmp/gtmesh-fuzz-dnssec-" + std::to_string(::getpid()) + ".pem";
+    std::string error;
+    if (!dnssec::generate_key_file(key, dnssec::algorithm_ecdsap256sha256, error)) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      std::abort();
+    }
+    yaml.replace(yaml.find("@KEY@"), 5, key);
     load_result loaded = load_config_text(yaml, "fuzz.yaml", routing_methods());
     if (!loaded.ok()) {
       std::fputs(loaded.report().c_str(), stderr);
@@ -224,6 +238,7 @@ struct harness {
       std::abort();
     }
     snapshot = make_snapshot(compiled.plan, st.view, now_ms, 1);
+    std::remove(key.c_str()); // loaded into the plan
     rrl_settings rs;
     rs.responses_per_second = 3;
     rs.exempt_loopback = false;
