@@ -1,4 +1,7 @@
 #include "core/config/config_loader.hpp"
+#include "core/dns/lookup/denial_types.hpp"
+#include "core/dnssec/zone_keys.hpp"
+#include "core/text/json_quote.hpp"
 #include "core/dns/wire/name.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/routing/engine.hpp"
@@ -12,12 +15,82 @@
 
 namespace gtmesh::cli {
 
+namespace {
+
+std::string type_name(uint16_t t) {
+  switch (t) {
+    case dns::type_rrsig: return "RRSIG";
+    case dns::type_nsec: return "NSEC";
+    case dns::type_dnskey: return "DNSKEY";
+    case dns::type_nxname: return "NXNAME";
+    default: {
+      auto n = dns::to_string(static_cast<dns::rr_type>(t));
+      return n.empty() || n == "?" ? "TYPE" + std::to_string(t) : std::string(n);
+    }
+  }
+}
+
+std::string days(int64_t ms) {
+  return ms % 86400000 == 0 ? std::to_string(ms / 86400000) + "d" : std::to_string(ms / 3600000) + "h";
+}
+
+/// What a DO=1 response to this question carries (docs/dnssec.md), in lines.
+std::string dnssec_text(const routing_plan& plan, const routing_query& q, const answer_set& out) {
+  if (out.zone == answer_set::no_index)
+    return "DNSSEC: not in any zone served here: REFUSED, nothing is signed\n";
+  const zone_plan& z = plan.zones[out.zone];
+  const std::string zone = dns::wire_to_text(z.wire);
+  if (!z.keys)
+    return "DNSSEC: zone " + zone + " is not signed (no dnssec:): DO=1 answers carry no RRSIG\n";
+  const dnssec::zone_keys& k = *z.keys;
+  std::string t = "DNSSEC: zone " + zone + " is signed by key tag " + std::to_string(k.signing.tag) + " (" +
+                  dnssec::algorithm_name(k.signing.algorithm) + ", " + k.signing.file + "); DNSKEY set: " +
+                  std::to_string(k.signing.tag) + " (signing)";
+  for (const auto& p : k.published)
+    t += ", " + std::to_string(p.tag) + " (published)";
+  t += "\n";
+  size_t labels = 0;
+  for (size_t i = 0; i < q.name.size() && q.name[i] != 0; i += 1 + q.name[i])
+    ++labels;
+  const std::string sig = "key tag " + std::to_string(k.signing.tag) + ", signer " + zone;
+  const bool apex = q.name.size() == z.wire.size() && std::equal(q.name.begin(), q.name.end(), z.wire.begin());
+  if (out.status == answer_status::nodata && q.type == dns::type_dnskey && apex) {
+    t += "  with DO=1: the DNSKEY set (" + std::to_string(k.dnskey_set.size()) + " key(s), TTL " +
+         std::to_string(k.dnskey_ttl) + ") and RRSIG DNSKEY (" + sig + ")\n";
+  } else if (out.status == answer_status::answer && out.count > 0) {
+    const auto type = static_cast<uint16_t>(plan.rdata[out.rdata[0]].type);
+    t += "  with DO=1: RRSIG " + type_name(type) + " over the " + std::to_string(out.count) +
+         " answer record(s) (labels " + std::to_string(labels) + ", original TTL " + std::to_string(out.ttl) + ", " +
+         sig + ")";
+    if (type == static_cast<uint16_t>(dns::rr_type::cname))
+      t += "; each in-zone CNAME target's RRset gets its own RRSIG";
+    t += "\n";
+  } else {
+    const bool nx = out.status == answer_status::nxdomain;
+    const dns::nsec_bitmap b = dns::denial_types(plan, out.zone, q.name, q.type, nx);
+    std::string types;
+    for (uint16_t ty = 0; ty < 256; ++ty)
+      if (b[ty / 8] & (0x80 >> (ty % 8)))
+        types += (types.empty() ? "" : " ") + type_name(ty);
+    const std::string name = dns::wire_to_text(q.name);
+    t += std::string("  with DO=1: ") + (nx ? "NOERROR, not NXDOMAIN (compact denial, RFC 9824)" : "NODATA") +
+         "; authority: SOA and RRSIG SOA, NSEC " + name + " -> \\000." + name + " [" + types +
+         "] and RRSIG NSEC (TTL " + std::to_string(z.negative_ttl) + ", " + sig + ")\n";
+  }
+  t += "  signatures: valid " + days(k.validity_ms) + " from signing, inception " + days(k.inception_offset_ms) +
+       " before; cached per responder thread and made again after " + days(k.refresh_ms) + "\n";
+  return t;
+}
+
+} // namespace
+
 // gtmesh explain --config FILE [--state STATE.yaml] NAME TYPE [--client IP]
-//                [--ecs PREFIX] [--now TIME] [--seed N] [--json]
+//                [--ecs PREFIX] [--now TIME] [--seed N] [--json] [--dnssec]
 int explain(const args& a) {
   arg_reader r(a);
   std::string config_path, state_path, client_text = "192.0.2.1", ecs_text, now_text, seed_text;
   bool json = r.flag("--json");
+  bool with_dnssec = r.flag("--dnssec");
   r.option("--config", config_path);
   r.option("--state", state_path);
   r.option("--client", client_text);
@@ -29,7 +102,7 @@ int explain(const args& a) {
   if (!unknown.empty() || config_path.empty() || pos.empty() || pos.size() > 2) {
     std::fprintf(stderr,
                  "usage: gtmesh explain --config FILE [--state STATE.yaml] NAME [TYPE] [--client IP] "
-                 "[--ecs PREFIX] [--now TIME] [--seed N] [--json]\n");
+                 "[--ecs PREFIX] [--now TIME] [--seed N] [--json] [--dnssec]\n");
     return 2;
   }
   load_result loaded = load_config_file(config_path, routing_methods());
@@ -97,7 +170,17 @@ int explain(const args& a) {
   answer_set out;
   decision_trace trace;
   resolve(snap, q, ctx, out, &trace);
-  std::fputs(json ? (trace.to_json() + "\n").c_str() : (::isatty(::fileno(stdout)) ? wrap_lines(trace.to_text()) : trace.to_text()).c_str(), stdout);
+  std::string text = json ? trace.to_json() : trace.to_text();
+  if (with_dnssec) {
+    const std::string d = dnssec_text(*compiled.plan, q, out);
+    if (json && !text.empty() && text.back() == '}')
+      text.insert(text.size() - 1, ",\"dnssec\":" + json_string(d));
+    else if (!json)
+      text += d;
+  }
+  if (json)
+    text += "\n";
+  std::fputs((!json && ::isatty(::fileno(stdout)) ? wrap_lines(text) : text).c_str(), stdout);
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #include "core/dns/lookup/query_processor.hpp"
 
+#include "core/dns/lookup/denial_types.hpp"
 #include "core/dns/wire/rr_type.hpp"
 #include "core/routing/engine.hpp"
 
@@ -15,10 +16,6 @@ constexpr uint16_t type_ixfr = 251;
 constexpr uint16_t type_axfr = 252;
 constexpr uint16_t type_mailb = 253;
 constexpr uint16_t type_maila = 254;
-constexpr uint16_t type_dnskey = 48;
-constexpr uint16_t type_rrsig = 46;
-constexpr uint16_t type_nsec = 47;
-constexpr uint16_t type_nxname = 128; // RFC 9824
 
 /// Length of the uncompressed name at `p` (at most `room` bytes).
 size_t name_length(const uint8_t* p, size_t room) noexcept {
@@ -128,34 +125,13 @@ void query_processor::add_denial(const routing_plan& plan, std::span<const uint8
   rdata[1] = 0;
   for (size_t i = 0; i < name.size(); ++i)
     rdata[2 + i] = name[i] >= 'A' && name[i] <= 'Z' ? static_cast<uint8_t>(name[i] - 'A' + 'a') : name[i];
-  uint8_t bitmap[32] = {0};
-  auto set_type = [&](uint16_t t) { bitmap[t / 8] |= static_cast<uint8_t>(0x80 >> (t % 8)); };
-  set_type(type_rrsig);
-  set_type(type_nsec);
-  if (nxdomain) {
-    set_type(type_nxname);
-  } else {
-    const name_table::node* node = plan.names.find(name);
-    if (!node)
-      node = plan.names.find_wildcard(name);
-    if (node)
-      for (int slot = 0; slot < rr_slot_count; ++slot)
-        if (node->records[slot] != name_table::none)
-          set_type(static_cast<uint16_t>(type_of(static_cast<rr_slot>(slot))));
-    if (same_name(name, z.wire))
-      set_type(type_dnskey);
-    // The type asked for is denied here even when a record of it exists
-    // (a dynamic NODATA: geographic `stopped`, nothing qualified).
-    if (query_.qtype < 256 && query_.qtype != type_rrsig && query_.qtype != type_nsec)
-      bitmap[query_.qtype / 8] &= static_cast<uint8_t>(~(0x80 >> (query_.qtype % 8)));
-  }
-  size_t octets = 32;
-  while (octets > 0 && bitmap[octets - 1] == 0)
-    --octets;
+  // The name as the NSEC's owner, lowercased (rdata[2..]): the name table's form.
+  const nsec_bitmap bitmap = denial_types(plan, zone, {rdata.data() + 2, name.size()}, query_.qtype, nxdomain);
+  const size_t octets = bitmap_length(bitmap);
   size_t at = 2 + name.size();
   rdata[at++] = 0; // window 0
   rdata[at++] = static_cast<uint8_t>(octets);
-  std::copy(bitmap, bitmap + octets, rdata.begin() + at);
+  std::copy(bitmap.begin(), bitmap.begin() + static_cast<std::ptrdiff_t>(octets), rdata.begin() + at);
   at += octets;
   writer_.add_plain_record(owner, type_nsec, z.negative_ttl, {rdata.data(), at}, true);
   sg.begin(keys, name, type_nsec, z.negative_ttl);

@@ -226,6 +226,23 @@ def main():
                 status_of(dig("127.0.0.1", servers[0].port, "nope.example.com", "A")) == "NXDOMAIN",
                 "NXDOMAIN with DO=1 is a compact denial (NOERROR, NSEC with NXNAME); with DO=0 it stays NXDOMAIN")
 
+        # gtmesh explain --dnssec says what a DO=1 answer carries: the NSEC
+        # types it prints are the ones the server sends.
+        gtmesh = os.environ.get("GTMESH_BIN", "gtmesh")
+        for qname, qtype in (("www.example.com", "MX"), ("nope.example.com", "A"), ("example.com", "TXT")):
+            ex = run([gtmesh, "explain", "--config", zones[0]["config"], qname, qtype, "--dnssec"]).stdout
+            claimed = re.search(r"NSEC \S+ -> \S+ \[([A-Z0-9 ]+)\]", ex)
+            sent = re.search(r"\tNSEC\t\S+ ([A-Z0-9 ]+)\n",
+                             dig("127.0.0.1", servers[0].port, qname, qtype, "+dnssec").replace("TYPE128", "NXNAME"))
+            t.check(claimed and sent and sorted(claimed.group(1).split()) == sorted(sent.group(1).split()) and
+                    "key tag %s" % zones[0]["ds"].split()[3] in ex,
+                    "gtmesh explain --dnssec %s %s names the key tag and the NSEC types the server sends: %s"
+                    % (qname, qtype, claimed.group(1) if claimed else ex.strip()[-200:]),
+                    sent.group(1) if sent else "no NSEC sent")
+        ex = run([gtmesh, "explain", "--config", zones[0]["config"], "alias.example.com", "A", "--dnssec"]).stdout
+        t.check("RRSIG CNAME over the 1 answer record(s) (labels 3, original TTL 60" in ex,
+                "gtmesh explain --dnssec names the RRSIG of an answer", ex.strip()[-200:])
+
         good = [z for z in zones if z["zone"] in ("example.com.", "ed.example.")]
         # delv (BIND's validator) against each server directly.
         for z in zones:
