@@ -31,6 +31,12 @@
 #                  (dnsperf -D): an RRSIG in every answer, from the signature
 #                  cache after the first; compare its CPU per query with
 #                  gtmesh-dc (docs/dnssec.md; optional: VARIANTS)
+#   pdns-signed    PowerDNS Authoritative 4.7 (Debian pdns-server +
+#                  pdns-backend-bind) with the same zone signed online
+#                  (pdnsutil secure-zone: ECDSA P-256) and gslb as a LUA
+#                  record, pickwrandom 10/20/30 (enable-lua-records=yes;
+#                  its default packet cache on); queries DO=1 (the anchor
+#                  for gtmesh-signed; optional: VARIANTS)
 #   gtmesh-metrics gtmesh-dc with --http and a /metrics scrape every second
 #                  for as long as it runs (docs/metrics.md): its CPU per query,
 #                  the scrapes' included, beside gtmesh-dc's (optional: VARIANTS)
@@ -91,18 +97,19 @@ QNAME=gslb.bench.test
 
 declare -A PORT=([gdnsd]=15331 [knot]=15332 [mmsg]=15333 [plain]=15334 [gtmesh-dc]=15335 [gtmesh-profile]=15336
                  [gtmesh-cookie]=15337 [gtmesh-metrics]=15338 [gtmesh-dc-100k]=15339
-                 [gtmesh-dc-100k-spread]=15340 [gtmesh-signed]=15341)
+                 [gtmesh-dc-100k-spread]=15340 [gtmesh-signed]=15341 [pdns-signed]=15342)
 METRICS_HTTP_PORT=15438
 declare -A KIND=([gdnsd]="DYNA weighted" [knot]="static A" [mmsg]="floor" [plain]="floor, no batching"
                  [gtmesh-dc]="DC-mode" [gtmesh-profile]="profile (weighted)" [gtmesh-cookie]="DC-mode + DNS Cookies"
                  [gtmesh-metrics]="DC-mode + /metrics scraped every 1 s"
                  [gtmesh-dc-100k]="DC-mode, 100k more names in the zone"
                  [gtmesh-dc-100k-spread]="DC-mode, 100k more names, queries over 50k names"
-                 [gtmesh-signed]="DC-mode, signed (DNSSEC, DO=1)")
+                 [gtmesh-signed]="DC-mode, signed (DNSSEC, DO=1)"
+                 [pdns-signed]="LUA pickwrandom, signed online (DO=1)")
 # Extra dnsperf arguments per variant.
 # Query file per variant (default queries.txt: one name).
 declare -A QUERY_FILE=([gtmesh-dc-100k-spread]=queries-50k.txt)
-declare -A DNSPERF_ARGS=([gtmesh-cookie]="-e -E 10:2464c4abcf10c957" [gtmesh-signed]="-D")
+declare -A DNSPERF_ARGS=([gtmesh-cookie]="-e -E 10:2464c4abcf10c957" [gtmesh-signed]="-D" [pdns-signed]="-D")
 declare -A SPID=()      # variant -> PID of the server we started
 CLK_TCK=$(getconf CLK_TCK)
 CREATED_POLICY=0
@@ -177,6 +184,7 @@ ensure_packages() {
   local p missing=() want=(dnsperf knot-dnsutils gcc util-linux iproute2)
   [[ " $VARIANTS " == *" gdnsd "* ]] && want+=(gdnsd)
   [[ " $VARIANTS " == *" knot "* ]] && want+=(knot)
+  [[ " $VARIANTS " == *" pdns-signed "* ]] && want+=(pdns-server pdns-backend-bind)
   for p in "${want[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
@@ -285,6 +293,16 @@ prepare() { # variant dir port
       knotc -c "$d/knot.conf" conf-check >&2 || die "knot conf-check failed" ;;
     gtmesh-dc|gtmesh-profile|gtmesh-cookie|gtmesh-metrics)
       write_gtmesh_configs "$d" ;;
+    pdns-signed)
+      mkdir -p "$d"
+      { cat "$SHARED_BENCH/zones/bench.test.zone"
+        echo "gslb    30 IN LUA A \"pickwrandom({{10,'192.0.2.1'},{20,'192.0.2.2'},{30,'192.0.2.3'}})\""; } > "$d/$ZONE.zone"
+      echo "zone \"$ZONE\" { type master; file \"$d/$ZONE.zone\"; };" > "$d/named.conf"
+      printf '%s\n' launch=bind "bind-config=$d/named.conf" "bind-dnssec-db=$d/dnssec.db" enable-lua-records=yes \
+        "local-address=$ADDR" "local-port=$port" "socket-dir=$d" guardian=no daemon=no disable-syslog=yes \
+        loglevel=3 distributor-threads=1 receiver-threads=1 webserver=no primary=no > "$d/pdns.conf"
+      pdnsutil --config-dir="$d" create-bind-db "$d/dnssec.db" >&2 || die "pdnsutil create-bind-db failed"
+      pdnsutil --config-dir="$d" secure-zone "$ZONE" >&2 || die "pdnsutil secure-zone failed" ;;
     gtmesh-signed)
       write_gtmesh_configs "$d"
       rm -rf "$d/keys"
@@ -310,6 +328,7 @@ server_cmd() { # variant dir port
   case $1 in
     gdnsd) echo "gdnsd -c $2 start" ;;
     knot) echo "knotd -c $2/knot.conf" ;;
+    pdns-signed) echo "pdns_server --config-dir=$2" ;;
     plain) echo "$RUN_DIR/bin/limit-plain $3" ;;
     mmsg) echo "$RUN_DIR/bin/limit-mmsg $3 $BATCH" ;;
     gtmesh-dc|gtmesh-cookie) echo "$GTMESH_BIN serve --config $2/gtmesh-dc.yaml --state $2/state.yaml --listen $ADDR:$3 --udp-threads 1 $GTMESH_ARGS" ;;
@@ -365,7 +384,7 @@ verify() { # variant -> one line; fails unless QNAME A gives NOERROR, AA, 1 answ
          | sort | uniq -c | awk '{printf "%s%s=%s", (NR>1?" ":""), $2, $1}')
   aff=$(for p in $(pid_tree "${SPID[$v]}"); do cat /proc/"$p"/task/*/status; done | awk '/Cpus_allowed_list/{print $2}' | sort -u | tr '\n' ' ')
   [ "$aff" = "$SERVER_CPU " ] || die "$v: threads allowed on CPUs '$aff', expected $SERVER_CPU"
-  if [ "$v" = gtmesh-signed ]; then
+  if [ "$v" = gtmesh-signed ] || [ "$v" = pdns-signed ]; then
     kdig @"$ADDR" -p "$port" +time=1 +retry=0 +dnssec "$QNAME" A 2>/dev/null | grep -q 'RRSIG.*A 13 3 30' \
       || die "$v: a DO=1 query got no RRSIG"
     sz="$sz (DO=1: $(kdig @"$ADDR" -p "$port" +time=1 +retry=0 +dnssec "$QNAME" A 2>/dev/null \
@@ -558,6 +577,7 @@ summarize() {
         knot) name="Knot $(dpkg-query -W -f='${Version}' knot 2>/dev/null | sed 's/-[^-]*$//')" ;;
         mmsg) name="limit-mmsg (recvmmsg/sendmmsg, batch $BATCH)" ;;
         plain) name="limit-plain (recvfrom/sendto)" ;;
+        pdns-signed) name="PowerDNS $(dpkg-query -W -f='${Version}' pdns-server 2>/dev/null | sed 's/-[^-]*$//')" ;;
         gtmesh-*) name="**gtmesh**" ;;
       esac
       awk -v n="$name" -v k="${KIND[$v]}" -v q="$qps" -v mn="$mn" -v mx="$mx" -v sp="$sp" -v us="$us" -v uu="$uu" \
