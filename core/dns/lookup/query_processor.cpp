@@ -17,14 +17,6 @@ constexpr uint16_t type_axfr = 252;
 constexpr uint16_t type_mailb = 253;
 constexpr uint16_t type_maila = 254;
 
-/// Length of the uncompressed name at `p` (at most `room` bytes).
-size_t name_length(const uint8_t* p, size_t room) noexcept {
-  size_t i = 0;
-  while (i < room && p[i] != 0)
-    i += 1 + p[i];
-  return i < room ? i + 1 : room;
-}
-
 bool same_name(std::span<const uint8_t> a, std::span<const uint8_t> b) noexcept {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
 }
@@ -75,16 +67,8 @@ void query_processor::sign_answers(const routing_plan& plan, std::span<const uin
   sg.begin(keys, owner.empty() ? query_.name() : owner, type, answers_.ttl);
   for (uint16_t i = 0; i < answers_.count; ++i) {
     const rdata_entry& e = plan.rdata[answers_.rdata[i]];
-    const uint8_t* r = plan.rdata_bytes.data() + e.offset;
-    size_t from = 0, to = 0;
-    if (e.type == rr_type::soa) {
-      to = name_length(r, e.length);
-      to += name_length(r + to, e.length - to);
-    } else if (e.name_at != rdata_entry::no_name && e.name_at < e.length) {
-      from = e.name_at;
-      to = from + name_length(r + from, e.length - from);
-    }
-    sg.add_rdata({r, e.length}, from, to);
+    const auto [from, to] = response_writer::rdata_name_bytes(plan, answers_.rdata[i]);
+    sg.add_rdata({plan.rdata_bytes.data() + e.offset, e.length}, from, to);
   }
   add_rrsig(owner, sg.finish(now_s), keys, false);
 }
@@ -108,11 +92,9 @@ void query_processor::add_denial(const routing_plan& plan, std::span<const uint8
   dnssec::rrset_signer& sg = signer();
   // The SOA add_authority_soa wrote.
   const rdata_entry& soa = plan.rdata[z.soa_rdata];
-  const uint8_t* r = plan.rdata_bytes.data() + soa.offset;
-  size_t names = name_length(r, soa.length);
-  names += name_length(r + names, soa.length - names);
+  const auto [from, to] = response_writer::rdata_name_bytes(plan, z.soa_rdata);
   sg.begin(keys, z.wire, static_cast<uint16_t>(rr_type::soa), z.negative_ttl);
-  sg.add_rdata({r, soa.length}, 0, names);
+  sg.add_rdata({plan.rdata_bytes.data() + soa.offset, soa.length}, from, to);
   add_rrsig(z.wire, sg.finish(now_s), keys, true);
 
   // NSEC: next name \000.owner, then the type bitmap (window 0 only: every

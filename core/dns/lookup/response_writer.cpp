@@ -44,6 +44,18 @@ std::span<const uint8_t> response_writer::rdata_name(const routing_plan& plan, u
   return {p, name_length(p, e.length - e.name_at)};
 }
 
+std::pair<size_t, size_t> response_writer::rdata_name_bytes(const routing_plan& plan, uint32_t rdata_id) noexcept {
+  const rdata_entry& e = plan.rdata[rdata_id];
+  const uint8_t* r = plan.rdata_bytes.data() + e.offset;
+  if (e.type == rr_type::soa) {
+    size_t m = name_length(r, e.length);
+    return {0, m + name_length(r + m, e.length - m)};
+  }
+  if (e.name_at == rdata_entry::no_name || e.name_at >= e.length)
+    return {0, 0};
+  return {e.name_at, e.name_at + name_length(r + e.name_at, e.length - e.name_at)};
+}
+
 void response_writer::write_rdata(const routing_plan& plan, const rdata_entry& e) noexcept {
   const uint8_t* r = plan.rdata_bytes.data() + e.offset;
   if (e.type == rr_type::soa) {

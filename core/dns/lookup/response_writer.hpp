@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 
 namespace gtmesh::dns {
 
@@ -69,6 +70,11 @@ public:
   /// The uncompressed name embedded in RDATA `rdata_id` (a CNAME target,
   /// say), or an empty span when the type carries no compressible name.
   static std::span<const uint8_t> rdata_name(const routing_plan& plan, uint32_t rdata_id) noexcept;
+
+  /// The bytes [first, second) of RDATA `rdata_id` that hold names (SOA's
+  /// MNAME and RNAME, the embedded name of CNAME, NS, MX, SRV); {0, 0} when
+  /// none. DNSSEC lowercases them for the canonical form (RFC 4034 6.2).
+  static std::pair<size_t, size_t> rdata_name_bytes(const routing_plan& plan, uint32_t rdata_id) noexcept;
 
 private:
   void write_rdata(const routing_plan& plan, const rdata_entry& e) noexcept;
