@@ -57,16 +57,31 @@ rrset_signer::rrset_signer(size_t cache_entries) {
 rrset_signer::~rrset_signer() { EVP_MD_CTX_free(md_); }
 
 void rrset_signer::begin(const zone_keys& keys, std::span<const uint8_t> owner, uint16_t type, uint32_t ttl) noexcept {
+  start(keys, false, owner, type, ttl);
+}
+
+void rrset_signer::begin_wildcard(const zone_keys& keys, std::span<const uint8_t> encloser, uint16_t type,
+                                  uint32_t ttl) noexcept {
+  start(keys, true, encloser, type, ttl);
+}
+
+void rrset_signer::start(const zone_keys& keys, bool wildcard, std::span<const uint8_t> owner, uint16_t type,
+                         uint32_t ttl) noexcept {
   keys_ = &keys;
   type_ = type;
   ttl_ = ttl;
   rd_count_ = rd_used_ = 0;
-  overflow_ = owner.size() > owner_.size();
-  owner_len_ = overflow_ ? 0 : owner.size();
+  const size_t prefix = wildcard ? 2 : 0; // the label "*"
+  overflow_ = owner.size() + prefix > owner_.size();
+  owner_len_ = overflow_ ? 0 : owner.size() + prefix;
   labels_ = 0;
-  for (size_t i = 0; i < owner_len_; ++i)
-    owner_[i] = lower(owner[i]);
-  for (size_t i = 0; i < owner_len_ && owner_[i] != 0; i += 1 + owner_[i])
+  if (overflow_)
+    return;
+  owner_[0] = 1;
+  owner_[1] = '*';
+  for (size_t i = 0; i < owner.size(); ++i)
+    owner_[prefix + i] = lower(owner[i]);
+  for (size_t i = prefix; i < owner_len_ && owner_[i] != 0; i += 1 + owner_[i])
     ++labels_;
 }
 

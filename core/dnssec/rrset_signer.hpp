@@ -58,9 +58,12 @@ public:
   rrset_signer& operator=(const rrset_signer&) = delete;
 
   /// Starts an RRset owned by `owner` (wire form, any case), its labels
-  /// counted for the RRSIG (no wildcard expansion: a synthesized answer is
-  /// signed as the name it answers).
+  /// counted for the RRSIG.
   void begin(const zone_keys& keys, std::span<const uint8_t> owner, uint16_t type, uint32_t ttl) noexcept;
+  /// Starts an RRset synthesized from the wildcard `*.<encloser>`: it is
+  /// signed as the wildcard's, with the encloser's label count (RFC 4035
+  /// 5.3.2), so every name the wildcard answers shares one signature.
+  void begin_wildcard(const zone_keys& keys, std::span<const uint8_t> encloser, uint16_t type, uint32_t ttl) noexcept;
   /// One RDATA; bytes [name_from, name_to) hold names that are lowercased
   /// in the canonical form (RFC 4034 6.2).
   void add_rdata(std::span<const uint8_t> rdata, size_t name_from = 0, size_t name_to = 0) noexcept;
@@ -71,6 +74,8 @@ public:
   const signer_counters& counters() const noexcept { return counters_; }
 
 private:
+  void start(const zone_keys& keys, bool wildcard, std::span<const uint8_t> owner, uint16_t type,
+             uint32_t ttl) noexcept;
   bool sign(signature& out, uint32_t now_s) noexcept;
 
   static constexpr size_t max_rdatas = 64;

@@ -45,6 +45,10 @@ struct answer_set {
   /// No client measurement covered the client: the responder queues its
   /// prefix for the client agents (SPEC section 1).
   bool client_unmeasured = false;
+  /// Synthesized from a wildcard (RFC 4592): the offset in the name asked
+  /// of its closest encloser, whose `*` child answered; 0 = not synthesized
+  /// (DNSSEC signs such an answer as the wildcard, RFC 4035 5.3.2).
+  uint8_t wildcard_encloser = 0;
   uint16_t count = 0;
   std::array<uint32_t, max_answers> rdata;
 
@@ -55,6 +59,7 @@ struct answer_set {
     ttl = 0;
     scope = 0;
     client_unmeasured = false;
+    wildcard_encloser = 0;
     count = 0;
   }
   /// Appends unless full or already present (answers never repeat an RR).

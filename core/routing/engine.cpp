@@ -47,6 +47,7 @@ uint32_t find_zone(const routing_plan& plan, std::span<const uint8_t> name) noex
       std::string encloser = dns::wire_to_text(query.name.subspan(encloser_at));
       trace->note(0, "synthesized from *." + encloser + " (RFC 4592): no such name; closest encloser " + encloser);
     }
+    out.wildcard_encloser = static_cast<uint8_t>(encloser_at);
     return wildcard;
   }
   out.zone = find_zone(plan, query.name);

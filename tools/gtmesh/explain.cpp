@@ -1,5 +1,6 @@
 #include "core/config/config_loader.hpp"
 #include "core/dns/lookup/denial_types.hpp"
+#include "core/dnssec/covering_name.hpp"
 #include "core/dnssec/zone_keys.hpp"
 #include "core/text/json_quote.hpp"
 #include "core/dns/wire/name.hpp"
@@ -49,8 +50,10 @@ std::string dnssec_text(const routing_plan& plan, const routing_query& q, const 
   for (const auto& p : k.published)
     t += ", " + std::to_string(p.tag) + " (published)";
   t += "\n";
+  // A wildcard's answer is signed as the wildcard: its encloser's labels.
+  const size_t encloser = out.wildcard_encloser;
   size_t labels = 0;
-  for (size_t i = 0; i < q.name.size() && q.name[i] != 0; i += 1 + q.name[i])
+  for (size_t i = encloser; i < q.name.size() && q.name[i] != 0; i += 1 + q.name[i])
     ++labels;
   const std::string sig = "key tag " + std::to_string(k.signing.tag) + ", signer " + zone;
   const bool apex = q.name.size() == z.wire.size() && std::equal(q.name.begin(), q.name.end(), z.wire.begin());
@@ -65,6 +68,23 @@ std::string dnssec_text(const routing_plan& plan, const routing_query& q, const 
     if (type == static_cast<uint16_t>(dns::rr_type::cname))
       t += "; each in-zone CNAME target's RRset gets its own RRSIG";
     t += "\n";
+    if (encloser != 0) {
+      size_t at = 0; // the next closer name: one label more than the encloser
+      while (at + 1 + q.name[at] < encloser)
+        at += 1 + q.name[at];
+      const auto next_closer = q.name.subspan(at);
+      std::array<uint8_t, 255> before, after;
+      const size_t nb = dnssec::covering_predecessor(next_closer, before);
+      const size_t na = dnssec::covering_successor(next_closer, after);
+      t += "  synthesized from *." + dns::wire_to_text(q.name.subspan(encloser)) +
+           ": signed as that wildcard's RRset (RFC 4035 5.3.2); authority: ";
+      if (nb != 0 && na != 0)
+        t += "NSEC " + dns::wire_to_text({before.data(), nb}) + " -> " + dns::wire_to_text({after.data(), na}) +
+             " [RRSIG NSEC] and RRSIG NSEC, proving " + dns::wire_to_text(next_closer) +
+             " and all below it do not exist (TTL " + std::to_string(z.negative_ttl) + ", " + sig + ")\n";
+      else
+        t += "no proof: " + dns::wire_to_text(next_closer) + " has no covering name (docs/dnssec.md)\n";
+    }
   } else {
     const bool nx = out.status == answer_status::nxdomain;
     const dns::nsec_bitmap b = dns::denial_types(plan, out.zone, q.name, q.type, nx);

@@ -1,7 +1,9 @@
 #include "core/dns/lookup/query_processor.hpp"
 
 #include "core/dns/lookup/denial_types.hpp"
+#include "core/dns/wire/name.hpp"
 #include "core/dns/wire/rr_type.hpp"
+#include "core/dnssec/covering_name.hpp"
 #include "core/routing/engine.hpp"
 
 #include <algorithm>
@@ -19,6 +21,15 @@ constexpr uint16_t type_maila = 254;
 
 bool same_name(std::span<const uint8_t> a, std::span<const uint8_t> b) noexcept {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+
+/// The next closer name (RFC 5155 1.3): `name` cut to one label more than
+/// its closest encloser, which starts at offset `encloser`.
+std::span<const uint8_t> next_closer(std::span<const uint8_t> name, size_t encloser) noexcept {
+  size_t at = 0;
+  while (at + 1 + name[at] < encloser)
+    at += 1 + name[at];
+  return name.subspan(at);
 }
 
 } // namespace
@@ -64,13 +75,47 @@ void query_processor::sign_answers(const routing_plan& plan, std::span<const uin
     return;
   dnssec::rrset_signer& sg = signer();
   const uint16_t type = static_cast<uint16_t>(plan.rdata[answers_.rdata[0]].type);
-  sg.begin(keys, owner.empty() ? query_.name() : owner, type, answers_.ttl);
+  const std::span<const uint8_t> name = owner.empty() ? query_.name() : owner;
+  const size_t encloser = answers_.wildcard_encloser;
+  if (encloser != 0 && encloser < name.size()) {
+    // Signed as the wildcard's RRset; the proof that the name asked does
+    // not exist goes into authority once every answer is written.
+    sg.begin_wildcard(keys, name.subspan(encloser), type, answers_.ttl);
+    if (proof_count_ < wildcard_proofs_.size())
+      wildcard_proofs_[proof_count_++] = {next_closer(name, encloser), &keys, answers_.zone};
+  } else {
+    sg.begin(keys, name, type, answers_.ttl);
+  }
   for (uint16_t i = 0; i < answers_.count; ++i) {
     const rdata_entry& e = plan.rdata[answers_.rdata[i]];
     const auto [from, to] = response_writer::rdata_name_bytes(plan, answers_.rdata[i]);
     sg.add_rdata({plan.rdata_bytes.data() + e.offset, e.length}, from, to);
   }
   add_rrsig(owner, sg.finish(now_s), keys, false);
+}
+
+void query_processor::add_wildcard_proof(const routing_plan& plan, const wildcard_proof& proof, uint32_t now_s) {
+  // A minimally covering NSEC (RFC 4470): from just before the next closer
+  // name to just after everything below it, types RRSIG and NSEC.
+  std::array<uint8_t, 255> before, after;
+  const size_t before_len = dnssec::covering_predecessor(proof.next_closer, before);
+  const size_t after_len = dnssec::covering_successor(proof.next_closer, after);
+  if (before_len == 0 || after_len == 0)
+    return; // a first label ending in \000, or of 63 octets ending in \255: unproven, so bogus
+  std::array<uint8_t, 255 + 2 + 6> rdata{};
+  std::copy(after.begin(), after.begin() + static_cast<std::ptrdiff_t>(after_len), rdata.begin());
+  size_t at = after_len;
+  rdata[at++] = 0; // window 0
+  rdata[at++] = 6; // octets; RRSIG (46) and NSEC (47) are in the sixth
+  at += 5;         // zeros (rdata{} is zeroed)
+  rdata[at++] = static_cast<uint8_t>(0x80 >> (type_rrsig % 8) | 0x80 >> (type_nsec % 8));
+  const uint32_t ttl = plan.zones[proof.zone].negative_ttl;
+  const std::span<const uint8_t> owner{before.data(), before_len};
+  writer_.add_plain_record(owner, type_nsec, ttl, {rdata.data(), at}, true);
+  dnssec::rrset_signer& sg = signer();
+  sg.begin(*proof.keys, owner, type_nsec, ttl);
+  sg.add_rdata({rdata.data(), at}, 0, after_len);
+  add_rrsig(owner, sg.finish(now_s), *proof.keys, true);
 }
 
 void query_processor::add_dnskeys(const dnssec::zone_keys& keys, bool with_rrsig, uint32_t now_s) {
@@ -106,7 +151,7 @@ void query_processor::add_denial(const routing_plan& plan, std::span<const uint8
   rdata[0] = 1;
   rdata[1] = 0;
   for (size_t i = 0; i < name.size(); ++i)
-    rdata[2 + i] = name[i] >= 'A' && name[i] <= 'Z' ? static_cast<uint8_t>(name[i] - 'A' + 'a') : name[i];
+    rdata[2 + i] = lower(name[i]);
   // The name as the NSEC's owner, lowercased (rdata[2..]): the name table's form.
   const nsec_bitmap bitmap = denial_types(plan, zone, {rdata.data() + 2, name.size()}, query_.qtype, nxdomain);
   const size_t octets = bitmap_length(bitmap);
@@ -302,6 +347,7 @@ size_t query_processor::answer(std::span<uint8_t> buffer, const query_source& so
   rcode rc = rcode::noerror;
   const uint32_t now_s = static_cast<uint32_t>(wall_ms / 1000);
   bool signed_response = false;
+  proof_count_ = 0;
   std::span<const uint8_t> owner; // empty: the query name
   if (answers_.status == answer_status::nodata && query_.qtype == type_dnskey && answers_.zone != answer_set::no_index &&
       plan.zones[answers_.zone].keys && same_name(query_.name(), plan.zones[answers_.zone].wire)) {
@@ -355,6 +401,8 @@ size_t query_processor::answer(std::span<uint8_t> buffer, const query_source& so
     }
     break;
   }
+  for (size_t i = 0; i < proof_count_; ++i)
+    add_wildcard_proof(plan, wildcard_proofs_[i], now_s);
 
   if (unmeasured && unmeasured_) {
     unmeasured_client c{use_ecs ? ecs_address : source.address,

@@ -111,7 +111,14 @@ private:
   // null (DO=0, or the zone is unsigned).
   const dnssec::zone_keys* signing_keys(const routing_plan& plan, uint32_t zone) const noexcept;
   dnssec::rrset_signer& signer();
-  /// The RRSIG of the answer RRset just written (owner empty: the query name).
+  /// A wildcard answer's proof that the name asked does not exist.
+  struct wildcard_proof {
+    std::span<const uint8_t> next_closer;
+    const dnssec::zone_keys* keys = nullptr;
+    uint32_t zone = 0;
+  };
+  /// The RRSIG of the answer RRset just written (owner empty: the query
+  /// name); a wildcard's answer also queues its wildcard_proof.
   void sign_answers(const routing_plan& plan, std::span<const uint8_t> owner, const dnssec::zone_keys& keys,
                     uint32_t now_s);
   void add_rrsig(std::span<const uint8_t> owner, const dnssec::signature* sig, const dnssec::zone_keys& keys,
@@ -120,6 +127,8 @@ private:
   /// (next name \000.owner) listing what exists there, or NXNAME, and its RRSIG.
   void add_denial(const routing_plan& plan, std::span<const uint8_t> owner, uint32_t zone,
                   const dnssec::zone_keys& keys, bool nxdomain, uint32_t now_s);
+  /// The covering NSEC of `proof` and its RRSIG, in authority.
+  void add_wildcard_proof(const routing_plan& plan, const wildcard_proof& proof, uint32_t now_s);
   /// The DNSKEY RRset at a signed apex (and its RRSIG with DO=1).
   void add_dnskeys(const dnssec::zone_keys& keys, bool with_rrsig, uint32_t now_s);
   void count_signing();
@@ -143,6 +152,8 @@ private:
   answer_counters answer_counts_;
   std::unique_ptr<dnssec::rrset_signer> signer_; ///< made at the first signed answer
   dnssec::signer_counters signer_seen_;          ///< what count_signing() has passed on
+  std::array<wildcard_proof, 9> wildcard_proofs_; ///< this response's (a CNAME chain's links)
+  size_t proof_count_ = 0;
 };
 
 } // namespace gtmesh::dns

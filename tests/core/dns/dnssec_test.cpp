@@ -6,6 +6,7 @@
 
 #include "core/config/config_loader.hpp"
 #include "core/dns/lookup/query_processor.hpp"
+#include "core/dnssec/covering_name.hpp"
 #include "core/dnssec/rrset_signer.hpp"
 #include "core/dnssec/zone_keys.hpp"
 #include "core/routing/all_methods.hpp"
@@ -241,4 +242,72 @@ TEST(dnssec, key_tag_follows_rfc_4034_appendix_b) {
 }
 
 } // namespace
+} // namespace gtmesh::dns
+
+namespace gtmesh::dns {
+namespace {
+
+/// RFC 4034 6.1 canonical order, written out here from the RFC: labels
+/// compared right to left as lowercased octet strings, an absent label first.
+int canonical_compare(const bytes& a, const bytes& b) {
+  auto labels = [](const bytes& n) {
+    std::vector<bytes> out;
+    for (size_t i = 0; i < n.size() && n[i] != 0; i += 1 + n[i]) {
+      bytes l(n.begin() + static_cast<std::ptrdiff_t>(i) + 1, n.begin() + static_cast<std::ptrdiff_t>(i) + 1 + n[i]);
+      for (auto& c : l)
+        c = static_cast<uint8_t>(std::tolower(c));
+      out.push_back(l);
+    }
+    return std::vector<bytes>(out.rbegin(), out.rend());
+  };
+  const auto la = labels(a), lb = labels(b);
+  for (size_t i = 0; i < std::min(la.size(), lb.size()); ++i)
+    if (la[i] != lb[i])
+      return la[i] < lb[i] ? -1 : 1;
+  return la.size() == lb.size() ? 0 : la.size() < lb.size() ? -1 : 1;
+}
+
+bytes to_bytes(const std::array<uint8_t, 255>& a, size_t n) { return bytes(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n)); }
+
+} // namespace
+
+TEST(dnssec, a_wildcard_proof_covers_the_next_closer_name_and_everything_below_it_and_no_name_beside_it) {
+  std::array<uint8_t, 255> before{}, after{};
+  const std::string long_label(63, 'q');
+  for (const char* text : {"b.wild.example.com.", "Mixed.WILD.example.com.", "\\091.wild.example.com.", "a.example.",
+                           "63 octets"}) {
+    // A first label of 63 octets: its successor increases the last octet.
+    const std::string t = std::string(text) == "63 octets" ? long_label + ".wild.example.com." : text;
+    const bytes name = *text_to_wire(t);
+    SCOPED_TRACE(t);
+    const size_t nb = dnssec::covering_predecessor(name, before);
+    const size_t na = dnssec::covering_successor(name, after);
+    ASSERT_GT(nb, 0u);
+    ASSERT_GT(na, 0u);
+    const bytes p = to_bytes(before, nb), s = to_bytes(after, na);
+    EXPECT_LT(canonical_compare(p, name), 0);
+    EXPECT_GT(canonical_compare(s, name), 0);
+    // Every name below it is covered too.
+    const bytes child = *text_to_wire("zzz.a." + t);
+    EXPECT_GT(canonical_compare(child, p), 0);
+    EXPECT_LT(canonical_compare(child, s), 0);
+    // The names beside it are not: the parent's wildcard, and the
+    // neighbours one octet away in the first label.
+    bytes wildcard = *text_to_wire(std::string("*") + t.substr(t.find('.')));
+    EXPECT_FALSE(canonical_compare(wildcard, p) > 0 && canonical_compare(wildcard, s) < 0);
+    bytes lower = name, higher = name;
+    lower[name[0]] = static_cast<uint8_t>(std::tolower(lower[name[0]]) - 1);
+    EXPECT_FALSE(canonical_compare(lower, p) > 0 && canonical_compare(lower, s) < 0);
+    higher[name[0]] = static_cast<uint8_t>(std::tolower(higher[name[0]]) + 1);
+    EXPECT_FALSE(canonical_compare(higher, p) > 0 && canonical_compare(higher, s) < 0);
+    // Canonical names hold no upper-case octet.
+    for (uint8_t c : p)
+      EXPECT_FALSE(c >= 'A' && c <= 'Z');
+  }
+  // A first label ending in \000 has no predecessor made here.
+  EXPECT_EQ(dnssec::covering_predecessor(*text_to_wire("a\\000.example."), before), 0u);
+  // Nor a first label of 63 octets ending in \255 a successor.
+  EXPECT_EQ(dnssec::covering_successor(*text_to_wire(long_label.substr(1) + "\\255.x."), after), 0u);
+}
+
 } // namespace gtmesh::dns

@@ -41,7 +41,10 @@ QUERIES = [
     ("canary", "A", "answer"),         # weighted profile
     ("global", "A", "answer"),         # performance profile with a nested weighted one
     ("legacy", "A", "answer"),         # static rules
-    ("x1.wild", "A", "answer"),        # wildcard (RFC 4592)
+    ("x1.wild", "A", "answer"),        # wildcard (RFC 4592): RRSIG labels 3 and a covering NSEC
+    ("a.b.wild", "A", "answer"),       # two labels below the encloser
+    ("Mixed.Case.WILD", "A", "answer"),
+    ("edge.cdn", "A", "answer"),       # a wildcard CNAME, then the DC-mode answer
     ("host.deep.tree", "A", "answer"),
     ("mail", "MX", "answer"),
     ("txt", "TXT", "answer"),
@@ -225,6 +228,22 @@ def main():
         t.check(status_of(nx) == "NOERROR" and "NXNAME" in nx.replace("TYPE128", "NXNAME") and
                 status_of(dig("127.0.0.1", servers[0].port, "nope.example.com", "A")) == "NXDOMAIN",
                 "NXDOMAIN with DO=1 is a compact denial (NOERROR, NSEC with NXNAME); with DO=0 it stays NXDOMAIN")
+
+        # A wildcard's answer is signed as the wildcard (RRSIG labels 3 for
+        # *.wild.example.com, RFC 4035 5.3.2) with an NSEC covering the next
+        # closer name b.wild.example.com and everything below it.
+        wild = dig("127.0.0.1", servers[0].port, "a.b.wild.example.com", "A", "+dnssec")
+        cover = re.search(r"^(\S+)\s+\d+\s+IN\s+NSEC\s+(\S+) RRSIG NSEC$", wild, re.M)
+        t.check("RRSIG\tA 13 3 60" in wild and cover and cover.group(2) == "b\\000.wild.example.com." and
+                cover.group(1).startswith("a\\255") and cover.group(1).endswith(".wild.example.com."),
+                "a wildcard answer: RRSIG with the wildcard's 3 labels, NSEC from just before the next closer name "
+                "to b\\000.wild.example.com", wild[-600:])
+        ex = run([os.environ.get("GTMESH_BIN", "gtmesh"), "explain", "--config", zones[0]["config"],
+                  "a.b.wild.example.com", "A", "--dnssec"]).stdout
+        claimed = re.search(r"NSEC (\S+) -> (\S+) \[RRSIG NSEC\]", ex)
+        t.check(cover and claimed and claimed.groups() == cover.groups() and "(labels 3," in ex,
+                "gtmesh explain --dnssec names the wildcard's label count and the covering NSEC the server sends",
+                ex.strip()[-300:])
 
         # gtmesh explain --dnssec says what a DO=1 answer carries: the NSEC
         # types it prints are the ones the server sends.

@@ -1,0 +1,62 @@
+#include "core/dnssec/covering_name.hpp"
+
+#include <algorithm>
+
+namespace gtmesh::dnssec {
+
+namespace {
+
+uint8_t lower(uint8_t c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<uint8_t>(c - 'A' + 'a') : c; }
+
+} // namespace
+
+size_t covering_predecessor(std::span<const uint8_t> name, std::array<uint8_t, 255>& out) noexcept {
+  if (name.empty() || name[0] == 0 || name.size() > out.size() || size_t{1} + name[0] >= name.size())
+    return 0;
+  const size_t n = name[0];
+  const uint8_t last = lower(name[n]);
+  if (last == 0)
+    return 0;
+  uint8_t decreased = static_cast<uint8_t>(last - 1);
+  if (decreased >= 'A' && decreased <= 'Z')
+    decreased = '@';
+  const std::span<const uint8_t> parent = name.subspan(1 + n);
+  const size_t label = std::min<size_t>(63, out.size() - 1 - parent.size());
+  out[0] = static_cast<uint8_t>(label);
+  for (size_t i = 1; i < n; ++i)
+    out[i] = lower(name[i]);
+  out[n] = decreased;
+  std::fill(out.begin() + static_cast<std::ptrdiff_t>(n) + 1, out.begin() + static_cast<std::ptrdiff_t>(label) + 1,
+            uint8_t{0xff});
+  for (size_t i = 0; i < parent.size(); ++i)
+    out[1 + label + i] = lower(parent[i]);
+  return 1 + label + parent.size();
+}
+
+size_t covering_successor(std::span<const uint8_t> name, std::array<uint8_t, 255>& out) noexcept {
+  if (name.empty() || name[0] == 0 || name.size() > out.size() || size_t{1} + name[0] >= name.size())
+    return 0;
+  const size_t n = name[0];
+  for (size_t i = 0; i < name.size(); ++i)
+    out[i] = lower(name[i]);
+  if (n < 63 && name.size() < out.size()) {
+    // <label>\000: longer by one octet.
+    std::copy_backward(out.begin() + static_cast<std::ptrdiff_t>(n) + 1,
+                       out.begin() + static_cast<std::ptrdiff_t>(name.size()),
+                       out.begin() + static_cast<std::ptrdiff_t>(name.size()) + 1);
+    out[0] = static_cast<uint8_t>(n + 1);
+    out[n + 1] = 0;
+    return name.size() + 1;
+  }
+  // No room: the label's last octet increased by one (past 'Z' for an
+  // upper-case result, which canonical names never hold).
+  if (out[n] == 0xff)
+    return 0;
+  uint8_t increased = static_cast<uint8_t>(out[n] + 1);
+  if (increased >= 'A' && increased <= 'Z')
+    increased = '[';
+  out[n] = increased;
+  return name.size();
+}
+
+} // namespace gtmesh::dnssec
