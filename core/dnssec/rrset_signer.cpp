@@ -217,8 +217,13 @@ bool rrset_signer::sign(signature& sig, uint32_t now_s) noexcept {
     std::memcpy(sig.bytes.data(), out, signature_size);
   }
   ++counters_.made;
-  counters_.sign_ns += static_cast<uint64_t>(
+  const auto ns = static_cast<uint64_t>(
     std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+  counters_.sign_ns += ns;
+  size_t bucket = 0;
+  while (bucket < sign_bucket_us.size() && ns > uint64_t{sign_bucket_us[bucket]} * 1000)
+    ++bucket;
+  ++counters_.sign_buckets[bucket];
   return true;
 }
 

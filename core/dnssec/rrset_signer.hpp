@@ -39,6 +39,10 @@ struct signature {
   std::array<uint8_t, signature_size> bytes{};
 };
 
+/// Upper bounds of the signing-time buckets, in microseconds (a P-256
+/// signature takes about 25 us, Ed25519 about 38 us; docs/benchmarks.md).
+inline constexpr std::array<uint32_t, 6> sign_bucket_us{10, 25, 50, 100, 250, 1000};
+
 struct signer_counters {
   uint64_t made = 0;
   uint64_t hits = 0;
@@ -46,6 +50,9 @@ struct signer_counters {
   uint64_t evictions = 0;
   uint64_t failures = 0;
   uint64_t sign_ns = 0; ///< time spent signing
+  /// Signatures by signing time: [i] <= sign_bucket_us[i] (and above the
+  /// bound before); the last, above every bound.
+  std::array<uint64_t, sign_bucket_us.size() + 1> sign_buckets{};
 };
 
 class rrset_signer {

@@ -1,6 +1,7 @@
 #include "core/dnssec/zone_keys.hpp"
 
 #include "core/dns/wire/name.hpp"
+#include "core/dnssec/bind_key_file.hpp"
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
@@ -90,15 +91,32 @@ std::optional<zone_key> load_key_file(const std::string& path, uint8_t algorithm
     error = path + ": " + std::strerror(errno);
     return std::nullopt;
   }
-  ERR_clear_error();
-  EVP_PKEY* pkey = PEM_read_PrivateKey(f, nullptr, nullptr, nullptr);
+  std::string text;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0 && text.size() < (1u << 20);)
+    text.append(buf, n);
   std::fclose(f);
-  if (!pkey) {
-    error = path + ": not a PEM private key (" + openssl_error() + ")";
-    return std::nullopt;
-  }
   zone_key k;
-  k.pkey.reset(pkey, EVP_PKEY_free);
+  uint16_t flags = csk_flags;
+  EVP_PKEY* pkey = nullptr;
+  if (is_bind_private_key(text)) {
+    bind_key b = read_bind_private_key(text, path, algorithm, error);
+    if (!b.pkey)
+      return std::nullopt;
+    k.pkey = b.pkey;
+    pkey = b.pkey.get();
+    flags = b.flags;
+  } else {
+    ERR_clear_error();
+    BIO* bio = BIO_new_mem_buf(text.data(), static_cast<int>(text.size()));
+    pkey = bio ? PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr) : nullptr;
+    BIO_free(bio);
+    if (!pkey) {
+      error = path + ": neither a PEM private key nor a BIND K*.private file (" + openssl_error() + ")";
+      return std::nullopt;
+    }
+    k.pkey.reset(pkey, EVP_PKEY_free);
+  }
   if (!key_is(pkey, algorithm)) {
     error = path + ": not a key of algorithm " + algorithm_name(algorithm) + " (" +
             std::to_string(algorithm) + "), which the zone's dnssec.algorithm names";
@@ -111,7 +129,7 @@ std::optional<zone_key> load_key_file(const std::string& path, uint8_t algorithm
   }
   k.algorithm = algorithm;
   k.file = path;
-  k.dnskey_rdata = {static_cast<uint8_t>(csk_flags >> 8), static_cast<uint8_t>(csk_flags & 0xff), 3, algorithm};
+  k.dnskey_rdata = {static_cast<uint8_t>(flags >> 8), static_cast<uint8_t>(flags & 0xff), 3, algorithm};
   k.dnskey_rdata.insert(k.dnskey_rdata.end(), pub.begin(), pub.end());
   k.tag = key_tag(k.dnskey_rdata);
   return k;

@@ -1,8 +1,9 @@
 #pragma once
 
-// The keys a zone is signed with (docs/dnssec.md): PEM private keys read
-// from files on each node (never from the pushed config), their DNSKEY
-// RDATA, key tags (RFC 4034 appendix B) and DS digests (RFC 4509, SHA-256).
+// The keys a zone is signed with (docs/dnssec.md): private keys (PEM, or
+// BIND K*.private) read from files on each node (never from the pushed
+// config), their DNSKEY RDATA, key tags (RFC 4034 appendix B) and DS
+// digests (RFC 4509, SHA-256).
 // Built once per config version by compile_plan; shared read-only by every
 // responder thread (an EVP_PKEY is safe to sign with from several threads,
 // each with its own EVP_MD_CTX).
@@ -51,7 +52,8 @@ struct zone_keys {
   std::vector<std::span<const uint8_t>> dnskey_set;
 };
 
-/// Reads one PEM private key file of `algorithm`; nullopt with `error`
+/// Reads one private key file of `algorithm`, PEM or BIND K*.private
+/// (bind_key_file.hpp); nullopt with `error`
 /// naming the file and what is wrong.
 std::optional<zone_key> load_key_file(const std::string& path, uint8_t algorithm, std::string& error);
 

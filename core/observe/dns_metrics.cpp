@@ -60,6 +60,14 @@ constexpr placement placements[] = {
   {dns_counter::rrsig_cache_hits, "gtmesh_dnssec_signatures_total", "event", "cache_hit"},
   {dns_counter::rrsig_cache_evictions, "gtmesh_dnssec_signatures_total", "event", "cache_eviction"},
   {dns_counter::rrsig_failures, "gtmesh_dnssec_signatures_total", "event", "failed"},
+  // The signing-time histogram (no family: built below from these).
+  {dns_counter::rrsig_sign_ns, nullptr, nullptr, nullptr},
+  {dns_counter::rrsig_sign_le_10us, nullptr, nullptr, nullptr},
+  {dns_counter::rrsig_sign_le_25us, nullptr, nullptr, nullptr},
+  {dns_counter::rrsig_sign_le_50us, nullptr, nullptr, nullptr},
+  {dns_counter::rrsig_sign_le_100us, nullptr, nullptr, nullptr},
+  {dns_counter::rrsig_sign_le_250us, nullptr, nullptr, nullptr},
+  {dns_counter::rrsig_sign_le_1ms, nullptr, nullptr, nullptr},
   {dns_counter::qtype_a, "gtmesh_dns_queries_by_type_total", "qtype", "A"},
   {dns_counter::qtype_aaaa, "gtmesh_dns_queries_by_type_total", "qtype", "AAAA"},
   {dns_counter::qtype_cname, "gtmesh_dns_queries_by_type_total", "qtype", "CNAME"},
@@ -105,6 +113,8 @@ void append_dns_metrics(const dns::dns_counters& c, uint64_t snapshot_generation
   std::map<std::string, size_t> at; // family name -> position in `built`
   std::vector<family> built;
   for (const auto& p : placements) {
+    if (!p.family)
+      continue;
     auto [it, fresh] = at.try_emplace(p.family, built.size());
     if (fresh)
       built.push_back(counter(p.family, helps.at(p.family)));
@@ -115,6 +125,18 @@ void append_dns_metrics(const dns::dns_counters& c, uint64_t snapshot_generation
   }
   for (auto& f : built)
     f.append_to(out);
+  // Upper bounds 10 us .. 1 ms (dnssec::sign_bucket_us).
+  static constexpr double sign_bounds[] = {0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.001};
+  static_assert(std::size(sign_bounds) == static_cast<size_t>(dns_counter::rrsig_sign_le_1ms) -
+                                            static_cast<size_t>(dns_counter::rrsig_sign_le_10us) + 1);
+  uint64_t sign_counts[std::size(sign_bounds)];
+  for (size_t i = 0; i < std::size(sign_bounds); ++i)
+    sign_counts[i] = c.values[static_cast<size_t>(dns_counter::rrsig_sign_le_10us) + i];
+  histogram("gtmesh_dnssec_signing_duration_seconds",
+            "Time to make one RRSIG (a signature cache miss), per signature.")
+    .add_histogram(sign_bounds, sign_counts, c[dns_counter::rrsig_made],
+                   static_cast<double>(c[dns_counter::rrsig_sign_ns]) / 1e9)
+    .append_to(out);
   gauge("gtmesh_dns_snapshot_generation", "Generation of the routing snapshot the DNS responder answers from.")
     .add(static_cast<double>(snapshot_generation))
     .append_to(out);

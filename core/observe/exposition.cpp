@@ -25,16 +25,22 @@ family& family::add(double value, label_list labels) {
 }
 
 family& family::add(const latency_histogram& h, label_list labels) {
+  return add_histogram(latency_histogram::bounds, std::span<const uint64_t>(h.counts).first(h.bounds.size()), h.count,
+                       h.sum_seconds, std::move(labels));
+}
+
+family& family::add_histogram(std::span<const double> bounds, std::span<const uint64_t> counts, uint64_t count,
+                              double sum_seconds, label_list labels) {
   prometheus::ClientMetric m;
   m.label = std::move(labels);
-  m.histogram.sample_count = h.count;
-  m.histogram.sample_sum = h.sum_seconds;
+  m.histogram.sample_count = count;
+  m.histogram.sample_sum = sum_seconds;
   uint64_t cumulative = 0;
-  for (size_t i = 0; i < latency_histogram::bounds.size(); ++i) {
-    cumulative += h.counts[i];
-    m.histogram.bucket.push_back({cumulative, latency_histogram::bounds[i]});
+  for (size_t i = 0; i < bounds.size() && i < counts.size(); ++i) {
+    cumulative += counts[i];
+    m.histogram.bucket.push_back({cumulative, bounds[i]});
   }
-  m.histogram.bucket.push_back({h.count, std::numeric_limits<double>::infinity()});
+  m.histogram.bucket.push_back({count, std::numeric_limits<double>::infinity()});
   f_.metric.push_back(std::move(m));
   return *this;
 }

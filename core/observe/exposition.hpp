@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,10 @@ public:
 
   family& add(double value, label_list labels = {});
   family& add(const latency_histogram& h, label_list labels = {});
+  /// A histogram sample from per-bucket (not cumulative) counts, one per
+  /// bound in seconds; `count` includes those above the last bound.
+  family& add_histogram(std::span<const double> bounds, std::span<const uint64_t> counts, uint64_t count,
+                        double sum_seconds, label_list labels = {});
   void append_to(families& out);
 
 private:

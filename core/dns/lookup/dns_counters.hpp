@@ -58,6 +58,15 @@ enum class dns_counter : uint8_t {
   rrsig_cache_hits,   ///< RRSIGs served from the signature cache
   rrsig_cache_evictions, ///< valid cached signatures pushed out by new ones
   rrsig_failures,     ///< RRsets that could not be signed (sent without RRSIG)
+  rrsig_sign_ns,      ///< time spent making signatures, in nanoseconds
+  // Signatures made by signing time (dnssec::sign_bucket_us; above 1 ms:
+  // rrsig_made minus these): the signing-time histogram.
+  rrsig_sign_le_10us,
+  rrsig_sign_le_25us,
+  rrsig_sign_le_50us,
+  rrsig_sign_le_100us,
+  rrsig_sign_le_250us,
+  rrsig_sign_le_1ms,
   // Well-formed queries by QTYPE (qtype_counter() maps a type to one; every
   // type not listed counts as qtype_other, so the set stays bounded).
   qtype_a,

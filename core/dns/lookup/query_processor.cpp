@@ -46,6 +46,10 @@ dnssec::rrset_signer& query_processor::signer() {
   return *signer_;
 }
 
+static_assert(dnssec::sign_bucket_us.size() == static_cast<size_t>(dns_counter::rrsig_sign_le_1ms) -
+                                                  static_cast<size_t>(dns_counter::rrsig_sign_le_10us) + 1,
+              "one counter per signing-time bucket");
+
 void query_processor::count_signing() {
   if (!signer_)
     return;
@@ -54,6 +58,10 @@ void query_processor::count_signing() {
   counters_.bump(dns_counter::rrsig_cache_hits, c.hits - signer_seen_.hits);
   counters_.bump(dns_counter::rrsig_cache_evictions, c.evictions - signer_seen_.evictions);
   counters_.bump(dns_counter::rrsig_failures, c.failures - signer_seen_.failures);
+  counters_.bump(dns_counter::rrsig_sign_ns, c.sign_ns - signer_seen_.sign_ns);
+  for (size_t i = 0; i < dnssec::sign_bucket_us.size(); ++i)
+    counters_.bump(static_cast<dns_counter>(static_cast<size_t>(dns_counter::rrsig_sign_le_10us) + i),
+                   c.sign_buckets[i] - signer_seen_.sign_buckets[i]);
   signer_seen_ = c;
 }
 

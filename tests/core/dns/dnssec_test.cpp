@@ -311,3 +311,66 @@ TEST(dnssec, a_wildcard_proof_covers_the_next_closer_name_and_everything_below_i
 }
 
 } // namespace gtmesh::dns
+
+namespace gtmesh::dns {
+
+namespace {
+
+std::string write_file(const std::string& name, const std::string& text) {
+  auto d = std::filesystem::temp_directory_path() / ("gtmesh-bind-keys-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(d);
+  const std::string path = (d / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+} // namespace
+
+TEST(dnssec, bind_private_key_files_give_the_rfc_examples_keys_and_tags) {
+  // RFC 6605 6.1 and RFC 8080 6 (example 1): private keys in BIND's format
+  // with the DNSKEY and key tag the RFCs print.
+  struct example {
+    uint8_t algorithm;
+    const char* private_key;
+    const char* dnskey;
+    uint16_t tag;
+  };
+  const example examples[] = {
+    {13, "GU6SnQ/Ou+xC5RumuIUIuJZteXT2z0O/ok1s38Et6mQ=",
+     "example.net. 3600 IN DNSKEY 257 3 13 GojIhhXUN/u4v54ZQqGSnyhWJwaubCvTmeexv7bR6edbkrSqQpF64cYbcB7wNcP+e+MAnLr+Wi9xMWyQLc8NAA==",
+     55648},
+    {15, "ODIyNjAzODQ2MjgwODAxMjI2NDUxOTAyMDQxNDIyNjI=",
+     "example.net. 3600 IN DNSKEY 257 3 15 l02Woi0iS8Aa25FQkUd9RMzZHJpBoRQwAQEX1SxZJA4=", 3613},
+  };
+  for (const example& e : examples) {
+    const std::string path = write_file("Kexample.net.+0" + std::to_string(e.algorithm) + ".private",
+                                        "Private-key-format: v1.3\nAlgorithm: " + std::to_string(e.algorithm) +
+                                          " (X)\nPrivateKey: " + e.private_key + "\n");
+    std::string error;
+    auto k = dnssec::load_key_file(path, e.algorithm, error);
+    ASSERT_TRUE(k) << error;
+    EXPECT_EQ(dnssec::dnskey_record("example.net.", *k, 3600), e.dnskey);
+    EXPECT_EQ(k->tag, e.tag);
+    // The other algorithm named in the config: an error naming the file.
+    EXPECT_FALSE(dnssec::load_key_file(path, e.algorithm == 13 ? 15 : 13, error));
+    EXPECT_NE(error.find(path), std::string::npos) << error;
+    EXPECT_NE(error.find("a BIND key of algorithm " + std::to_string(e.algorithm)), std::string::npos) << error;
+  }
+  // The .key beside it gives the flags (a ZSK here): the tag follows them.
+  const std::string zsk = write_file("Kzsk.+013.private", "Private-key-format: v1.3\nAlgorithm: 13 (ECDSAP256SHA256)\n"
+                                                          "PrivateKey: GU6SnQ/Ou+xC5RumuIUIuJZteXT2z0O/ok1s38Et6mQ=\n");
+  write_file("Kzsk.+013.key", "; a comment\nexample.net. IN DNSKEY 256 3 13 GojIhhXU...\n");
+  std::string error;
+  auto k = dnssec::load_key_file(zsk, 13, error);
+  ASSERT_TRUE(k) << error;
+  EXPECT_EQ((k->dnskey_rdata[0] << 8) | k->dnskey_rdata[1], 256);
+  EXPECT_EQ(k->tag, 55648 - 1); // flags 256 instead of 257: the checksum one lower
+  // A broken PrivateKey line is named.
+  for (const char* bad : {"PrivateKey: GU6SnQ\n", "PrivateKey: !!!!\n", ""}) {
+    const std::string p = write_file("Kbad.private", std::string("Private-key-format: v1.3\nAlgorithm: 13\n") + bad);
+    EXPECT_FALSE(dnssec::load_key_file(p, 13, error)) << bad;
+    EXPECT_NE(error.find(p + ": PrivateKey: "), std::string::npos) << error;
+  }
+}
+
+} // namespace gtmesh::dns

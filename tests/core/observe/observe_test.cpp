@@ -62,18 +62,33 @@ TEST(exposition, families_without_samples_are_left_out_and_types_are_declared) {
 TEST(dns_metrics, every_counter_appears_once_with_its_value) {
   dns::dns_counters c;
   double total = 0;
+  const size_t sign_first = static_cast<size_t>(dns::dns_counter::rrsig_sign_ns);
+  const size_t sign_last = static_cast<size_t>(dns::dns_counter::rrsig_sign_le_1ms);
   for (size_t i = 0; i < dns::dns_counter_count; ++i) {
     c.values[i] = i + 1;
-    total += static_cast<double>(i + 1);
+    if (i < sign_first || i > sign_last) // the signing-time histogram's parts are checked below
+      total += static_cast<double>(i + 1);
   }
   families f;
   append_dns_metrics(c, 7, f);
-  auto s = samples(to_text(f));
+  const std::string text = to_text(f);
+  auto s = samples(text);
   double sum = 0;
   for (const auto& [series, v] : s)
-    if (series != "gtmesh_dns_snapshot_generation")
+    if (series != "gtmesh_dns_snapshot_generation" && series.rfind("gtmesh_dnssec_signing_duration_seconds", 0) != 0)
       sum += v;
   EXPECT_EQ(sum, total) << "each counter's value exactly once";
+  // The signing-time histogram: cumulative buckets of 10 us .. 1 ms, the
+  // count is every signature made, the sum the time in seconds.
+  const std::string h = "gtmesh_dnssec_signing_duration_seconds";
+  auto value = [&](dns::dns_counter k) { return static_cast<double>(c[k]); };
+  EXPECT_NE(text.find("# TYPE " + h + " histogram"), std::string::npos) << text;
+  EXPECT_EQ(s[h + "_bucket{le=\"1e-05\"}"], value(dns::dns_counter::rrsig_sign_le_10us)) << text;
+  EXPECT_EQ(s[h + "_bucket{le=\"2.5e-05\"}"],
+            value(dns::dns_counter::rrsig_sign_le_10us) + value(dns::dns_counter::rrsig_sign_le_25us));
+  EXPECT_EQ(s[h + "_bucket{le=\"+Inf\"}"], value(dns::dns_counter::rrsig_made));
+  EXPECT_EQ(s[h + "_count"], value(dns::dns_counter::rrsig_made));
+  EXPECT_DOUBLE_EQ(s[h + "_sum"], value(dns::dns_counter::rrsig_sign_ns) / 1e9);
   EXPECT_EQ(s["gtmesh_dns_queries_total{transport=\"udp\"}"], 1 + static_cast<int>(dns::dns_counter::udp_queries));
   EXPECT_EQ(s["gtmesh_dns_responses_total{rcode=\"NXDOMAIN\"}"], 1 + static_cast<int>(dns::dns_counter::nxdomain));
   EXPECT_EQ(s["gtmesh_dns_queries_by_type_total{qtype=\"AAAA\"}"], 1 + static_cast<int>(dns::dns_counter::qtype_aaaa));

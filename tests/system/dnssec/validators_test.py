@@ -10,6 +10,7 @@ configs/examples/dnssec.yaml under another zone name and key:
   ed.example    Ed25519 (15)      the same
   bad.example   signed with a key the validators were not given: bogus
   old.example   served 30 days in the past (faketime): signatures expired
+  bind.example  a BIND key file (dnssec-keygen, a ZSK of flags 256): validates
 """
 
 import os
@@ -71,6 +72,16 @@ def keygen(workdir, zone, algorithm):
     if r.returncode != 0:
         raise RuntimeError("keygen: " + r.stderr)
     return re.search(r"^wrote (\S+)", r.stdout, re.M).group(1)
+
+
+def bind_keygen(workdir, zone):
+    """A BIND K*.private key (dnssec-keygen, ECDSA P-256, a ZSK: flags 256)."""
+    d = os.path.join(workdir, "keys-" + zone)
+    os.makedirs(d)
+    r = run(["dnssec-keygen", "-q", "-K", d, "-a", "ECDSAP256SHA256", zone])
+    if r.returncode != 0:
+        raise RuntimeError("dnssec-keygen: " + r.stderr)
+    return os.path.join(d, r.stdout.strip() + ".private")
 
 
 def render(workdir, zone, key, algorithm):
@@ -182,7 +193,8 @@ def delv(port, anchors, zone, qname, qtype):
 
 
 def main():
-    missing = [b for b in ("dig", "delv", "unbound", "pdns_recursor", "kresd") if not shutil.which(b)]
+    missing = [b for b in ("dig", "delv", "unbound", "pdns_recursor", "kresd", "dnssec-keygen", "dnssec-dsfromkey")
+               if not shutil.which(b)]
     if not os.path.exists(FAKETIME_LIB):
         missing.append(FAKETIME_LIB)
     if missing:
@@ -194,10 +206,16 @@ def main():
     try:
         zones = []
         for zone, alg, fake in (("example.com.", "ecdsap256sha256", None), ("ed.example.", "ed25519", None),
-                                ("bad.example.", "ecdsap256sha256", None), ("old.example.", "ecdsap256sha256", "-30d")):
-            key = keygen(workdir, zone, alg)
+                                ("bad.example.", "ecdsap256sha256", None), ("old.example.", "ecdsap256sha256", "-30d"),
+                                ("bind.example.", "ecdsap256sha256", None)):
+            key = bind_keygen(workdir, zone) if zone == "bind.example." else keygen(workdir, zone, alg)
             config = render(workdir, zone.rstrip("."), key, alg)
             ds, dnskey = trust_anchor(config, zone)
+            if zone == "bind.example.":
+                bind_ds = run(["dnssec-dsfromkey", "-2", key[:-len(".private")] + ".key"]).stdout.strip()
+                t.check(bind_ds.lower() == ds.lower() and " 256 3 13 " in dnskey,
+                        "a BIND K*.private key: gtmeshctl dnssec ds prints what dnssec-dsfromkey does, flags 256 kept",
+                        f"{ds} vs {bind_ds}")
             if zone == "bad.example.":
                 # The validators get another key's anchor: what is served cannot chain to it.
                 text = open(config).read().replace("key: " + key, "key: " + keygen(workdir, "bad2.example.", alg))
@@ -217,7 +235,8 @@ def main():
                 s.start()
             servers.append(s)
             zones.append({"zone": zone, "port": s.port, "ds": ds, "dnskey": dnskey, "config": config})
-        t.check(True, "4 gtmesh serve signing the shipped example under 4 zone names (keys by gtmeshctl dnssec keygen)")
+        t.check(True, "5 gtmesh serve signing the shipped example under 5 zone names (keys by gtmeshctl dnssec "
+                "keygen, one by BIND's dnssec-keygen)")
 
         # The unsigned view stays what it was: DO=0 carries no DNSSEC record.
         plain = dig("127.0.0.1", servers[0].port, "www.example.com", "A")
@@ -262,7 +281,7 @@ def main():
         t.check("RRSIG CNAME over the 1 answer record(s) (labels 3, original TTL 60" in ex,
                 "gtmesh explain --dnssec names the RRSIG of an answer", ex.strip()[-200:])
 
-        good = [z for z in zones if z["zone"] in ("example.com.", "ed.example.")]
+        good = [z for z in zones if z["zone"] in ("example.com.", "ed.example.", "bind.example.")]
         # delv (BIND's validator) against each server directly.
         for z in zones:
             anchors = os.path.join(workdir, "anchors-" + z["zone"] + "conf")
@@ -314,6 +333,10 @@ def main():
                 and c.get("rrsig_failures", 1) == 0,
                 "the signer counts: signed responses %s, made %s, cache hits %s, failures %s"
                 % (c.get("dnssec_signed"), c.get("rrsig_made"), c.get("rrsig_cache_hits"), c.get("rrsig_failures")))
+        buckets = sum(c.get(k, 0) for k in c if k.startswith("rrsig_sign_le_"))
+        t.check(c.get("rrsig_sign_ns", 0) > 0 and 0 < buckets <= c.get("rrsig_made", 0),
+                "the signing-time histogram: %s of %s signatures within 1 ms, %.1f us each on average"
+                % (buckets, c.get("rrsig_made"), c.get("rrsig_sign_ns", 0) / 1000 / max(1, c.get("rrsig_made", 1))))
     finally:
         for v in validators:
             if v.proc.poll() is None:
