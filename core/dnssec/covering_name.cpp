@@ -10,6 +10,27 @@ uint8_t lower(uint8_t c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<ui
 
 } // namespace
 
+int canonical_compare(std::span<const uint8_t> a, std::span<const uint8_t> b) noexcept {
+  // Label starts, root first.
+  std::array<uint8_t, 128> la, lb;
+  size_t na = 0, nb = 0;
+  for (size_t i = 0; i < a.size() && a[i] != 0 && na < la.size(); i += 1 + a[i])
+    la[na++] = static_cast<uint8_t>(i);
+  for (size_t i = 0; i < b.size() && b[i] != 0 && nb < lb.size(); i += 1 + b[i])
+    lb[nb++] = static_cast<uint8_t>(i);
+  for (size_t k = 0; k < na && k < nb; ++k) {
+    const uint8_t* x = a.data() + la[na - 1 - k];
+    const uint8_t* y = b.data() + lb[nb - 1 - k];
+    const size_t n = std::min(x[0], y[0]);
+    for (size_t i = 1; i <= n; ++i)
+      if (lower(x[i]) != lower(y[i]))
+        return lower(x[i]) < lower(y[i]) ? -1 : 1;
+    if (x[0] != y[0])
+      return x[0] < y[0] ? -1 : 1;
+  }
+  return na == nb ? 0 : na < nb ? -1 : 1;
+}
+
 size_t covering_predecessor(std::span<const uint8_t> name, std::array<uint8_t, 255>& out) noexcept {
   if (name.empty() || name[0] == 0 || name.size() > out.size() || size_t{1} + name[0] >= name.size())
     return 0;

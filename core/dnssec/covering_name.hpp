@@ -20,6 +20,11 @@
 
 namespace gtmesh::dnssec {
 
+/// RFC 4034 6.1 canonical order of two names (uncompressed wire form):
+/// labels compared from the root down as lowercased octet strings, a name
+/// before the names below it. Negative, 0 or positive.
+int canonical_compare(std::span<const uint8_t> a, std::span<const uint8_t> b) noexcept;
+
 /// Writes the predecessor of `name` (uncompressed wire form, not the root)
 /// to `out` and returns its length; 0 when none is made here (the first
 /// label ends in a \000 octet).

@@ -81,8 +81,10 @@ void rrset_signer::start(const zone_keys& keys, bool wildcard, std::span<const u
   owner_[1] = '*';
   for (size_t i = 0; i < owner.size(); ++i)
     owner_[prefix + i] = lower(owner[i]);
-  for (size_t i = prefix; i < owner_len_ && owner_[i] != 0; i += 1 + owner_[i])
+  for (size_t i = 0; i < owner_len_ && owner_[i] != 0; i += 1 + owner_[i])
     ++labels_;
+  if (owner_len_ >= 2 && owner_[0] == 1 && owner_[1] == '*')
+    --labels_; // a wildcard's own label is not counted (RFC 4034 3.1.3)
 }
 
 void rrset_signer::add_rdata(std::span<const uint8_t> rdata, size_t name_from, size_t name_to) noexcept {

@@ -65,7 +65,7 @@ public:
   rrset_signer& operator=(const rrset_signer&) = delete;
 
   /// Starts an RRset owned by `owner` (wire form, any case), its labels
-  /// counted for the RRSIG.
+  /// counted for the RRSIG (a leading `*` label is not, RFC 4034 3.1.3).
   void begin(const zone_keys& keys, std::span<const uint8_t> owner, uint16_t type, uint32_t ttl) noexcept;
   /// Starts an RRset synthesized from the wildcard `*.<encloser>`: it is
   /// signed as the wildcard's, with the encloser's label count (RFC 4035

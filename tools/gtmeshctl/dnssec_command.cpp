@@ -2,12 +2,19 @@
 
 #include "core/config/config_loader.hpp"
 #include "core/dns/wire/name.hpp"
+#include "core/dns/lookup/denial_types.hpp"
+#include "core/dns/lookup/response_writer.hpp"
+#include "core/dnssec/covering_name.hpp"
+#include "core/dnssec/rrset_signer.hpp"
 #include "core/dnssec/zone_keys.hpp"
 #include "core/routing/all_methods.hpp"
+#include "core/routing/routing_plan.hpp"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
+#include <ctime>
 #include <filesystem>
+#include <map>
 #include <unistd.h>
 
 namespace gtmesh::cli {
@@ -17,7 +24,8 @@ namespace {
 int usage() {
   std::fputs("usage: gtmeshctl dnssec keygen ZONE [--algorithm ecdsap256sha256|ed25519] [--dir DIR]\n"
              "       gtmeshctl dnssec ds ZONE --config FILE\n"
-             "       gtmeshctl dnssec rollover-plan ZONE --config FILE\n",
+             "       gtmeshctl dnssec rollover-plan ZONE --config FILE\n"
+             "       gtmeshctl dnssec dump-static ZONE --config FILE\n",
              stderr);
   return 2;
 }
@@ -137,6 +145,132 @@ int with_zone_keys(const std::string& zone_name, const dnssec_options& o, bool p
   return 0;
 }
 
+/// One record as RFC 3597 generic text: any verifier parses it whatever
+/// the type, and no RDATA formatting of ours stands between the bytes
+/// signed and the bytes checked.
+void print_generic(std::span<const uint8_t> owner, uint16_t type, uint32_t ttl, std::span<const uint8_t> rdata) {
+  std::string hex;
+  static const char digits[] = "0123456789abcdef";
+  for (uint8_t b : rdata) {
+    hex.push_back(digits[b >> 4]);
+    hex.push_back(digits[b & 15]);
+  }
+  std::printf("%s %u IN TYPE%u \\# %zu %s\n", dns::wire_to_text(owner).c_str(), ttl, type, rdata.size(),
+              hex.empty() ? "" : hex.c_str());
+}
+
+/// The static part of a signed zone (plain records, SOA, NS, DNSKEY) with
+/// the RRSIGs gtmesh's signer makes and a full NSEC chain over those names,
+/// for BIND's dnssec-verify and ldns-verify-zone to check offline. Names
+/// with dynamic answers are left out, so this is a check, not a zone to
+/// serve (docs/dnssec.md).
+int dump_static(const std::string& zone_name, const dnssec_options& o) {
+  if (o.config.empty())
+    return usage();
+  load_result loaded = load_config_file(o.config, routing_methods());
+  if (!loaded.ok()) {
+    std::fputs(loaded.report().c_str(), stderr);
+    return 1;
+  }
+  compile_result compiled = compile_plan(loaded.cfg, 1);
+  if (!compiled.plan) {
+    std::fprintf(stderr, "gtmeshctl: %s\n", compiled.error.c_str());
+    return 1;
+  }
+  const routing_plan& plan = *compiled.plan;
+  const std::string want = dns::canonical_text(zone_name);
+  uint32_t zi = 0;
+  while (zi < plan.zones.size() && plan.zones[zi].source->name != want)
+    ++zi;
+  if (zi == plan.zones.size() || !plan.zones[zi].keys) {
+    std::fprintf(stderr, "gtmeshctl: %s has no zone %s with dnssec:\n", o.config.c_str(), zone_name.c_str());
+    return 1;
+  }
+  const zone_plan& z = plan.zones[zi];
+  const dnssec::zone_keys& keys = *z.keys;
+
+  struct rrset {
+    uint16_t type = 0;
+    uint32_t ttl = 0;
+    std::vector<uint32_t> rdata; ///< plan rdata ids (empty: the DNSKEY set)
+  };
+  auto less = [](const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+    return dnssec::canonical_compare(a, b) < 0;
+  };
+  std::map<std::vector<uint8_t>, std::vector<rrset>, decltype(less)> names(less);
+  for (const record_plan& r : plan.records) {
+    if (r.zone != zi || r.mode != record_mode::plain || r.plain.count == 0)
+      continue;
+    std::vector<uint8_t> owner = *dns::text_to_wire(std::string(r.name));
+    for (auto& c : owner)
+      c = dns::lower(c);
+    rrset set{static_cast<uint16_t>(r.type), r.ttl, {}};
+    for (uint32_t i = 0; i < r.plain.count; ++i)
+      set.rdata.push_back(plan.answers[r.plain.first + i].rdata);
+    names[owner].push_back(std::move(set));
+  }
+  names[keys.apex].push_back(rrset{dns::type_dnskey, keys.dnskey_ttl, {}});
+
+  const uint32_t now = static_cast<uint32_t>(std::time(nullptr));
+  dnssec::rrset_signer signer;
+  auto print_rrsig = [&](std::span<const uint8_t> owner, const dnssec::signature* sig) {
+    if (!sig)
+      return false;
+    std::vector<uint8_t> rdata(18);
+    dnssec::write_rrsig_header(*sig, rdata.data());
+    rdata.insert(rdata.end(), keys.apex.begin(), keys.apex.end());
+    rdata.insert(rdata.end(), sig->bytes.begin(), sig->bytes.end());
+    print_generic(owner, dns::type_rrsig, sig->original_ttl, rdata);
+    return true;
+  };
+  std::printf("; the static part of %s signed by gtmesh (key tag %u), for dnssec-verify / ldns-verify-zone\n",
+              z.source->name.c_str(), keys.signing.tag);
+  for (auto it = names.begin(); it != names.end(); ++it) {
+    const std::vector<uint8_t>& owner = it->first;
+    dns::nsec_bitmap bitmap{};
+    auto set_type = [&](uint16_t t) { bitmap[t / 8] |= static_cast<uint8_t>(0x80 >> (t % 8)); };
+    for (const rrset& set : it->second) {
+      set_type(set.type);
+      if (set.rdata.empty()) {
+        signer.begin(keys, owner, set.type, set.ttl);
+        for (const auto& k : keys.dnskey_set) {
+          print_generic(owner, set.type, set.ttl, k);
+          signer.add_rdata(k);
+        }
+      } else {
+        signer.begin(keys, owner, set.type, set.ttl);
+        for (uint32_t id : set.rdata) {
+          const rdata_entry& e = plan.rdata[id];
+          const std::span<const uint8_t> bytes{plan.rdata_bytes.data() + e.offset, e.length};
+          print_generic(owner, set.type, set.ttl, bytes);
+          const auto [from, to] = dns::response_writer::rdata_name_bytes(plan, id);
+          signer.add_rdata(bytes, from, to);
+        }
+      }
+      if (!print_rrsig(owner, signer.finish(now))) {
+        std::fprintf(stderr, "gtmeshctl: %s type %u could not be signed\n", dns::wire_to_text(owner).c_str(),
+                     set.type);
+        return 1;
+      }
+    }
+    set_type(dns::type_rrsig);
+    set_type(dns::type_nsec);
+    auto next = std::next(it) == names.end() ? names.begin() : std::next(it);
+    std::vector<uint8_t> nsec(next->first);
+    const size_t name_end = nsec.size();
+    const size_t octets = dns::bitmap_length(bitmap);
+    nsec.push_back(0);
+    nsec.push_back(static_cast<uint8_t>(octets));
+    nsec.insert(nsec.end(), bitmap.begin(), bitmap.begin() + static_cast<std::ptrdiff_t>(octets));
+    print_generic(owner, dns::type_nsec, z.negative_ttl, nsec);
+    signer.begin(keys, owner, dns::type_nsec, z.negative_ttl);
+    signer.add_rdata(nsec, 0, name_end);
+    if (!print_rrsig(owner, signer.finish(now)))
+      return 1;
+  }
+  return 0;
+}
+
 } // namespace
 
 int dnssec_command(const std::vector<std::string>& pos, const dnssec_options& options) {
@@ -148,6 +282,8 @@ int dnssec_command(const std::vector<std::string>& pos, const dnssec_options& op
     return with_zone_keys(pos[2], options, false);
   if (pos[1] == "rollover-plan")
     return with_zone_keys(pos[2], options, true);
+  if (pos[1] == "dump-static")
+    return dump_static(pos[2], options);
   return usage();
 }
 

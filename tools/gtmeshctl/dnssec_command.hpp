@@ -1,6 +1,6 @@
 #pragma once
 
-// gtmeshctl dnssec keygen|ds|rollover-plan (docs/dnssec.md): local commands,
+// gtmeshctl dnssec keygen|ds|rollover-plan|dump-static (docs/dnssec.md): local commands,
 // no decider is asked. Keys are made and read with OpenSSL (core/dnssec).
 
 #include <string>
@@ -11,7 +11,7 @@ namespace gtmesh::cli {
 struct dnssec_options {
   std::string dir = ".";           ///< keygen: where the key file goes
   std::string algorithm = "ecdsap256sha256";
-  std::string config;              ///< ds, rollover-plan: the config naming the keys
+  std::string config;              ///< ds, rollover-plan, dump-static: the config naming the keys
 };
 
 /// `pos` is the command line from "dnssec" on; returns the exit code.

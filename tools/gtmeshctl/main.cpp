@@ -18,6 +18,7 @@
 //     ca issue NODE --role decider|agent|operator [--dc DC [--instance I]] [--dir DIR]   a certificate for NODE
 //                                  (an agent's binds its instance: --instance, else NODE)
 //     dnssec keygen ZONE [--algorithm A] [--dir DIR] | dnssec ds ZONE --config F | dnssec rollover-plan ZONE --config F
+//     | dnssec dump-static ZONE --config F
 //                                  DNSSEC keys (docs/dnssec.md); local, no decider asked
 //     ca revoke NODE|SERIAL [--dir DIR]   revoke a certificate through the deciders' log: every
 //                                  decider closes links using it and refuses it (docs/mesh.md)
@@ -70,7 +71,7 @@ int usage() {
              "  ca init [--dir DIR] [--cluster NAME] | ca issue NODE --role decider|agent|operator [--dc DC [--instance I]] [--dir DIR]\n"
              "  ca revoke NODE|SERIAL [--dir DIR]\n"
              "  dnssec keygen ZONE [--algorithm ecdsap256sha256|ed25519] [--dir DIR] | dnssec ds ZONE --config FILE\n"
-             "  dnssec rollover-plan ZONE --config FILE\n"
+             "  dnssec rollover-plan ZONE --config FILE | dnssec dump-static ZONE --config FILE\n"
              "  enroll DC [--http ADDR] [--etc DIR] [--no-start]   (with --decider and the agent's --tls-*)\n",
              stderr);
   return 2;
