@@ -34,10 +34,14 @@ std::vector<uint8_t> base64(const std::string& text) {
                                 static_cast<int>(text.size()));
   if (n < 0)
     return {};
-  size_t len = static_cast<size_t>(n);
-  for (size_t i = text.size(); i > 0 && text[i - 1] == '='; --i)
-    --len; // EVP_DecodeBlock counts the padding as zero bytes
-  out.resize(len);
+  // EVP_DecodeBlock counts the padding as zero bytes; base64 has at most two.
+  size_t padding = 0;
+  for (size_t i = text.size(); i > 0 && text[i - 1] == '=' && padding < 3; --i)
+    ++padding;
+  const size_t len = static_cast<size_t>(n);
+  if (padding > 2 || padding > len)
+    return {};
+  out.resize(len - padding);
   return out;
 }
 

@@ -43,6 +43,19 @@ size_t covering_predecessor(std::span<const uint8_t> name, std::array<uint8_t, 2
     decreased = '@';
   const std::span<const uint8_t> parent = name.subspan(1 + n);
   const size_t label = std::min<size_t>(63, out.size() - 1 - parent.size());
+  if (label == n) {
+    // No room to pad the label: the decreased name itself could be real,
+    // so the owner is its last child instead, a label of \255 octets.
+    if (name.size() + 2 > out.size())
+      return 0;
+    const size_t child = std::min<size_t>(63, out.size() - 1 - name.size());
+    out[0] = static_cast<uint8_t>(child);
+    std::fill(out.begin() + 1, out.begin() + 1 + static_cast<std::ptrdiff_t>(child), uint8_t{0xff});
+    for (size_t i = 0; i < name.size(); ++i)
+      out[1 + child + i] = lower(name[i]);
+    out[1 + child + n] = decreased;
+    return 1 + child + name.size();
+  }
   out[0] = static_cast<uint8_t>(label);
   for (size_t i = 1; i < n; ++i)
     out[i] = lower(name[i]);

@@ -11,7 +11,10 @@
 //   b.wild.example.com  ->  a\255\255...\255.wild.example.com
 // Only names below that padded label lie between the two. An octet that
 // would become an upper-case letter becomes '@' instead (canonical names
-// hold none). The NSEC's next name is \000.<name>, its first child.
+// hold none). A label that cannot grow (63 octets, or a name of 255) is
+// decreased as it is and given a first child label of \255 octets, since
+// the decreased name itself could be real. The NSEC's next name is <label>\000.<parent>, the first
+// name after everything at or below `name`.
 
 #include <array>
 #include <cstddef>
@@ -27,7 +30,7 @@ int canonical_compare(std::span<const uint8_t> a, std::span<const uint8_t> b) no
 
 /// Writes the predecessor of `name` (uncompressed wire form, not the root)
 /// to `out` and returns its length; 0 when none is made here (the first
-/// label ends in a \000 octet).
+/// label ends in a \000 octet, or the name is too long for a child label).
 size_t covering_predecessor(std::span<const uint8_t> name, std::array<uint8_t, 255>& out) noexcept;
 
 /// Writes the successor of every name at or below `name` to `out` and

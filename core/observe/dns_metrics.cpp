@@ -1,5 +1,7 @@
 #include "core/observe/dns_metrics.hpp"
 
+#include "core/dnssec/rrset_signer.hpp"
+
 #include <map>
 
 namespace gtmesh::observe {
@@ -125,13 +127,14 @@ void append_dns_metrics(const dns::dns_counters& c, uint64_t snapshot_generation
   }
   for (auto& f : built)
     f.append_to(out);
-  // Upper bounds 10 us .. 1 ms (dnssec::sign_bucket_us).
-  static constexpr double sign_bounds[] = {0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.001};
-  static_assert(std::size(sign_bounds) == static_cast<size_t>(dns_counter::rrsig_sign_le_1ms) -
-                                            static_cast<size_t>(dns_counter::rrsig_sign_le_10us) + 1);
-  uint64_t sign_counts[std::size(sign_bounds)];
-  for (size_t i = 0; i < std::size(sign_bounds); ++i)
+  // The signer's buckets (query_processor counts one counter per bucket).
+  constexpr size_t buckets = dnssec::sign_bucket_us.size();
+  double sign_bounds[buckets];
+  uint64_t sign_counts[buckets];
+  for (size_t i = 0; i < buckets; ++i) {
+    sign_bounds[i] = dnssec::sign_bucket_us[i] / 1e6;
     sign_counts[i] = c.values[static_cast<size_t>(dns_counter::rrsig_sign_le_10us) + i];
+  }
   histogram("gtmesh_dnssec_signing_duration_seconds",
             "Time to make one RRSIG (a signature cache miss), per signature.")
     .add_histogram(sign_bounds, sign_counts, c[dns_counter::rrsig_made],

@@ -89,8 +89,12 @@ void query_processor::sign_answers(const routing_plan& plan, std::span<const uin
     // Signed as the wildcard's RRset; the proof that the name asked does
     // not exist goes into authority once every answer is written.
     sg.begin_wildcard(keys, name.subspan(encloser), type, answers_.ttl);
-    if (proof_count_ < wildcard_proofs_.size())
-      wildcard_proofs_[proof_count_++] = {next_closer(name, encloser), &keys, answers_.zone};
+    const std::span<const uint8_t> closer = next_closer(name, encloser);
+    bool proven = false; // a CNAME loop through wildcards meets a name again
+    for (size_t i = 0; i < proof_count_ && !proven; ++i)
+      proven = dnssec::canonical_compare(wildcard_proofs_[i].next_closer, closer) == 0;
+    if (!proven && proof_count_ < wildcard_proofs_.size())
+      wildcard_proofs_[proof_count_++] = {closer, &keys, answers_.zone};
   } else {
     sg.begin(keys, name, type, answers_.ttl);
   }

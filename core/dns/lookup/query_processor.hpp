@@ -72,6 +72,9 @@ struct lookup_settings {
   int max_cname_chain = 8;
 };
 
+/// The largest max_cname_chain a responder accepts.
+inline constexpr int max_cname_chain_limit = 16;
+
 /// Largest response over TCP (the 2-byte length prefix).
 inline constexpr size_t max_tcp_message = 65535;
 /// Buffer a UDP response is built in: the largest max_udp_size accepted.
@@ -152,7 +155,8 @@ private:
   answer_counters answer_counts_;
   std::unique_ptr<dnssec::rrset_signer> signer_; ///< made at the first signed answer
   dnssec::signer_counters signer_seen_;          ///< what count_signing() has passed on
-  std::array<wildcard_proof, 9> wildcard_proofs_; ///< this response's (a CNAME chain's links)
+  /// This response's: one per link of a CNAME chain and its target.
+  std::array<wildcard_proof, max_cname_chain_limit + 1> wildcard_proofs_;
   size_t proof_count_ = 0;
 };
 

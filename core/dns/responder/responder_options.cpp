@@ -60,8 +60,8 @@ std::string responder_options::validate() const {
     return "udp batch must be 1 to 1024";
   if (lookup.max_udp_size < classic_udp_size || lookup.max_udp_size > max_udp_buffer)
     return "max UDP size must be 512 to " + std::to_string(max_udp_buffer);
-  if (lookup.max_cname_chain < 0 || lookup.max_cname_chain > 16)
-    return "CNAME chain limit must be 0 to 16";
+  if (lookup.max_cname_chain < 0 || lookup.max_cname_chain > max_cname_chain_limit)
+    return "CNAME chain limit must be 0 to " + std::to_string(max_cname_chain_limit);
   if (tcp && tcp_max_connections == 0)
     return "TCP connection limit must be at least 1";
   if (tcp && tcp_idle_timeout.count() <= 0)

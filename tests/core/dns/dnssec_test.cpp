@@ -306,8 +306,60 @@ TEST(dnssec, a_wildcard_proof_covers_the_next_closer_name_and_everything_below_i
   }
   // A first label ending in \000 has no predecessor made here.
   EXPECT_EQ(dnssec::covering_predecessor(*text_to_wire("a\\000.example."), before), 0u);
+  // A first label that cannot be padded gets a child label instead:
+  // unpadded, the owner could be a real name, which the NSEC would deny.
+  const bytes long_name = *text_to_wire(long_label + ".x.");
+  const size_t nl = dnssec::covering_predecessor(long_name, before);
+  ASSERT_GT(nl, long_name.size());
+  EXPECT_EQ(before[0], 63);
+  bytes decreased = long_name;
+  decreased[63] = 'p';
+  EXPECT_LT(canonical_compare(decreased, to_bytes(before, nl)), 0);
+  // A name of 255 octets has no room for one.
+  std::string full = "b";
+  while (full.size() + 64 < 253)
+    full += "." + long_label;
+  full += "." + std::string(253 - full.size() - 1, 'r') + ".";
+  const bytes full_name = *text_to_wire(full);
+  ASSERT_EQ(full_name.size(), 255u);
+  EXPECT_EQ(dnssec::covering_predecessor(full_name, before), 0u);
   // Nor a first label of 63 octets ending in \255 a successor.
   EXPECT_EQ(dnssec::covering_successor(*text_to_wire(long_label.substr(1) + "\\255.x."), after), 0u);
+}
+
+TEST(dnssec, a_cname_loop_through_a_wildcard_proves_each_name_once) {
+  // *.loop answers x.loop, which the wildcard answers again: every link
+  // after the first has the same next closer name, proven by one NSEC.
+  const std::string text = "datacenters: [{name: fra}]\nzones:\n  - name: example.com\n    dnssec: {algorithm: 13, key: " +
+                           key_file(dnssec::algorithm_ecdsap256sha256) +
+                           "}\n    soa: {primary: ns1.example.com., admin: h.example.com.}\n"
+                           "    ns: [ns1.example.com.]\n    records:\n"
+                           "      - {name: ns1, type: A, answers: [192.0.2.53]}\n"
+                           "      - {name: \"*.loop\", type: CNAME, answers: [x.loop.example.com.]}\n";
+  load_result loaded = load_config_text(text, "loop.yaml", routing_methods());
+  ASSERT_TRUE(loaded.ok()) << loaded.report();
+  compile_result compiled = compile_plan(loaded.cfg, 1);
+  ASSERT_TRUE(compiled.plan) << compiled.error;
+  const int64_t now = 1'795'953'600'000;
+  state_load_result st = load_state_text("{}\n", "empty.yaml", *compiled.plan, now);
+  ASSERT_TRUE(st.view);
+  const snapshot_ptr snap = make_snapshot(compiled.plan, st.view, now, 1);
+  worker_counters c;
+  query_processor p(lookup_settings{}, c, nullptr, nullptr, 1);
+  test::query_spec q = test::spec("a.loop.example.com", 1);
+  q.edns = q.dnssec_ok = true;
+  auto m = test::parse_message(answer(p, snap, q, now));
+  ASSERT_TRUE(m);
+  size_t cnames = 0;
+  for (const auto& r : m->answers)
+    cnames += r.type == 5;
+  EXPECT_EQ(cnames, size_t(lookup_settings{}.max_cname_chain) + 1); // the first link and max_cname_chain more
+  std::vector<std::string> nsec_owners;
+  for (const auto& r : m->authority)
+    if (r.type == 47)
+      nsec_owners.push_back(r.owner);
+  ASSERT_EQ(nsec_owners.size(), 2u); // a.loop and x.loop
+  EXPECT_NE(nsec_owners[0], nsec_owners[1]);
 }
 
 } // namespace gtmesh::dns
@@ -366,7 +418,9 @@ TEST(dnssec, bind_private_key_files_give_the_rfc_examples_keys_and_tags) {
   EXPECT_EQ((k->dnskey_rdata[0] << 8) | k->dnskey_rdata[1], 256);
   EXPECT_EQ(k->tag, 55648 - 1); // flags 256 instead of 257: the checksum one lower
   // A broken PrivateKey line is named.
-  for (const char* bad : {"PrivateKey: GU6SnQ\n", "PrivateKey: !!!!\n", ""}) {
+  // "====" is all padding: an error, not a length wrapped below zero.
+  for (const char* bad : {"PrivateKey: GU6SnQ\n", "PrivateKey: !!!!\n", "PrivateKey: ====\n",
+                          "PrivateKey: A===\n", ""}) {
     const std::string p = write_file("Kbad.private", std::string("Private-key-format: v1.3\nAlgorithm: 13\n") + bad);
     EXPECT_FALSE(dnssec::load_key_file(p, 13, error)) << bad;
     EXPECT_NE(error.find(p + ": PrivateKey: "), std::string::npos) << error;
