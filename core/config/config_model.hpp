@@ -6,6 +6,7 @@
 // resolve, numbers are in range and no two entries conflict.
 
 #include "core/dns/wire/rr_type.hpp"
+#include "core/health/quorum_rule.hpp"
 #include "core/metrics/metric.hpp"
 #include "core/net/ip_address.hpp"
 
@@ -62,6 +63,8 @@ struct probe_settings {
   int min_servers = 0;
   std::vector<status_range> match_status{{200, 399}};
   std::string match_body; ///< substring; empty = any body
+  /// Vantage points that must see it healthy (core/health/verdict_merge.hpp).
+  health::quorum_rule quorum;
 };
 
 struct service {

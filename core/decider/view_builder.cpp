@@ -55,6 +55,17 @@ std::vector<std::string> backend_keys(const service& s, const std::string& dc) {
   return out;
 }
 
+/// "quorum majority: 2 of 3 vantage DCs up (fra up, iad up, sin down)".
+std::string vantage_text(const health::merged_verdict& m, const health::quorum_rule& rule,
+                         const std::vector<health::vantage_verdict>& vantages) {
+  std::string out = "quorum " + rule.text() + ": " + std::to_string(m.healthy_vantages) + " of " +
+                    std::to_string(m.fresh_vantages) + " vantage DC(s) up (";
+  for (size_t i = 0; i < vantages.size(); ++i)
+    out += (i ? ", " : "") + vantages[i].vantage +
+           (!vantages[i].fresh ? " stale" : vantages[i].healthy ? " up" : " down");
+  return out + ")";
+}
+
 } // namespace
 
 std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const view_inputs& in,
@@ -74,16 +85,18 @@ std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const vie
   std::unordered_map<std::pair<std::string_view, std::string_view>, health::backend_verdicts, pair_hash>
     backends; // (dc, "svc/backend")
   std::unordered_map<std::string_view, health::backend_verdicts> monitors; // "profile/endpoint"
-  auto verdict = [&](const measurement& m) {
-    return health::instance_verdict{m.origin, m.value > 0, in.effective_at(m.at_ms), m.seq};
+  // A backend's vantage points are its DC's agent instances (only they
+  // probe it); an endpoint's are the DCs whose agents probe it.
+  auto verdict = [&](const measurement& m, std::string vantage) {
+    return health::instance_verdict{m.origin, m.value > 0, in.effective_at(m.at_ms), m.seq, std::move(vantage)};
   };
   in.measurements([&](const measurement& m) {
     if (m.src == source::service && m.metric == metric_id::service_status && m.key.find('/') != std::string::npos) {
-      backends[{m.dc, m.key}].update(verdict(m));
+      backends[{m.dc, m.key}].update(verdict(m, {}));
       return;
     }
     if (m.src == source::endpoint) {
-      monitors[m.key].update(verdict(m));
+      monitors[m.key].update(verdict(m, m.dc));
       return;
     }
     if (m.src == source::client) {
@@ -140,7 +153,7 @@ std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const vie
         if (it == backends.end())
           continue;
         any = true;
-        healthy += it->second.merged(in.now_ms, plan.service_stale_ms[svc]).healthy ? 1 : 0;
+        healthy += it->second.merged(in.now_ms, plan.service_stale_ms[svc], s.probe.quorum).healthy ? 1 : 0;
         newest_at = std::max(newest_at, it->second.newest_at_ms());
       }
       if (!any)
@@ -155,8 +168,10 @@ std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const vie
     auto it = monitors.find(plan.monitors[mon].key);
     if (it == monitors.end())
       continue;
-    auto merged = it->second.merged(in.now_ms, plan.monitors[mon].stale_ms);
+    const monitor_plan& mp = plan.monitors[mon];
+    auto merged = it->second.merged(in.now_ms, mp.stale_ms, mp.quorum);
     view->set_endpoint(mon, merged.healthy ? 1 : 0, it->second.newest_at_ms());
+    view->set_endpoint_detail(mon, vantage_text(merged, mp.quorum, it->second.vantages(in.now_ms, mp.stale_ms)));
   }
 
   for (const auto& o : in.overrides)

@@ -4,11 +4,13 @@
 // origin) into the engine's measurement_view for one plan:
 //
 // - backend verdicts ("service/backend", status) of all agent instances are
-//   merged by the core/health rule (healthy if any fresh verdict says so);
+//   merged by the core/health rule (the probe's quorum of vantage points;
+//   by default healthy if any fresh verdict says so);
 //   a service's healthyBackends and status in a DC then come from the merged
 //   verdicts of its configured backends, with the min_servers floor, so that
 //   several agent instances probing the same backends count each backend once;
-// - endpoint monitor verdicts from every DC are merged by the same rule;
+// - endpoint monitor verdicts from every DC are merged by the same rule,
+//   each DC one vantage point, with an explanation per endpoint;
 // - every other metric takes the newest value any origin reported;
 // - operator drains become the view's drained flags;
 // - a DC whose agents all left the mesh (and stayed away for the configured

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <climits>
 
-#include <vector>
-
 namespace gtmesh::health {
 
 bool is_fresh(int64_t at_ms, int64_t now_ms, int64_t fresh_for_ms) noexcept {
@@ -14,26 +12,52 @@ bool is_fresh(int64_t at_ms, int64_t now_ms, int64_t fresh_for_ms) noexcept {
 
 namespace {
 
-/// Counts one instance's verdict into `m` (the merge rule in one place).
-void count(merged_verdict& m, const instance_verdict& v, int64_t now_ms, int64_t fresh_for_ms) noexcept {
-  if (!is_fresh(v.at_ms, now_ms, fresh_for_ms))
-    return;
-  ++m.fresh_instances;
-  if (v.healthy)
-    ++m.healthy_instances;
-  else
-    ++m.unhealthy_instances;
-  m.healthy = m.healthy_instances > 0;
+/// The merge rule in one place: verdicts counted per instance and grouped
+/// per vantage point (a handful: a small vector, not a map).
+template <typename Each>
+merged_verdict merge(Each&& each, int64_t now_ms, int64_t fresh_for_ms, const quorum_rule& rule,
+                     std::vector<vantage_verdict>* detail) {
+  merged_verdict m;
+  std::vector<vantage_verdict> local;
+  std::vector<vantage_verdict>& by = detail ? *detail : local;
+  each([&](const instance_verdict& v) {
+    const std::string& name = v.vantage.empty() ? v.origin : v.vantage;
+    auto it = std::find_if(by.begin(), by.end(), [&](const vantage_verdict& x) { return x.vantage == name; });
+    if (it == by.end()) {
+      by.push_back(vantage_verdict{name, false, false, v.at_ms});
+      it = by.end() - 1;
+    }
+    it->at_ms = std::max(it->at_ms, v.at_ms);
+    if (!is_fresh(v.at_ms, now_ms, fresh_for_ms))
+      return;
+    it->fresh = true;
+    it->healthy = it->healthy || v.healthy;
+    ++m.fresh_instances;
+    ++(v.healthy ? m.healthy_instances : m.unhealthy_instances);
+  });
+  for (const auto& x : by) {
+    m.fresh_vantages += x.fresh ? 1 : 0;
+    m.healthy_vantages += x.healthy ? 1 : 0;
+  }
+  switch (rule.kind) {
+    case quorum_kind::any:
+      m.healthy = m.healthy_vantages >= 1;
+      break;
+    case quorum_kind::majority:
+      m.healthy = m.healthy_vantages * 2 > m.fresh_vantages;
+      break;
+    case quorum_kind::at_least:
+      m.healthy = m.healthy_vantages >= std::max(1, rule.count);
+      break;
+  }
+  return m;
 }
 
 } // namespace
 
-merged_verdict merge_verdicts(std::span<const instance_verdict> verdicts, int64_t now_ms,
-                              int64_t fresh_for_ms) noexcept {
-  merged_verdict m;
-  for (const auto& v : verdicts)
-    count(m, v, now_ms, fresh_for_ms);
-  return m;
+merged_verdict merge_verdicts(std::span<const instance_verdict> verdicts, int64_t now_ms, int64_t fresh_for_ms,
+                              const quorum_rule& rule) {
+  return merge([&](auto&& f) { for (const auto& v : verdicts) f(v); }, now_ms, fresh_for_ms, rule, nullptr);
 }
 
 bool backend_verdicts::update(const instance_verdict& v) {
@@ -48,11 +72,15 @@ bool backend_verdicts::update(const instance_verdict& v) {
   return true;
 }
 
-merged_verdict backend_verdicts::merged(int64_t now_ms, int64_t fresh_for_ms) const noexcept {
-  merged_verdict m;
-  for (const auto& [origin, v] : by_origin_)
-    count(m, v, now_ms, fresh_for_ms);
-  return m;
+merged_verdict backend_verdicts::merged(int64_t now_ms, int64_t fresh_for_ms, const quorum_rule& rule) const {
+  return merge([&](auto&& f) { for (const auto& [origin, v] : by_origin_) f(v); }, now_ms, fresh_for_ms, rule,
+               nullptr);
+}
+
+std::vector<vantage_verdict> backend_verdicts::vantages(int64_t now_ms, int64_t fresh_for_ms) const {
+  std::vector<vantage_verdict> out;
+  merge([&](auto&& f) { for (const auto& [origin, v] : by_origin_) f(v); }, now_ms, fresh_for_ms, {}, &out);
+  return out;
 }
 
 int64_t backend_verdicts::newest_at_ms() const noexcept {

@@ -39,6 +39,18 @@ void measurement_view::set_drained(uint32_t dc, bool drained) {
     drained_[dc] = drained ? 1 : 0;
 }
 
+void measurement_view::set_endpoint_detail(uint32_t monitor, std::string text) {
+  if (monitor >= layout_.monitor_count)
+    return;
+  endpoint_detail_.resize(layout_.monitor_count);
+  endpoint_detail_[monitor] = std::move(text);
+}
+
+const std::string& measurement_view::endpoint_detail(uint32_t monitor) const noexcept {
+  static const std::string none;
+  return monitor < endpoint_detail_.size() ? endpoint_detail_[monitor] : none;
+}
+
 void measurement_view::finish() {
   for (uint32_t row = 0; row < client_prefixes_.size(); ++row)
     client_rows_.add(client_prefixes_[row], row);

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <string>
 #include <vector>
 
 namespace gtmesh {
@@ -79,6 +80,9 @@ public:
   void set_endpoint(uint32_t monitor, double value, int64_t at_ms);
   void set_client(const ip_prefix& prefix, uint32_t dc, metric_id m, double value, int64_t at_ms);
   void set_drained(uint32_t dc, bool drained);
+  /// How a monitored endpoint's verdict was merged, for explanations only
+  /// ("quorum majority: 2 of 3 vantage DCs up: fra up, iad up, sin down").
+  void set_endpoint_detail(uint32_t monitor, std::string text);
   /// Builds the client prefix index. Call once, after the last set_client.
   void finish();
 
@@ -91,6 +95,8 @@ public:
     return client_[row * layout_.client_row_size() + offset];
   }
   bool drained(uint32_t dc) const noexcept { return drained_[dc] != 0; }
+  /// set_endpoint_detail's text; empty when none was set.
+  const std::string& endpoint_detail(uint32_t monitor) const noexcept;
 
   // --- reading by name-ish indices (traces, tools) ---
   const measurement_cell& host(uint32_t dc, metric_id m) const noexcept { return cells_[layout_.host(dc, m)]; }
@@ -114,6 +120,7 @@ private:
   std::vector<measurement_cell> cells_;
   std::vector<measurement_cell> client_;
   std::vector<uint8_t> drained_;
+  std::vector<std::string> endpoint_detail_; ///< per monitor; empty until one is set
   std::vector<ip_prefix> client_prefixes_;
   std::map<std::pair<ip_key, int>, uint32_t> client_index_; ///< (first, length) -> row, while writing
   prefix_map client_rows_;

@@ -461,7 +461,8 @@ std::string plan_builder::run() {
     for (const auto& e : p.endpoints)
       if (e.kind == endpoint_kind::external && !e.monitor.empty())
         if (const probe_settings* probe = cfg_.find_probe(e.monitor))
-          plan_.monitors.push_back(monitor_plan{p.name + "/" + e.name, probe->interval_ms * m.stale_after});
+          plan_.monitors.push_back(
+            monitor_plan{p.name + "/" + e.name, probe->interval_ms * m.stale_after, probe->quorum});
 
   plan_.layout.dc_count = plan_.dc_count();
   plan_.layout.service_count = static_cast<uint32_t>(plan_.service_names.size());

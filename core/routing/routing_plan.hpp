@@ -168,6 +168,7 @@ struct zone_plan {
 struct monitor_plan {
   std::string key; ///< "profile/endpoint"
   int64_t stale_ms = 0;
+  health::quorum_rule quorum; ///< of the DCs probing it (its probe's `quorum:`)
 };
 
 class routing_plan {

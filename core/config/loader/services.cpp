@@ -10,7 +10,7 @@ std::optional<probe_settings> loader::parse_probe(const node& n, const std::stri
     return std::nullopt;
   check_keys(n, field,
              {"name", "protocol", "host", "path", "port", "interval", "timeout", "unhealthy_threshold",
-              "healthy_threshold", "min_servers", "match"});
+              "healthy_threshold", "min_servers", "match", "quorum"});
   probe_settings p;
   if (auto s = str(n, "name", field, named))
     p.name = *s;
@@ -44,6 +44,29 @@ std::optional<probe_settings> loader::parse_probe(const node& n, const std::stri
     p.unhealthy_threshold = static_cast<int>(*v);
   if (auto v = integer(n, "healthy_threshold", field, 1, 20))
     p.healthy_threshold = static_cast<int>(*v);
+  if (node q = child(n, "quorum")) {
+    const std::string qf = join(field, "quorum");
+    const char* help = "expected any, majority or {at_least: N}";
+    if (q.is_scalar() && q.text() == "any") {
+      p.quorum = {};
+    } else if (q.is_scalar() && q.text() == "majority") {
+      p.quorum = {health::quorum_kind::majority, 0};
+    } else if (q.is_map()) {
+      check_keys(q, qf, {"at_least"});
+      if (!child(q, "at_least"))
+        error(q, qf, help);
+      else if (auto v = integer(q, "at_least", qf, 1, static_cast<long long>(max_datacenters))) {
+        p.quorum = {health::quorum_kind::at_least, static_cast<int>(*v)};
+        // An endpoint is probed from every DC: more could never agree.
+        if (named && *v > static_cast<long long>(cfg_.datacenters.size()))
+          error(child(q, "at_least"), join(qf, "at_least"),
+                "at_least " + std::to_string(*v) + " vantage points, but the config has " +
+                  std::to_string(cfg_.datacenters.size()) + " datacenter(s): the endpoint could never be healthy");
+      }
+    } else {
+      error(q, qf, std::string(help) + " (got '" + (q.is_scalar() ? q.text() : std::string("a list")) + "')");
+    }
+  }
   if (auto v = integer(n, "min_servers", field, 0, 1000))
     p.min_servers = static_cast<int>(*v);
   if (node m = child(n, "match")) {

@@ -54,6 +54,12 @@ bool endpoint_available(const endpoint_plan& e, route_context& rc, trace_candida
         say([&] { return std::string("available (not monitored)"); });
         return true;
       }
+      if constexpr (Traced) {
+        const bool ok = evidence(e.monitor_cell, e.monitor_stale_ms, "monitor status");
+        if (const std::string& detail = rc.view.endpoint_detail(e.monitor); !detail.empty())
+          row->reason += "; " + detail;
+        return ok;
+      }
       return evidence(e.monitor_cell, e.monitor_stale_ms, "monitor status");
     case endpoint_kind::dc:
       if (rc.view.drained(e.dc)) {

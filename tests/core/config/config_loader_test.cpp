@@ -256,6 +256,26 @@ TEST(config_loader, probe_path_must_start_with_a_slash) {
                "must start with '/'");
 }
 
+TEST(config_loader, a_probes_quorum_is_any_majority_or_at_least_n_of_the_datacenters) {
+  auto probe_with = [](const std::string& quorum) {
+    std::string yaml = base;
+    return yaml.replace(yaml.find("{name: mon, path: /health}"), 26, "{name: mon, path: /health, quorum: " + quorum + "}");
+  };
+  for (const auto& [text, kind, count] : {std::tuple{"any", health::quorum_kind::any, 1},
+                                          std::tuple{"majority", health::quorum_kind::majority, 0},
+                                          std::tuple{"{at_least: 2}", health::quorum_kind::at_least, 2}}) {
+    auto r = load(probe_with(text));
+    ASSERT_TRUE(r.ok()) << r.report();
+    EXPECT_EQ(r.cfg->probes[0].quorum, (health::quorum_rule{kind, count})) << text;
+  }
+  EXPECT_EQ(load(base).cfg->probes[0].quorum.kind, health::quorum_kind::any); // the default
+  expect_error(probe_with("most"), 5, "probes[mon].quorum", "expected any, majority or {at_least: N} (got 'most')");
+  expect_error(probe_with("{at_least: 3}"), 5, "probes[mon].quorum.at_least",
+               "the config has 2 datacenter(s): the endpoint could never be healthy");
+  expect_error(probe_with("{at_least: 0}"), 5, "probes[mon].quorum.at_least", "");
+  expect_error(probe_with("{at_leest: 2}"), 5, "probes[mon].quorum.at_leest", "unknown key");
+}
+
 TEST(config_loader, nested_profile_cycles_are_rejected_showing_the_cycle) {
   std::string yaml = base + R"(profiles:
   - name: p1

@@ -57,6 +57,56 @@ TEST(backend_verdicts, keeps_the_latest_verdict_per_origin_by_sequence) {
   EXPECT_EQ(m.unhealthy_instances, 1);
 }
 
+TEST(verdict_merge, quorum_counts_vantage_points_not_instances) {
+  // Three DCs probe one endpoint; fra has two agents, one of them seeing it.
+  auto v = [](const char* origin, const char* dc, bool up, int64_t at = now) {
+    return instance_verdict{origin, up, at, 1, dc};
+  };
+  const std::vector<instance_verdict> one_of_three{v("fra/a", "fra", true), v("fra/b", "fra", false),
+                                                   v("iad/a", "iad", false), v("sin/a", "sin", false)};
+  const quorum_rule majority{quorum_kind::majority, 0}, two{quorum_kind::at_least, 2};
+  // any: one DC seeing it is enough (the default, as before).
+  auto m = merge_verdicts(one_of_three, now, fresh_for);
+  EXPECT_TRUE(m.healthy);
+  EXPECT_EQ(m.fresh_vantages, 3);
+  EXPECT_EQ(m.healthy_vantages, 1);
+  EXPECT_EQ(m.fresh_instances, 4);
+  // majority and at_least 2: fra's two agents are one vantage point.
+  EXPECT_FALSE(merge_verdicts(one_of_three, now, fresh_for, majority).healthy);
+  EXPECT_FALSE(merge_verdicts(one_of_three, now, fresh_for, two).healthy);
+  // Two of three DCs: both say healthy.
+  std::vector<instance_verdict> two_of_three = one_of_three;
+  two_of_three[2].healthy = true;
+  EXPECT_TRUE(merge_verdicts(two_of_three, now, fresh_for, majority).healthy);
+  EXPECT_TRUE(merge_verdicts(two_of_three, now, fresh_for, two).healthy);
+  // One DC blocked from probing (the ACL case) cannot take it down under
+  // majority, while one DC alone cannot keep it up.
+  std::vector<instance_verdict> acl{v("fra/a", "fra", false), v("iad/a", "iad", true), v("sin/a", "sin", true)};
+  EXPECT_TRUE(merge_verdicts(acl, now, fresh_for, majority).healthy);
+  // A stale DC is not counted in the majority's denominator; half is not
+  // more than half.
+  std::vector<instance_verdict> stale_one{v("fra/a", "fra", true), v("iad/a", "iad", false),
+                                          v("sin/a", "sin", true, now - fresh_for - 1)};
+  m = merge_verdicts(stale_one, now, fresh_for, majority);
+  EXPECT_EQ(m.fresh_vantages, 2);
+  EXPECT_FALSE(m.healthy);
+  EXPECT_FALSE(merge_verdicts(stale_one, now, fresh_for, two).healthy);
+  // No fresh verdict: unhealthy under every rule.
+  for (const quorum_rule& r : {quorum_rule{}, majority, two})
+    EXPECT_FALSE(merge_verdicts({}, now, fresh_for, r).healthy) << r.text();
+  // The explanation lists each vantage point once.
+  backend_verdicts b;
+  for (const auto& x : stale_one)
+    b.update(x);
+  auto detail = b.vantages(now, fresh_for);
+  ASSERT_EQ(detail.size(), 3u);
+  EXPECT_TRUE(detail[0].fresh && detail[0].healthy);
+  EXPECT_TRUE(detail[1].fresh && !detail[1].healthy);
+  EXPECT_FALSE(detail[2].fresh);
+  EXPECT_EQ(majority.text(), "majority");
+  EXPECT_EQ(two.text(), "at_least 2");
+}
+
 TEST(healthy_backends, counts_healthy_backends_without_a_floor) {
   EXPECT_EQ(healthy_backends(2, 5, 0), 2);
   EXPECT_EQ(healthy_backends(0, 5, 0), 0);

@@ -5,6 +5,7 @@
 #include "core/state/raft_store.hpp"
 #include "core/state/store_format.hpp"
 #include "core/dns/wire/name.hpp"
+#include "core/routing/decision_trace.hpp"
 #include "core/routing/engine.hpp"
 #include "tests/test_support.hpp"
 
@@ -320,6 +321,73 @@ TEST_F(decider_core_test, verdicts_of_several_agents_are_merged_per_backend) {
   for (const auto& h : hist)
     saw = saw || (h.dc == "fra" && h.subject == "service web" && h.to == "down");
   EXPECT_TRUE(saw) << "no fra service web down transition in the timeline";
+}
+
+TEST_F(decider_core_test, an_endpoints_quorum_counts_the_dcs_that_probe_it_and_the_trace_names_each) {
+  const std::string yaml = R"(
+measurement: {host_interval: 10s, service_interval: 10s}
+datacenters: [{name: fra}, {name: iad}, {name: sin}]
+probes:
+  - {name: any-dc, path: /health, interval: 10s}
+  - {name: two-dcs, path: /health, interval: 10s, quorum: majority}
+profiles:
+  - name: api
+    method: priority
+    endpoints:
+      - {name: primary, kind: external, target: 192.0.2.10, monitor: MONITOR}
+      - {name: backup, kind: external, target: 192.0.2.20}
+zones:
+  - name: example.com
+    soa: {primary: ns1, admin: hostmaster}
+    ns: [ns1]
+    records:
+      - {name: api, type: A, profile: api}
+)";
+  auto endpoint = [](const std::string& dc, bool up, uint64_t seq) {
+    measurement m;
+    m.origin = dc + "/a1";
+    m.dc = dc;
+    m.src = source::endpoint;
+    m.key = "api/primary";
+    m.metric = metric_id::endpoint_status;
+    m.value = up ? 1 : 0;
+    m.at_ms = t0;
+    m.seq = seq;
+    return m;
+  };
+  for (const char* monitor : {"any-dc", "two-dcs"}) {
+    SCOPED_TRACE(monitor);
+    std::string text = yaml;
+    text.replace(text.find("MONITOR"), 7, monitor);
+    auto d = open();
+    ASSERT_TRUE(d->apply_view(committed(text, 1, 2), t0).config);
+    // fra's probes are blocked (the ACL case); iad and sin see it.
+    uint64_t seq = 1;
+    for (const char* dc : {"fra", "iad", "sin"})
+      d->on_batch(mesh::measurement_batch{std::string(dc) + "/a1", 0, 1,
+                                          {endpoint(dc, std::string(dc) != "fra", seq)}},
+                  t0);
+    auto snap = d->build_snapshot(t0);
+    EXPECT_EQ(answers(snap, "api.example.com", t0), std::vector<std::string>{"192.0.2.10"});
+    decision_trace trace;
+    query_context ctx;
+    ctx.now_ms = t0;
+    answer_set out;
+    resolve(*snap, routing_query{*dns::text_to_wire("api.example.com"), 1,
+                                 client_info::from_source(*ip_address::parse("192.0.2.9"))},
+            ctx, out, &trace);
+    const std::string expected = std::string("quorum ") + (monitor == std::string("any-dc") ? "any" : "majority") +
+                                 ": 2 of 3 vantage DC(s) up (fra down, iad up, sin up)";
+    EXPECT_NE(trace.to_text().find(expected), std::string::npos) << trace.to_text();
+    // Now iad loses it too: one DC of three still sees it.
+    d->on_batch(mesh::measurement_batch{"iad/a1", 1, 2, {endpoint("iad", false, 2)}}, t0 + 1000);
+    snap = d->build_snapshot(t0 + 1000);
+    const std::vector<std::string> one_left = answers(snap, "api.example.com", t0 + 1000);
+    if (monitor == std::string("any-dc"))
+      EXPECT_EQ(one_left, std::vector<std::string>{"192.0.2.10"}); // sin alone keeps it up
+    else
+      EXPECT_EQ(one_left, std::vector<std::string>{"192.0.2.20"}); // 1 of 3 is no majority: the backup
+  }
 }
 
 // The decider rebuilds at once, not after its rebuild interval, when a value
