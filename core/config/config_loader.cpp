@@ -19,8 +19,9 @@ namespace config_loading {
 namespace {
 
 /// The keys of the config's root mapping.
-constexpr std::array<std::string_view, 9> root_keys{"cluster",  "measurement", "datacenters", "probes",       "services",
-                                                    "zones",    "profiles",    "geo",         "latency_table"};
+constexpr std::array<std::string_view, 10> root_keys{"cluster", "measurement", "datacenters",  "probes",
+                                                     "services", "zones",      "profiles",     "geo",
+                                                     "latency_table", "failover_budget"};
 
 /// One error per line and field, the first found: an empty value is
 /// reported by check_keys, and the reader of its key may say it again.
@@ -108,6 +109,8 @@ load_result loader::read(std::string_view text) {
     }
     if (node l = child(root, "latency_table"))
       parse_latency_table(l);
+    if (auto v = duration(root, "failover_budget", "", 1000, 86'400'000))
+      cfg_.failover_budget_ms = *v;
     if (cfg_.datacenters.empty())
       error(root, "datacenters", "at least one datacenter is required");
     if (cfg_.datacenters.size() > max_datacenters)
@@ -118,6 +121,8 @@ load_result loader::read(std::string_view text) {
       check_references();
     if (errors_.empty())
       check_cycles();
+    if (errors_.empty() && cfg_.failover_budget_ms > 0)
+      check_failover_budget();
   }
   result.warnings = std::move(warnings_);
   if (!errors_.empty()) {

@@ -332,6 +332,9 @@ struct config {
   std::string geo_database;  ///< path to a .mmdb; empty = no geography
   std::string latency_table; ///< path to a CSV seed: prefix,dc,rtt_ms
   std::vector<latency_seed_row> latency_seed; ///< its parsed rows
+  /// `failover_budget:` (core/config/failover_budget.hpp): records whose
+  /// worst-case failover takes longer are rejected; 0 = no budget.
+  int64_t failover_budget_ms = 0;
 
   // Every record's answers, in one arena: records hold runs of `answers`
   // (answer_span), each answer names its value in `answer_values`, where

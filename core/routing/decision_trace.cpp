@@ -84,6 +84,8 @@ std::string decision_trace::to_text() const {
     out += "\n";
   }
   out += "outcome: " + outcome + "\n";
+  if (!failover_budget.empty())
+    out += "failover budget: " + failover_budget + "\n";
   return out;
 }
 
@@ -116,7 +118,10 @@ std::string decision_trace::to_json() const {
       out += (i ? "," : "") + json_string(c.answers[i]);
     out += "]}";
   }
-  out += "],\"outcome\":" + json_string(outcome) + "}";
+  out += "],\"outcome\":" + json_string(outcome);
+  if (!failover_budget.empty())
+    out += ",\"failover_budget\":" + json_string(failover_budget);
+  out += "}";
   return out;
 }
 

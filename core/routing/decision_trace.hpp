@@ -47,6 +47,9 @@ public:
 
   std::string question;
   std::string outcome;
+  /// The record's worst-case failover time and its terms (record_budget::text),
+  /// "" for a record no health moves (docs/routing.md, "A failover-time budget").
+  std::string failover_budget;
 
   const std::vector<entry>& entries() const noexcept { return entries_; }
   std::vector<const trace_candidate*> candidates() const;

@@ -1,5 +1,6 @@
 #include "core/routing/engine.hpp"
 
+#include "core/config/failover_budget.hpp"
 #include "core/dns/wire/name.hpp"
 #include "core/routing/common/balance.hpp"
 #include "core/routing/dc_mode/dc_selector.hpp"
@@ -158,6 +159,11 @@ void resolve(const routing_snapshot& snapshot, const routing_query& query, query
     trace->outcome += ", ttl " + std::to_string(out.ttl);
     if (query.client.has_ecs)
       trace->outcome += ", ECS scope /" + std::to_string(out.scope);
+    if (r.source && plan.cfg && plan.zones[r.zone].source) {
+      record_budget budget = failover_budget(*plan.cfg, *plan.zones[r.zone].source, *r.source);
+      if (budget.fails_over)
+        trace->failover_budget = budget.text();
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 // gtmesh: one binary for every node role (SPEC section 6). Subcommands:
-//   check-config FILE          validate a config (exit 1 with file:line:field errors)
+//   check-config [--budget] FILE  validate a config (exit 1 with file:line:field errors);
+//                              --budget prints each record's failover budget
 //   explain ...                show why an answer is given, for a hand-written state
 //   serve, agent, decider      the node roles
 //   demo, backend              the embedded demo cluster and its test backend
@@ -23,7 +24,7 @@ struct command {
 };
 
 const command commands[] = {
-  {"check-config", gtmesh::cli::check_config, "check-config FILE         validate a config file"},
+  {"check-config", gtmesh::cli::check_config, "check-config [--budget] FILE  validate a config file (--budget: failover times)"},
   {"explain", gtmesh::cli::explain,
    "explain --config FILE [--state STATE.yaml] NAME TYPE [--client IP] [--ecs PREFIX] [--json]\n"
    "                            show the decision trace of one query"},

@@ -456,6 +456,7 @@ private:
   void check_references();
   void check_profile(const profile& p, const std::string& field);
   void check_cycles();
+  void check_failover_budget();
 };
 
 } // namespace gtmesh::config_loading

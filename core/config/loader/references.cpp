@@ -1,6 +1,7 @@
 // Checks across sections, once every section has been read: names that
 // refer to other elements, and cycles of profiles.
 
+#include "core/config/failover_budget.hpp"
 #include "core/config/loader/loader.hpp"
 
 namespace gtmesh::config_loading {
@@ -115,6 +116,17 @@ void loader::check_cycles() {
              "nested profiles are more than " + std::to_string(limit) + " levels deep: " + chain + " -> ...");
     break; // one error: every profile above it on the chain is as deep
   }
+}
+
+void loader::check_failover_budget() {
+  const std::string limit = budget_seconds(cfg_.failover_budget_ms);
+  for (const auto& z : cfg_.zones)
+    for (const auto& r : z.records) {
+      const record_budget b = failover_budget(cfg_, z, r);
+      if (b.fails_over && b.total_ms > cfg_.failover_budget_ms)
+        error_at(r.where, "zones[" + z.name + "].records[" + r.name + "]",
+                 "fails over in up to " + b.text() + ", over failover_budget " + limit);
+    }
 }
 
 } // namespace gtmesh::config_loading

@@ -284,6 +284,24 @@ def plain_decider(work):
         r = subprocess.run([GTMESH, "check-config", typo], capture_output=True, text=True, timeout=30)
         check(r.returncode == 1 and "typo.yaml:16:" in r.stderr, "check-config names the line too (exit %d)"
               % r.returncode)
+        # The failover budget: --budget prints every record that fails over
+        # and warns past 2 minutes (mail's TTL is 300 s); `failover_budget:`
+        # rejects the same record, naming its line, and exits 1.
+        full = os.path.join(SRC, "configs", "full.yaml")
+        r = subprocess.run([GTMESH, "check-config", "--budget", full], capture_output=True, text=True, timeout=30)
+        rows = [l.split()[0] for l in r.stdout.splitlines() if l.startswith("  ")]
+        check(r.returncode == 0 and rows == ["www.example.com.", "mail.example.com.", "api.example.com."]
+              and "full.yaml:66:" in r.stderr and "shorten ttl first" in r.stderr
+              and "1 record(s) over 2m" in r.stdout,
+              "check-config --budget prints the three failing-over records and warns for mail: %s / %s"
+              % (rows, r.stderr.strip()))
+        strict = os.path.join(work, "strict.yaml")
+        text = open(full).read().replace("../tests/data/test.mmdb", os.path.join(SRC, "tests", "data", "test.mmdb"))
+        open(strict, "w").write("failover_budget: 90s\n" + text)
+        r = subprocess.run([GTMESH, "check-config", strict], capture_output=True, text=True, timeout=30)
+        check(r.returncode == 1 and "strict.yaml:67:" in r.stderr and "over failover_budget 90 s" in r.stderr
+              and r.stderr.count("over failover_budget") == 1,
+              "failover_budget: 90s rejects mail at its line and only mail: %s" % r.stderr.strip())
         l = mesh_wire.Link(host, port, "raw-pusher", "operator")
         l.send("config_push", {"v": 0, "y": TYPO, "f": "raw.yaml", "dry": False, "id": 7})
         env = l.expect(["config_reply"], 10)

@@ -81,6 +81,12 @@ def main():
         status = subprocess.run([GTMESHCTL, "--decider", mesh, "status"], capture_output=True, text=True, timeout=30)
         check(status.returncode == 0 and status.stdout.count("1 agent(s) connected") == 3,
               "gtmeshctl status sees three DCs with their agents")
+        # explain ends with the record's failover budget, from the decider.
+        r = subprocess.run([GTMESHCTL, "--decider", mesh, "explain", "www.demo.example", "A"], capture_output=True,
+                           text=True, timeout=30)
+        budget = [l for l in r.stdout.splitlines() if l.startswith("failover budget: ")]
+        check(r.returncode == 0 and len(budget) == 1 and " = detect " in budget[0] and " + ttl " in budget[0]
+              and "dominated by " in budget[0], "gtmeshctl explain shows the failover budget: %s" % budget)
         # A pushed config reaches the in-process agents (their tasks are
         # rebuilt), and the demo still stops cleanly afterwards.
         cfg = open(os.path.join(work, "data", "demo.yaml")).read()
