@@ -133,9 +133,11 @@ record_budget failover_budget(const config& cfg, const zone& z, const record& r)
   out.terms.push_back({"mesh", mesh_bound_ms, "agent batch + gossip + snapshot rebuild"});
   out.terms.push_back({"ttl", int64_t{r.ttl} * 1000, "record TTL " + std::to_string(r.ttl) + " s"});
   if (nodata) {
-    const uint32_t negative = std::min(z.soa.ttl, z.soa.minimum);
+    // A policy NODATA's SOA TTL (answer_set::negative_ttl, docs/dns.md).
+    const uint32_t negative = std::min({r.ttl, z.soa.ttl, z.soa.minimum});
     out.terms.push_back({"negative", int64_t{negative} * 1000,
-                         "all down answers NODATA; resolvers keep it min(SOA TTL, minimum) " + std::to_string(negative) + " s"});
+                         "all down answers NODATA; resolvers keep it min(record TTL, SOA TTL, minimum) " +
+                           std::to_string(negative) + " s"});
   }
   for (const auto& t : out.terms)
     out.total_ms += t.ms;

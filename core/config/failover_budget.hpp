@@ -11,7 +11,8 @@
 //   mesh     the agent's batch, gossip between deciders and the snapshot
 //            rebuild (mesh_bound_ms)
 //   ttl      the record's TTL: resolvers keep the old answer that long
-//   negative the NODATA's negative TTL, when all-down answers NODATA: a
+//   negative when all-down answers NODATA, that NODATA's TTL: min(record
+//            TTL, SOA TTL, SOA minimum) (answer_set::negative_ttl); a
 //            resolver that cached it keeps it that long
 //
 // `gtmesh check-config --budget` prints it per record, `gtmesh explain` for

@@ -2,6 +2,7 @@
 
 #include "core/config/config_model.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -69,6 +70,15 @@ struct answer_set {
         return;
     if (count < rdata.size())
       rdata[count++] = id;
+  }
+  /// How long a resolver may cache this negative answer: a NODATA the
+  /// record's policy gave (it depends on health or on the client: a
+  /// geographic `stopped`, an unmatched subnet, `on_all_down: nodata`) no
+  /// longer than the record's TTL, so it goes when the answer would; any
+  /// other the zone's negative TTL (docs/dns.md, "Negative answers").
+  uint32_t negative_ttl(uint32_t zone_negative_ttl) const noexcept {
+    return status == answer_status::nodata && record != no_index ? std::min(ttl, zone_negative_ttl)
+                                                                 : zone_negative_ttl;
   }
   void widen_scope(int s) noexcept {
     if (s > scope)

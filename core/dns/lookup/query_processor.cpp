@@ -144,13 +144,13 @@ void query_processor::add_dnskeys(const dnssec::zone_keys& keys, bool with_rrsig
 }
 
 void query_processor::add_denial(const routing_plan& plan, std::span<const uint8_t> owner, uint32_t zone,
-                                 const dnssec::zone_keys& keys, bool nxdomain, uint32_t now_s) {
+                                 const dnssec::zone_keys& keys, bool nxdomain, uint32_t ttl, uint32_t now_s) {
   const zone_plan& z = plan.zones[zone];
   dnssec::rrset_signer& sg = signer();
   // The SOA add_authority_soa wrote.
   const rdata_entry& soa = plan.rdata[z.soa_rdata];
   const auto [from, to] = response_writer::rdata_name_bytes(plan, z.soa_rdata);
-  sg.begin(keys, z.wire, static_cast<uint16_t>(rr_type::soa), z.negative_ttl);
+  sg.begin(keys, z.wire, static_cast<uint16_t>(rr_type::soa), ttl);
   sg.add_rdata({plan.rdata_bytes.data() + soa.offset, soa.length}, from, to);
   add_rrsig(z.wire, sg.finish(now_s), keys, true);
 
@@ -172,8 +172,8 @@ void query_processor::add_denial(const routing_plan& plan, std::span<const uint8
   rdata[at++] = static_cast<uint8_t>(octets);
   std::copy(bitmap.begin(), bitmap.begin() + static_cast<std::ptrdiff_t>(octets), rdata.begin() + at);
   at += octets;
-  writer_.add_plain_record(owner, type_nsec, z.negative_ttl, {rdata.data(), at}, true);
-  sg.begin(keys, name, type_nsec, z.negative_ttl);
+  writer_.add_plain_record(owner, type_nsec, ttl, {rdata.data(), at}, true);
+  sg.begin(keys, name, type_nsec, ttl);
   sg.add_rdata({rdata.data(), at}, 0, 2 + name.size());
   add_rrsig(owner, sg.finish(now_s), keys, true);
   counters_.bump(dns_counter::dnssec_denials);
@@ -401,12 +401,13 @@ size_t query_processor::answer(std::span<uint8_t> buffer, const query_source& so
     }
     // NXDOMAIN or NODATA (possibly at the end of a CNAME chain): the zone's
     // SOA in authority tells resolvers how long to cache the negative answer.
-    writer_.add_authority_soa(plan, answers_.zone);
+    const uint32_t negative_ttl = answers_.negative_ttl(plan.zones[answers_.zone].negative_ttl);
+    writer_.add_authority_soa(plan, answers_.zone, negative_ttl);
     const bool nxdomain = answers_.status == answer_status::nxdomain;
     if (const dnssec::zone_keys* keys = signing_keys(plan, answers_.zone)) {
       // Compact denial: NXDOMAIN is answered NOERROR with an NSEC proving
       // the name holds nothing but NXNAME (RFC 9824 3.2).
-      add_denial(plan, owner, answers_.zone, *keys, nxdomain, now_s);
+      add_denial(plan, owner, answers_.zone, *keys, nxdomain, negative_ttl, now_s);
       signed_response = true;
     } else if (nxdomain) {
       rc = rcode::nxdomain;

@@ -127,9 +127,11 @@ private:
   void add_rrsig(std::span<const uint8_t> owner, const dnssec::signature* sig, const dnssec::zone_keys& keys,
                  bool authority);
   /// Compact denial (RFC 9824): the SOA's RRSIG, then an NSEC at `owner`
-  /// (next name \000.owner) listing what exists there, or NXNAME, and its RRSIG.
+  /// (next name \000.owner) listing what exists there, or NXNAME, and its
+  /// RRSIG; both with the SOA's TTL `ttl` (RFC 9077: an NSEC lives no
+  /// longer than the negative answer it proves).
   void add_denial(const routing_plan& plan, std::span<const uint8_t> owner, uint32_t zone,
-                  const dnssec::zone_keys& keys, bool nxdomain, uint32_t now_s);
+                  const dnssec::zone_keys& keys, bool nxdomain, uint32_t ttl, uint32_t now_s);
   /// The covering NSEC of `proof` and its RRSIG, in authority.
   void add_wildcard_proof(const routing_plan& plan, const wildcard_proof& proof, uint32_t now_s);
   /// The DNSKEY RRset at a signed apex (and its RRSIG with DO=1).

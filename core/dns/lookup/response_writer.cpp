@@ -138,11 +138,11 @@ void response_writer::add_plain_record(std::span<const uint8_t> owner, uint16_t 
     ++(authority ? nscount_ : ancount_);
 }
 
-void response_writer::add_authority_soa(const routing_plan& plan, uint32_t zone) noexcept {
+void response_writer::add_authority_soa(const routing_plan& plan, uint32_t zone, uint32_t ttl) noexcept {
   const zone_plan& z = plan.zones[zone];
   const rdata_entry& e = plan.rdata[z.soa_rdata];
   names_.write(out_, z.wire);
-  if (write_record_body(plan, e, z.negative_ttl)) // e.type is SOA
+  if (write_record_body(plan, e, ttl)) // e.type is SOA
     ++nscount_;
 }
 

@@ -39,9 +39,10 @@ public:
   /// with its embedded names compressed (NS, CNAME, MX, SOA; never SRV).
   void add_answer(const routing_plan& plan, uint32_t rdata_id, uint32_t ttl, std::span<const uint8_t> owner) noexcept;
 
-  /// Appends the SOA of zone `zone` to the authority section, with the
-  /// zone's negative TTL (RFC 2308 3: min(SOA TTL, SOA MINIMUM)).
-  void add_authority_soa(const routing_plan& plan, uint32_t zone) noexcept;
+  /// Appends the SOA of zone `zone` to the authority section with TTL `ttl`:
+  /// the zone's negative TTL (RFC 2308 3: min(SOA TTL, SOA MINIMUM)) or a
+  /// policy NODATA's shorter one (answer_set::negative_ttl).
+  void add_authority_soa(const routing_plan& plan, uint32_t zone, uint32_t ttl) noexcept;
 
   /// Appends a record whose RDATA is written as given, no name in it
   /// compressed (DNSKEY, NSEC and RRSIG, RFC 4034: their names never are):

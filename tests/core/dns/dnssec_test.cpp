@@ -188,6 +188,69 @@ TEST(dnssec, a_do1_answer_carries_an_rrsig_openssl_verifies_and_a_changed_rrset_
   EXPECT_FALSE(verify(*key, apex, sigs[0], a, owner));
 }
 
+TEST(dnssec, a_policy_nodata_signs_its_soa_and_nsec_with_the_records_ttl) {
+  // full.yaml signed, plus lan-only (ttl 20): answers 10.0.0.0/8, NODATA to
+  // everyone else. Its SOA, NSEC and both RRSIGs (original TTL included)
+  // say 20 s, so no validator caches the denial longer than the record.
+  const std::string file = gtmesh::test::source_dir() + "/configs/full.yaml";
+  std::string text = read(file);
+  const std::string zone_line = "  - name: example.com\n";
+  text.insert(text.find(zone_line) + zone_line.size(),
+              "    dnssec: {algorithm: 13, key: " + key_file(dnssec::algorithm_ecdsap256sha256) + "}\n");
+  const std::string sip = "      - {name: _sip._tcp,";
+  text.insert(text.find(sip), "      - {name: lan-only, type: A, ttl: 20, profile: lan-only}\n");
+  text += "  - name: lan-only\n    method: subnet\n    endpoints:\n"
+          "      - {name: lan, kind: external, target: 10.10.0.11, subnets: [10.0.0.0/8]}\n";
+  load_result loaded = load_config_text(text, file, routing_methods());
+  ASSERT_TRUE(loaded.ok()) << loaded.report();
+  compile_result compiled = compile_plan(loaded.cfg, 3);
+  ASSERT_TRUE(compiled.plan) << compiled.error;
+  const int64_t now = 1'795'953'600'000;
+  snapshot_ptr snap = make_snapshot(compiled.plan, empty_view(*compiled.plan), now, 1);
+  worker_counters c;
+  query_processor p(lookup_settings{}, c, nullptr, nullptr, 5);
+  test::query_spec q = test::spec("lan-only.example.com", 1);
+  q.edns = q.dnssec_ok = true;
+  auto m = test::parse_message(answer(p, snap, q, now)); // from 198.51.100.7: no subnet matches
+  ASSERT_TRUE(m);
+  EXPECT_TRUE(m->answers.empty());
+  std::vector<test::record> nsec, nsec_sig;
+  int soa_ttl = -1, soa_sig_ttl = -1;
+  for (const auto& r : m->authority) {
+    const uint16_t covered = r.type == 46 ? static_cast<uint16_t>(r.rdata[0] << 8 | r.rdata[1]) : 0;
+    const uint32_t original = r.type == 46 ? uint32_t(r.rdata[4]) << 24 | uint32_t(r.rdata[5]) << 16 |
+                                               uint32_t(r.rdata[6]) << 8 | r.rdata[7]
+                                           : r.ttl;
+    EXPECT_EQ(r.ttl, 20u) << "type " << r.type;
+    EXPECT_EQ(original, 20u) << "RRSIG original TTL, covering " << covered;
+    if (r.type == 6)
+      soa_ttl = static_cast<int>(r.ttl);
+    if (covered == 6)
+      soa_sig_ttl = static_cast<int>(original);
+    if (r.type == 47)
+      nsec.push_back(r);
+    if (covered == 47)
+      nsec_sig.push_back(r);
+  }
+  EXPECT_EQ(soa_ttl, 20);
+  EXPECT_EQ(soa_sig_ttl, 20);
+  ASSERT_EQ(nsec.size(), 1u);
+  ASSERT_EQ(nsec_sig.size(), 1u);
+  std::string error;
+  auto key = dnssec::load_key_file(key_file(dnssec::algorithm_ecdsap256sha256), 13, error);
+  ASSERT_TRUE(key) << error;
+  EXPECT_TRUE(verify(*key, *text_to_wire("example.com."), nsec_sig[0], nsec, *text_to_wire("lan-only.example.com.")));
+  // A type the name lacks is no policy's NODATA: the zone's negative TTL (60 s).
+  auto aaaa = test::parse_message(answer(p, snap, [] {
+    test::query_spec s = test::spec("lan-only.example.com", 28);
+    s.edns = s.dnssec_ok = true;
+    return s;
+  }(), now));
+  ASSERT_TRUE(aaaa);
+  for (const auto& r : aaaa->authority)
+    EXPECT_EQ(r.ttl, 60u) << "type " << r.type;
+}
+
 TEST(dnssec, the_signature_cache_hits_for_the_same_rrset_and_bounds_itself_with_counted_evictions) {
   full_config f = load_full();
   const auto& keys = *f.signed_snapshot->plan->zones[0].keys;

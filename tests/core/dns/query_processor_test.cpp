@@ -125,6 +125,23 @@ TEST_F(query_processor_test, nxdomain_carries_the_zone_soa_with_the_negative_ttl
   EXPECT_EQ(other.authority[0].ttl, 120u) << "min(SOA TTL 300, minimum 120)";
 }
 
+TEST_F(query_processor_test, a_policy_nodata_is_cached_no_longer_than_the_records_ttl) {
+  // lan-only (ttl 20) answers 10.0.0.0/8 and nobody else: a NODATA that
+  // depends on the client, so its SOA says 20 s, not the zone's 60 s.
+  message m = ask("lan-only.example.test");
+  EXPECT_EQ(m.rcode(), rc_noerror);
+  EXPECT_TRUE(m.answers.empty());
+  ASSERT_EQ(m.authority.size(), 1u);
+  EXPECT_EQ(m.authority[0].type, 6);
+  EXPECT_EQ(m.authority[0].ttl, 20u) << "min(record TTL 20, SOA TTL 3600, minimum 60)";
+  message lan = ask(query_spec{"lan-only.example.test", 1}, transport::udp, "10.1.2.3");
+  EXPECT_EQ(lan.answer_texts(), std::vector<std::string>{"10.10.0.11"});
+  // The same name without the type is no policy's doing: the zone's TTL.
+  message aaaa = ask("lan-only.example.test", 28);
+  ASSERT_EQ(aaaa.authority.size(), 1u);
+  EXPECT_EQ(aaaa.authority[0].ttl, 60u);
+}
+
 TEST_F(query_processor_test, nodata_for_missing_types_and_empty_non_terminals) {
   message m = ask("www.example.test", 16);
   EXPECT_EQ(m.rcode(), rc_noerror);

@@ -45,6 +45,7 @@ zones:
             - {dc: iad}
           answers: {fra: [192.0.2.30], iad: [198.51.100.30]}
       - {name: office, type: A, profile: by-subnet}
+      - {name: lan-only, type: A, ttl: 20, profile: lan-only}
       - name: near
         type: A
         dc:
@@ -78,6 +79,10 @@ profiles:
     endpoints:
       - {name: lan, kind: external, target: 10.10.0.10, subnets: [10.0.0.0/8, "2001:db8:100::/48"]}
       - {name: public, kind: external, target: 192.0.2.61}
+  - name: lan-only
+    method: subnet
+    endpoints:
+      - {name: lan, kind: external, target: 10.10.0.11, subnets: [10.0.0.0/8]}
 )";
   }();
   return yaml;
