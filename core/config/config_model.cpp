@@ -73,6 +73,17 @@ std::string criterion::text() const {
   return "?";
 }
 
+std::string switch_damping::text() const {
+  std::string out;
+  if (margin > 0)
+    out = "switch_margin " + number_text(margin) + (margin_is_percent ? "%" : "");
+  if (hold_ms > 0)
+    out += (out.empty() ? "" : ", ") + std::string("hold_down ") +
+           (hold_ms % 60'000 == 0 ? std::to_string(hold_ms / 60'000) + "m"
+                                  : number_text(static_cast<double>(hold_ms) / 1000.0) + "s");
+  return out;
+}
+
 std::string metric_ref::text() const {
   std::string out(to_string(src));
   if (src == source::service)

@@ -161,9 +161,23 @@ struct dc_answers {
 };
 
 /// DC mode (SPEC section 2).
+/// Switch damping for a ranked DC-mode record (docs/routing.md, "Switch
+/// margin and hold-down"): a DC already picked stays picked until a
+/// challenger beats it by `margin` (absolute, or percent of its value), and
+/// for at least `hold_ms` after it was picked, unless it stops qualifying
+/// (drained, stale, down, a gate or the criterion fails): health acts at once.
+struct switch_damping {
+  double margin = 0;
+  bool margin_is_percent = false;
+  int64_t hold_ms = 0;
+  bool any() const noexcept { return margin > 0 || hold_ms > 0; }
+  std::string text() const; ///< "switch_margin 10%, hold_down 2m"
+};
+
 struct dc_policy {
   metric_ref select;
   criterion rank;
+  switch_damping damping;
   std::vector<gate> gates;
   int pick_dc_count = 1;
   balance_kind balance = balance_kind::all;

@@ -44,6 +44,10 @@ struct prepared_decisions {
   std::vector<uint32_t> client_first;
   std::vector<dc_ranking> per_client;
   std::vector<uint16_t> picks;   ///< candidate indices, in rank order
+  /// When each of `picks` was first picked (Unix ms), carried from the
+  /// ranking it replaces while it stays picked: a record's hold-down and
+  /// switch margin read it (dc_plan::damping). Same layout as `picks`.
+  std::vector<int64_t> picked_since;
 
   struct endpoint_set {
     int64_t valid_until_ms = never_valid;

@@ -359,6 +359,7 @@ void plan_builder::compile_record(const record& r, uint32_t zone_index, record_p
       dc_plan d;
       d.select = column_of(r.dc->select);
       d.rank = r.dc->rank;
+      d.damping = r.dc->damping;
       for (const auto& g : r.dc->gates)
         d.gates.push_back(compiled_gate{column_of(g.ref), g.test});
       d.pick = r.dc->pick_dc_count;

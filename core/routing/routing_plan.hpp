@@ -82,6 +82,7 @@ struct dc_candidate {
 struct dc_plan {
   metric_column select;
   criterion rank;
+  switch_damping damping; ///< margin and hold-down against the previous picks
   std::vector<compiled_gate> gates;
   int pick = 1;
   balance_kind balance = balance_kind::all;

@@ -441,6 +441,8 @@ private:
   std::vector<dc_answers> parse_dc_answers(const node& map, const std::string& field, dns::rr_type type,
                                            const zone& z);
   std::optional<criterion> parse_criterion(const node& n, const std::string& field);
+  /// "5" or "10%": a non-negative number, percent when it ends in '%'.
+  bool parse_margin(const node& m, const std::string& field, double& value, bool& percent);
   std::optional<metric_ref> parse_metric_ref(const node& map, const std::string& field, bool allow_client);
   std::optional<balance_kind> parse_balance(const node& map, const std::string& field);
   std::optional<all_down_action> parse_all_down(const node& map, const std::string& field);

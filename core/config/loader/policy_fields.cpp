@@ -61,18 +61,23 @@ std::optional<criterion> loader::parse_criterion(const node& n, const std::strin
     error(m ? m : w, join(wf, "margin"), "required: an absolute margin (5) or a percentage (10%)");
     return std::nullopt;
   }
-  std::string ms = m.text();
-  if (!ms.empty() && ms.back() == '%') {
-    c.margin_is_percent = true;
+  if (!parse_margin(m, join(wf, "margin"), c.margin, c.margin_is_percent))
+    return std::nullopt;
+  return c;
+}
+
+bool loader::parse_margin(const node& m, const std::string& field, double& value, bool& percent) {
+  std::string ms = m.is_scalar() ? m.text() : std::string();
+  percent = !ms.empty() && ms.back() == '%';
+  if (percent)
     ms.pop_back();
-  }
   auto mv = to_double(ms);
   if (!mv || *mv < 0) {
-    error(m, join(wf, "margin"), "expected a non-negative number or percentage, got '" + m.text() + "'");
-    return std::nullopt;
+    error(m, field, "expected a non-negative number or percentage, got '" + m.text() + "'");
+    return false;
   }
-  c.margin = *mv;
-  return c;
+  value = *mv;
+  return true;
 }
 
 std::optional<metric_ref> loader::parse_metric_ref(const node& map, const std::string& field, bool allow_client) {

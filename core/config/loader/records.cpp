@@ -606,7 +606,7 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
     return;
   check_keys(n, field,
              {"source", "service", "metric", "criterion", "gate", "pick_dc_count", "balance", "answers", "fail_safe",
-              "on_all_down"});
+              "on_all_down", "switch_margin", "hold_down"});
   dc_policy& p = *r.dc;
   if (auto ref = parse_metric_ref(n, field, true))
     p.select = *ref;
@@ -648,6 +648,14 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
     else
       parse_gate(g, gf);
   }
+  if (node m = child(n, "switch_margin"))
+    parse_margin(m, join(field, "switch_margin"), p.damping.margin, p.damping.margin_is_percent);
+  if (auto v = duration(n, "hold_down", field, 0, 86'400'000))
+    p.damping.hold_ms = *v;
+  if (p.damping.any() && p.rank.kind == criterion_kind::equals)
+    error(child(n, p.damping.margin > 0 ? "switch_margin" : "hold_down"),
+          join(field, p.damping.margin > 0 ? "switch_margin" : "hold_down"),
+          "equals does not rank DCs: switch damping needs criterion lowest, highest or within");
   if (auto v = integer(n, "pick_dc_count", field, 1, max_answers))
     p.pick_dc_count = static_cast<int>(*v);
   if (auto b = parse_balance(n, field))

@@ -32,10 +32,16 @@ inline bool criterion_passes(const criterion& c, double value, double best) noex
 struct rank_key {
   double primary = 0;
   double secondary = 0;
+  bool held = false;      ///< a pick inside its hold-down: before every other
+  bool incumbent = false; ///< already picked: wins ties
   bool operator<(const rank_key& o) const noexcept {
+    if (held != o.held)
+      return held;
     if (primary != o.primary)
       return primary < o.primary;
-    return secondary < o.secondary;
+    if (secondary != o.secondary)
+      return secondary < o.secondary;
+    return incumbent && !o.incumbent;
   }
 };
 

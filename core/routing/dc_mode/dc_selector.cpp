@@ -47,12 +47,46 @@ struct ranking {
   std::array<uint16_t, max_answers> index;
 };
 
+/// The picks a ranking replaces, and since when each has been picked: the
+/// hold state switch damping reads (prepared_decisions::picked_since).
+struct incumbents {
+  const uint16_t* index = nullptr;
+  const int64_t* since = nullptr;
+  int count = 0;
+  static constexpr int64_t none = std::numeric_limits<int64_t>::min();
+  int64_t since_of(size_t candidate) const noexcept {
+    for (int k = 0; k < count; ++k)
+      if (index[k] == candidate)
+        return since[k];
+    return none;
+  }
+};
+
+/// The candidate's sort key with switch damping: an incumbent's key is
+/// improved by the margin (a challenger must beat it by that much), and one
+/// inside its hold-down ranks before every challenger. Returns since when
+/// the candidate has been picked (incumbents::none if it is a challenger).
+int64_t damp(const dc_plan& p, const incumbents* inc, size_t i, int64_t now, rank_key& key) noexcept {
+  if (!inc)
+    return incumbents::none;
+  const int64_t since = inc->since_of(i);
+  if (since == incumbents::none)
+    return since;
+  key.incumbent = true;
+  key.held = p.damping.hold_ms > 0 && now - since < p.damping.hold_ms;
+  key.primary -= p.damping.margin_is_percent ? std::fabs(key.primary) * p.damping.margin / 100.0 : p.damping.margin;
+  return since;
+}
+
 /// Steps 1-5 of select_dcs (see dc_selector.hpp). `Traced` fills one row per
 /// candidate; `Tracked` records the expiry. The query path instantiates
 /// neither and allocates nothing.
 template <bool Traced, bool Tracked>
 void rank_dcs(const dc_plan& p, const routing_plan& plan, const measurement_view& view, uint32_t client_row,
-              int64_t now, ranking& out, std::vector<trace_candidate>* rows, expiry* exp) {
+              int64_t now, ranking& out, std::vector<trace_candidate>* rows, expiry* exp,
+              const incumbents* inc = nullptr) {
+  if (!p.damping.any())
+    inc = nullptr;
   const size_t n = std::min(p.candidates.size(), max_datacenters);
   const metric_info& selected = info(p.select.metric);
   std::array<double, max_datacenters> values;
@@ -147,6 +181,10 @@ void rank_dcs(const dc_plan& p, const routing_plan& plan, const measurement_view
       continue;
     }
     rank_key key = rank_of(p.rank, selected.direction, values[i], best);
+    const int64_t since = damp(p, inc, i, now, key);
+    if constexpr (Tracked)
+      if (key.held)
+        exp->note(since, p.damping.hold_ms - 1); // ranked anew when the hold ends
     int pos = out.count;
     while (pos > 0 && key < keys[pos - 1])
       --pos;
@@ -164,9 +202,13 @@ void rank_dcs(const dc_plan& p, const routing_plan& plan, const measurement_view
   if constexpr (Traced) {
     // Rank every qualifying DC for the explanation, not only the picked ones.
     std::vector<std::pair<rank_key, uint32_t>> all;
+    std::vector<int64_t> since_of(n, incumbents::none);
     for (size_t i = 0; i < n; ++i)
-      if (ok[i])
-        all.emplace_back(rank_of(p.rank, selected.direction, values[i], best), static_cast<uint32_t>(i));
+      if (ok[i]) {
+        rank_key key = rank_of(p.rank, selected.direction, values[i], best);
+        since_of[i] = damp(p, inc, i, now, key);
+        all.emplace_back(key, static_cast<uint32_t>(i));
+      }
     std::stable_sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.first < b.first; });
     for (size_t r = 0; r < all.size(); ++r) {
       trace_candidate& row = (*rows)[all[r].second];
@@ -175,6 +217,14 @@ void rank_dcs(const dc_plan& p, const routing_plan& plan, const measurement_view
       row.reason = static_cast<int>(r) < out.count
                      ? "rank " + std::to_string(r + 1) + " of " + std::to_string(all.size()) + " qualifying DC(s)"
                      : "qualified, but pick_dc_count " + std::to_string(p.pick) + " already reached";
+      if (const int64_t since = since_of[all[r].second]; since != incumbents::none) {
+        row.reason += "; picked " + format_age(now - since) + " ago";
+        if (all[r].first.held)
+          row.reason += ", held by hold_down for " + format_age(since + p.damping.hold_ms - now) + " more";
+        else if (p.damping.margin > 0)
+          row.reason += ", a challenger must beat it by switch_margin " + num(p.damping.margin) +
+                        (p.damping.margin_is_percent ? "%" : "");
+      }
     }
   }
 }
@@ -218,24 +268,31 @@ void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
   ranking r;
   std::vector<trace_candidate> rows;
   const prepared_decisions* prep = rc.prepared;
+  const prepared_decisions::dc_ranking* pr = prepared_ranking(prep, plan_index, per_client, client_row, rc.view);
+  // The prepared picks are the incumbents of a live ranking (hold state).
+  incumbents inc;
+  if (pr && prep->picked_since.size() == prep->picks.size())
+    inc = incumbents{prep->picks.data() + pr->first, prep->picked_since.data() + pr->first, pr->count};
   if constexpr (Traced) {
     rows.resize(n);
     rc.trace->note(rc.depth, "DC mode: select by " + column_text(p.select, rc.plan) + ", criterion " + p.rank.text() +
-                               ", pick " + std::to_string(p.pick) + ", balance " + std::string(to_string(p.balance)));
+                               ", pick " + std::to_string(p.pick) + ", balance " + std::string(to_string(p.balance)) +
+                               (p.damping.any() ? ", " + p.damping.text() : ""));
     if (per_client)
       rc.trace->note(rc.depth, client_row == prefix_map::no_value
                                  ? "client " + rc.query.client.address.to_string() +
                                      " has no measured prefix (queued for measurement)"
                                  : "client row " + rc.view.client_prefix(client_row).to_string());
-    rank_dcs<true, false>(p, rc.plan, rc.view, client_row, now, r, &rows, nullptr);
+    if (p.damping.any() && inc.count == 0)
+      rc.trace->note(rc.depth, "no earlier picks to hold (a first snapshot, a new config or new client rows)");
+    rank_dcs<true, false>(p, rc.plan, rc.view, client_row, now, r, &rows, nullptr, &inc);
     for (int k = 0; k < r.count; ++k)
       rows[r.index[k]].picked = true;
-  } else if (const prepared_decisions::dc_ranking* pr = prepared_ranking(prep, plan_index, per_client, client_row, rc.view);
-             pr && now < pr->valid_until_ms) {
+  } else if (pr && now < pr->valid_until_ms) {
     r.count = pr->count;
     std::copy_n(prep->picks.begin() + pr->first, pr->count, r.index.begin());
   } else {
-    rank_dcs<false, false>(p, rc.plan, rc.view, client_row, now, r, nullptr, nullptr);
+    rank_dcs<false, false>(p, rc.plan, rc.view, client_row, now, r, nullptr, nullptr, &inc);
   }
 
   if (r.count > 0) {
@@ -329,6 +386,7 @@ uint32_t lay_out(const routing_plan& plan, uint32_t rows, prepared_decisions& ou
       }
     }
   out.picks.assign(at, 0);
+  out.picked_since.assign(at, 0);
   return client_part;
 }
 
@@ -338,8 +396,10 @@ void prepare_dc_rankings(const routing_plan& plan, const measurement_view& view,
                          prepared_decisions& out, const prepared_decisions* previous, const view_change* change) {
   const size_t plans = plan.dc_plans.size();
   const uint32_t rows = static_cast<uint32_t>(view.client_row_count());
-  const bool reuse = previous && change && change->comparable && previous->dc.size() == plans &&
-                     change->dc.size() == plan.dc_count();
+  // A previous build from the same plan (make_snapshot checks) whose hold
+  // state is whole: its picks are the incumbents of what is ranked again.
+  const bool carried = previous && previous->dc.size() == plans && previous->picked_since.size() == previous->picks.size();
+  const bool reuse = carried && change && change->comparable && change->dc.size() == plan.dc_count();
   // Which plans must be ranked again: those a changed DC is a candidate of,
   // and (when the client rows moved) every plan reading client metrics.
   std::vector<uint8_t> dirty(plans, reuse ? 0 : 1);
@@ -348,16 +408,18 @@ void prepare_dc_rankings(const routing_plan& plan, const measurement_view& view,
     out.client_first = previous->client_first;
     out.per_client = previous->per_client;
     out.picks = previous->picks;
+    out.picked_since = previous->picked_since;
   } else {
     const uint32_t client_part = lay_out(plan, rows, out);
-    if (reuse) { // the part that ignores the client keeps its places
+    if (carried) { // the part that ignores the client keeps its places
       for (size_t k = 0; k < plans; ++k)
         if (out.client_first[k] == prepared_decisions::no_rows)
           out.dc[k] = previous->dc[k];
         else
           dirty[k] = 1;
-      std::copy_n(previous->picks.begin(), std::min<size_t>(client_part, previous->picks.size()),
-                  out.picks.begin());
+      const size_t kept = std::min<size_t>(client_part, previous->picks.size());
+      std::copy_n(previous->picks.begin(), kept, out.picks.begin());
+      std::copy_n(previous->picked_since.begin(), kept, out.picked_since.begin());
     }
   }
   if (reuse)
@@ -369,12 +431,24 @@ void prepare_dc_rankings(const routing_plan& plan, const measurement_view& view,
   out.valid_until_ms = std::numeric_limits<int64_t>::max();
   out.ranked = 0;
   auto rank_into = [&](const dc_plan& p, uint32_t client_row, prepared_decisions::dc_ranking& pr) {
+    // What the slot holds now (copied from `previous`, or empty) is what
+    // this ranking replaces: its incumbents.
+    std::array<uint16_t, max_answers> was;
+    std::array<int64_t, max_answers> was_since;
+    const int was_count = p.damping.any() ? pr.count : 0;
+    std::copy_n(out.picks.begin() + pr.first, was_count, was.begin());
+    std::copy_n(out.picked_since.begin() + pr.first, was_count, was_since.begin());
+    const incumbents inc{was.data(), was_since.data(), was_count};
     ranking r;
     expiry exp;
-    rank_dcs<false, true>(p, plan, view, client_row, now_ms, r, nullptr, &exp);
+    rank_dcs<false, true>(p, plan, view, client_row, now_ms, r, nullptr, &exp, &inc);
     pr.valid_until_ms = exp.until;
     pr.count = static_cast<uint16_t>(r.count);
     std::copy_n(r.index.begin(), r.count, out.picks.begin() + pr.first);
+    for (int k = 0; k < r.count; ++k) {
+      const int64_t since = inc.since_of(r.index[k]);
+      out.picked_since[pr.first + k] = since == incumbents::none ? now_ms : since;
+    }
     ++out.ranked;
   };
   // A kept ranking holds until its own expiry: the cells it read are the same.

@@ -276,6 +276,32 @@ TEST(config_loader, a_probes_quorum_is_any_majority_or_at_least_n_of_the_datacen
   expect_error(probe_with("{at_leest: 2}"), 5, "probes[mon].quorum.at_leest", "unknown key");
 }
 
+TEST(config_loader, a_dc_records_switch_margin_and_hold_down) {
+  // Line 14 is the record.
+  auto record = [](const std::string& extra, const std::string& criterion = "lowest") {
+    return base + "      - {name: w, type: A, dc: {source: host, metric: cpu, criterion: " + criterion +
+           ", answers: {fra: [192.0.2.1]}" + extra + "}}\n";
+  };
+  auto ok = load(record(", switch_margin: 10%, hold_down: 2m"));
+  ASSERT_TRUE(ok.ok()) << ok.report();
+  const switch_damping& d = ok.cfg->zones[0].records[1].dc->damping;
+  EXPECT_EQ(d.margin, 10);
+  EXPECT_TRUE(d.margin_is_percent);
+  EXPECT_EQ(d.hold_ms, 120'000);
+  EXPECT_EQ(d.text(), "switch_margin 10%, hold_down 2m");
+  auto absolute = load(record(", switch_margin: 5"));
+  ASSERT_TRUE(absolute.ok()) << absolute.report();
+  EXPECT_FALSE(absolute.cfg->zones[0].records[1].dc->damping.margin_is_percent);
+  EXPECT_FALSE(load(record("")).cfg->zones[0].records[1].dc->damping.any()); // the default: none
+  expect_error(record(", switch_margin: lots"), 14, "switch_margin", "expected a non-negative number or percentage, got 'lots'");
+  expect_error(record(", switch_margin: -1"), 14, "switch_margin", "non-negative");
+  expect_error(record(", hold_down: soon"), 14, "hold_down", "expected a duration");
+  expect_error(record(", hold_down: 2d"), 14, "hold_down", "out of range");
+  expect_error(record(", switch_margn: 5"), 14, "switch_margn", "unknown key");
+  expect_error(record(", hold_down: 1m", "{equals: 1}"), 14, "hold_down",
+               "equals does not rank DCs: switch damping needs criterion lowest, highest or within");
+}
+
 TEST(config_loader, nested_profile_cycles_are_rejected_showing_the_cycle) {
   std::string yaml = base + R"(profiles:
   - name: p1
