@@ -178,6 +178,9 @@ struct dc_policy {
   metric_ref select;
   criterion rank;
   switch_damping damping;
+  /// Ramped failback: a DC that comes back gets a growing share over this
+  /// long (0 = at once; docs/routing.md, "Slow start").
+  int64_t slow_start_ms = 0;
   std::vector<gate> gates;
   int pick_dc_count = 1;
   balance_kind balance = balance_kind::all;
@@ -282,6 +285,7 @@ struct profile {
   all_down_action on_all_down = all_down_action::nodata;
   std::vector<answer_value> fail_safe;
   int max_return = 8; ///< multivalue
+  int64_t slow_start_ms = 0; ///< ramped failback of its endpoints (0 = at once)
   std::vector<endpoint> endpoints;
   config_location where;
 };

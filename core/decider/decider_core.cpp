@@ -677,11 +677,11 @@ std::string decider_core::dry_run(const config_ptr& candidate, int64_t now_ms) c
     return "the candidate config does not compile: " + next.error;
   // Measurements as they are now, seen through each config.
   view_inputs in = inputs(now_ms);
-  std::map<std::string, bool> scratch;
+  decider::availability_map scratch;
   auto next_snap = make_snapshot(next.plan, build_view(*next.plan, in, scratch, nullptr), now_ms);
   snapshot_ptr cur_snap;
   if (active_) {
-    std::map<std::string, bool> scratch2;
+    decider::availability_map scratch2;
     cur_snap = make_snapshot(active_->plan, build_view(*active_->plan, in, scratch2, nullptr), now_ms);
   }
   // Sample clients: the first address of every measured client prefix plus a

@@ -260,7 +260,7 @@ private:
     int64_t since_ms = 0;
   };
   std::map<std::string, agent_info> agents_;
-  std::map<std::string, bool> previous_up_;
+  availability_map previous_up_;
   snapshot_ptr last_;
   int64_t last_built_ms_ = 0;
   uint64_t generation_ = 0;

@@ -69,8 +69,7 @@ std::string vantage_text(const health::merged_verdict& m, const health::quorum_r
 } // namespace
 
 std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const view_inputs& in,
-                                             std::map<std::string, bool>& previous_up,
-                                             std::vector<health_change>* changes) {
+                                             availability_map& previous_up, std::vector<health_change>* changes) {
   auto view = std::make_shared<measurement_view>(plan.layout);
   const config& cfg = *plan.cfg;
 
@@ -183,26 +182,35 @@ std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const vie
       view->set_host(dc, metric_id::host_status, 0, in.now_ms);
   view->finish();
 
-  // Availability transitions, for the health timeline.
-  auto note = [&](const std::string& dc, const std::string& subject, const measurement_cell& c, int64_t limit) {
+  // Availability transitions, for the health timeline; a subject that was
+  // down and is up again is up since now (slow start ramps it back).
+  auto note = [&](const std::string& dc, const std::string& subject, uint32_t cell, int64_t limit) {
+    const measurement_cell& c = view->cell(cell);
     bool up = c.fresh(in.now_ms, limit) && c.value > 0;
     std::string key = dc + "|" + subject;
     auto it = previous_up.find(key);
-    if (it == previous_up.end() || it->second != up) {
+    if (it == previous_up.end() || it->second.up != up) {
       if (changes && (it != previous_up.end() || up))
         changes->push_back(health_change{dc, subject, up});
-      previous_up[key] = up;
+      availability_memory& m = previous_up[key];
+      if (up && it != previous_up.end())
+        m.up_since_ms = in.now_ms;
+      m.up = up;
     }
+    const availability_memory& m = previous_up[key];
+    if (m.up && m.up_since_ms != measurement_cell::never)
+      view->set_up_since(cell, m.up_since_ms);
   };
+  const cell_layout& at = plan.layout;
   for (uint32_t dc = 0; dc < plan.dc_count(); ++dc) {
-    note(plan.dc_names[dc], "host status", view->host(dc, metric_id::host_status), plan.host_stale_ms);
+    note(plan.dc_names[dc], "host status", at.host(dc, metric_id::host_status), plan.host_stale_ms);
     for (uint32_t svc = 0; svc < plan.service_names.size(); ++svc)
       if (!backend_keys(cfg.services[svc], plan.dc_names[dc]).empty())
         note(plan.dc_names[dc], "service " + plan.service_names[svc],
-             view->service(svc, dc, metric_id::service_healthy_backends), plan.service_stale_ms[svc]);
+             at.service(svc, dc, metric_id::service_healthy_backends), plan.service_stale_ms[svc]);
   }
   for (uint32_t mon = 0; mon < plan.monitors.size(); ++mon)
-    note("", "endpoint " + plan.monitors[mon].key, view->endpoint(mon), plan.monitors[mon].stale_ms);
+    note("", "endpoint " + plan.monitors[mon].key, at.monitor(mon), plan.monitors[mon].stale_ms);
   return view;
 }
 

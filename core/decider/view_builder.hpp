@@ -58,10 +58,19 @@ struct view_inputs {
   }
 };
 
-/// Builds the view. `previous_up` (availability per subject key) is updated
-/// and the changes since the last call are appended to `changes`.
+/// What the decider remembers of one availability subject ("fra|host
+/// status", "fra|service web", "|endpoint p/e") between views.
+struct availability_memory {
+  bool up = false;
+  /// When it last came back up; never = up since first seen (no ramp).
+  int64_t up_since_ms = measurement_cell::never;
+};
+using availability_map = std::map<std::string, availability_memory>;
+
+/// Builds the view. `previous_up` (availability per subject key) is updated,
+/// the changes since the last call are appended to `changes`, and each
+/// subject's up_since goes into the view (slow start reads it).
 std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const view_inputs& in,
-                                             std::map<std::string, bool>& previous_up,
-                                             std::vector<health_change>* changes);
+                                             availability_map& previous_up, std::vector<health_change>* changes);
 
 } // namespace gtmesh::decider

@@ -39,6 +39,14 @@ void measurement_view::set_drained(uint32_t dc, bool drained) {
     drained_[dc] = drained ? 1 : 0;
 }
 
+void measurement_view::set_up_since(uint32_t index, int64_t at_ms) {
+  if (index >= cells_.size())
+    return;
+  if (up_since_.empty())
+    up_since_.assign(cells_.size(), measurement_cell::never);
+  up_since_[index] = at_ms;
+}
+
 void measurement_view::set_endpoint_detail(uint32_t monitor, std::string text) {
   if (monitor >= layout_.monitor_count)
     return;

@@ -83,6 +83,11 @@ public:
   /// How a monitored endpoint's verdict was merged, for explanations only
   /// ("quorum majority: 2 of 3 vantage DCs up: fra up, iad up, sin down").
   void set_endpoint_detail(uint32_t monitor, std::string text);
+  /// When the availability in cell `index` (a host status, a service's
+  /// healthyBackends, a monitor verdict) last came back up, as the decider
+  /// saw it; never (the default) = up since before anyone watched, so no
+  /// slow-start ramp (core/routing/common/slow_start.hpp). Also after finish().
+  void set_up_since(uint32_t index, int64_t at_ms);
   /// Builds the client prefix index. Call once, after the last set_client.
   void finish();
 
@@ -95,6 +100,10 @@ public:
     return client_[row * layout_.client_row_size() + offset];
   }
   bool drained(uint32_t dc) const noexcept { return drained_[dc] != 0; }
+  /// set_up_since's time for cell `index` (measurement_cell::never if none).
+  int64_t up_since(uint32_t index) const noexcept {
+    return index < up_since_.size() ? up_since_[index] : measurement_cell::never;
+  }
   /// set_endpoint_detail's text; empty when none was set.
   const std::string& endpoint_detail(uint32_t monitor) const noexcept;
 
@@ -120,6 +129,7 @@ private:
   std::vector<measurement_cell> cells_;
   std::vector<measurement_cell> client_;
   std::vector<uint8_t> drained_;
+  std::vector<int64_t> up_since_; ///< per cell; empty until one is set
   std::vector<std::string> endpoint_detail_; ///< per monitor; empty until one is set
   std::vector<ip_prefix> client_prefixes_;
   std::map<std::pair<ip_key, int>, uint32_t> client_index_; ///< (first, length) -> row, while writing

@@ -300,6 +300,7 @@ uint32_t plan_builder::compile_profile(const std::string& name, dns::rr_type typ
   pp.method = find_routing_method(p->method);
   pp.type = type;
   pp.fail_safe = make_typed_group(p->fail_safe, type);
+  pp.slow_start_ms = p->slow_start_ms;
   for (const auto& e : p->endpoints) {
     endpoint_plan ep;
     ep.source = &e;
@@ -360,11 +361,28 @@ void plan_builder::compile_record(const record& r, uint32_t zone_index, record_p
       d.select = column_of(r.dc->select);
       d.rank = r.dc->rank;
       d.damping = r.dc->damping;
+      d.slow_start_ms = r.dc->slow_start_ms;
       for (const auto& g : r.dc->gates)
         d.gates.push_back(compiled_gate{column_of(g.ref), g.test});
       d.pick = r.dc->pick_dc_count;
       d.balance = r.dc->balance;
       d.candidates = make_candidates(r.dc->answers);
+      if (d.slow_start_ms > 0) {
+        std::vector<uint32_t> services;
+        auto reads = [&](const metric_column& c) {
+          if (c.src == source::service && std::find(services.begin(), services.end(), c.service) == services.end())
+            services.push_back(c.service);
+        };
+        reads(d.select);
+        for (const auto& g : d.gates)
+          reads(g.column);
+        d.recovery_cells_per = static_cast<uint32_t>(1 + services.size());
+        for (const auto& cand : d.candidates) {
+          d.recovery_cells.push_back(plan_.layout.host(cand.dc, metric_id::host_status));
+          for (uint32_t svc : services)
+            d.recovery_cells.push_back(plan_.layout.service(svc, cand.dc, metric_id::service_healthy_backends));
+        }
+      }
       d.fail_safe = make_group(r.dc->fail_safe);
       d.on_all_down = r.dc->on_all_down;
       rp.policy = static_cast<uint32_t>(plan_.dc_plans.size());

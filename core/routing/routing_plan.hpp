@@ -83,6 +83,12 @@ struct dc_plan {
   metric_column select;
   criterion rank;
   switch_damping damping; ///< margin and hold-down against the previous picks
+  int64_t slow_start_ms = 0;
+  /// Cells whose up_since says when a candidate DC came back (slow start):
+  /// its host status, and healthyBackends of each service the policy reads;
+  /// per candidate, `recovery_cells_per` entries from candidate * that.
+  std::vector<uint32_t> recovery_cells;
+  uint32_t recovery_cells_per = 0;
   std::vector<compiled_gate> gates;
   int pick = 1;
   balance_kind balance = balance_kind::all;
@@ -139,6 +145,7 @@ struct profile_plan {
   std::vector<endpoint_plan> endpoints;
   answer_group fail_safe;
   std::unique_ptr<method_data> data;
+  int64_t slow_start_ms = 0; ///< profile::slow_start_ms
 };
 
 struct record_plan {

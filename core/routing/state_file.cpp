@@ -161,19 +161,30 @@ private:
     return true;
   }
 
-  /// A value: 3, up, down, or {value: V, age: 5s}.
-  bool value_of(const node& n, const std::string& field, double& value, int64_t& at) {
+  /// A value: 3, up, down, or {value: V, age: 5s, back: 30s}; `back` (up
+  /// again for that long after being down: slow start) sets `up_since`.
+  bool value_of(const node& n, const std::string& field, double& value, int64_t& at, int64_t& up_since) {
     field_ = field;
     node v = n;
     at = now_;
+    up_since = measurement_cell::never;
     if (n.is_map()) {
       std::set<std::string> seen;
       for (size_t i = 0; i < n.size(); ++i) {
         std::string k = key_text(n.key_at(i)).value_or("?");
-        if (k != "value" && k != "age")
-          error(n.key_at(i), field + "." + k, "unknown key (allowed: value, age)");
+        if (k != "value" && k != "age" && k != "back")
+          error(n.key_at(i), field + "." + k, "unknown key (allowed: value, age, back)");
         else if (!seen.insert(k).second)
           error(n.key_at(i), field + "." + k, "duplicate key");
+      }
+      if (auto b = child(n, "back")) {
+        auto ms = b.is_scalar() ? parse_duration_ms(std::string(b.scalar())) : std::nullopt;
+        int64_t then = 0;
+        if (!ms || __builtin_sub_overflow(now_, *ms, &then) || then < min_time_ms) {
+          error(b, field + ".back", "expected a duration such as 30s: how long it has been up again");
+          return false;
+        }
+        up_since = then;
       }
       v = child(n, "value");
       if (auto a = child(n, "age")) {
@@ -237,9 +248,9 @@ private:
         continue;
       }
       double value;
-      int64_t at;
-      if (value_of(n.value_at(i), field + "." + name, value, at))
-        set(*m, value, at);
+      int64_t at, up_since;
+      if (value_of(n.value_at(i), field + "." + name, value, at, up_since))
+        set(*m, value, at, up_since);
     }
   }
 
@@ -252,7 +263,11 @@ private:
       if (dc == no_index)
         continue;
       read_metrics(n.value_at(i), f, source::host,
-                   [&](metric_id m, double v, int64_t at) { view_->set_host(dc, m, v, at); });
+                   [&](metric_id m, double v, int64_t at, int64_t up_since) {
+                     view_->set_host(dc, m, v, at);
+                     if (up_since != measurement_cell::never)
+                       view_->set_up_since(view_->layout().host(dc, m), up_since);
+                   });
     }
   }
 
@@ -278,7 +293,11 @@ private:
         if (dc == no_index)
           continue;
         read_metrics(per_dc.value_at(d), df, source::service,
-                     [&](metric_id m, double v, int64_t at) { view_->set_service(svc, dc, m, v, at); });
+                     [&](metric_id m, double v, int64_t at, int64_t up_since) {
+                       view_->set_service(svc, dc, m, v, at);
+                       if (up_since != measurement_cell::never)
+                         view_->set_up_since(view_->layout().service(svc, dc, m), up_since);
+                     });
       }
     }
   }
@@ -305,7 +324,7 @@ private:
         if (dc == no_index)
           continue;
         read_metrics(per_dc.value_at(d), df, source::client,
-                     [&](metric_id m, double v, int64_t at) { view_->set_client(*prefix, dc, m, v, at); });
+                     [&](metric_id m, double v, int64_t at, int64_t) { view_->set_client(*prefix, dc, m, v, at); });
       }
     }
   }
@@ -325,9 +344,12 @@ private:
         continue;
       }
       double value;
-      int64_t at;
-      if (value_of(n.value_at(i), f, value, at))
+      int64_t at, up_since;
+      if (value_of(n.value_at(i), f, value, at, up_since)) {
         view_->set_endpoint(mon, value, at);
+        if (up_since != measurement_cell::never)
+          view_->set_up_since(view_->layout().monitor(mon), up_since);
+      }
     }
   }
 

@@ -7,6 +7,7 @@
 //   hosts:
 //     fra: {status: up, cpu: 35}     # measured `now`
 //     iad: {status: {value: down, age: 2m}}
+//     sin: {status: {value: up, back: 30s}} # up again for 30 s (slow start)
 //   services:
 //     web: {fra: {healthyBackends: 2}, iad: {healthyBackends: 0}}
 //   clients:

@@ -154,7 +154,8 @@ void loader::parse_endpoint(const node& n, const std::string& field, profile& p)
 void loader::parse_profile(const node& n, const std::string& field) {
   if (!is_map(n, field))
     return;
-  check_keys(n, field, {"name", "method", "status", "on_all_down", "fail_safe", "max_return", "endpoints"});
+  check_keys(n, field,
+             {"name", "method", "status", "on_all_down", "fail_safe", "max_return", "slow_start", "endpoints"});
   profile p;
   p.where = where(n);
   if (auto v = str(n, "name", field, true))
@@ -186,6 +187,8 @@ void loader::parse_profile(const node& n, const std::string& field) {
     error(n, join(field, "fail_safe"), "on_all_down: fail_safe needs fail_safe addresses");
   if (auto v = integer(n, "max_return", field, 1, max_answers))
     p.max_return = static_cast<int>(*v);
+  if (auto v = duration(n, "slow_start", field, 0, 86'400'000))
+    p.slow_start_ms = *v;
   each(n, "endpoints", field, [&](const node& en, const std::string& ef) { parse_endpoint(en, ef, p); });
   if (p.endpoints.empty())
     error(n, join(field, "endpoints"), "a profile needs at least one endpoint");

@@ -606,7 +606,7 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
     return;
   check_keys(n, field,
              {"source", "service", "metric", "criterion", "gate", "pick_dc_count", "balance", "answers", "fail_safe",
-              "on_all_down", "switch_margin", "hold_down"});
+              "on_all_down", "switch_margin", "hold_down", "slow_start"});
   dc_policy& p = *r.dc;
   if (auto ref = parse_metric_ref(n, field, true))
     p.select = *ref;
@@ -652,6 +652,8 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
     parse_margin(m, join(field, "switch_margin"), p.damping.margin, p.damping.margin_is_percent);
   if (auto v = duration(n, "hold_down", field, 0, 86'400'000))
     p.damping.hold_ms = *v;
+  if (auto v = duration(n, "slow_start", field, 0, 86'400'000))
+    p.slow_start_ms = *v;
   if (p.damping.any() && p.rank.kind == criterion_kind::equals)
     error(child(n, p.damping.margin > 0 ? "switch_margin" : "hold_down"),
           join(field, p.damping.margin > 0 ? "switch_margin" : "hold_down"),

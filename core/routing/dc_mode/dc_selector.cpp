@@ -2,6 +2,7 @@
 
 #include "core/routing/common/balance.hpp"
 #include "core/routing/common/criterion_eval.hpp"
+#include "core/routing/common/slow_start.hpp"
 #include "core/routing/prepared_decisions.hpp"
 
 #include <algorithm>
@@ -39,6 +40,14 @@ bool uses_client(const dc_plan& p) noexcept {
   for (const auto& g : p.gates)
     any = any || g.column.src == source::client;
   return any;
+}
+
+/// How many ranked candidates a ranking keeps: pick_dc_count, or with slow
+/// start every qualifying one (up to max_answers), so that a query leaving
+/// out a ramping DC has the next at hand.
+int kept_count(const dc_plan& p) noexcept {
+  const int n = static_cast<int>(std::min(p.candidates.size(), max_datacenters));
+  return std::min({p.slow_start_ms > 0 ? n : p.pick, n, static_cast<int>(max_answers)});
 }
 
 /// The picked candidates (indices into dc_plan::candidates), best first.
@@ -167,7 +176,7 @@ void rank_dcs(const dc_plan& p, const routing_plan& plan, const measurement_view
 
   // Criterion filter and top-k (insertion into a small sorted array; equal
   // keys keep config order).
-  const int pick = std::min<int>(p.pick, max_answers);
+  const int pick = kept_count(p);
   std::array<rank_key, max_answers> keys;
   out.count = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -214,7 +223,7 @@ void rank_dcs(const dc_plan& p, const routing_plan& plan, const measurement_view
       trace_candidate& row = (*rows)[all[r].second];
       row.rank = static_cast<int>(r + 1);
       row.eligible = true;
-      row.reason = static_cast<int>(r) < out.count
+      row.reason = static_cast<int>(r) < std::min(out.count, p.pick)
                      ? "rank " + std::to_string(r + 1) + " of " + std::to_string(all.size()) + " qualifying DC(s)"
                      : "qualified, but pick_dc_count " + std::to_string(p.pick) + " already reached";
       if (const int64_t since = since_of[all[r].second]; since != incumbents::none) {
@@ -251,6 +260,47 @@ std::string list_text(const std::vector<std::string>& answers) {
   return out;
 }
 
+/// When candidate `i` came back up: the latest of its recovery cells.
+int64_t recovered_at(const dc_plan& p, size_t i, const measurement_view& view) noexcept {
+  int64_t at = measurement_cell::never;
+  for (uint32_t k = 0; k < p.recovery_cells_per; ++k)
+    at = std::max(at, view.up_since(p.recovery_cells[i * p.recovery_cells_per + k]));
+  return at;
+}
+
+/// Slow start: `r` holds every qualifying DC in rank order; keeps the first
+/// pick_dc_count of them that this query includes (a DC in its ramp by its
+/// share), topping up in rank order from those left out so that no fewer
+/// answer than without the ramp.
+template <bool Traced>
+void choose_with_slow_start(const dc_plan& p, route_context& rc, ranking& r, std::vector<trace_candidate>* rows) {
+  const int64_t now = rc.ctx.now_ms;
+  const int want = std::min(p.pick, r.count);
+  std::array<uint16_t, max_answers> chosen, left_out;
+  int taken = 0, skipped = 0;
+  for (int k = 0; k < r.count && taken < want; ++k) {
+    const uint16_t i = r.index[k];
+    const int64_t since = recovered_at(p, i, rc.view);
+    const double share = ramp_share(since, now, p.slow_start_ms);
+    const bool in = include_by_share(share, rc.ctx.random);
+    (in ? chosen[taken++] : left_out[skipped++]) = i;
+    if constexpr (Traced)
+      if (in && k >= want)
+        (*rows)[i].reason = "qualified, picked in the place of a DC slow start left out";
+    if constexpr (Traced)
+      if (share < 1.0) {
+        char pct[16];
+        std::snprintf(pct, sizeof pct, "%.0f%%", share * 100.0);
+        (*rows)[i].reason += "; slow start: back " + format_age(now - since) + " of " + format_age(p.slow_start_ms) +
+                             ", share " + pct + (in ? ", included by this query" : ", left out by this query");
+      }
+  }
+  for (int k = 0; k < skipped && taken < want; ++k)
+    chosen[taken++] = left_out[k];
+  r.count = taken;
+  std::copy_n(chosen.begin(), taken, r.index.begin());
+}
+
 template <bool Traced>
 void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
   const size_t n = std::min(p.candidates.size(), max_datacenters);
@@ -272,7 +322,8 @@ void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
   // The prepared picks are the incumbents of a live ranking (hold state).
   incumbents inc;
   if (pr && prep->picked_since.size() == prep->picks.size())
-    inc = incumbents{prep->picks.data() + pr->first, prep->picked_since.data() + pr->first, pr->count};
+    inc = incumbents{prep->picks.data() + pr->first, prep->picked_since.data() + pr->first,
+                     std::min<int>(pr->count, p.pick)};
   if constexpr (Traced) {
     rows.resize(n);
     rc.trace->note(rc.depth, "DC mode: select by " + column_text(p.select, rc.plan) + ", criterion " + p.rank.text() +
@@ -286,8 +337,6 @@ void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
     if (p.damping.any() && inc.count == 0)
       rc.trace->note(rc.depth, "no earlier picks to hold (a first snapshot, a new config or new client rows)");
     rank_dcs<true, false>(p, rc.plan, rc.view, client_row, now, r, &rows, nullptr, &inc);
-    for (int k = 0; k < r.count; ++k)
-      rows[r.index[k]].picked = true;
   } else if (pr && now < pr->valid_until_ms) {
     r.count = pr->count;
     std::copy_n(prep->picks.begin() + pr->first, pr->count, r.index.begin());
@@ -295,6 +344,11 @@ void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
     rank_dcs<false, false>(p, rc.plan, rc.view, client_row, now, r, nullptr, nullptr, &inc);
   }
 
+  if (p.slow_start_ms > 0)
+    choose_with_slow_start<Traced>(p, rc, r, Traced ? &rows : nullptr);
+  if constexpr (Traced)
+    for (int k = 0; k < r.count; ++k)
+      rows[r.index[k]].picked = true;
   if (r.count > 0) {
     if (rc.out.dc == answer_set::no_index)
       rc.out.dc = p.candidates[r.index[0]].dc;
@@ -357,8 +411,7 @@ namespace {
 /// Room a plan's ranking takes in prepared_decisions::picks: at most `pick`
 /// candidates are ranked (fewer when the plan has fewer).
 uint32_t slot_size(const dc_plan& p) noexcept {
-  size_t n = std::min(p.candidates.size(), max_datacenters);
-  return static_cast<uint32_t>(std::min({n, static_cast<size_t>(std::max(p.pick, 0)), static_cast<size_t>(max_answers)}));
+  return static_cast<uint32_t>(std::max(kept_count(p), 0));
 }
 
 /// Fixed places for every ranking: plans that ignore the client first (their
@@ -435,7 +488,7 @@ void prepare_dc_rankings(const routing_plan& plan, const measurement_view& view,
     // this ranking replaces: its incumbents.
     std::array<uint16_t, max_answers> was;
     std::array<int64_t, max_answers> was_since;
-    const int was_count = p.damping.any() ? pr.count : 0;
+    const int was_count = p.damping.any() ? std::min<int>(pr.count, p.pick) : 0;
     std::copy_n(out.picks.begin() + pr.first, was_count, was.begin());
     std::copy_n(out.picked_since.begin() + pr.first, was_count, was_since.begin());
     const incumbents inc{was.data(), was_since.data(), was_count};

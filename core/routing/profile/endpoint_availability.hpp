@@ -19,6 +19,8 @@ public:
   endpoint_availability(uint32_t profile_index, route_context& rc, bool ignore_health) noexcept;
 
   bool operator[](size_t i) const noexcept {
+    if ((left_out_[i / 64] >> (i % 64)) & 1)
+      return false;
     if (prepared_)
       return (prepared_[i / 64] >> (i % 64)) & 1;
     if (state_[i] == unknown)
@@ -29,6 +31,9 @@ public:
   /// Records a result computed elsewhere (the traced evaluation, which
   /// always evaluates live and so never has prepared bits).
   void set(size_t i, bool available) noexcept { state_[i] = available ? yes : no; }
+  /// Leaves an available endpoint out of this query's choice (slow start),
+  /// with or without prepared bits.
+  void leave_out(size_t i) noexcept { left_out_[i / 64] |= uint64_t{1} << (i % 64); }
 
 private:
   enum : uint8_t { unknown, no, yes };
@@ -40,6 +45,7 @@ private:
   size_t size_;
   const uint64_t* prepared_ = nullptr; ///< the snapshot's bits, while valid
   mutable std::array<uint8_t, max_endpoints_per_profile> state_;
+  std::array<uint64_t, (max_endpoints_per_profile + 63) / 64> left_out_{};
 };
 
 } // namespace gtmesh

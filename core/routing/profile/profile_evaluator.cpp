@@ -1,6 +1,7 @@
 #include "core/routing/profile/profile_evaluator.hpp"
 
 #include "core/routing/common/balance.hpp"
+#include "core/routing/common/slow_start.hpp"
 #include "core/routing/routing_method.hpp"
 
 namespace gtmesh {
@@ -89,6 +90,51 @@ bool endpoint_available(const endpoint_plan& e, route_context& rc, trace_candida
     }
   }
   return false;
+}
+
+/// When an endpoint came back up (slow start): its monitor verdict, or its
+/// DC's host status and service; never for nested ones and unmonitored ones.
+int64_t recovered_at(const endpoint_plan& e, const measurement_view& view) noexcept {
+  switch (e.kind) {
+    case endpoint_kind::external:
+      return e.monitor_cell == no_index ? measurement_cell::never : view.up_since(e.monitor_cell);
+    case endpoint_kind::dc:
+      return std::max(view.up_since(e.status_cell),
+                      e.backends_cell == no_index ? measurement_cell::never : view.up_since(e.backends_cell));
+    case endpoint_kind::nested:
+      break;
+  }
+  return measurement_cell::never;
+}
+
+/// Slow start: each available endpoint in its ramp is left out of this
+/// query's choice with probability 1 - share, unless it would leave none.
+void apply_slow_start(const profile_plan& p, endpoint_availability& available, route_context& rc, size_t trace_first) {
+  const int64_t now = rc.ctx.now_ms;
+  int remaining = 0;
+  for (size_t i = 0; i < available.size(); ++i)
+    remaining += available[i];
+  for (size_t i = 0; i < available.size() && remaining > 1; ++i) {
+    if (!available[i])
+      continue;
+    const int64_t since = recovered_at(p.endpoints[i], rc.view);
+    const double share = ramp_share(since, now, p.slow_start_ms);
+    if (share >= 1.0)
+      continue;
+    const bool in = include_by_share(share, rc.ctx.random);
+    if (!in) {
+      available.leave_out(i);
+      --remaining;
+    }
+    if (rc.trace)
+      if (trace_candidate* row = rc.trace->find(trace_first, rc.depth, p.endpoints[i].source->name)) {
+        char pct[16];
+        std::snprintf(pct, sizeof pct, "%.0f%%", share * 100.0);
+        row->reason += "; slow start: back " + format_age(now - since) + " of " + format_age(p.slow_start_ms) +
+                       ", share " + pct + (in ? ", included by this query" : ", left out by this query");
+        row->eligible = in;
+      }
+  }
 }
 
 std::string answers_text(const std::vector<std::string>& list) {
@@ -207,6 +253,8 @@ void evaluate_profile(uint32_t profile_index, route_context& rc) {
       rc.trace->add(rc.depth, std::move(row));
     }
   }
+  if (p.slow_start_ms > 0)
+    apply_slow_start(p, available, rc, trace_first);
   endpoint_choice choice;
   selection s = p.method->select(p, available, rc, choice);
   if (s == selection::none_available) {

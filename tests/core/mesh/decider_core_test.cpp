@@ -390,6 +390,54 @@ zones:
   }
 }
 
+// Slow start reads when a DC came back: the decider marks the view build
+// that sees a subject up again after it was down, and only then (a DC up
+// since the decider first saw it takes its full share).
+TEST_F(decider_core_test, a_dc_that_comes_back_ramps_and_one_up_since_first_seen_does_not) {
+  std::string text = config_v1;
+  text.replace(text.find("fail_safe: [192.0.2.250]}"), 25, "fail_safe: [192.0.2.250], slow_start: 100s}");
+  auto d = open();
+  ASSERT_TRUE(d->apply_view(committed(text, 1, 2), t0).config);
+  auto fra_share = [&](const snapshot_ptr& snap, int64_t now) {
+    query_context ctx;
+    ctx.now_ms = now;
+    int fra = 0;
+    for (int i = 0; i < 1000; ++i) {
+      answer_set out;
+      resolve(*snap, routing_query{*dns::text_to_wire("www.example.com"), 1,
+                                   client_info::from_source(*ip_address::parse("192.0.2.9"))},
+              ctx, out);
+      fra += out.count == 1 && snap->plan->answer_text(out.rdata[0]) == "192.0.2.1";
+    }
+    return fra / 1000.0;
+  };
+  auto all = [&](bool fra_up, uint64_t seq, int64_t at) {
+    d->on_batch(mesh::measurement_batch{"fra/a1", seq - 1, seq,
+                                        {verdict("fra/a1", "fra", "10.0.0.1:80", fra_up, seq, at),
+                                         verdict("fra/a1", "fra", "10.0.0.2:80", fra_up, seq, at)}},
+                at);
+    d->on_batch(mesh::measurement_batch{"iad/a1", seq - 1, seq, {verdict("iad/a1", "iad", "10.1.0.1:80", true, seq, at)}},
+                at);
+  };
+  all(true, 1, t0);
+  EXPECT_EQ(fra_share(d->build_snapshot(t0), t0), 1.0) << "up since first seen: all at once";
+  all(false, 2, t0 + 1000);
+  EXPECT_EQ(fra_share(d->build_snapshot(t0 + 1000), t0 + 1000), 0.0);
+  all(true, 3, t0 + 2000);
+  auto back = d->build_snapshot(t0 + 2000);
+  const double ramping = fra_share(back, t0 + 2000);
+  EXPECT_GT(ramping, 0.05);
+  EXPECT_LT(ramping, 0.16);
+  EXPECT_EQ(back->view->up_since(back->plan->layout.service(0, back->plan->find_dc("fra"),
+                                                             metric_id::service_healthy_backends)),
+            t0 + 2000);
+  // The next rebuild keeps the moment it came back: 50 s in, about 55 %.
+  all(true, 4, t0 + 52'000);
+  const double later = fra_share(d->build_snapshot(t0 + 52'000), t0 + 52'000);
+  EXPECT_GT(later, 0.48);
+  EXPECT_LT(later, 0.62);
+}
+
 // The decider rebuilds at once, not after its rebuild interval, when a value
 // flips availability (decider_actor.cpp schedule_rebuild): the failover path.
 TEST_F(decider_core_test, a_flip_of_availability_is_pending_until_the_next_snapshot) {
