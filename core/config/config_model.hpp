@@ -208,6 +208,9 @@ struct record {
   std::string name; ///< absolute, lowercase, trailing dot
   dns::rr_type type = dns::rr_type::a;
   uint32_t ttl = 30;
+  /// Health-aware TTLs (docs/dns.md, "Health-aware TTLs"): set, a degraded or
+  /// ramping answer gets a shorter TTL, never below this.
+  std::optional<uint32_t> min_ttl;
   record_mode mode = record_mode::plain;
   answer_span plain;
   /// The policy of DC mode, or of static mode; null in the other modes (a

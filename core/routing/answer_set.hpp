@@ -50,8 +50,16 @@ struct answer_set {
   /// of its closest encloser, whose `*` child answered; 0 = not synthesized
   /// (DNSSEC signs such an answer as the wildcard, RFC 4035 5.3.2).
   uint8_t wildcard_encloser = 0;
+  /// The smallest slow-start share of what answered (1 = none ramping):
+  /// health-aware TTLs shorten by it.
+  float ramp_share = 1.0f;
   uint16_t count = 0;
   std::array<uint32_t, max_answers> rdata;
+
+  void note_ramp(double share) noexcept {
+    if (share < ramp_share)
+      ramp_share = static_cast<float>(share);
+  }
 
   void reset() noexcept {
     status = answer_status::refused;
@@ -61,6 +69,7 @@ struct answer_set {
     scope = 0;
     client_unmeasured = false;
     wildcard_encloser = 0;
+    ramp_share = 1.0f;
     count = 0;
   }
   /// Appends unless full or already present (answers never repeat an RR).

@@ -3,6 +3,7 @@
 #include "core/config/failover_budget.hpp"
 #include "core/dns/wire/name.hpp"
 #include "core/routing/common/balance.hpp"
+#include "core/routing/common/health_ttl.hpp"
 #include "core/routing/dc_mode/dc_selector.hpp"
 #include "core/routing/profile/profile_evaluator.hpp"
 #include "core/routing/route_context.hpp"
@@ -145,6 +146,19 @@ void resolve(const routing_snapshot& snapshot, const routing_query& query, query
       break;
   }
   out.status = out.count > 0 ? answer_status::answer : answer_status::nodata;
+  if (r.health_ttl) {
+    out.ttl = health_aware_ttl(r.ttl, r.min_ttl, out);
+    if (trace && out.ttl != r.ttl)
+      trace->note(0, "health-aware TTL " + std::to_string(out.ttl) + " of " + std::to_string(r.ttl) + " (min_ttl " +
+                       std::to_string(r.min_ttl) + "): " +
+                       (degraded(out) ? std::string("a degraded answer (") +
+                                          (out.outcome == answer_outcome::fail_safe   ? "fail_safe"
+                                           : out.outcome == answer_outcome::fail_open ? "fail_open"
+                                                                                      : "NODATA") +
+                                          ")"
+                                      : std::string("an answer in its slow-start ramp (share ") +
+                                          std::to_string(static_cast<int>(out.ramp_share * 100.0f + 0.5f)) + "%)"));
+  }
   if (query.client.has_ecs && out.scope > query.client.ecs_source_length)
     out.scope = query.client.ecs_source_length;
   if (trace) {

@@ -351,6 +351,8 @@ void plan_builder::compile_record(const record& r, uint32_t zone_index, record_p
   rp.zone = zone_index;
   rp.type = r.type;
   rp.ttl = r.ttl;
+  rp.health_ttl = r.min_ttl && *r.min_ttl < r.ttl;
+  rp.min_ttl = r.min_ttl.value_or(r.ttl);
   rp.mode = r.mode;
   switch (r.mode) {
     case record_mode::plain:

@@ -155,6 +155,9 @@ struct record_plan {
   uint32_t zone = 0;
   dns::rr_type type = dns::rr_type::a;
   uint32_t ttl = 0;
+  /// Health-aware TTLs: min_ttl < ttl turns them on (common/health_ttl.hpp).
+  uint32_t min_ttl = 0;
+  bool health_ttl = false;
   record_mode mode = record_mode::plain;
   answer_group plain;
   uint32_t policy = no_index; ///< index into dc_plans / static_plans / profile_plans

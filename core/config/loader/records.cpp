@@ -744,7 +744,7 @@ void loader::parse_static_policy(const node& n, const std::string& field, record
 void loader::parse_record(const node& n, const std::string& field, zone& z) {
   if (!is_map(n, field))
     return;
-  check_keys(n, field, {"name", "type", "ttl", "answers", "dc", "static", "profile"});
+  check_keys(n, field, {"name", "type", "ttl", "min_ttl", "answers", "dc", "static", "profile"});
   record r;
   r.where = where(n);
   if (auto v = str(n, "name", field, true)) {
@@ -777,6 +777,16 @@ void loader::parse_record(const node& n, const std::string& field, zone& z) {
   }
   if (auto v = integer(n, "ttl", field, 0, 2147483647))
     r.ttl = static_cast<uint32_t>(*v);
+  if (auto v = integer(n, "min_ttl", field, 0, 2147483647)) {
+    if (*v > r.ttl)
+      error(child(n, "min_ttl"), join(field, "min_ttl"),
+            "min_ttl " + std::to_string(*v) + " is above the record's ttl " + std::to_string(r.ttl));
+    else if (!child(n, "dc") && !child(n, "profile"))
+      error(child(n, "min_ttl"), join(field, "min_ttl"),
+            "only a dc or profile record's answer depends on health; plain and static answers keep their ttl");
+    else
+      r.min_ttl = static_cast<uint32_t>(*v);
+  }
   int modes = (child(n, "answers") ? 1 : 0) + (child(n, "dc") ? 1 : 0) + (child(n, "static") ? 1 : 0) + (child(n, "profile") ? 1 : 0);
   if (modes != 1) {
     error(n, field, "a record has exactly one of answers (plain), dc, static, profile");

@@ -284,6 +284,8 @@ void choose_with_slow_start(const dc_plan& p, route_context& rc, ranking& r, std
     const double share = ramp_share(since, now, p.slow_start_ms);
     const bool in = include_by_share(share, rc.ctx.random);
     (in ? chosen[taken++] : left_out[skipped++]) = i;
+    if (in)
+      rc.out.note_ramp(share);
     if constexpr (Traced)
       if (in && k >= want)
         (*rows)[i].reason = "qualified, picked in the place of a DC slow start left out";
@@ -295,8 +297,10 @@ void choose_with_slow_start(const dc_plan& p, route_context& rc, ranking& r, std
                              ", share " + pct + (in ? ", included by this query" : ", left out by this query");
       }
   }
-  for (int k = 0; k < skipped && taken < want; ++k)
+  for (int k = 0; k < skipped && taken < want; ++k) {
+    rc.out.note_ramp(ramp_share(recovered_at(p, left_out[k], rc.view), now, p.slow_start_ms));
     chosen[taken++] = left_out[k];
+  }
   r.count = taken;
   std::copy_n(chosen.begin(), taken, r.index.begin());
 }

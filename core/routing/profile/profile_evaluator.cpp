@@ -287,6 +287,8 @@ void evaluate_profile(uint32_t profile_index, route_context& rc) {
     return;
   for (uint16_t k = 0; k < choice.count; ++k) {
     const endpoint_plan& e = p.endpoints[choice.index[k]];
+    if (p.slow_start_ms > 0)
+      rc.out.note_ramp(ramp_share(recovered_at(e, rc.view), rc.ctx.now_ms, p.slow_start_ms));
     if (e.kind == endpoint_kind::dc && rc.out.dc == answer_set::no_index)
       rc.out.dc = e.dc;
     if (rc.depth == 0 && rc.out.endpoint == answer_set::no_index)

@@ -68,6 +68,20 @@ def records_and_statuses(t, host, port):
     t.check("aa" not in flags_of(refused), "REFUSED is not authoritative", refused)
 
 
+def failover_ttl_checks(t, host, port):
+    """Health-aware TTLs and policy NODATA, as dig sees them."""
+    out = dig(host, port, "degraded.example.test", "A")
+    answer = section(out, "ANSWER")
+    t.check(len(answer) == 1 and answer[0][4] == "192.0.2.69" and answer[0][1] == "15",
+            "a fail_safe answer with min_ttl gets half its TTL (15 of 30)", str(answer))
+    nodata = dig(host, port, "nowhere.example.test", "A")
+    auth = section(nodata, "AUTHORITY")
+    t.check(status_of(nodata) == "NOERROR" and rdata(nodata) == [] and len(auth) == 1 and auth[0][3] == "SOA"
+            and auth[0][1] == "20", "a policy NODATA's SOA has the record's TTL (20), not the zone's 60", str(auth))
+    plain = section(dig(host, port, "www.example.test", "MX"), "AUTHORITY")
+    t.check(len(plain) == 1 and plain[0][1] == "60", "a missing type's NODATA keeps the zone's 60", str(plain))
+
+
 def client_subnet_checks(t, host, port):
     out = dig(host, port, "legacy.example.test", "+subnet=198.51.100.0/24")
     t.equal(rdata(out), ["192.0.2.30"], "dig +subnet inside 198.51.100.0/24: the fra answer")
@@ -279,6 +293,7 @@ def main():
                 "DC mode: the state file's measurements pick fra")
 
         records_and_statuses(t, host, port)
+        failover_ttl_checks(t, host, port)
         client_subnet_checks(t, host, port)
         truncation_and_tcp(t, server)
         v6host, v6port = server.addresses[1]
