@@ -186,18 +186,20 @@ std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const vie
   // down and is up again is up since now (slow start ramps it back).
   auto note = [&](const std::string& dc, const std::string& subject, uint32_t cell, int64_t limit) {
     const measurement_cell& c = view->cell(cell);
-    bool up = c.fresh(in.now_ms, limit) && c.value > 0;
+    const bool fresh = c.fresh(in.now_ms, limit);
+    bool up = fresh && c.value > 0;
     std::string key = dc + "|" + subject;
     auto it = previous_up.find(key);
     if (it == previous_up.end() || it->second.up != up) {
       if (changes && (it != previous_up.end() || up))
         changes->push_back(health_change{dc, subject, up});
       availability_memory& m = previous_up[key];
-      if (up && it != previous_up.end())
+      if (up && it != previous_up.end() && m.known)
         m.up_since_ms = in.now_ms;
       m.up = up;
     }
-    const availability_memory& m = previous_up[key];
+    availability_memory& m = previous_up[key];
+    m.known = m.known || fresh;
     if (m.up && m.up_since_ms != measurement_cell::never)
       view->set_up_since(cell, m.up_since_ms);
   };

@@ -62,6 +62,10 @@ struct view_inputs {
 /// status", "fra|service web", "|endpoint p/e") between views.
 struct availability_memory {
   bool up = false;
+  /// Seen fresh (up or down) by this decider: only then is "up again" a
+  /// return. A subject not yet measured, or stale from before a restart,
+  /// that turns up was never seen down.
+  bool known = false;
   /// When it last came back up; never = up since first seen (no ramp).
   int64_t up_since_ms = measurement_cell::never;
 };

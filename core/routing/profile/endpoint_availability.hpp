@@ -34,6 +34,9 @@ public:
   /// Leaves an available endpoint out of this query's choice (slow start),
   /// with or without prepared bits.
   void leave_out(size_t i) noexcept { left_out_[i / 64] |= uint64_t{1} << (i % 64); }
+  /// Takes back every leave_out: a method that found nothing without them
+  /// chooses again (slow start never leaves no answer).
+  void restore() noexcept { left_out_.fill(0); }
 
 private:
   enum : uint8_t { unknown, no, yes };

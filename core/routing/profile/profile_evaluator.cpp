@@ -109,7 +109,9 @@ int64_t recovered_at(const endpoint_plan& e, const measurement_view& view) noexc
 
 /// Slow start: each available endpoint in its ramp is left out of this
 /// query's choice with probability 1 - share, unless it would leave none.
-void apply_slow_start(const profile_plan& p, endpoint_availability& available, route_context& rc, size_t trace_first) {
+/// Returns whether it left any out.
+bool apply_slow_start(const profile_plan& p, endpoint_availability& available, route_context& rc, size_t trace_first) {
+  bool any = false;
   const int64_t now = rc.ctx.now_ms;
   int remaining = 0;
   for (size_t i = 0; i < available.size(); ++i)
@@ -125,6 +127,7 @@ void apply_slow_start(const profile_plan& p, endpoint_availability& available, r
     if (!in) {
       available.leave_out(i);
       --remaining;
+      any = true;
     }
     if (rc.trace)
       if (trace_candidate* row = rc.trace->find(trace_first, rc.depth, p.endpoints[i].source->name)) {
@@ -135,6 +138,7 @@ void apply_slow_start(const profile_plan& p, endpoint_availability& available, r
         row->eligible = in;
       }
   }
+  return any;
 }
 
 std::string answers_text(const std::vector<std::string>& list) {
@@ -253,10 +257,18 @@ void evaluate_profile(uint32_t profile_index, route_context& rc) {
       rc.trace->add(rc.depth, std::move(row));
     }
   }
-  if (p.slow_start_ms > 0)
-    apply_slow_start(p, available, rc, trace_first);
+  const bool left_out = p.slow_start_ms > 0 && apply_slow_start(p, available, rc, trace_first);
   endpoint_choice choice;
   selection s = p.method->select(p, available, rc, choice);
+  if (s == selection::none_available && left_out) {
+    // The method reads only some endpoints (subnet: the client's and the
+    // fallback) and slow start left out all it could use: choose with them.
+    if (rc.trace)
+      rc.trace->note(rc.depth, "slow start left out every endpoint the method could choose: choosing with them");
+    available.restore();
+    choice.count = 0;
+    s = p.method->select(p, available, rc, choice);
+  }
   if (s == selection::none_available) {
     switch (p.source->on_all_down) {
       case all_down_action::fail_safe: {

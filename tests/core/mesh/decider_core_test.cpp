@@ -419,6 +419,9 @@ TEST_F(decider_core_test, a_dc_that_comes_back_ramps_and_one_up_since_first_seen
     d->on_batch(mesh::measurement_batch{"iad/a1", seq - 1, seq, {verdict("iad/a1", "iad", "10.1.0.1:80", true, seq, at)}},
                 at);
   };
+  // Published before any agent reported (a restart, a config commit): no
+  // data is not "down", so the first report is no return.
+  d->build_snapshot(t0 - 1000);
   all(true, 1, t0);
   EXPECT_EQ(fra_share(d->build_snapshot(t0), t0), 1.0) << "up since first seen: all at once";
   all(false, 2, t0 + 1000);

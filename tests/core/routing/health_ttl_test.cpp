@@ -74,14 +74,15 @@ TEST_F(health_ttl, a_degraded_answer_gets_half_its_ttl_but_not_below_min_ttl) {
 }
 
 TEST_F(health_ttl, an_answer_in_its_ramp_gets_its_ttl_times_the_share) {
-  // a came back 50 s ago: share 55 %; queries it answers get 16 s (30 x 0.55).
+  // a came back 50 s ago: share 55 %; queries it answers get 15 s (30 x 0.5:
+  // shares count in tenths).
   state("hosts: {a: {cpu: 10, status: {value: up, back: 50s}}, b: {cpu: 50, status: up}}");
   std::map<std::string, std::set<uint32_t>> ttls;
   for (int i = 0; i < 200; ++i) {
     answer_set out = ask("www.example.com");
     ttls[answers(out).at(0)].insert(out.ttl);
   }
-  EXPECT_EQ(ttls["192.0.2.1"], (std::set<uint32_t>{16}));
+  EXPECT_EQ(ttls["192.0.2.1"], (std::set<uint32_t>{15}));
   EXPECT_EQ(ttls["192.0.2.2"], (std::set<uint32_t>{30})) << "b is settled";
   // At the start of the ramp the share (10 %) would give 3 s: min_ttl 10.
   state("hosts: {a: {cpu: 10, status: {value: up, back: 0s}}, b: {cpu: 50, status: up}}");
@@ -92,15 +93,15 @@ TEST_F(health_ttl, an_answer_in_its_ramp_gets_its_ttl_times_the_share) {
       early.insert(out.ttl);
   }
   EXPECT_EQ(early, (std::set<uint32_t>{10}));
-  // A profile's ramping primary: 60 x 0.19 = 11 s.
-  state("endpoints: {api/primary: {value: up, back: 10s}}");
+  // A profile's ramping primary: 60 x 0.37 in tenths = 18 s.
+  state("endpoints: {api/primary: {value: up, back: 30s}}");
   std::set<uint32_t> primary;
   for (int i = 0; i < 400; ++i) {
     answer_set out = ask("api.example.com");
     if (answers(out).at(0) == "192.0.2.10")
       primary.insert(out.ttl);
   }
-  EXPECT_EQ(primary, (std::set<uint32_t>{11}));
+  EXPECT_EQ(primary, (std::set<uint32_t>{18}));
 }
 
 TEST(health_ttl_config, min_ttl_is_at_most_the_ttl_and_only_where_health_decides) {

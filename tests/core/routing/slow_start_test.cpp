@@ -29,6 +29,7 @@ protected:
         dc: {source: host, metric: cpu, criterion: lowest, answers: {a: [192.0.2.1], b: [192.0.2.2]}}
       - {name: failover, type: A, profile: failover}
       - {name: split, type: A, profile: split}
+      - {name: lan, type: A, profile: lan}
 )",
          R"(profiles:
   - name: failover
@@ -43,6 +44,12 @@ protected:
     endpoints:
       - {name: x, kind: dc, dc: a, service: web, answers: [192.0.2.30]}
       - {name: y, kind: dc, dc: b, answers: [192.0.2.31]}
+  - name: lan
+    method: subnet
+    slow_start: 100s
+    endpoints:
+      - {name: here, kind: external, target: 192.0.2.40, monitor: mon, subnets: [192.0.2.0/24]}
+      - {name: there, kind: external, target: 192.0.2.41, subnets: [10.0.0.0/8]}
 )");
   }
 
@@ -118,6 +125,14 @@ TEST_F(slow_start, a_weighted_endpoint_back_through_its_service_ramps_its_weight
   const double settled = share_of("192.0.2.30", "split");
   EXPECT_GT(settled, 0.45);
   EXPECT_LT(settled, 0.55);
+}
+
+TEST_F(slow_start, a_method_that_reads_one_endpoint_still_gets_it_when_it_ramps) {
+  // The subnet method reads only the client's endpoint (and a fallback:
+  // none here). Left out, it would answer NODATA: it is chosen anyway.
+  state("endpoints: {lan/here: {value: up, back: 0s}}");
+  EXPECT_EQ(share_of("192.0.2.40", "lan", 400), 1.0);
+  EXPECT_NE(explain("lan.example.com").find("NOERROR A 192.0.2.40"), std::string::npos);
 }
 
 TEST_F(slow_start, a_state_files_back_must_be_a_duration) {

@@ -17,6 +17,7 @@ Screenshots go to $GTMESH_ARTIFACTS (build/test-artifacts); with
 GTMESH_UPDATE_SCREENSHOT=1 the healthy one also replaces docs/console.png.
 """
 import json
+import re
 import os
 import shutil
 import signal
@@ -132,6 +133,8 @@ def main():
         check(trace and "www.demo.example" in trace and all(dc in steps for dc in ("fra", "iad", "sin")) and
               "picked" in steps,
               "the explain view shows www.demo.example's trace: every candidate DC, the pick, the answer")
+        check(trace and re.search(r"failover budget: \d+ s = detect ", trace) is not None,
+              "and the record's failover budget: %s" % (trace or "").splitlines()[-1:])
         check(wait_for(lambda: driver.execute_script("return typeof Chart === 'function' && "
                                                      "document.getElementById('series').options.length > 0"), 15),
               "Chart.js (Debian libjs-chart.js) loads from the listener and the metric chart has series")
