@@ -84,6 +84,14 @@ std::string switch_damping::text() const {
   return out;
 }
 
+std::string monitor_protection::text() const {
+  auto span = [](int64_t ms) {
+    return ms % 60'000 == 0 ? std::to_string(ms / 60'000) + "m" : number_text(static_cast<double>(ms) / 1000.0) + "s";
+  };
+  return "protect: more than " + number_text(max_flip_fraction * 100.0) + "% turn unavailable within " +
+         span(window_ms) + ", hold " + span(hold_ms);
+}
+
 std::string metric_ref::text() const {
   std::string out(to_string(src));
   if (src == source::service)

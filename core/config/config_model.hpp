@@ -174,6 +174,20 @@ struct switch_damping {
   std::string text() const; ///< "switch_margin 10%, hold_down 2m"
 };
 
+/// Monitor-plane self-protection (docs/routing.md, "Protection from the
+/// monitor itself"): when more than `max_flip_fraction` of a record's DCs
+/// or of a profile's endpoints turn unavailable within `window_ms`, the
+/// decider takes it for a fault of the monitoring (a firewall change that
+/// blocks the probes) and answers that record from the last-known-good
+/// health of the flipped ones for `hold_ms`, or until they are back.
+struct monitor_protection {
+  bool enabled = false;
+  double max_flip_fraction = 0.5;
+  int64_t window_ms = 0; ///< 0 = two probe intervals of the slowest subject it reads
+  int64_t hold_ms = 300'000;
+  std::string text() const; ///< "protect: more than 50% within 1m, hold 5m"
+};
+
 struct dc_policy {
   metric_ref select;
   criterion rank;
@@ -181,6 +195,7 @@ struct dc_policy {
   /// Ramped failback: a DC that comes back gets a growing share over this
   /// long (0 = at once; docs/routing.md, "Slow start").
   int64_t slow_start_ms = 0;
+  monitor_protection protect;
   std::vector<gate> gates;
   int pick_dc_count = 1;
   balance_kind balance = balance_kind::all;
@@ -289,6 +304,7 @@ struct profile {
   std::vector<answer_value> fail_safe;
   int max_return = 8; ///< multivalue
   int64_t slow_start_ms = 0; ///< ramped failback of its endpoints (0 = at once)
+  monitor_protection protect; ///< of the records it answers
   std::vector<endpoint> endpoints;
   config_location where;
 };

@@ -342,7 +342,13 @@ snapshot_ptr decider_core::build_snapshot(int64_t now_ms) {
     pending_.transitions.push_back(state::health_transition{now_ms, c.dc, c.subject, c.up ? "down" : "up",
                                                             c.up ? "up" : "down",
                                                             in.unreachable_dcs.count(c.dc) ? "all agents gone" : ""});
-  last_ = make_snapshot(active_->plan, view, now_ms, ++generation_, last_.get());
+  std::vector<protection_event> held;
+  auto hold = protection_.update(*active_->plan, *view, now_ms, &held);
+  for (const auto& e : held)
+    pending_.transitions.push_back(state::health_transition{now_ms, "", "protection " + e.record,
+                                                            e.holding ? "live" : "holding",
+                                                            e.holding ? "holding" : "live", e.why});
+  last_ = make_snapshot(active_->plan, view, now_ms, ++generation_, last_.get(), std::move(hold));
   last_fixed_now_ = isolated() ? now_ms : 0;
   last_built_ms_ = now_ms;
   ++counters_.snapshots;
@@ -355,7 +361,7 @@ snapshot_ptr decider_core::build_snapshot(int64_t now_ms) {
 int64_t decider_core::snapshot_valid_until() const noexcept {
   if (!last_ || !last_->prepared)
     return std::numeric_limits<int64_t>::max();
-  return last_->prepared->valid_until_ms;
+  return std::min(last_->prepared->valid_until_ms, protection_.next_deadline());
 }
 
 size_t decider_core::expire(int64_t now_ms) {
@@ -538,6 +544,12 @@ std::string decider_core::status_text(int64_t now_ms) const {
   for (const auto& o : overrides_)
     out << "  override: " << o.dc << (o.drained ? " drained" : " undrained") << " by " << o.by << " (log index "
         << o.version << ")\n";
+  for (const auto& p : protection_.status()) {
+    out << "  PROTECTED " << p.record << ": " << p.why << "; holding the last-known-good health of";
+    for (size_t i = 0; i < p.held.size(); ++i)
+      out << (i ? ", " : " ") << p.held[i];
+    out << " for " << format_age(p.until_ms > now_ms ? p.until_ms - now_ms : 0) << " more, or until they are back\n";
+  }
   return out.str();
 }
 
@@ -552,6 +564,8 @@ decider_status decider_core::status(int64_t now_ms) const {
   s.configs_rejected = counters_.config_rejected;
   s.commit_errors = counters_.persist_errors;
   s.isolated = isolated();
+  s.protections = protection_.status();
+  s.protection_holds = protection_.triggered();
   s.snapshot_generation = generation_;
   s.snapshot_built_ms = last_ ? last_built_ms_ : 0;
   s.rebuild = rebuild_latency_;

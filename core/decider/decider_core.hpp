@@ -15,6 +15,7 @@
 #include "core/config/config_loader.hpp"
 #include "core/consensus/replicated_state.hpp"
 #include "core/decider/decider_status.hpp"
+#include "core/decider/monitor_protection.hpp"
 #include "core/decider/view_builder.hpp"
 #include "core/mesh/envelope.hpp"
 #include "core/mesh/gossip_state.hpp"
@@ -209,6 +210,9 @@ public:
              persist_errors = 0, plans_compiled = 0;
   };
   const counters& stats() const noexcept { return counters_; }
+  /// Records answered from last-known-good health now (monitor-plane
+  /// protection), and how often a hold began.
+  const monitor_protection_state& protection() const noexcept { return protection_; }
 
 private:
   bool activate(uint32_t version, const std::string& yaml, const std::string& file, int64_t now_ms,
@@ -261,6 +265,7 @@ private:
   };
   std::map<std::string, agent_info> agents_;
   availability_map previous_up_;
+  monitor_protection_state protection_;
   snapshot_ptr last_;
   int64_t last_built_ms_ = 0;
   uint64_t generation_ = 0;

@@ -132,6 +132,14 @@ std::string to_json(const decider_status& s, int64_t now_ms) {
       field(o, "fresh", m.fresh);
     });
   });
+  array(o, "protections", s.protections, [&](const protection_status& p) {
+    field(o, "record", p.record);
+    field(o, "since", iso8601_utc(p.since_ms));
+    field(o, "until", iso8601_utc(p.until_ms));
+    array(o, "held", p.held, [&](const std::string& h) { field(o, "name", h); });
+    field(o, "why", p.why);
+  });
+  field(o, "protection_holds", static_cast<double>(s.protection_holds));
   array(o, "agents", s.origins, [&](const origin_status& a) {
     field(o, "origin", a.origin);
     field(o, "dc", a.dc);

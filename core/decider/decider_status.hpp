@@ -60,6 +60,16 @@ struct peer_status {
   bool connected = false;
 };
 
+/// A record answered from last-known-good health now (monitor-plane
+/// protection, core/decider/monitor_protection.hpp).
+struct protection_status {
+  std::string record; ///< "www.example.com. A"
+  int64_t since_ms = 0;
+  int64_t until_ms = 0;
+  std::vector<std::string> held; ///< DCs or endpoints held ("fra", "api-eu/eu-a")
+  std::string why;
+};
+
 struct decider_status {
   std::string node;
   int64_t at_ms = 0; ///< when this status was taken
@@ -81,6 +91,8 @@ struct decider_status {
   uint64_t measurements = 0;           ///< values held (gossip table)
   uint64_t batches = 0, deltas = 0;
   std::vector<dc_status> dcs;
+  std::vector<protection_status> protections;
+  uint64_t protection_holds = 0; ///< holds begun since the start
   std::vector<origin_status> origins;
   std::vector<peer_status> peers;
   uint64_t frames_received = 0;

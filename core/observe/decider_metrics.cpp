@@ -28,6 +28,15 @@ void append_decider_metrics(const decider::decider_status& s, int64_t now_ms, fa
     .add(s.isolated ? 1 : 0)
     .append_to(out);
 
+  gauge("gtmesh_protection_records_held",
+        "Records answered from last-known-good health now: a mass flip was taken for a monitoring fault "
+        "(protect:, docs/routing.md).")
+    .add(static_cast<double>(s.protections.size()))
+    .append_to(out);
+  counter("gtmesh_protection_holds_total", "Monitor-protection holds begun since the decider started.")
+    .add(static_cast<double>(s.protection_holds))
+    .append_to(out);
+
   gauge("gtmesh_snapshot_generation", "Generation of the decider's latest routing snapshot.")
     .add(static_cast<double>(s.snapshot_generation))
     .append_to(out);

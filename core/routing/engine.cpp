@@ -64,7 +64,7 @@ uint32_t find_zone(const routing_plan& plan, std::span<const uint8_t> name) noex
 } // namespace
 
 snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view> view, int64_t now_ms,
-                           uint64_t generation, const routing_snapshot* previous) {
+                           uint64_t generation, const routing_snapshot* previous, std::shared_ptr<monitor_hold> hold) {
   auto s = std::make_shared<routing_snapshot>();
   auto prepared = std::make_shared<prepared_decisions>();
   // Kept rankings hold from their build time on: a clock that went back
@@ -79,6 +79,15 @@ snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view
     prepare_endpoint_availability(*plan, *view, now_ms, *prepared);
   }
   prepared->built_at_ms = now_ms;
+  if (hold && hold->view) {
+    auto held = std::make_shared<prepared_decisions>();
+    prepare_dc_rankings(*plan, *hold->view, now_ms, *held);
+    prepare_endpoint_availability(*plan, *hold->view, now_ms, *held);
+    held->built_at_ms = now_ms;
+    prepared->valid_until_ms = std::min(prepared->valid_until_ms, held->valid_until_ms);
+    hold->prepared = std::move(held);
+    s->hold = std::move(hold);
+  }
   s->prepared = std::move(prepared);
   s->plan = std::move(plan);
   s->view = std::move(view);
@@ -125,10 +134,19 @@ void resolve(const routing_snapshot& snapshot, const routing_query& query, query
   const record_plan& r = plan.records[rec];
   out.record = rec;
   out.ttl = r.ttl;
-  route_context rc{plan, *snapshot.view, query, ctx, out, trace, r.id, 0, ctx.rotation[r.id & 0xff]++,
-                   snapshot.prepared.get()};
-  if (trace)
+  const measurement_view* view = snapshot.view.get();
+  const prepared_decisions* prepared = snapshot.prepared.get();
+  const bool held = snapshot.hold && snapshot.hold->holds(rec);
+  if (held) [[unlikely]] {
+    view = snapshot.hold->view.get();
+    prepared = snapshot.hold->prepared.get();
+  }
+  route_context rc{plan, *view, query, ctx, out, trace, r.id, 0, ctx.rotation[r.id & 0xff]++, prepared};
+  if (trace) {
     trace->note(0, "record " + std::string(r.name) + " " + std::string(dns::to_string(r.type)) + " ttl " + std::to_string(r.ttl));
+    if (held)
+      trace->note(0, snapshot.hold->notes[rec]);
+  }
   switch (r.mode) {
     case record_mode::plain:
       balance_answers(r.plain, balance_kind::all, rc);

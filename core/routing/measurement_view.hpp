@@ -88,6 +88,9 @@ public:
   /// saw it; never (the default) = up since before anyone watched, so no
   /// slow-start ramp (core/routing/common/slow_start.hpp). Also after finish().
   void set_up_since(uint32_t index, int64_t at_ms);
+  /// Replaces cell `index` (a copy of a finished view whose cell the
+  /// monitor-plane protection holds at its last-known-good value).
+  void replace_cell(uint32_t index, const measurement_cell& c) noexcept { cells_[index] = c; }
   /// Builds the client prefix index. Call once, after the last set_client.
   void finish();
 

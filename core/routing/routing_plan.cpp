@@ -285,6 +285,8 @@ private:
 
   uint32_t compile_profile(const std::string& name, dns::rr_type type);
   void compile_record(const record& r, uint32_t zone_index, record_plan& rp);
+  void compile_protection(const record& r, record_plan& rp);
+  void add_profile_units(uint32_t profile_index, std::vector<protection_unit>& units, int64_t& slowest) const;
   void add_name(std::span<const uint8_t> name, uint32_t zone_index, std::span<const uint8_t> apex,
                 dns::rr_type type, uint32_t record);
   /// Every record's name into plan_.names (touches nothing else of the plan).
@@ -431,6 +433,83 @@ void plan_builder::compile_record(const record& r, uint32_t zone_index, record_p
       rp.policy = compile_profile(r.profile, r.type);
       break;
   }
+  compile_protection(r, rp);
+}
+
+void plan_builder::add_profile_units(uint32_t profile_index, std::vector<protection_unit>& units,
+                                     int64_t& slowest) const {
+  const profile_plan& pp = plan_.profile_plans[profile_index];
+  for (const auto& e : pp.endpoints) {
+    if (e.kind == endpoint_kind::nested) {
+      add_profile_units(e.child, units, slowest);
+      continue;
+    }
+    protection_unit u;
+    u.name = pp.source->name + "/" + e.source->name;
+    if (std::any_of(units.begin(), units.end(), [&](const protection_unit& x) { return x.name == u.name; }))
+      continue;
+    auto add = [&](uint32_t cell, int64_t stale) {
+      if (cell == no_index)
+        return;
+      u.cells.push_back(cell);
+      u.stale_ms.push_back(stale);
+      u.held_cells.push_back(cell);
+      slowest = std::max(slowest, stale);
+    };
+    add(e.status_cell, e.status_stale_ms);
+    add(e.backends_cell, e.backends_stale_ms);
+    add(e.monitor_cell, e.monitor_stale_ms);
+    if (e.backends_cell != no_index)
+      u.held_cells.push_back(plan_.layout.service(e.service, e.dc, metric_id::service_status));
+    if (!u.cells.empty())
+      units.push_back(std::move(u));
+  }
+}
+
+void plan_builder::compile_protection(const record& r, record_plan& rp) {
+  const monitor_protection* settings = r.mode == record_mode::dc ? &r.dc->protect
+                                       : r.mode == record_mode::profile && plan_.profile_plans[rp.policy].source
+                                         ? &plan_.profile_plans[rp.policy].source->protect
+                                         : nullptr;
+  if (!settings || !settings->enabled)
+    return;
+  protection_plan pr;
+  pr.record = rp.id;
+  pr.settings = *settings;
+  int64_t slowest = 0; // the longest staleness limit among the cells read
+  if (r.mode == record_mode::dc) {
+    const dc_plan& d = plan_.dc_plans[rp.policy];
+    std::vector<uint32_t> services;
+    auto reads = [&](const metric_column& c) {
+      if (c.src == source::service && std::find(services.begin(), services.end(), c.service) == services.end())
+        services.push_back(c.service);
+    };
+    reads(d.select);
+    for (const auto& g : d.gates)
+      reads(g.column);
+    for (const auto& cand : d.candidates) {
+      protection_unit u;
+      u.name = plan_.dc_names[cand.dc];
+      u.cells.push_back(plan_.layout.host(cand.dc, metric_id::host_status));
+      u.stale_ms.push_back(plan_.host_stale_ms);
+      slowest = std::max(slowest, plan_.host_stale_ms);
+      for (uint32_t svc : services) {
+        u.cells.push_back(plan_.layout.service(svc, cand.dc, metric_id::service_healthy_backends));
+        u.stale_ms.push_back(plan_.service_stale_ms[svc]);
+        slowest = std::max(slowest, plan_.service_stale_ms[svc]);
+      }
+      u.held_cells = u.cells;
+      for (uint32_t svc : services)
+        u.held_cells.push_back(plan_.layout.service(svc, cand.dc, metric_id::service_status));
+      pr.units.push_back(std::move(u));
+    }
+  } else {
+    add_profile_units(rp.policy, pr.units, slowest);
+  }
+  if (pr.settings.window_ms == 0) // two probe intervals: stale_ms is stale_after of them
+    pr.settings.window_ms = std::max<int64_t>(1'000, 2 * slowest / std::max(1, cfg_.measurement.stale_after));
+  rp.protection = static_cast<uint32_t>(plan_.protections.size());
+  plan_.protections.push_back(std::move(pr));
 }
 
 void plan_builder::add_name(std::span<const uint8_t> name, uint32_t zone_index, std::span<const uint8_t> apex,

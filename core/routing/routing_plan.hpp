@@ -148,6 +148,25 @@ struct profile_plan {
   int64_t slow_start_ms = 0; ///< profile::slow_start_ms
 };
 
+/// One thing a record's monitor-plane protection watches: a candidate DC of
+/// a DC-mode record, or an endpoint of its profile (nested ones included).
+struct protection_unit {
+  std::string name;              ///< "fra", "api-eu/eu-a"
+  std::vector<uint32_t> cells;   ///< available when every one is fresh and above 0
+  std::vector<int64_t> stale_ms; ///< per cell
+  /// What a hold replaces with the last-known-good values: `cells` and the
+  /// status of each service whose healthyBackends is among them.
+  std::vector<uint32_t> held_cells;
+};
+
+/// A record's `protect:` (core/decider/monitor_protection.hpp), the window
+/// resolved.
+struct protection_plan {
+  uint32_t record = 0; ///< index into routing_plan::records
+  monitor_protection settings;
+  std::vector<protection_unit> units;
+};
+
 struct record_plan {
   const record* source = nullptr; ///< null for the synthesized apex SOA and NS
   std::string_view name;          ///< owner, presentation form (in the config the plan holds)
@@ -161,6 +180,7 @@ struct record_plan {
   record_mode mode = record_mode::plain;
   answer_group plain;
   uint32_t policy = no_index; ///< index into dc_plans / static_plans / profile_plans
+  uint32_t protection = no_index; ///< index into routing_plan::protections
 };
 
 struct zone_plan {
@@ -192,6 +212,7 @@ public:
   std::vector<std::string> dc_names;
   std::vector<std::string> service_names;
   std::vector<monitor_plan> monitors;
+  std::vector<protection_plan> protections; ///< records with `protect:`, in record order
   int64_t host_stale_ms = 0;
   std::vector<int64_t> service_stale_ms; ///< per service
   int64_t client_stale_ms = 0;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/routing/monitor_hold.hpp"
 #include "core/routing/prepared_decisions.hpp"
 #include "core/routing/measurement_view.hpp"
 #include "core/routing/routing_plan.hpp"
@@ -19,6 +20,9 @@ struct routing_snapshot {
   /// Client-independent DC-mode rankings at build time; optional (null =
   /// every decision is made live). See dc_mode/prepared_decisions.hpp.
   std::shared_ptr<const prepared_decisions> prepared;
+  /// Records answered from last-known-good health (monitor-plane
+  /// protection); null when none is.
+  std::shared_ptr<const monitor_hold> hold;
 };
 
 using snapshot_ptr = std::shared_ptr<const routing_snapshot>;
@@ -31,7 +35,10 @@ using snapshot_ptr = std::shared_ptr<const routing_snapshot>;
 /// the DC rankings that read a DC whose cells changed, or whose time ran
 /// out, are computed again: a health change costs the records that depend
 /// on it, not the whole config (prepared->ranked says how many).
+///
+/// With `hold` (its view set), its rankings are prepared against its view.
 snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view> view, int64_t now_ms,
-                           uint64_t generation = 0, const routing_snapshot* previous = nullptr);
+                           uint64_t generation = 0, const routing_snapshot* previous = nullptr,
+                           std::shared_ptr<monitor_hold> hold = nullptr);
 
 } // namespace gtmesh

@@ -443,6 +443,7 @@ private:
   std::optional<criterion> parse_criterion(const node& n, const std::string& field);
   /// "5" or "10%": a non-negative number, percent when it ends in '%'.
   bool parse_margin(const node& m, const std::string& field, double& value, bool& percent);
+  void parse_protect(const node& map, const std::string& field, monitor_protection& out);
   std::optional<metric_ref> parse_metric_ref(const node& map, const std::string& field, bool allow_client);
   std::optional<balance_kind> parse_balance(const node& map, const std::string& field);
   std::optional<all_down_action> parse_all_down(const node& map, const std::string& field);

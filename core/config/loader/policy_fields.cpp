@@ -80,6 +80,36 @@ bool loader::parse_margin(const node& m, const std::string& field, double& value
   return true;
 }
 
+void loader::parse_protect(const node& map, const std::string& field, monitor_protection& out) {
+  node n = child(map, "protect");
+  if (!n || n.is_null())
+    return;
+  const std::string f = join(field, "protect");
+  if (n.is_scalar()) {
+    const std::string& v = n.text();
+    if (v == "true" || v == "on" || v == "yes")
+      out.enabled = true;
+    else if (v != "false" && v != "off" && v != "no")
+      error(n, f, "expected true, false or a map {max_flip_fraction, window, hold}, got '" + v + "'");
+    return;
+  }
+  if (!is_map(n, f))
+    return;
+  check_keys(n, f, {"max_flip_fraction", "window", "hold"});
+  out.enabled = true;
+  if (auto v = number(n, "max_flip_fraction", f)) {
+    if (*v < 0 || *v >= 1)
+      error(child(n, "max_flip_fraction"), join(f, "max_flip_fraction"),
+            "expected a fraction from 0 up to (not including) 1, got " + child(n, "max_flip_fraction").text());
+    else
+      out.max_flip_fraction = *v;
+  }
+  if (auto v = duration(n, "window", f, 1'000, 3'600'000))
+    out.window_ms = *v;
+  if (auto v = duration(n, "hold", f, 1'000, 86'400'000))
+    out.hold_ms = *v;
+}
+
 std::optional<metric_ref> loader::parse_metric_ref(const node& map, const std::string& field, bool allow_client) {
   metric_ref r;
   auto src = str(map, "source", field, true);

@@ -155,7 +155,7 @@ void loader::parse_profile(const node& n, const std::string& field) {
   if (!is_map(n, field))
     return;
   check_keys(n, field,
-             {"name", "method", "status", "on_all_down", "fail_safe", "max_return", "slow_start", "endpoints"});
+             {"name", "method", "status", "on_all_down", "fail_safe", "max_return", "slow_start", "protect", "endpoints"});
   profile p;
   p.where = where(n);
   if (auto v = str(n, "name", field, true))
@@ -189,6 +189,7 @@ void loader::parse_profile(const node& n, const std::string& field) {
     p.max_return = static_cast<int>(*v);
   if (auto v = duration(n, "slow_start", field, 0, 86'400'000))
     p.slow_start_ms = *v;
+  parse_protect(n, field, p.protect);
   each(n, "endpoints", field, [&](const node& en, const std::string& ef) { parse_endpoint(en, ef, p); });
   if (p.endpoints.empty())
     error(n, join(field, "endpoints"), "a profile needs at least one endpoint");

@@ -606,7 +606,7 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
     return;
   check_keys(n, field,
              {"source", "service", "metric", "criterion", "gate", "pick_dc_count", "balance", "answers", "fail_safe",
-              "on_all_down", "switch_margin", "hold_down", "slow_start"});
+              "on_all_down", "switch_margin", "hold_down", "slow_start", "protect"});
   dc_policy& p = *r.dc;
   if (auto ref = parse_metric_ref(n, field, true))
     p.select = *ref;
@@ -654,6 +654,7 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
     p.damping.hold_ms = *v;
   if (auto v = duration(n, "slow_start", field, 0, 86'400'000))
     p.slow_start_ms = *v;
+  parse_protect(n, field, p.protect);
   if (p.damping.any() && p.rank.kind == criterion_kind::equals)
     error(child(n, p.damping.margin > 0 ? "switch_margin" : "hold_down"),
           join(field, p.damping.margin > 0 ? "switch_margin" : "hold_down"),

@@ -302,6 +302,36 @@ TEST(config_loader, a_dc_records_switch_margin_and_hold_down) {
                "equals does not rank DCs: switch damping needs criterion lowest, highest or within");
 }
 
+TEST(config_loader, protect_is_true_or_a_map_of_fraction_window_and_hold) {
+  // Line 14 is the record.
+  auto record = [](const std::string& extra) {
+    return base + "      - {name: w, type: A, dc: {source: host, metric: cpu, criterion: lowest"
+                  ", answers: {fra: [192.0.2.1]}" + extra + "}}\n";
+  };
+  auto ok = load(record(", protect: {max_flip_fraction: 0.3, window: 45s, hold: 10m}"));
+  ASSERT_TRUE(ok.ok()) << ok.report();
+  const monitor_protection& p = ok.cfg->zones[0].records[1].dc->protect;
+  EXPECT_TRUE(p.enabled);
+  EXPECT_EQ(p.max_flip_fraction, 0.3);
+  EXPECT_EQ(p.window_ms, 45'000);
+  EXPECT_EQ(p.hold_ms, 600'000);
+  EXPECT_EQ(p.text(), "protect: more than 30% turn unavailable within 45s, hold 10m");
+  auto defaults = load(record(", protect: true"));
+  ASSERT_TRUE(defaults.ok()) << defaults.report();
+  const monitor_protection& dp = defaults.cfg->zones[0].records[1].dc->protect;
+  EXPECT_TRUE(dp.enabled);
+  EXPECT_EQ(dp.max_flip_fraction, 0.5);
+  EXPECT_EQ(dp.hold_ms, 300'000);
+  EXPECT_FALSE(load(record("")).cfg->zones[0].records[1].dc->protect.enabled); // the default: off
+  EXPECT_FALSE(load(record(", protect: false")).cfg->zones[0].records[1].dc->protect.enabled);
+  expect_error(record(", protect: maybe"), 14, "protect", "expected true, false or a map");
+  expect_error(record(", protect: {max_flip_fraction: 1}"), 14, "protect.max_flip_fraction", "up to (not including) 1");
+  expect_error(record(", protect: {max_flip_fraction: lots}"), 14, "protect.max_flip_fraction", "expected a number");
+  expect_error(record(", protect: {window: 2h}"), 14, "protect.window", "out of range");
+  expect_error(record(", protect: {hold: soon}"), 14, "protect.hold", "expected a duration");
+  expect_error(record(", protect: {hld: 5m}"), 14, "protect.hld", "unknown key");
+}
+
 TEST(config_loader, nested_profile_cycles_are_rejected_showing_the_cycle) {
   std::string yaml = base + R"(profiles:
   - name: p1
