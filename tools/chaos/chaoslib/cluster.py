@@ -396,7 +396,7 @@ class Cluster:
                 "--tls-key", "%s/%s.key" % (d, node_cert)]
 
     # -- the config ----------------------------------------------------------
-    def config_text(self, marker=1, extra_records=(), cluster_name="chaos", drop_dcs=(), geo=None):
+    def config_text(self, marker=1, extra_records=(), cluster_name="chaos", drop_dcs=(), geo=None, www_extra=()):
         s = self.spec
         dcs = [dc for dc in s.dcs if dc not in drop_dcs]
         lines = [
@@ -442,6 +442,9 @@ class Cluster:
             "          gate: {source: host, metric: status, criterion: {equals: up}}",
             "          answers: {%s}" % ", ".join("%s: [%s]" % (dc, DC_ANSWERS.get(dc, "192.0.2.99")) for dc in dcs),
             "          fail_safe: [%s]" % FAIL_SAFE,
+        ]
+        lines += ["          " + x for x in www_extra]
+        lines += [
             "      - {name: api, type: A, ttl: 5, profile: api}",
         ]
         lines += ["      " + r for r in extra_records]

@@ -148,6 +148,15 @@ class Firewall:
         rule = "%stcp dport %d tcp flags & (syn | ack) == syn drop" % (match, port)
         return self._apply("SYNs to %s:%d black-holed" % (node, port), [(node, "input", rule)])
 
+    def probe_acl(self, nodes, ports):
+        """A firewall change in front of the backends: every TCP packet to
+        `ports` arriving in each node is dropped (the agent's own probes
+        included); the backends themselves keep serving."""
+        ports = sorted(ports)
+        rule = "tcp dport { %s } drop" % ", ".join(str(p) for p in ports)
+        return self._apply("probes to %s ports %s dropped" % (",".join(nodes), ",".join(map(str, ports))),
+                           [(n, "input", rule) for n in nodes])
+
     def heal_all(self):
         for node in sorted(self._ready):
             self._nft(node, "flush chain inet %s input\nflush chain inet %s output\n" % (TABLE, TABLE))

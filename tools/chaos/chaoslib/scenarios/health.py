@@ -37,6 +37,58 @@ def dc_failover(ctx):
     ctx.note("bounds: " + b.text)
 
 
+@scenario("probe-acl",
+          fault="nftables drops every probe to the backends of fra and iad at once (a firewall change in front "
+                "of two of three DCs; the backends keep serving); healed; then the same in front of fra alone",
+          prop="with protect: {hold: 20s} on www, every responder keeps answering fra while the hold lasts and "
+               "every decider's status says PROTECTED; once the hold ends the flips are taken as real (sin, "
+               "within hold + failover bound); fra again after the heal; fra's probes blocked alone is a real "
+               "failure: iad within the failover bound and nothing PROTECTED",
+          ctest=True, order=12)
+def probe_acl(ctx):
+    c = ctx.cluster()
+    b = c.bounds
+    hold = 20
+    r = c.push(c.config_text(marker=2, www_extra=("protect: {hold: %ds}" % hold,)), label="protect")
+    ctx.require(r.acked, "the config with protect: on www is acknowledged (%s)" % r)
+    ok, _, _ = util.wait_for(lambda: all((c.config_version(d) or (0, ""))[0] == 2 for d in c.deciders), 15, 0.3)
+    ctx.require(ok, "every decider serves config version 2")
+    q = ctx.query_loop(c)
+    baseline(ctx, c, q)
+    fra, iad, sin = www("fra"), www("iad"), www("sin")
+    ports = [c.spec.backend_port + i for i in range(c.spec.backends_per_dc)]
+
+    def protected(d):
+        return "PROTECTED www.chaos.example. A" in c.status_text(d)
+
+    # Two of three DCs flip at once: held at fra for the hold, then sin.
+    t = q.mark("probes of fra and iad blocked: held at fra")
+    acl = ctx.firewall.probe_acl(["fra", "iad"], ports)
+    q.expect(t, fra)
+    q.expect(t + hold, {fra, sin})
+    q.expect(t + hold + b.failover, sin)
+    ok, secs, _ = util.wait_for(lambda: all(protected(d) for d in c.deciders), b.failover, 0.3)
+    ctx.check(ok, "every decider reports PROTECTED www within the failover bound (%s)" % util.fmt_s(secs))
+    text = c.status_text(c.deciders[0])
+    ctx.note("status during the hold: " + next((l.strip() for l in text.splitlines() if "PROTECTED" in l), "none"))
+    secs = q.wait_converged(t, sin, hold + 2 * b.failover)
+    ctx.converged("hold over -> sin", secs, hold + b.failover)
+    ctx.check(secs is not None and secs >= hold, "the answers stayed fra for the whole hold (%s >= %d s)" %
+              (util.fmt_s(secs), hold))
+    ctx.check(not any(protected(d) for d in c.deciders), "no decider reports PROTECTED after the hold")
+    ctx.phase(q, "probes allowed again -> fra", acl.heal, fra, b.recover, before=sin)
+    # One DC alone: a real failure, no hold.
+    t = q.mark("probes of fra alone blocked -> iad")
+    acl = ctx.firewall.probe_acl(["fra"], ports)
+    q.expect(t, {fra, iad})
+    q.expect(t + b.failover, iad)
+    secs = q.wait_converged(t, iad, 2 * b.failover)
+    ctx.converged("probes of fra alone blocked -> iad", secs, b.failover)
+    ctx.check(not any(protected(d) for d in c.deciders), "one DC's flip is not held: no decider reports PROTECTED")
+    ctx.phase(q, "probes of fra allowed again -> fra", acl.heal, fra, b.recover, before=iad)
+    ctx.note("bounds: " + b.text)
+
+
 @scenario("all-dcs-down",
           fault="every backend of every DC fails its probe; later all healthy again; then every agent is "
                 "killed (-9: every DC unreachable while the deciders keep their majority) and restarted",
