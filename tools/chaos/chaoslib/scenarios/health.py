@@ -1,9 +1,12 @@
 """Backends failing their health probes: one DC, every DC."""
+import os
+import re
 import threading
+import time
 
 from .. import util
 from ..cluster import API, API_ANSWERS, FAIL_SAFE, WWW, www
-from ..dns import A, dig, dnsperf
+from ..dns import A, Resolver, dig, dnsperf
 from ..scenario import scenario
 
 
@@ -86,6 +89,119 @@ def probe_acl(ctx):
     ctx.converged("probes of fra alone blocked -> iad", secs, b.failover)
     ctx.check(not any(protected(d) for d in c.deciders), "one DC's flip is not held: no decider reports PROTECTED")
     ctx.phase(q, "probes of fra allowed again -> fra", acl.heal, fra, b.recover, before=iad)
+    ctx.note("bounds: " + b.text)
+
+
+def budget_seconds(text, record):
+    """The worst case `gtmesh check-config --budget` printed for `record`
+    ("  www.chaos.example. A  12 s = ..." or "... 5m 31s = ...")."""
+    for line in text.splitlines():
+        m = re.match(r"\s+%s\s+((?:\d+m\s*)?(?:\d+(?:\.\d+)?\s*s)?)\s+=" % re.escape(record), line)
+        if m:
+            mins = re.search(r"(\d+)m", m.group(1))
+            secs = re.search(r"(\d+(?:\.\d+)?)\s*s", m.group(1))
+            return (int(mins.group(1)) * 60 if mins else 0) + (float(secs.group(1)) if secs else 0)
+    return None
+
+
+@scenario("budget",
+          fault="every fra backend fails its probe (healed); then fra's agent is killed -9, so the DC stops "
+                "reporting (restarted)",
+          prop="each failover, measured on every responder plus the record's TTL (the last resolver's cache), "
+               "stays within the worst case `gtmesh check-config --budget` prints for www",
+          order=14)
+def budget(ctx):
+    c = ctx.cluster()
+    b = c.bounds
+    path = os.path.join(ctx.dir, "budget.yaml")
+    with open(path, "w") as f:
+        f.write(c.config_text())
+    r = util.run([c.gtmesh, "check-config", "--budget", path], timeout=30)
+    ctx.require(r.returncode == 0, "check-config --budget runs (rc %d: %s)" % (r.returncode, r.stderr.strip()[-200:]))
+    worst = budget_seconds(r.stdout, "www.chaos.example. A")
+    ctx.require(worst is not None, "check-config --budget prints www's worst case:\n" + r.stdout[-600:])
+    line = next(l.strip() for l in r.stdout.splitlines() if "www.chaos.example. A" in l)
+    ctx.note("budget: " + line)
+    ttl = 5  # www's TTL in the generated config
+    q = ctx.query_loop(c)
+    baseline(ctx, c, q)
+    fra, iad = www("fra"), www("iad")
+    _, secs = ctx.phase(q, "every fra backend down -> iad", lambda: c.dc_down("fra"), iad, b.failover, before=fra)
+    ctx.check(secs is not None and secs + ttl <= worst,
+              "backend death: %s + ttl %d s within the budget %.0f s" % (util.fmt_s(secs), ttl, worst))
+    ctx.phase(q, "fra healthy again -> fra", lambda: c.dc_up("fra"), fra, b.recover, before=iad)
+    agent = c.procs["agent-fra"]
+    _, secs = ctx.phase(q, "fra's agent killed -> iad", agent.kill9, iad, b.dc_unreachable, before=fra)
+    ctx.check(secs is not None and secs + ttl <= worst,
+              "a DC that stops reporting: %s + ttl %d s within the budget %.0f s" % (util.fmt_s(secs), ttl, worst))
+    ctx.phase(q, "fra's agent restarted -> fra", agent.start, fra, b.reconnect, before=iad)
+    ctx.note("bounds: " + b.text)
+
+
+@scenario("slow-start",
+          fault="every fra backend fails its probe; then all are healthy again, with slow_start: 30s on www",
+          prop="fra's share of the answers (over 10,000 during the ramp, from every responder) grows with the "
+               "ramp: about 25 %, 55 % and 85 % in its thirds (10 % to 100 % linearly; +-12 points), and all "
+               "answers are fra once it is over",
+          order=16)
+def slow_start(ctx):
+    c = ctx.cluster()
+    b = c.bounds
+    ramp = 30
+    r = c.push(c.config_text(marker=2, www_extra=("slow_start: %ds" % ramp,)), label="slow-start")
+    ctx.require(r.acked, "the config with slow_start on www is acknowledged (%s)" % r)
+    ok, _, _ = util.wait_for(lambda: all((c.config_version(d) or (0, ""))[0] == 2 for d in c.deciders), 15, 0.3)
+    ctx.require(ok, "every decider serves config version 2")
+    q = ctx.query_loop(c, rate=2)
+    baseline(ctx, c, q)
+    fra, iad = www("fra"), www("iad")
+    ctx.phase(q, "every fra backend down -> iad", lambda: c.dc_down("fra"), iad, b.failover, before=fra)
+    t = q.mark("fra healthy again: ramped back over %d s" % ramp)
+    q.expect(t, {fra, iad})
+    q.expect(t + b.recover + ramp + 2, fra)
+    c.dc_up("fra")
+    # The sampler: every responder, about 140 rounds a second (under the
+    # responders' 200/s limit per client /24), bounded in time and count.
+    resolver = Resolver(c.topo)
+    servers = [c.dns_server(d) for d in c.deciders]
+    start, samples = None, []
+    deadline = time.monotonic() + b.recover + ramp + 10
+    try:
+        while time.monotonic() < deadline and len(samples) < 40000:
+            began = time.monotonic()
+            got = resolver.query_many(servers, WWW)
+            now = time.monotonic()
+            for a in got.values():
+                if a == fra and start is None:
+                    start = now
+                if start is not None and a in (fra, iad):
+                    samples.append((now - start, a == fra))
+            if start is not None and now - start > ramp + 3:
+                break
+            time.sleep(max(0.0, 1 / 140 - (time.monotonic() - began)))
+    finally:
+        resolver.close()
+    ctx.require(start is not None, "fra answered again within %.0f s" % (b.recover + ramp + 10))
+
+    def share(lo, hi):
+        xs = [f for at, f in samples if lo <= at < hi]
+        return (sum(xs) / len(xs) if xs else None), len(xs)
+
+    during = [x for x in samples if x[0] < ramp]
+    ctx.check(len(during) >= 10000, "%d answers during the %d s ramp (at least 10,000)" % (len(during), ramp))
+    thirds = [share(k * ramp / 3, (k + 1) * ramp / 3) for k in range(3)]
+    expected = [0.1 + 0.9 * (k + 0.5) / 3 for k in range(3)]
+    for k, ((got, n), want) in enumerate(zip(thirds, expected)):
+        ctx.check(got is not None and abs(got - want) <= 0.12,
+                  "third %d of the ramp: fra %s of %d answers (expected about %.0f %%)" %
+                  (k + 1, "-" if got is None else "%.1f %%" % (100 * got), n, 100 * want))
+    ctx.check(all(thirds[k][0] is not None and thirds[k][0] < thirds[k + 1][0] for k in range(2)),
+              "fra's share grows from third to third")
+    after, n = share(ramp + 1, ramp + 3)
+    ctx.check(after == 1.0, "after the ramp every answer is fra (%s of %d)" %
+              ("-" if after is None else "%.1f %%" % (100 * after), n))
+    ctx.note("fra's share by third of the ramp: " + ", ".join(
+        "%.1f %%" % (100 * x) if x is not None else "-" for x, _ in thirds))
     ctx.note("bounds: " + b.text)
 
 
