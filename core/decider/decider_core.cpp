@@ -343,7 +343,14 @@ snapshot_ptr decider_core::build_snapshot(int64_t now_ms) {
                                                             c.up ? "up" : "down",
                                                             in.unreachable_dcs.count(c.dc) ? "all agents gone" : ""});
   std::vector<protection_event> held;
-  auto hold = protection_.update(*active_->plan, *view, now_ms, &held);
+  std::vector<uint32_t> returned;
+  auto hold = protection_.update(*active_->plan, *view, now_ms, &held, &returned);
+  if (!returned.empty()) // held through the fault: they never lost traffic, no slow start
+    for (auto& [key, m] : previous_up_)
+      if (std::find(returned.begin(), returned.end(), m.cell) != returned.end() && m.up_since_ms == now_ms) {
+        m.up_since_ms = measurement_cell::never;
+        view->set_up_since(m.cell, measurement_cell::never);
+      }
   for (const auto& e : held)
     pending_.transitions.push_back(state::health_transition{now_ms, "", "protection " + e.record,
                                                             e.holding ? "live" : "holding",

@@ -42,7 +42,8 @@ std::string names_text(const std::vector<std::string>& names) {
 } // namespace
 
 std::shared_ptr<monitor_hold> monitor_protection_state::update(const routing_plan& plan, const measurement_view& live,
-                                                               int64_t now_ms, std::vector<protection_event>* events) {
+                                                               int64_t now_ms, std::vector<protection_event>* events,
+                                                               std::vector<uint32_t>* returned) {
   for (auto& [key, m] : records_)
     m.seen = false;
   std::shared_ptr<monitor_hold> hold;
@@ -63,11 +64,19 @@ std::shared_ptr<monitor_hold> monitor_protection_state::update(const routing_pla
         um.last_good.resize(u.held_cells.size());
         for (size_t i = 0; i < u.held_cells.size(); ++i)
           um.last_good[i] = live.cell(u.held_cells[i]);
+        um.last_good_cells = u.held_cells;
         um.has_good = true;
+        if (um.was_held && returned)
+          returned->insert(returned->end(), u.cells.begin(), u.cells.end());
+        um.was_held = false;
       } else if (um.up) {
         um.down_at_ms = now_ms;
       }
       um.up = up;
+      // Last-known-good values taken under another layout (a config push
+      // moved the cells) are no good for this one.
+      if (!up && um.last_good_cells != u.held_cells)
+        um.has_good = false;
       if (up || !um.has_good || um.down_at_ms <= m.released_ms)
         continue;
       if (now_ms - um.down_at_ms <= s.window_ms)
@@ -111,7 +120,8 @@ std::shared_ptr<monitor_hold> monitor_protection_state::update(const routing_pla
       held_view = std::make_shared<measurement_view>(live);
     for (const auto* u : down_in_hold) {
       m.held.push_back(u->name);
-      const unit_memory& um = m.units[u->name];
+      unit_memory& um = m.units[u->name];
+      um.was_held = true;
       for (size_t i = 0; i < u->held_cells.size(); ++i)
         if (um.last_good[i].present())
           held_view->replace_cell(u->held_cells[i], measurement_cell{um.last_good[i].value, now_ms});
@@ -129,8 +139,12 @@ std::shared_ptr<monitor_hold> monitor_protection_state::update(const routing_pla
   // Records no longer in the config (or no longer protected) are forgotten.
   for (auto it = records_.begin(); it != records_.end();)
     it = it->second.seen ? std::next(it) : records_.erase(it);
-  if (hold)
+  if (hold) {
+    if (returned)
+      for (uint32_t cell : *returned)
+        held_view->set_up_since(cell, measurement_cell::never);
     hold->view = std::move(held_view);
+  }
   return hold;
 }
 

@@ -38,8 +38,11 @@ public:
   /// Looks at `live` (built against `plan` at `now_ms`). Returns the hold a
   /// snapshot carries, or null when no record is held. Memory is kept by
   /// record and unit name, so it survives a config push.
+  /// `returned` gets the availability cells of units that were held and
+  /// are available again: they never lost their traffic, so they must not
+  /// slow-start (the caller clears their up_since).
   std::shared_ptr<monitor_hold> update(const routing_plan& plan, const measurement_view& live, int64_t now_ms,
-                                       std::vector<protection_event>* events);
+                                       std::vector<protection_event>* events, std::vector<uint32_t>* returned = nullptr);
   /// When the first hold ends (INT64_MAX when none): rebuild then.
   int64_t next_deadline() const noexcept;
   std::vector<protection_status> status() const;
@@ -51,6 +54,8 @@ private:
     bool has_good = false;
     int64_t down_at_ms = 0; ///< when it last turned unavailable (valid while !up)
     std::vector<measurement_cell> last_good; ///< held_cells' values when it was last available
+    std::vector<uint32_t> last_good_cells;   ///< the held_cells they are of (a config push may move them)
+    bool was_held = false;
   };
   struct record_memory {
     std::map<std::string, unit_memory> units;

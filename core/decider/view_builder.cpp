@@ -200,6 +200,7 @@ std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const vie
     }
     availability_memory& m = previous_up[key];
     m.known = m.known || fresh;
+    m.cell = cell;
     if (m.up && m.up_since_ms != measurement_cell::never)
       view->set_up_since(cell, m.up_since_ms);
   };

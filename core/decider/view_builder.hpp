@@ -68,6 +68,7 @@ struct availability_memory {
   bool known = false;
   /// When it last came back up; never = up since first seen (no ramp).
   int64_t up_since_ms = measurement_cell::never;
+  uint32_t cell = UINT32_MAX; ///< its cell in the latest view
 };
 using availability_map = std::map<std::string, availability_memory>;
 

@@ -69,8 +69,16 @@ snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view
   auto prepared = std::make_shared<prepared_decisions>();
   // Kept rankings hold from their build time on: a clock that went back
   // could make a stale cell fresh again, so then everything is ranked anew.
-  if (previous && previous->plan == plan && previous->prepared && previous->view &&
-      now_ms >= previous->prepared->built_at_ms) {
+  const bool same_plan = previous && previous->plan == plan && previous->prepared && previous->view &&
+                         now_ms >= previous->prepared->built_at_ms;
+  if (same_plan && previous->hold && previous->hold->prepared) {
+    // After (or during) a monitor-protection hold, the held records' picks
+    // were served from the held rankings: they are the incumbents now, so
+    // a hold that ends does not move a damped record (a DC that does not
+    // qualify is dropped at once either way).
+    prepare_dc_rankings(*plan, *view, now_ms, *prepared, previous->hold->prepared.get());
+    prepare_endpoint_availability(*plan, *view, now_ms, *prepared);
+  } else if (same_plan) {
     view_change change = view->changes_since(*previous->view);
     prepare_dc_rankings(*plan, *view, now_ms, *prepared, previous->prepared.get(), &change);
     prepare_endpoint_availability(*plan, *view, now_ms, *prepared, previous->prepared.get(), &change);
@@ -80,8 +88,13 @@ snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view
   }
   prepared->built_at_ms = now_ms;
   if (hold && hold->view) {
+    // Ranked in full; the incumbents (switch damping) are the picks that
+    // were served: the previous hold's, else the live ones.
+    const prepared_decisions* served = !same_plan ? nullptr
+                                       : previous->hold && previous->hold->prepared ? previous->hold->prepared.get()
+                                                                                    : previous->prepared.get();
     auto held = std::make_shared<prepared_decisions>();
-    prepare_dc_rankings(*plan, *hold->view, now_ms, *held);
+    prepare_dc_rankings(*plan, *hold->view, now_ms, *held, served);
     prepare_endpoint_availability(*plan, *hold->view, now_ms, *held);
     held->built_at_ms = now_ms;
     prepared->valid_until_ms = std::min(prepared->valid_until_ms, held->valid_until_ms);

@@ -97,15 +97,17 @@ std::string trace_text(const snapshot_ptr& snap, const std::string& name, int64_
 class monitor_protection_test : public ::testing::Test {
 public:
   std::unique_ptr<decider_core> d = std::make_unique<decider_core>(decider_options{"d1"}, nullptr);
+  std::string text = config_text;
   uint64_t seq = 0;
   std::map<std::string, bool> up = {{"fra", true}, {"iad", true}, {"sin", true}};
   std::map<std::string, bool> endpoint_up = {{"a", true}, {"b", true}, {"c", true}};
 
-  void SetUp() override {
+  void SetUp() override { apply(); }
+  void apply() {
     consensus::replicated_view v;
     v.applied_index = 2;
     v.config_version = 1;
-    v.yaml = std::make_shared<const std::string>(config_text);
+    v.yaml = std::make_shared<const std::string>(text);
     v.file = "c.yaml";
     ASSERT_TRUE(d->apply_view(v, t0).config) << d->config_error();
   }
@@ -224,6 +226,52 @@ TEST_F(monitor_protection_test, a_profiles_endpoints_flipping_together_are_held)
   endpoint_up["a"] = false;
   s = report(t0 + 30'000);
   EXPECT_EQ(answer(s, "api.example.com", t0 + 30'000), "198.51.100.2");
+}
+
+// Held DCs kept their traffic: when they come back they do not slow-start,
+// and a hold_down record keeps them as its picks instead of the DC the live
+// ranking chose while they looked down.
+TEST_F(monitor_protection_test, dcs_held_through_a_fault_neither_ramp_nor_lose_their_pick_when_it_heals) {
+  text.replace(text.find("protect: {hold: 60s}"), 20, "protect: {hold: 60s}, slow_start: 100s, hold_down: 2m");
+  d = std::make_unique<decider_core>(decider_options{"d1"}, nullptr);
+  apply();
+  report(t0);
+  up["fra"] = up["iad"] = false;
+  auto s = report(t0 + 10'000);
+  ASSERT_EQ(answer(s, "www.example.com", t0 + 10'000), "192.0.2.1");
+  up["fra"] = up["iad"] = true;
+  s = report(t0 + 20'000);
+  EXPECT_EQ(s->hold, nullptr) << "released: every held DC is back";
+  int fra = 0;
+  for (int i = 0; i < 200; ++i)
+    fra += answer(s, "www.example.com", t0 + 20'000) == "192.0.2.1";
+  EXPECT_EQ(fra, 200);
+  // A DC that was really down (not held) still ramps when it returns.
+  up["fra"] = false;
+  report(t0 + 30'000);
+  up["fra"] = true;
+  s = report(t0 + 40'000);
+  fra = 0;
+  for (int i = 0; i < 200; ++i)
+    fra += answer(s, "www.example.com", t0 + 40'000) == "192.0.2.1";
+  EXPECT_LT(fra, 200);
+}
+
+// A push during a hold that moves the cells (one more DC: every index
+// shifts) drops the last-known-good values taken under the old layout.
+TEST_F(monitor_protection_test, a_config_push_during_a_hold_never_reuses_values_of_another_layout) {
+  report(t0);
+  up["fra"] = up["iad"] = false;
+  ASSERT_EQ(answer(report(t0 + 10'000), "www.example.com", t0 + 10'000), "192.0.2.1");
+  text.replace(text.find("{name: sin}]"), 12, "{name: sin}, {name: syd}]");
+  consensus::replicated_view v;
+  v.applied_index = 3;
+  v.config_version = 2;
+  v.yaml = std::make_shared<const std::string>(text);
+  v.file = "c.yaml";
+  ASSERT_TRUE(d->apply_view(v, t0 + 11'000).config) << d->config_error();
+  auto s = report(t0 + 12'000);
+  EXPECT_EQ(answer(s, "www.example.com", t0 + 12'000), "192.0.2.3") << "nothing good known under the new layout";
 }
 
 } // namespace
