@@ -136,6 +136,8 @@ TEST(decider_metrics, dc_health_and_ages_follow_the_status_and_the_scrape_time) 
   st.dcs = {fra, iad};
   st.origins.push_back({"iad/a1", "iad", true, 995'000, 999'000});
   st.frames_dropped["malformed body"] = 3;
+  st.protections.push_back({"www.x. A", 990'000, 1'050'000, {"fra", "iad"}, "2 of 3 turned unavailable"});
+  st.protection_holds = 2;
   families f;
   append_decider_metrics(st, 1'002'500, f);
   auto s = samples(to_text(f));
@@ -149,6 +151,8 @@ TEST(decider_metrics, dc_health_and_ages_follow_the_status_and_the_scrape_time) 
   EXPECT_DOUBLE_EQ(s["gtmesh_agent_measurement_lag_seconds{origin=\"iad/a1\",dc=\"iad\"}"], 7.5);
   EXPECT_EQ(s["gtmesh_config_version"], 4);
   EXPECT_EQ(s["gtmesh_mesh_frames_dropped_total{reason=\"malformed body\"}"], 3);
+  EXPECT_EQ(s["gtmesh_protection_records_held"], 1);
+  EXPECT_EQ(s["gtmesh_protection_holds_total"], 2);
 }
 
 } // namespace
