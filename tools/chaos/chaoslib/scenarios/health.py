@@ -79,6 +79,10 @@ def probe_acl(ctx):
     ctx.check(secs is not None and secs >= hold, "the answers stayed fra for the whole hold (%s >= %d s)" %
               (util.fmt_s(secs), hold))
     ctx.check(not any(protected(d) for d in c.deciders), "no decider reports PROTECTED after the hold")
+    hist = c.ctl("history", "--since", "10m", decider=c.deciders[0])
+    lines = [l.strip() for l in hist.stdout.splitlines() if "protection www.chaos.example. A" in l]
+    ctx.check(any("holding" in l for l in lines) and len(lines) >= 2,
+              "the health timeline has the hold and its end: %s" % (lines or hist.stdout[-300:]))
     ctx.phase(q, "probes allowed again -> fra", acl.heal, fra, b.recover, before=sin)
     # One DC alone: a real failure, no hold.
     t = q.mark("probes of fra alone blocked -> iad")
