@@ -1,5 +1,7 @@
 #include "core/decider/view_builder.hpp"
 
+#include "core/health/vantage_bench.hpp"
+
 #include "core/health/healthy_backends.hpp"
 #include "core/health/verdict_merge.hpp"
 
@@ -62,8 +64,11 @@ std::string vantage_text(const health::merged_verdict& m, const health::quorum_r
                     std::to_string(m.fresh_vantages) + " vantage DC(s) up (";
   for (size_t i = 0; i < vantages.size(); ++i)
     out += (i ? ", " : "") + vantages[i].vantage +
-           (!vantages[i].fresh ? " stale" : vantages[i].healthy ? " up" : " down");
-  return out + ")";
+           (vantages[i].benched ? " down, benched" : !vantages[i].fresh ? " stale" : vantages[i].healthy ? " up" : " down");
+  out += ")";
+  if (std::any_of(vantages.begin(), vantages.end(), [](const auto& v) { return v.benched; }))
+    out += "; benched: sees every endpoint it probes down while other vantage DCs see them up";
+  return out;
 }
 
 } // namespace
@@ -144,6 +149,17 @@ std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const vie
       auto keys = backend_keys(s, plan.dc_names[dc]);
       if (keys.empty())
         continue;
+      // Under a quorum other than `any`, an agent instance that lost every
+      // backend while another instance still sees them is benched
+      // (core/health/vantage_bench.hpp); under `any` it changes nothing.
+      std::vector<std::string> benched;
+      if (s.probe.quorum.kind != health::quorum_kind::any) {
+        std::vector<std::vector<health::vantage_verdict>> subjects;
+        for (const auto& key : keys)
+          if (auto it = backends.find({plan.dc_names[dc], key}); it != backends.end())
+            subjects.push_back(it->second.vantages(in.now_ms, plan.service_stale_ms[svc]));
+        benched = health::benched_vantages(subjects);
+      }
       int healthy = 0;
       bool any = false;
       int64_t newest_at = measurement_cell::never;
@@ -152,7 +168,7 @@ std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const vie
         if (it == backends.end())
           continue;
         any = true;
-        healthy += it->second.merged(in.now_ms, plan.service_stale_ms[svc], s.probe.quorum).healthy ? 1 : 0;
+        healthy += it->second.merged(in.now_ms, plan.service_stale_ms[svc], s.probe.quorum, &benched).healthy ? 1 : 0;
         newest_at = std::max(newest_at, it->second.newest_at_ms());
       }
       if (!any)
@@ -163,14 +179,27 @@ std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const vie
     }
   }
 
+  // A vantage DC that sees every monitored endpoint down while other DCs
+  // see them up is benched, when some monitor's quorum is not `any`.
+  std::vector<std::string> benched_dcs;
+  if (std::any_of(plan.monitors.begin(), plan.monitors.end(),
+                  [](const monitor_plan& mp) { return mp.quorum.kind != health::quorum_kind::any; })) {
+    std::vector<std::vector<health::vantage_verdict>> subjects;
+    for (const monitor_plan& mp : plan.monitors)
+      if (auto it = monitors.find(mp.key); it != monitors.end())
+        subjects.push_back(it->second.vantages(in.now_ms, mp.stale_ms));
+    benched_dcs = health::benched_vantages(subjects);
+  }
   for (uint32_t mon = 0; mon < plan.monitors.size(); ++mon) {
     auto it = monitors.find(plan.monitors[mon].key);
     if (it == monitors.end())
       continue;
     const monitor_plan& mp = plan.monitors[mon];
-    auto merged = it->second.merged(in.now_ms, mp.stale_ms, mp.quorum);
+    const std::vector<std::string>* benched = mp.quorum.kind != health::quorum_kind::any ? &benched_dcs : nullptr;
+    auto merged = it->second.merged(in.now_ms, mp.stale_ms, mp.quorum, benched);
     view->set_endpoint(mon, merged.healthy ? 1 : 0, it->second.newest_at_ms());
-    view->set_endpoint_detail(mon, vantage_text(merged, mp.quorum, it->second.vantages(in.now_ms, mp.stale_ms)));
+    view->set_endpoint_detail(
+      mon, vantage_text(merged, mp.quorum, it->second.vantages(in.now_ms, mp.stale_ms, benched)));
   }
 
   for (const auto& o : in.overrides)

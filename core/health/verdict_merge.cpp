@@ -16,7 +16,7 @@ namespace {
 /// per vantage point (a handful: a small vector, not a map).
 template <typename Each>
 merged_verdict merge(Each&& each, int64_t now_ms, int64_t fresh_for_ms, const quorum_rule& rule,
-                     std::vector<vantage_verdict>* detail) {
+                     std::vector<vantage_verdict>* detail, const std::vector<std::string>* benched = nullptr) {
   merged_verdict m;
   std::vector<vantage_verdict> local;
   std::vector<vantage_verdict>& by = detail ? *detail : local;
@@ -24,11 +24,12 @@ merged_verdict merge(Each&& each, int64_t now_ms, int64_t fresh_for_ms, const qu
     const std::string& name = v.vantage.empty() ? v.origin : v.vantage;
     auto it = std::find_if(by.begin(), by.end(), [&](const vantage_verdict& x) { return x.vantage == name; });
     if (it == by.end()) {
-      by.push_back(vantage_verdict{name, false, false, v.at_ms});
+      const bool bench = benched && std::binary_search(benched->begin(), benched->end(), name);
+      by.push_back(vantage_verdict{name, false, false, v.at_ms, bench});
       it = by.end() - 1;
     }
     it->at_ms = std::max(it->at_ms, v.at_ms);
-    if (!is_fresh(v.at_ms, now_ms, fresh_for_ms))
+    if (it->benched || !is_fresh(v.at_ms, now_ms, fresh_for_ms))
       return;
     it->fresh = true;
     it->healthy = it->healthy || v.healthy;
@@ -72,14 +73,17 @@ bool backend_verdicts::update(const instance_verdict& v) {
   return true;
 }
 
-merged_verdict backend_verdicts::merged(int64_t now_ms, int64_t fresh_for_ms, const quorum_rule& rule) const {
+merged_verdict backend_verdicts::merged(int64_t now_ms, int64_t fresh_for_ms, const quorum_rule& rule,
+                                        const std::vector<std::string>* benched) const {
   return merge([&](auto&& f) { for (const auto& [origin, v] : by_origin_) f(v); }, now_ms, fresh_for_ms, rule,
-               nullptr);
+               nullptr, benched);
 }
 
-std::vector<vantage_verdict> backend_verdicts::vantages(int64_t now_ms, int64_t fresh_for_ms) const {
+std::vector<vantage_verdict> backend_verdicts::vantages(int64_t now_ms, int64_t fresh_for_ms,
+                                                        const std::vector<std::string>* benched) const {
   std::vector<vantage_verdict> out;
-  merge([&](auto&& f) { for (const auto& [origin, v] : by_origin_) f(v); }, now_ms, fresh_for_ms, {}, &out);
+  merge([&](auto&& f) { for (const auto& [origin, v] : by_origin_) f(v); }, now_ms, fresh_for_ms, {}, &out,
+        benched);
   return out;
 }
 

@@ -66,6 +66,7 @@ struct vantage_verdict {
   bool fresh = false;   ///< has a fresh verdict
   bool healthy = false; ///< one of its fresh verdicts says healthy
   int64_t at_ms = 0;    ///< its newest verdict's time
+  bool benched = false; ///< left out of the merge (core/health/vantage_bench.hpp)
 };
 
 /// A verdict is fresh when `now_ms - at_ms <= fresh_for_ms`; timestamps from
@@ -83,9 +84,14 @@ class backend_verdicts {
 public:
   /// Returns false (and changes nothing) if `v` is older than what is held.
   bool update(const instance_verdict& v);
-  merged_verdict merged(int64_t now_ms, int64_t fresh_for_ms, const quorum_rule& rule = {}) const;
-  /// Every vantage point's verdict, by vantage name.
-  std::vector<vantage_verdict> vantages(int64_t now_ms, int64_t fresh_for_ms) const;
+  /// The merge, leaving out the vantage points named in `benched` (sorted;
+  /// null: none) as if they had no fresh verdict.
+  merged_verdict merged(int64_t now_ms, int64_t fresh_for_ms, const quorum_rule& rule = {},
+                        const std::vector<std::string>* benched = nullptr) const;
+  /// Every vantage point's verdict, by vantage name; those in `benched`
+  /// are marked so.
+  std::vector<vantage_verdict> vantages(int64_t now_ms, int64_t fresh_for_ms,
+                                        const std::vector<std::string>* benched = nullptr) const;
   /// When the newest verdict held was measured (INT64_MIN when none).
   int64_t newest_at_ms() const noexcept;
   size_t instances() const noexcept { return by_origin_.size(); }

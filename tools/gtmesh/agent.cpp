@@ -1,6 +1,6 @@
 // gtmesh agent --config FILE --dc DC [--once] [--print] [--instance ID]
 //              [--client-prefix PREFIX]... [--client-rate N] [--icmp datagram|raw] [--quiet]
-//              [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F [--tls-crl F]]
+//              [--procfs DIR] [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F [--tls-crl F]]
 //
 // Runs the host, service, probe and client agents of one DC (docs/agents.md).
 // With --decider, batches go to the deciders over the mesh (docs/mesh.md) and
@@ -48,7 +48,7 @@ namespace {
 int usage() {
   std::fprintf(stderr, "usage: gtmesh agent --config FILE --dc DC [--once] [--print] [--instance ID]\n"
                        "                    [--client-prefix PREFIX]... [--client-rate N] [--icmp datagram|raw]"
-                       " [--quiet]\n"
+                       " [--quiet] [--procfs DIR]\n"
                        "                    [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F [--tls-crl F]]"
                        " [--http ADDR:PORT]\n");
   return 2;
@@ -65,7 +65,7 @@ std::string host_name() {
 
 int agent(const args& a) {
   arg_reader r(a);
-  std::string config_path, dc, instance, rate_text, icmp_text, http_listen;
+  std::string config_path, dc, instance, rate_text, icmp_text, http_listen, procfs_root;
   bool once = r.flag("--once");
   bool print = r.flag("--print");
   bool quiet = r.flag("--quiet");
@@ -75,6 +75,7 @@ int agent(const args& a) {
   r.option("--client-rate", rate_text);
   r.option("--icmp", icmp_text);
   r.option("--http", http_listen);
+  r.option("--procfs", procfs_root);
   auto prefix_texts = r.options("--client-prefix");
   auto deciders = r.options("--decider");
   mesh::tls_files tls = tls_options(r, nullptr);
@@ -86,6 +87,16 @@ int agent(const args& a) {
   agents::agent_options opt;
   opt.dc = dc;
   opt.instance = instance.empty() ? host_name() : instance;
+  if (!procfs_root.empty()) {
+    // The host's procfs mounted elsewhere (an agent in a container reading
+    // the host's /proc at /host/proc, as node_exporter's --path.procfs).
+    if (::access((procfs_root + "/stat").c_str(), R_OK) != 0) {
+      log_error("agent", "--procfs %s: no readable stat file there (expected a procfs root such as /proc)",
+                procfs_root.c_str());
+      return 2;
+    }
+    opt.procfs_root = procfs_root;
+  }
   for (const auto& t : prefix_texts) {
     auto p = ip_prefix::parse(t);
     if (!p) {

@@ -1,4 +1,5 @@
 #include "core/health/healthy_backends.hpp"
+#include "core/health/vantage_bench.hpp"
 #include "core/health/verdict_merge.hpp"
 
 #include <gtest/gtest.h>
@@ -126,6 +127,59 @@ TEST(healthy_backends, clamps_inconsistent_inputs) {
   EXPECT_EQ(healthy_backends(-1, 2, 0), 0);
   EXPECT_EQ(healthy_backends(5, 3, 0), 3);
   EXPECT_EQ(healthy_backends(1, 3, -4), 1);
+}
+
+} // namespace
+} // namespace gtmesh::health
+
+namespace gtmesh::health {
+namespace {
+
+std::vector<vantage_verdict> seen(std::initializer_list<std::pair<const char*, int>> by) {
+  // 1: fresh up, 0: fresh down, -1: stale
+  std::vector<vantage_verdict> out;
+  for (const auto& [name, v] : by)
+    out.push_back(vantage_verdict{name, v >= 0, v == 1, 0});
+  return out;
+}
+
+std::vector<std::vector<vantage_verdict>> subjects_of(std::initializer_list<std::vector<vantage_verdict>> s) {
+  return s;
+}
+
+TEST(vantage_bench, a_vantage_that_loses_every_subject_while_others_see_them_is_benched) {
+  std::vector<std::vector<vantage_verdict>> subjects{seen({{"a1", 0}, {"a2", 1}}), seen({{"a1", 0}, {"a2", 1}})};
+  EXPECT_EQ(benched_vantages(subjects), std::vector<std::string>{"a1"});
+  // Several others, one of them stale: still benched.
+  subjects = {seen({{"fra", 0}, {"iad", 1}, {"sin", -1}}), seen({{"fra", 0}, {"iad", -1}, {"sin", 1}})};
+  EXPECT_EQ(benched_vantages(subjects), std::vector<std::string>{"fra"});
+}
+
+TEST(vantage_bench, it_must_not_bench_a_vantage_that_sees_one_up_a_confirmed_flip_or_a_single_subject) {
+  // Sees one of them up: its downs are the subjects', not its own.
+  EXPECT_TRUE(benched_vantages(subjects_of({seen({{"a1", 0}, {"a2", 1}}), seen({{"a1", 1}, {"a2", 1}})})).empty());
+  // Another vantage point confirms a flip (nobody fresh sees it up).
+  EXPECT_TRUE(benched_vantages(subjects_of({seen({{"a1", 0}, {"a2", 0}}), seen({{"a1", 0}, {"a2", 1}})})).empty());
+  // One subject is too little evidence.
+  EXPECT_TRUE(benched_vantages(subjects_of({seen({{"a1", 0}, {"a2", 1}})})).empty());
+  // No other vantage point sees them at all (its peers stale): no bench.
+  EXPECT_TRUE(benched_vantages(subjects_of({seen({{"a1", 0}, {"a2", -1}}), seen({{"a1", 0}, {"a2", -1}})})).empty());
+}
+
+TEST(vantage_bench, a_benched_vantage_is_left_out_of_the_quorum) {
+  backend_verdicts b;
+  b.update({"fra/a1", false, now, 1, "fra"});
+  b.update({"iad/a1", true, now, 1, "iad"});
+  const quorum_rule majority{quorum_kind::majority};
+  EXPECT_FALSE(b.merged(now, fresh_for, majority).healthy); // 1 of 2
+  const std::vector<std::string> benched{"fra"};
+  auto m = b.merged(now, fresh_for, majority, &benched);
+  EXPECT_TRUE(m.healthy); // 1 of 1
+  EXPECT_EQ(m.fresh_vantages, 1);
+  auto v = b.vantages(now, fresh_for, &benched);
+  ASSERT_EQ(v.size(), 2U);
+  EXPECT_TRUE(v[0].vantage == "fra" && v[0].benched && !v[0].fresh);
+  EXPECT_TRUE(v[1].vantage == "iad" && !v[1].benched && v[1].healthy);
 }
 
 } // namespace

@@ -287,6 +287,32 @@ TEST_F(decider_core_test, a_start_config_naming_files_by_relative_paths_is_loade
     << "version 1 reused a model whose relative paths were resolved against another folder";
 }
 
+// The same for a DC's backends: their vantage points are its agent
+// instances. Under majority, a2 alone losing both backends would make each
+// 1 of 2; benched, fra keeps both.
+TEST_F(decider_core_test, an_agent_instance_that_loses_every_backend_alone_is_benched_under_majority) {
+  std::string text = config_v1;
+  text.replace(text.find("probe: {interval: 10s}"), 22, "probe: {interval: 10s, quorum: majority}");
+  auto d = open();
+  ASSERT_TRUE(d->apply_view(committed(text, 1, 2), t0).config);
+  auto report = [&](const char* origin, bool b1, bool b2, uint64_t seq) {
+    d->on_batch(mesh::measurement_batch{origin, seq - 1, seq,
+                                        {verdict(origin, "fra", "10.0.0.1:80", b1, seq),
+                                         verdict(origin, "fra", "10.0.0.2:80", b2, seq)}},
+                t0);
+  };
+  report("fra/a1", true, true, 1);
+  report("fra/a2", false, false, 1);
+  auto snap = d->build_snapshot(t0);
+  ASSERT_TRUE(snap);
+  uint32_t fra = snap->plan->find_dc("fra");
+  EXPECT_EQ(snap->view->service(0, fra, metric_id::service_healthy_backends).value, 2);
+  // a2 sees one backend up: not benched, and 10.0.0.1 is 1 of 2.
+  report("fra/a2", false, true, 2);
+  snap = d->build_snapshot(t0);
+  EXPECT_EQ(snap->view->service(0, fra, metric_id::service_healthy_backends).value, 1);
+}
+
 TEST_F(decider_core_test, verdicts_of_several_agents_are_merged_per_backend) {
   auto d = open();
   ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
@@ -388,6 +414,82 @@ zones:
     else
       EXPECT_EQ(one_left, std::vector<std::string>{"192.0.2.20"}); // 1 of 3 is no majority: the backup
   }
+}
+
+// One vantage DC that loses every endpoint it probes while the other still
+// sees them is benched (core/health/vantage_bench.hpp): with two vantage DCs
+// and quorum majority, its "down" would otherwise take both endpoints down.
+// It is not benched when it loses only one of them, nor once the other DC
+// confirms a flip.
+TEST_F(decider_core_test, a_vantage_dc_that_loses_every_endpoint_alone_is_benched_until_confirmed) {
+  const std::string yaml = R"(
+measurement: {host_interval: 10s, service_interval: 10s}
+datacenters: [{name: fra}, {name: iad}]
+probes:
+  - {name: two-dcs, path: /health, interval: 10s, quorum: majority}
+profiles:
+  - name: api
+    method: priority
+    endpoints:
+      - {name: primary, kind: external, target: 192.0.2.10, monitor: two-dcs}
+      - {name: second, kind: external, target: 192.0.2.11, monitor: two-dcs}
+      - {name: backup, kind: external, target: 192.0.2.20}
+zones:
+  - name: example.com
+    soa: {primary: ns1, admin: hostmaster}
+    ns: [ns1]
+    records:
+      - {name: api, type: A, profile: api}
+)";
+  auto endpoint = [](const std::string& dc, const std::string& ep, bool up, uint64_t seq, int64_t at) {
+    measurement m;
+    m.origin = dc + "/a1";
+    m.dc = dc;
+    m.src = source::endpoint;
+    m.key = "api/" + ep;
+    m.metric = metric_id::endpoint_status;
+    m.value = up ? 1 : 0;
+    m.at_ms = at;
+    m.seq = seq;
+    return m;
+  };
+  auto report = [&](std::unique_ptr<decider_core>& d, const std::string& dc, bool primary, bool second, uint64_t seq, int64_t at) {
+    d->on_batch(mesh::measurement_batch{dc + "/a1", seq - 1, seq,
+                                        {endpoint(dc, "primary", primary, seq, at), endpoint(dc, "second", second, seq, at)}},
+                at);
+  };
+  auto trace_of = [&](const std::shared_ptr<const routing_snapshot>& snap, int64_t at) {
+    decision_trace trace;
+    query_context ctx;
+    ctx.now_ms = at;
+    answer_set out;
+    resolve(*snap, routing_query{*dns::text_to_wire("api.example.com"), 1,
+                                 client_info::from_source(*ip_address::parse("192.0.2.9"))},
+            ctx, out, &trace);
+    return trace.to_text();
+  };
+  auto d = open();
+  ASSERT_TRUE(d->apply_view(committed(yaml, 1, 2), t0).config);
+  // fra's network to both endpoints breaks; iad still sees both.
+  report(d, "fra", false, false, 1, t0);
+  report(d, "iad", true, true, 1, t0);
+  auto snap = d->build_snapshot(t0);
+  EXPECT_EQ(answers(snap, "api.example.com", t0), std::vector<std::string>{"192.0.2.10"});
+  const std::string text = trace_of(snap, t0);
+  EXPECT_NE(text.find("quorum majority: 1 of 1 vantage DC(s) up (fra down, benched, iad up)"), std::string::npos)
+    << text;
+  EXPECT_NE(text.find("benched: sees every endpoint it probes down"), std::string::npos) << text;
+  // fra loses only the primary: no bench, and 1 of 2 is no majority.
+  report(d, "fra", false, true, 2, t0 + 1000);
+  snap = d->build_snapshot(t0 + 1000);
+  EXPECT_EQ(answers(snap, "api.example.com", t0 + 1000), std::vector<std::string>{"192.0.2.11"});
+  // fra loses both again, and iad confirms the primary's flip: fra's view of
+  // the primary is borne out, so fra is sound again and counts.
+  report(d, "fra", false, false, 3, t0 + 2000);
+  report(d, "iad", false, true, 2, t0 + 2000);
+  snap = d->build_snapshot(t0 + 2000);
+  EXPECT_EQ(answers(snap, "api.example.com", t0 + 2000), std::vector<std::string>{"192.0.2.20"});
+  EXPECT_EQ(trace_of(snap, t0 + 2000).find("benched"), std::string::npos) << trace_of(snap, t0 + 2000);
 }
 
 // Slow start reads when a DC came back: the decider marks the view build

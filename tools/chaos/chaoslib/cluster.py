@@ -92,6 +92,7 @@ class ClusterSpec:
     tls: bool = True                   # mutual TLS on every mesh link (plain mode only works on loopback)
     peer_self: bool = False            # also pass a decider its own address with --peer (de-duplicated)
     spare_deciders: int = 0            # namespaces and certificates for deciders that join later (join_decider)
+    fake_procfs: bool = False          # agents read CPU from files the harness writes (procfs.FakeProcfs)
 
 
 # The mesh transport's timings (core/mesh/transport.hpp transport_options,
@@ -314,6 +315,7 @@ class Cluster:
         self.deciders = ["decider%d" % (i + 1) for i in range(self.spec.deciders)]
         self.procs = {}
         self.tmpfs = {}
+        self.procfs = None  # FakeProcfs when spec.fake_procfs
         self.config_path = os.path.join(self.dir, "cluster.yaml")
         self.bootstrap_yaml = None
         self.resolver = None
@@ -490,11 +492,16 @@ class Cluster:
         argv = [self.gtmesh, "agent", "--config", self.config_path, "--dc", dc, "--instance", "a1"]
         for d in order:
             argv += ["--decider", self.mesh_addr(d)]
+        if self.procfs:
+            argv += ["--procfs", self.procfs.root(dc)]
         return argv + self.tls_args("agent-" + dc) + list(self.spec.agent_args)
 
     def start(self, wait_answers=True):
         s = self.spec
         os.makedirs(self.dir, exist_ok=True)
+        if s.fake_procfs and not self.procfs:
+            from .procfs import FakeProcfs
+            self.procfs = FakeProcfs(self.dir, s.dcs)
         # Backends first: the probes need them.
         for dc in s.dcs:
             for i, b in enumerate(self.backends(dc)):
@@ -628,6 +635,8 @@ class Cluster:
             p.stop()
         for t in self.tmpfs.values():
             t.umount()
+        if self.procfs:
+            self.procfs.stop()
 
     # -- DC health -----------------------------------------------------------
     def backend_down(self, dc, i):

@@ -209,6 +209,104 @@ def slow_start(ctx):
     ctx.note("bounds: " + b.text)
 
 
+COOL = "cool.chaos.example"
+COOL_ANSWERS = {"fra": "192.0.2.40", "iad": "198.51.100.40", "sin": "203.0.113.40"}
+
+
+def cool_record(damping=""):
+    """A DC-mode record on host CPU, lowest first, optionally damped."""
+    return ("- {name: cool, type: A, ttl: 1, dc: {source: host, metric: cpu, criterion: lowest, "
+            "gate: {source: host, metric: status, criterion: {equals: up}}, answers: {%s}%s}}" %
+            (", ".join("%s: [%s]" % kv for kv in sorted(COOL_ANSWERS.items())), damping))
+
+
+def flips(records, label, t0, t1):
+    """How often `label`'s answer changed between t0 and t1 (lost queries
+    skipped), and the answers in the order seen."""
+    seen = [a for t, lab, a in records if lab == label and t0 <= t < t1 and a.key[0] == "NOERROR"]
+    changes = sum(1 for x, y in zip(seen, seen[1:]) if x != y)
+    return changes, seen
+
+
+@scenario("no-flap",
+          fault="fra's and iad's CPU alternate between 40 % and 41 % every 6 s (the agents read a procfs the "
+                "harness writes, --procfs); sin runs at 90 %; first without damping, then with switch_margin: "
+                "5%; then fra really gets busy (60 %)",
+          prop="without a margin the lowest-CPU record flips between fra and iad (at least 3 times per responder "
+               "in 4 alternations: the control); with switch_margin: 5% no responder flips at all in 4 "
+               "alternations; a real change (fra at 60 %) still moves every responder to iad within two host "
+               "intervals + slack",
+          order=17)
+def no_flap(ctx):
+    c = ctx.cluster(fake_procfs=True)
+    b = c.bounds
+    cpu = c.procfs
+    period = 6.0
+    alternations = 4
+    host_s = 2.0  # the spec's host_interval
+    move_bound = 2 * host_s + c.spec.slack_s
+    fra, iad = A(COOL_ANSWERS["fra"]), A(COOL_ANSWERS["iad"])
+
+    def serve(marker, damping):
+        r = c.push(c.config_text(marker=marker, extra_records=(cool_record(damping),)), label="cool v%d" % marker)
+        ctx.require(r.acked, "the config with cool%s is acknowledged (%s)" % (damping, r))
+        ok, _, _ = util.wait_for(lambda: all((c.config_version(d) or (0, ""))[0] == marker for d in c.deciders),
+                                 15, 0.3)
+        ctx.require(ok, "every decider serves config version %d" % marker)
+
+    def alternate(q, label):
+        """fra and iad swap 40/41 % every `period` seconds; returns (t0, t1)."""
+        t0 = q.mark(label)
+        for k in range(alternations):
+            if k % 2 == 0:
+                cpu.set_cpu(fra=41, iad=40)
+            else:
+                cpu.set_cpu(fra=40, iad=41)
+            time.sleep(period)
+        return t0, time.monotonic()
+
+    cpu.set_cpu(fra=30, iad=41, sin=90)
+    serve(2, "")
+    q = ctx.query_loop(c, name=COOL)
+    t = q.mark("fra clearly coolest")
+    q.expect(t, {fra, iad})
+    secs = q.wait_converged(t, fra, 2 * move_bound)
+    ctx.require(secs is not None, "every responder answers fra, the coolest, for cool")
+    # The control: no damping, so each swap moves the answer.
+    t0, t1 = alternate(q, "no damping: fra and iad alternate 41/40 %")
+    recs = q.snapshot()
+    control = {}
+    for label in q.responders:
+        control[label], _ = flips(recs, label, t0, t1 + host_s)
+    ctx.check(all(n >= alternations - 1 for n in control.values()),
+              "the control: without damping every responder flips at least %d times in %d alternations: %s" %
+              (alternations - 1, alternations, control))
+    # The same with switch_margin: 5%.
+    cpu.set_cpu(fra=30, iad=41)
+    serve(3, ", switch_margin: 5%")
+    t = q.mark("switch_margin 5%: fra clearly coolest")
+    q.expect(t, {fra, iad})
+    secs = q.wait_converged(t, fra, 2 * move_bound)
+    ctx.require(secs is not None, "every responder answers fra again under the damped config")
+    time.sleep(host_s)  # one more report at 30 % before the alternation
+    t = q.mark("damped: fra held while fra and iad alternate 41/40 %")
+    q.expect(t, fra)
+    t0, t1 = alternate(q, "switch_margin 5%: fra and iad alternate 41/40 %")
+    recs = q.snapshot()
+    counts = {}
+    answered = {}
+    for label in q.responders:
+        counts[label], seen = flips(recs, label, t0, t1)
+        answered[label] = len(seen)
+    ctx.check(all(n == 0 for n in counts.values()) and all(n >= 10 for n in answered.values()),
+              "with switch_margin 5%% no responder flips in %d alternations: %s (answers %s)" %
+              (alternations, counts, answered))
+    # Damping never holds a real change: fra at 60 % moves the answer.
+    ctx.phase(q, "fra busy (60 %) -> iad", lambda: cpu.set_cpu(fra=60, iad=40), iad, move_bound, before=fra)
+    ctx.note("flips without damping: %s; with switch_margin 5%%: %s" % (control, counts))
+    ctx.note("bounds: " + b.text)
+
+
 @scenario("all-dcs-down",
           fault="every backend of every DC fails its probe; later all healthy again; then every agent is "
                 "killed (-9: every DC unreachable while the deciders keep their majority) and restarted",
