@@ -64,10 +64,13 @@ std::string vantage_text(const health::merged_verdict& m, const health::quorum_r
                     std::to_string(m.fresh_vantages) + " vantage DC(s) up (";
   for (size_t i = 0; i < vantages.size(); ++i)
     out += (i ? ", " : "") + vantages[i].vantage +
-           (vantages[i].benched ? " down, benched" : !vantages[i].fresh ? " stale" : vantages[i].healthy ? " up" : " down");
+           (vantages[i].benched  ? " down, benched"
+            : !vantages[i].fresh ? " stale"
+            : vantages[i].healthy ? " up"
+                                  : " down");
   out += ")";
   if (std::any_of(vantages.begin(), vantages.end(), [](const auto& v) { return v.benched; }))
-    out += "; benched: sees every endpoint it probes down while other vantage DCs see them up";
+    out += "; benched: it sees every endpoint it has a fresh verdict on down, alone on this one";
   return out;
 }
 
@@ -149,26 +152,28 @@ std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const vie
       auto keys = backend_keys(s, plan.dc_names[dc]);
       if (keys.empty())
         continue;
-      // Under a quorum other than `any`, an agent instance that lost every
-      // backend while another instance still sees them is benched
-      // (core/health/vantage_bench.hpp); under `any` it changes nothing.
-      std::vector<std::string> benched;
-      if (s.probe.quorum.kind != health::quorum_kind::any) {
-        std::vector<std::vector<health::vantage_verdict>> subjects;
+      // Under majority, an agent instance that lost every backend while
+      // another instance still sees them is benched where it is alone
+      // (core/health/vantage_bench.hpp).
+      const bool bench = s.probe.quorum.kind == health::quorum_kind::majority;
+      std::vector<std::vector<health::vantage_verdict>> subjects;
+      if (bench)
         for (const auto& key : keys)
           if (auto it = backends.find({plan.dc_names[dc], key}); it != backends.end())
             subjects.push_back(it->second.vantages(in.now_ms, plan.service_stale_ms[svc]));
-        benched = health::benched_vantages(subjects);
-      }
+      const std::vector<std::string> lost = bench ? health::lost_probers(subjects) : std::vector<std::string>{};
       int healthy = 0;
       bool any = false;
       int64_t newest_at = measurement_cell::never;
+      size_t subject = 0;
       for (const auto& key : keys) {
         auto it = backends.find({plan.dc_names[dc], key});
         if (it == backends.end())
           continue;
         any = true;
-        healthy += it->second.merged(in.now_ms, plan.service_stale_ms[svc], s.probe.quorum, &benched).healthy ? 1 : 0;
+        const bool up = bench ? health::merge_benched(subjects[subject++], lost, s.probe.quorum).healthy
+                              : it->second.merged(in.now_ms, plan.service_stale_ms[svc], s.probe.quorum).healthy;
+        healthy += up ? 1 : 0;
         newest_at = std::max(newest_at, it->second.newest_at_ms());
       }
       if (!any)
@@ -179,27 +184,32 @@ std::shared_ptr<measurement_view> build_view(const routing_plan& plan, const vie
     }
   }
 
-  // A vantage DC that sees every monitored endpoint down while other DCs
-  // see them up is benched, when some monitor's quorum is not `any`.
-  std::vector<std::string> benched_dcs;
+  // Under majority, a vantage DC that sees every monitored endpoint down
+  // while other DCs see them up is benched where it is alone.
+  std::vector<std::vector<health::vantage_verdict>> monitor_vantages(plan.monitors.size());
+  std::vector<std::string> lost_dcs;
   if (std::any_of(plan.monitors.begin(), plan.monitors.end(),
-                  [](const monitor_plan& mp) { return mp.quorum.kind != health::quorum_kind::any; })) {
-    std::vector<std::vector<health::vantage_verdict>> subjects;
-    for (const monitor_plan& mp : plan.monitors)
-      if (auto it = monitors.find(mp.key); it != monitors.end())
-        subjects.push_back(it->second.vantages(in.now_ms, mp.stale_ms));
-    benched_dcs = health::benched_vantages(subjects);
+                  [](const monitor_plan& mp) { return mp.quorum.kind == health::quorum_kind::majority; })) {
+    for (uint32_t mon = 0; mon < plan.monitors.size(); ++mon)
+      if (auto it = monitors.find(plan.monitors[mon].key); it != monitors.end())
+        monitor_vantages[mon] = it->second.vantages(in.now_ms, plan.monitors[mon].stale_ms);
+    lost_dcs = health::lost_probers(monitor_vantages);
   }
   for (uint32_t mon = 0; mon < plan.monitors.size(); ++mon) {
     auto it = monitors.find(plan.monitors[mon].key);
     if (it == monitors.end())
       continue;
     const monitor_plan& mp = plan.monitors[mon];
-    const std::vector<std::string>* benched = mp.quorum.kind != health::quorum_kind::any ? &benched_dcs : nullptr;
-    auto merged = it->second.merged(in.now_ms, mp.stale_ms, mp.quorum, benched);
+    std::vector<health::vantage_verdict>& vantages = monitor_vantages[mon];
+    health::merged_verdict merged;
+    if (mp.quorum.kind == health::quorum_kind::majority) {
+      merged = health::merge_benched(vantages, lost_dcs, mp.quorum);
+    } else {
+      merged = it->second.merged(in.now_ms, mp.stale_ms, mp.quorum);
+      vantages = it->second.vantages(in.now_ms, mp.stale_ms);
+    }
     view->set_endpoint(mon, merged.healthy ? 1 : 0, it->second.newest_at_ms());
-    view->set_endpoint_detail(
-      mon, vantage_text(merged, mp.quorum, it->second.vantages(in.now_ms, mp.stale_ms, benched)));
+    view->set_endpoint_detail(mon, vantage_text(merged, mp.quorum, vantages));
   }
 
   for (const auto& o : in.overrides)

@@ -16,7 +16,7 @@ namespace {
 /// per vantage point (a handful: a small vector, not a map).
 template <typename Each>
 merged_verdict merge(Each&& each, int64_t now_ms, int64_t fresh_for_ms, const quorum_rule& rule,
-                     std::vector<vantage_verdict>* detail, const std::vector<std::string>* benched = nullptr) {
+                     std::vector<vantage_verdict>* detail) {
   merged_verdict m;
   std::vector<vantage_verdict> local;
   std::vector<vantage_verdict>& by = detail ? *detail : local;
@@ -24,21 +24,31 @@ merged_verdict merge(Each&& each, int64_t now_ms, int64_t fresh_for_ms, const qu
     const std::string& name = v.vantage.empty() ? v.origin : v.vantage;
     auto it = std::find_if(by.begin(), by.end(), [&](const vantage_verdict& x) { return x.vantage == name; });
     if (it == by.end()) {
-      const bool bench = benched && std::binary_search(benched->begin(), benched->end(), name);
-      by.push_back(vantage_verdict{name, false, false, v.at_ms, bench});
+      by.push_back(vantage_verdict{name, false, false, v.at_ms});
       it = by.end() - 1;
     }
     it->at_ms = std::max(it->at_ms, v.at_ms);
-    if (it->benched || !is_fresh(v.at_ms, now_ms, fresh_for_ms))
+    if (!is_fresh(v.at_ms, now_ms, fresh_for_ms))
       return;
     it->fresh = true;
     it->healthy = it->healthy || v.healthy;
     ++m.fresh_instances;
     ++(v.healthy ? m.healthy_instances : m.unhealthy_instances);
   });
-  for (const auto& x : by) {
+  const merged_verdict q = merge_vantages(by, rule);
+  m.fresh_vantages = q.fresh_vantages;
+  m.healthy_vantages = q.healthy_vantages;
+  m.healthy = q.healthy;
+  return m;
+}
+
+} // namespace
+
+merged_verdict merge_vantages(std::span<const vantage_verdict> vantages, const quorum_rule& rule) {
+  merged_verdict m;
+  for (const auto& x : vantages) {
     m.fresh_vantages += x.fresh ? 1 : 0;
-    m.healthy_vantages += x.healthy ? 1 : 0;
+    m.healthy_vantages += x.fresh && x.healthy ? 1 : 0;
   }
   switch (rule.kind) {
     case quorum_kind::any:
@@ -53,8 +63,6 @@ merged_verdict merge(Each&& each, int64_t now_ms, int64_t fresh_for_ms, const qu
   }
   return m;
 }
-
-} // namespace
 
 merged_verdict merge_verdicts(std::span<const instance_verdict> verdicts, int64_t now_ms, int64_t fresh_for_ms,
                               const quorum_rule& rule) {
@@ -73,17 +81,14 @@ bool backend_verdicts::update(const instance_verdict& v) {
   return true;
 }
 
-merged_verdict backend_verdicts::merged(int64_t now_ms, int64_t fresh_for_ms, const quorum_rule& rule,
-                                        const std::vector<std::string>* benched) const {
+merged_verdict backend_verdicts::merged(int64_t now_ms, int64_t fresh_for_ms, const quorum_rule& rule) const {
   return merge([&](auto&& f) { for (const auto& [origin, v] : by_origin_) f(v); }, now_ms, fresh_for_ms, rule,
-               nullptr, benched);
+               nullptr);
 }
 
-std::vector<vantage_verdict> backend_verdicts::vantages(int64_t now_ms, int64_t fresh_for_ms,
-                                                        const std::vector<std::string>* benched) const {
+std::vector<vantage_verdict> backend_verdicts::vantages(int64_t now_ms, int64_t fresh_for_ms) const {
   std::vector<vantage_verdict> out;
-  merge([&](auto&& f) { for (const auto& [origin, v] : by_origin_) f(v); }, now_ms, fresh_for_ms, {}, &out,
-        benched);
+  merge([&](auto&& f) { for (const auto& [origin, v] : by_origin_) f(v); }, now_ms, fresh_for_ms, {}, &out);
   return out;
 }
 

@@ -73,6 +73,11 @@ struct vantage_verdict {
 /// the future (clock skew between machines) count as age 0.
 bool is_fresh(int64_t at_ms, int64_t now_ms, int64_t fresh_for_ms) noexcept;
 
+/// The quorum over vantage points already merged (merged_verdict's
+/// vantage counts; its instance counts stay 0). A vantage point with no
+/// fresh verdict, or benched, does not count.
+merged_verdict merge_vantages(std::span<const vantage_verdict> vantages, const quorum_rule& rule);
+
 /// Applies the merge rule above to any number of instance verdicts.
 merged_verdict merge_verdicts(std::span<const instance_verdict> verdicts, int64_t now_ms, int64_t fresh_for_ms,
                               const quorum_rule& rule = {});
@@ -84,14 +89,9 @@ class backend_verdicts {
 public:
   /// Returns false (and changes nothing) if `v` is older than what is held.
   bool update(const instance_verdict& v);
-  /// The merge, leaving out the vantage points named in `benched` (sorted;
-  /// null: none) as if they had no fresh verdict.
-  merged_verdict merged(int64_t now_ms, int64_t fresh_for_ms, const quorum_rule& rule = {},
-                        const std::vector<std::string>* benched = nullptr) const;
-  /// Every vantage point's verdict, by vantage name; those in `benched`
-  /// are marked so.
-  std::vector<vantage_verdict> vantages(int64_t now_ms, int64_t fresh_for_ms,
-                                        const std::vector<std::string>* benched = nullptr) const;
+  merged_verdict merged(int64_t now_ms, int64_t fresh_for_ms, const quorum_rule& rule = {}) const;
+  /// Every vantage point's verdict, by vantage name.
+  std::vector<vantage_verdict> vantages(int64_t now_ms, int64_t fresh_for_ms) const;
   /// When the newest verdict held was measured (INT64_MIN when none).
   int64_t newest_at_ms() const noexcept;
   size_t instances() const noexcept { return by_origin_.size(); }

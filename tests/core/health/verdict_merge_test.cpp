@@ -147,39 +147,45 @@ std::vector<std::vector<vantage_verdict>> subjects_of(std::initializer_list<std:
   return s;
 }
 
-TEST(vantage_bench, a_vantage_that_loses_every_subject_while_others_see_them_is_benched) {
-  std::vector<std::vector<vantage_verdict>> subjects{seen({{"a1", 0}, {"a2", 1}}), seen({{"a1", 0}, {"a2", 1}})};
-  EXPECT_EQ(benched_vantages(subjects), std::vector<std::string>{"a1"});
-  // Several others, one of them stale: still benched.
-  subjects = {seen({{"fra", 0}, {"iad", 1}, {"sin", -1}}), seen({{"fra", 0}, {"iad", -1}, {"sin", 1}})};
-  EXPECT_EQ(benched_vantages(subjects), std::vector<std::string>{"fra"});
+TEST(vantage_bench, a_vantage_that_loses_every_subject_while_others_see_them_is_a_lost_prober) {
+  auto subjects = subjects_of({seen({{"a1", 0}, {"a2", 1}}), seen({{"a1", 0}, {"a2", 1}})});
+  EXPECT_EQ(lost_probers(subjects), std::vector<std::string>{"a1"});
+  // Several others, one of them stale: still lost.
+  subjects = subjects_of({seen({{"fra", 0}, {"iad", 1}, {"sin", -1}}), seen({{"fra", 0}, {"iad", -1}, {"sin", 1}})});
+  EXPECT_EQ(lost_probers(subjects), std::vector<std::string>{"fra"});
 }
 
-TEST(vantage_bench, it_must_not_bench_a_vantage_that_sees_one_up_a_confirmed_flip_or_a_single_subject) {
+TEST(vantage_bench, it_must_not_bench_one_that_sees_one_up_a_confirmed_down_a_single_subject_or_two_that_agree) {
   // Sees one of them up: its downs are the subjects', not its own.
-  EXPECT_TRUE(benched_vantages(subjects_of({seen({{"a1", 0}, {"a2", 1}}), seen({{"a1", 1}, {"a2", 1}})})).empty());
-  // Another vantage point confirms a flip (nobody fresh sees it up).
-  EXPECT_TRUE(benched_vantages(subjects_of({seen({{"a1", 0}, {"a2", 0}}), seen({{"a1", 0}, {"a2", 1}})})).empty());
+  EXPECT_TRUE(lost_probers(subjects_of({seen({{"a1", 0}, {"a2", 1}}), seen({{"a1", 1}, {"a2", 1}})})).empty());
   // One subject is too little evidence.
-  EXPECT_TRUE(benched_vantages(subjects_of({seen({{"a1", 0}, {"a2", 1}})})).empty());
-  // No other vantage point sees them at all (its peers stale): no bench.
-  EXPECT_TRUE(benched_vantages(subjects_of({seen({{"a1", 0}, {"a2", -1}}), seen({{"a1", 0}, {"a2", -1}})})).empty());
+  EXPECT_TRUE(lost_probers(subjects_of({seen({{"a1", 0}, {"a2", 1}})})).empty());
+  // No other vantage point sees them at all (its peers stale): nothing to go by.
+  EXPECT_TRUE(lost_probers(subjects_of({seen({{"a1", 0}, {"a2", -1}}), seen({{"a1", 0}, {"a2", -1}})})).empty());
+  // Two of three agree that both are down: one lucky path must not win.
+  auto subjects = subjects_of({seen({{"fra", 0}, {"iad", 0}, {"sin", 1}}), seen({{"fra", 0}, {"iad", 0}, {"sin", 1}})});
+  EXPECT_TRUE(lost_probers(subjects).empty());
+  const quorum_rule majority{quorum_kind::majority};
+  for (auto& s : subjects)
+    EXPECT_FALSE(merge_benched(s, {}, majority).healthy); // 1 of 3
 }
 
-TEST(vantage_bench, a_benched_vantage_is_left_out_of_the_quorum) {
-  backend_verdicts b;
-  b.update({"fra/a1", false, now, 1, "fra"});
-  b.update({"iad/a1", true, now, 1, "iad"});
+TEST(vantage_bench, a_lost_prober_is_benched_only_where_it_is_alone) {
   const quorum_rule majority{quorum_kind::majority};
-  EXPECT_FALSE(b.merged(now, fresh_for, majority).healthy); // 1 of 2
-  const std::vector<std::string> benched{"fra"};
-  auto m = b.merged(now, fresh_for, majority, &benched);
-  EXPECT_TRUE(m.healthy); // 1 of 1
-  EXPECT_EQ(m.fresh_vantages, 1);
-  auto v = b.vantages(now, fresh_for, &benched);
-  ASSERT_EQ(v.size(), 2U);
-  EXPECT_TRUE(v[0].vantage == "fra" && v[0].benched && !v[0].fresh);
-  EXPECT_TRUE(v[1].vantage == "iad" && !v[1].benched && v[1].healthy);
+  // fra lost its path; "b" really failed too (iad confirms it), "a" and "c" are fine.
+  auto subjects = subjects_of({seen({{"fra", 0}, {"iad", 1}}), seen({{"fra", 0}, {"iad", 0}}),
+                               seen({{"fra", 0}, {"iad", 1}})});
+  const auto lost = lost_probers(subjects);
+  ASSERT_EQ(lost, std::vector<std::string>{"fra"});
+  auto a = merge_benched(subjects[0], lost, majority);
+  EXPECT_TRUE(a.healthy); // 1 of 1
+  EXPECT_EQ(a.fresh_vantages, 1);
+  EXPECT_TRUE(subjects[0][0].benched && !subjects[0][0].fresh);
+  EXPECT_FALSE(merge_benched(subjects[1], lost, majority).healthy); // confirmed: 0 of 2
+  EXPECT_FALSE(subjects[1][0].benched);
+  EXPECT_TRUE(merge_benched(subjects[2], lost, majority).healthy);
+  // Without the bench, majority of two would take "a" and "c" down too.
+  EXPECT_FALSE(merge_vantages(seen({{"fra", 0}, {"iad", 1}}), majority).healthy);
 }
 
 } // namespace
