@@ -1,5 +1,7 @@
 #include "core/config/config_loader.hpp"
 
+#include "core/dnstap/tap_sink_address.hpp"
+
 // Runs the loader (core/config/loader/loader.hpp): the document, `cluster`,
 // `measurement`, `geo` and `latency_table`; the other sections are read by
 // the files in core/config/loader/.
@@ -19,9 +21,9 @@ namespace config_loading {
 namespace {
 
 /// The keys of the config's root mapping.
-constexpr std::array<std::string_view, 10> root_keys{"cluster", "measurement", "datacenters",  "probes",
+constexpr std::array<std::string_view, 11> root_keys{"cluster", "measurement", "datacenters",  "probes",
                                                      "services", "zones",      "profiles",     "geo",
-                                                     "latency_table", "failover_budget"};
+                                                     "latency_table", "failover_budget", "dnstap"};
 
 /// One error per line and field, the first found: an empty value is
 /// reported by check_keys, and the reader of its key may say it again.
@@ -111,6 +113,8 @@ load_result loader::read(std::string_view text) {
       parse_latency_table(l);
     if (auto v = duration(root, "failover_budget", "", 1000, 86'400'000))
       cfg_.failover_budget_ms = *v;
+    if (node t = child(root, "dnstap"))
+      parse_dnstap(t);
     if (cfg_.datacenters.empty())
       error(root, "datacenters", "at least one datacenter is required");
     if (cfg_.datacenters.size() > max_datacenters)
@@ -182,6 +186,53 @@ void loader::parse_measurement(const node& n) {
   }
   if (auto v = integer(n, "client_probe_rate", "measurement", 1, 10'000))
     m.client_probe_rate = static_cast<int>(*v);
+}
+
+void loader::parse_dnstap(const node& n) {
+  if (!is_map(n, "dnstap"))
+    return;
+  check_keys(n, "dnstap",
+             {"sink", "identity", "version", "log_queries", "log_responses", "sample", "qps_limit", "file_max_size",
+              "file_keep"});
+  dnstap_settings& t = cfg_.dnstap;
+  if (auto v = str(n, "sink", "dnstap")) {
+    std::string why;
+    if (auto a = dnstap::tap_sink_address::parse(*v, why)) {
+      if (a->type != dnstap::tap_sink_address::kind::tcp)
+        a->path = resolve_path(a->path);
+      t.sink = a->to_string();
+    } else {
+      error(child(n, "sink"), "dnstap.sink", why);
+    }
+  }
+  if (auto v = str(n, "identity", "dnstap"))
+    t.identity = *v;
+  if (auto v = str(n, "version", "dnstap"))
+    t.version = *v;
+  auto flag = [&](std::string_view key, bool& out) {
+    node f = child(n, key);
+    if (!f || f.is_null())
+      return;
+    const std::string v = f.is_scalar() ? f.text() : std::string();
+    if (v == "true" || v == "yes" || v == "on")
+      out = true;
+    else if (v == "false" || v == "no" || v == "off")
+      out = false;
+    else
+      error(f, join("dnstap", key), "expected true or false, got '" + v + "'");
+  };
+  flag("log_queries", t.log_queries);
+  flag("log_responses", t.log_responses);
+  if (!t.log_queries && !t.log_responses)
+    error(n, "dnstap", "log_queries and log_responses are both false: nothing would be logged (drop dnstap: instead)");
+  if (auto v = integer(n, "sample", "dnstap", 1, 1'000'000))
+    t.sample = static_cast<uint32_t>(*v);
+  if (auto v = integer(n, "qps_limit", "dnstap", 0, 10'000'000))
+    t.qps_limit = static_cast<uint32_t>(*v);
+  if (auto v = integer(n, "file_max_size", "dnstap", 1, 1'000'000))
+    t.file_max_bytes = static_cast<uint64_t>(*v) << 20;
+  if (auto v = integer(n, "file_keep", "dnstap", 1, 1000))
+    t.file_keep = static_cast<uint32_t>(*v);
 }
 
 void loader::parse_latency_table(const node& n) {

@@ -353,6 +353,20 @@ inline constexpr size_t max_datacenters = 1024;
 /// 2, and so on. The routing engine recurses once per level on the query path.
 inline constexpr size_t max_profile_nesting = 10;
 
+/// `dnstap:` (docs/dns.md, "Query logs: dnstap"): what every responder that
+/// answers from this config logs. A node's --dnstap SINK overrides `sink`.
+struct dnstap_settings {
+  std::string sink;     ///< unix:PATH, tcp:HOST:PORT or file:PATH; empty = off
+  std::string identity; ///< empty = the node's host name
+  std::string version;  ///< empty = "gtmesh VERSION"
+  bool log_queries = true;
+  bool log_responses = true;
+  uint32_t sample = 1;    ///< log one query in this many
+  uint32_t qps_limit = 0; ///< queries logged per second at most, per node (0: no limit)
+  uint64_t file_max_bytes = 100ull << 20; ///< a file sink moves to FILE.1 past this
+  uint32_t file_keep = 5;                 ///< FILE.1 .. FILE.N kept
+};
+
 struct config {
   std::string file; ///< the top-level file it was loaded from
   /// A path in it (geo database, TLS files, latency table) was relative,
@@ -372,6 +386,7 @@ struct config {
   /// `failover_budget:` (core/config/failover_budget.hpp): records whose
   /// worst-case failover takes longer are rejected; 0 = no budget.
   int64_t failover_budget_ms = 0;
+  dnstap_settings dnstap;
 
   // Every record's answers, in one arena: records hold runs of `answers`
   // (answer_span), each answer names its value in `answer_values`, where

@@ -70,6 +70,12 @@ constexpr placement placements[] = {
   {dns_counter::rrsig_sign_le_100us, nullptr, nullptr, nullptr},
   {dns_counter::rrsig_sign_le_250us, nullptr, nullptr, nullptr},
   {dns_counter::rrsig_sign_le_1ms, nullptr, nullptr, nullptr},
+  {dns_counter::dnstap_captured, "gtmesh_dnstap_captured_total", nullptr, nullptr},
+  {dns_counter::dnstap_messages, "gtmesh_dnstap_messages_total", nullptr, nullptr},
+  {dns_counter::dnstap_dropped_ring_full, "gtmesh_dnstap_dropped_total", "reason", "ring_full"},
+  {dns_counter::dnstap_dropped_qps_limit, "gtmesh_dnstap_dropped_total", "reason", "qps_limit"},
+  {dns_counter::dnstap_dropped_sink_down, "gtmesh_dnstap_dropped_total", "reason", "sink_down"},
+  {dns_counter::dnstap_sink_opened, "gtmesh_dnstap_sink_opened_total", nullptr, nullptr},
   {dns_counter::qtype_a, "gtmesh_dns_queries_by_type_total", "qtype", "A"},
   {dns_counter::qtype_aaaa, "gtmesh_dns_queries_by_type_total", "qtype", "AAAA"},
   {dns_counter::qtype_cname, "gtmesh_dns_queries_by_type_total", "qtype", "CNAME"},
@@ -107,6 +113,11 @@ const std::map<std::string, const char*> helps = {
   {"gtmesh_dns_errors_total", "Socket errors."},
   {"gtmesh_dns_cookies_total", "Queries with a DNS COOKIE option, and those with a valid server cookie."},
   {"gtmesh_dns_queries_by_type_total", "Well-formed queries by QTYPE (types not listed count as other)."},
+  {"gtmesh_dnstap_captured_total", "Queries put into a responder thread's dnstap ring (sampled in, within qps_limit)."},
+  {"gtmesh_dnstap_messages_total", "dnstap frames written to the sink (AUTH_QUERY and AUTH_RESPONSE each count)."},
+  {"gtmesh_dnstap_dropped_total",
+   "dnstap messages not logged: the thread's ring was full, over qps_limit, or the sink was down or failed a write."},
+  {"gtmesh_dnstap_sink_opened_total", "dnstap sink connections (or files) opened, reconnects and rotations included."},
 };
 
 } // namespace

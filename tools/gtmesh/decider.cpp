@@ -5,6 +5,7 @@
 //                  [--port-file FILE] [--faults] [--dc-down-after DURATION] [--keep-configs N]
 //                  [--gossip-interval DURATION] [--election-timeout DURATION]
 //                  [--tls-ca F --tls-cert F --tls-key F [--tls-crl F]] [--cookie-secret FILE] [--http ADDR:PORT] [--join]
+//                  [--dnstap unix:PATH|tcp:HOST:PORT|file:PATH]
 //                  [--restore BACKUP]
 //
 // The first deciders of a cluster are started with the addresses of all the
@@ -24,6 +25,7 @@
 // empty data folder from `gtmeshctl backup` (every decider of the new
 // cluster gets the same file; docs/mesh.md, "Backup and restore").
 
+#include "core/dnstap/tap_sink_address.hpp"
 #include "core/runtime/durable_file.hpp"
 #include "core/config/duration.hpp"
 #include "core/runtime/service_notify.hpp"
@@ -56,7 +58,8 @@ void usage() {
              "         [--name NAME] [--peer HOST:PORT]... [--dns ADDR:PORT]... [--dns-threads N] [--port-file FILE]\n"
              "         [--faults] [--dc-down-after DURATION] [--keep-configs N] [--gossip-interval DURATION]\n"
              "         [--election-timeout DURATION] [--tls-ca FILE --tls-cert FILE --tls-key FILE [--tls-crl FILE]]\n"
-             "         [--cookie-secret FILE] [--http ADDR:PORT] [--join] [--restore BACKUP]\n",
+             "         [--cookie-secret FILE] [--http ADDR:PORT] [--join] [--restore BACKUP]\n"
+             "         [--dnstap unix:PATH|tcp:HOST:PORT|file:PATH]\n",
              stderr);
 }
 
@@ -73,8 +76,9 @@ int decider(const args& a) {
   r.option("--port-file", port_file);
   auto peers = r.options("--peer");
   auto dns_listen = r.options("--dns");
-  std::string cookie_secret_file, http_listen, restore_file;
+  std::string cookie_secret_file, http_listen, restore_file, dnstap_sink;
   r.option("--restore", restore_file);
+  r.option("--dnstap", dnstap_sink);
   r.option("--cookie-secret", cookie_secret_file);
   r.option("--http", http_listen);
   bool with_faults = r.flag("--faults");
@@ -215,6 +219,14 @@ int decider(const args& a) {
     dns::responder_options ro;
     ro.udp_threads = dns_threads;
     ro.cookie_secret_file = cookie_secret_file;
+    std::string why;
+    auto sink = dnstap_sink.empty() ? std::nullopt : dnstap::tap_sink_address::parse(dnstap_sink, why);
+    if (!dnstap_sink.empty() && !sink) {
+      log_error("decider", "--dnstap: %s", why.c_str());
+      return 2;
+    }
+    ro.dnstap_sink = sink ? sink->to_string() : std::string();
+    ro.dnstap_version = std::string("gtmesh ") + GTMESH_VERSION;
     for (const auto& t : dns_listen) {
       auto at = dns::listen_address::parse(t);
       if (!at) {

@@ -7,7 +7,7 @@
 //                [--tcp-max-connections-per-client N] [--tcp-client-ipv4-prefix N]
 //                [--tcp-client-ipv6-prefix N] [--tcp-pressure-idle-timeout DURATION]
 //                [--rrl-rate N] [--rrl-slip N] [--rrl-ipv4-prefix N] [--rrl-ipv6-prefix N]
-//                [--rrl-loopback] [--cookie-secret FILE]
+//                [--rrl-loopback] [--cookie-secret FILE] [--dnstap unix:PATH|tcp:HOST:PORT|file:PATH]
 //
 // Signals: SIGHUP reloads config and state (a bad file is reported with
 // file:line:field and the running snapshot keeps serving); SIGUSR1 prints
@@ -18,6 +18,7 @@
 
 #include "core/runtime/durable_file.hpp"
 #include "core/config/config_loader.hpp"
+#include "core/dnstap/tap_sink_address.hpp"
 #include "core/config/duration.hpp"
 #include "core/dns/responder/dns_responder.hpp"
 #include "core/dns/responder/responder_actor.hpp"
@@ -109,7 +110,7 @@ void usage() {
              "         [--tcp-max-connections-per-client N] [--tcp-client-ipv4-prefix N] [--tcp-client-ipv6-prefix N]\n"
              "         [--tcp-pressure-idle-timeout DURATION]\n"
              "         [--rrl-rate N] [--rrl-slip N] [--rrl-ipv4-prefix N] [--rrl-ipv6-prefix N] [--rrl-loopback]\n"
-             "         [--cookie-secret FILE] [--http ADDR:PORT]\n"
+             "         [--cookie-secret FILE] [--http ADDR:PORT] [--dnstap unix:PATH|tcp:HOST:PORT|file:PATH]\n"
              "  ADDR:PORT is 127.0.0.1:53, [::1]:53, 0.0.0.0:5353, [::]:0 (port 0: the kernel picks one;\n"
              "  --port-file receives the bound addresses, one per line, once the responder answers).\n"
              "  SIGHUP reloads config and state, SIGUSR1 prints counters, SIGTERM/SIGINT exit. See docs/dns.md.\n",
@@ -129,6 +130,8 @@ int serve(const args& a) {
   std::vector<std::string> listen_texts = r.options("--listen");
   dns::responder_options options;
   r.option("--cookie-secret", options.cookie_secret_file);
+  r.option("--dnstap", options.dnstap_sink);
+  options.dnstap_version = std::string("gtmesh ") + GTMESH_VERSION;
   options.tcp = !r.flag("--no-tcp");
   options.rrl.exempt_loopback = !r.flag("--rrl-loopback");
   struct numeric {
@@ -193,6 +196,15 @@ int serve(const args& a) {
       return 2;
     }
     options.listen.push_back(*at);
+  }
+  if (!options.dnstap_sink.empty()) {
+    std::string why;
+    auto sink = dnstap::tap_sink_address::parse(options.dnstap_sink, why);
+    if (!sink) {
+      log_error("serve", "--dnstap: %s", why.c_str());
+      return 2;
+    }
+    options.dnstap_sink = sink->to_string();
   }
 
   // Every thread started from here on inherits this mask.

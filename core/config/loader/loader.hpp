@@ -453,6 +453,7 @@ private:
   void parse_endpoint(const node& n, const std::string& field, profile& p);
   std::optional<answer_value> parse_target(const node& n, const std::string& field);
   void parse_latency_table(const node& n);
+  void parse_dnstap(const node& n);
 
   // --- cross-reference checks -----------------------------------------------
 

@@ -15,6 +15,8 @@ std::string_view to_string(dns_counter c) noexcept {
     "dnssec_signed",     "dnssec_denials",  "rrsig_made",      "rrsig_cache_hits", "rrsig_cache_evictions",
     "rrsig_failures",    "rrsig_sign_ns",   "rrsig_sign_le_10us", "rrsig_sign_le_25us", "rrsig_sign_le_50us",
     "rrsig_sign_le_100us", "rrsig_sign_le_250us", "rrsig_sign_le_1ms",
+    "dnstap_captured", "dnstap_messages", "dnstap_dropped_ring_full", "dnstap_dropped_qps_limit",
+    "dnstap_dropped_sink_down", "dnstap_sink_opened",
     "qtype_a",           "qtype_aaaa",      "qtype_cname",     "qtype_mx",         "qtype_txt",
     "qtype_ns",          "qtype_soa",       "qtype_srv",       "qtype_caa",        "qtype_ptr",
     "qtype_https",       "qtype_svcb",      "qtype_any",       "qtype_other",

@@ -67,6 +67,14 @@ enum class dns_counter : uint8_t {
   rrsig_sign_le_100us,
   rrsig_sign_le_250us,
   rrsig_sign_le_1ms,
+  // dnstap (core/dnstap): queries put into a thread's ring, frames written
+  // to the sink, and messages dropped by reason.
+  dnstap_captured,
+  dnstap_messages,
+  dnstap_dropped_ring_full,
+  dnstap_dropped_qps_limit,
+  dnstap_dropped_sink_down,
+  dnstap_sink_opened,
   // Well-formed queries by QTYPE (qtype_counter() maps a type to one; every
   // type not listed counts as qtype_other, so the set stays bounded).
   qtype_a,

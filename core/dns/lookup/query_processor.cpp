@@ -256,6 +256,7 @@ size_t query_processor::error_response(std::span<uint8_t> buffer, size_t max_siz
 size_t query_processor::process(std::span<uint8_t> buffer, size_t length, const query_source& source,
                                 const routing_snapshot* snapshot, const query_time& time) {
   counters_.bump(source.via == transport::udp ? dns_counter::udp_queries : dns_counter::tcp_queries);
+  answers_.reset();
   if (length > buffer.size())
     length = buffer.size();
   const parse_status status = parse_query(buffer.first(length), query_);

@@ -103,6 +103,10 @@ public:
   /// per batch from the published snapshot; null = cookies are ignored.
   void use_cookie_secrets(const cookie_secrets* secrets) noexcept { cookies_ = secrets; }
 
+  /// The decision behind the last response process() made (reset for each
+  /// query: a query refused before any lookup has none), for dnstap.
+  const answer_set& answers() const noexcept { return answers_; }
+
   /// This thread's answers per record (any thread may collect them).
   const answer_counters& answer_counts() const noexcept { return answer_counts_; }
 

@@ -41,6 +41,7 @@ std::unique_ptr<dns_responder> dns_responder::create(const responder_options& op
     r->tcp_ = std::make_unique<tcp_server>(r->options_, r->publisher_, *reader, seed());
   }
   const int threads = options.udp_thread_count();
+  std::vector<dnstap::tap_endpoint> udp_addresses; // per UDP worker, for dnstap
   for (const listen_address& wanted : options.listen) {
     bool done = false;
     for (int attempt = 0; attempt < port_attempts && !done; ++attempt) {
@@ -70,6 +71,7 @@ std::unique_ptr<dns_responder> dns_responder::create(const responder_options& op
         snapshot_publisher::reader* reader = r->publisher_.add_reader();
         r->udp_.push_back(std::make_unique<udp_worker>(f, at.wildcard(), r->options_, r->publisher_, *reader,
                                                        &r->rrl_, seed()));
+        udp_addresses.push_back(dnstap::tap_endpoint{at.address, at.port, !at.wildcard()});
       }
       r->bound_.push_back(at);
       done = true;
@@ -77,6 +79,23 @@ std::unique_ptr<dns_responder> dns_responder::create(const responder_options& op
     if (!done)
       return nullptr;
   }
+  // dnstap: a ring per socket thread and the writer that drains them. It
+  // idles until a config (or --dnstap) names a sink.
+  dnstap::tap_writer_options tap;
+  tap.sink_override = options.dnstap_sink;
+  tap.default_identity = options.dnstap_identity;
+  if (tap.default_identity.empty()) {
+    char host[256] = {};
+    tap.default_identity = ::gethostname(host, sizeof host - 1) == 0 ? host : "gtmesh";
+  }
+  tap.default_version = options.dnstap_version;
+  const size_t rings = r->udp_.size() + (r->tcp_ ? 1 : 0);
+  r->tap_ = std::make_unique<dnstap::tap_writer>(tap, rings);
+  const bool forced = !options.dnstap_sink.empty();
+  for (size_t i = 0; i < r->udp_.size(); ++i)
+    r->udp_[i]->enable_tap(r->tap_->ring(i), forced, static_cast<uint32_t>(rings), udp_addresses[i]);
+  if (r->tcp_)
+    r->tcp_->enable_tap(r->tap_->ring(r->udp_.size()), forced, static_cast<uint32_t>(rings));
   error.clear();
   return r;
 }
@@ -87,6 +106,7 @@ void dns_responder::start() {
   if (started_)
     return;
   started_ = true;
+  tap_->start();
   for (auto& w : udp_)
     w->start();
   if (tcp_)
@@ -100,6 +120,8 @@ void dns_responder::stop() {
     w->join();
   if (tcp_)
     tcp_->stop();
+  if (tap_)
+    tap_->stop(); // after the socket threads: it writes what they left
 }
 
 bool dns_responder::refresh_cookie_secrets(std::string& error) {
@@ -145,6 +167,8 @@ dns_counters dns_responder::counters() const {
     sum += w->counters().read();
   if (tcp_)
     sum += tcp_->counters().read();
+  if (tap_)
+    sum += tap_->counters().read();
   return sum;
 }
 

@@ -18,6 +18,7 @@
 #include "core/dns/lookup/unmeasured_clients.hpp"
 #include "core/dns/responder/responder_options.hpp"
 #include "core/dns/responder/snapshot_publisher.hpp"
+#include "core/dnstap/tap_writer.hpp"
 #include "core/routing/routing_snapshot.hpp"
 
 #include <memory>
@@ -89,6 +90,7 @@ private:
   std::vector<listen_address> bound_;
   std::vector<std::unique_ptr<udp_worker>> udp_;
   std::unique_ptr<tcp_server> tcp_;
+  std::unique_ptr<dnstap::tap_writer> tap_; ///< one ring per socket thread
   bool started_ = false;
 };
 

@@ -31,6 +31,12 @@ struct listen_address {
 };
 
 struct responder_options {
+  /// dnstap (docs/dns.md, "Query logs: dnstap"): --dnstap SINK, which
+  /// overrides the config's `dnstap.sink` and logs even without `dnstap:`;
+  /// the identity and version sent when the config names none.
+  std::string dnstap_sink;
+  std::string dnstap_identity;
+  std::string dnstap_version = "gtmesh";
   std::vector<listen_address> listen;
   /// UDP threads per listen address, each with its own SO_REUSEPORT socket;
   /// 0 = one per CPU core.

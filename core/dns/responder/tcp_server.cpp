@@ -249,7 +249,9 @@ struct tcp_server::impl {
   void sweep();
   /// Answers the message in `buffer` (after the 2-byte prefix) in place;
   /// returns the response size, or 0 for no response.
-  size_t answer(uint8_t* message, size_t length, const ip_address& peer);
+  size_t answer(uint8_t* message, size_t length, const ip_address& peer, uint16_t peer_port,
+                const dnstap::tap_endpoint& local);
+  std::unique_ptr<dnstap::tap_capture> tap;
 
   responder_options options;
   snapshot_publisher& publisher;
@@ -278,7 +280,13 @@ public:
     : server_(server),
       socket_(std::move(socket)),
       buffer_(std::make_unique<uint8_t[]>(2 + max_tcp_message)),
-      peer_(peer) {}
+      peer_(peer) {
+    asio::error_code ec;
+    peer_port_ = socket_.remote_endpoint(ec).port();
+    auto local = socket_.local_endpoint(ec);
+    if (!ec)
+      local_ = dnstap::tap_endpoint{from_asio(local.address()), local.port(), true};
+  }
   ~connection() { close(); }
 
   void start() { read_length(); }
@@ -313,7 +321,8 @@ private:
                      [self = shared_from_this(), length](const asio::error_code& ec, size_t) {
                        if (ec || !self->open_)
                          return self->close();
-                       size_t size = self->server_.answer(self->buffer_.get() + 2, length, self->peer_);
+                       size_t size = self->server_.answer(self->buffer_.get() + 2, length, self->peer_, self->peer_port_,
+                                                            self->local_);
                        if (size == 0) {
                          if (length < 12) {
                            self->server_.counters.bump(dns_counter::tcp_bad_length);
@@ -351,17 +360,23 @@ private:
   asio::ip::tcp::socket socket_;
   std::unique_ptr<uint8_t[]> buffer_;
   ip_address peer_;
+  uint16_t peer_port_ = 0;
+  dnstap::tap_endpoint local_; ///< the address the client connected to
   bool open_ = true;
 };
 
-size_t tcp_server::impl::answer(uint8_t* message, size_t length, const ip_address& peer) {
+size_t tcp_server::impl::answer(uint8_t* message, size_t length, const ip_address& peer, uint16_t peer_port,
+                                const dnstap::tap_endpoint& local) {
   const published_snapshot* published = publisher.enter(reader);
   const routing_snapshot* snapshot = published ? published->snapshot.get() : nullptr;
   const int64_t wall = wall_clock_ms();
   const query_time now{wall, published && published->fixed_now_ms != 0 ? published->fixed_now_ms : wall};
   processor.use_cookie_secrets(published ? published->cookies.get() : nullptr);
+  const bool tapped = tap && tap->begin(snapshot, {message, length});
   size_t size = processor.process(std::span<uint8_t>(message, max_tcp_message), length,
                                   query_source{peer, transport::tcp}, snapshot, now);
+  if (tapped) [[unlikely]]
+    tap->finish(snapshot, peer, peer_port, local, true, processor.answers(), {message, size});
   publisher.leave(reader);
   return size;
 }
@@ -505,6 +520,10 @@ bool tcp_server::listen(const listen_address& at, std::string& error) {
   }
   impl_->listeners.push_back(std::move(l));
   return true;
+}
+
+void tcp_server::enable_tap(dnstap::tap_ring& ring, bool forced, uint32_t threads) {
+  impl_->tap = std::make_unique<dnstap::tap_capture>(ring, impl_->counters, forced, threads);
 }
 
 void tcp_server::start() {

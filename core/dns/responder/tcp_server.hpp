@@ -43,6 +43,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include "core/dnstap/tap_capture.hpp"
 
 namespace gtmesh::dns {
 
@@ -201,6 +202,9 @@ public:
   /// Opens a listening socket on `at` (its port must be the final one).
   /// Returns false with `error` set if it cannot.
   bool listen(const listen_address& at, std::string& error);
+
+  /// Logs the queries it answers to `ring` (dnstap; before start()).
+  void enable_tap(dnstap::tap_ring& ring, bool forced, uint32_t threads);
 
   void start();
   void stop() noexcept;

@@ -44,6 +44,30 @@ ip_address from_sockaddr(const socket_address& sa) noexcept {
   return ip_address::from_v6(sa.v6.sin6_addr.s6_addr);
 }
 
+uint16_t peer_port(const socket_address& sa) noexcept {
+  return ntohs(sa.any.sa_family == AF_INET ? sa.v4.sin_port : sa.v6.sin6_port);
+}
+
+/// The address a datagram to a wildcard socket was sent to (packet info).
+dnstap::tap_endpoint packet_destination(const msghdr& in, uint16_t port) noexcept {
+  dnstap::tap_endpoint out;
+  out.port = port;
+  if (in.msg_controllen == 0)
+    return out;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&in); c; c = CMSG_NXTHDR(const_cast<msghdr*>(&in), c)) {
+    if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+      const auto* info = reinterpret_cast<const in_pktinfo*>(CMSG_DATA(c));
+      out.address = ip_address::from_v4(ntohl(info->ipi_addr.s_addr));
+      out.known = true;
+    } else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+      const auto* info = reinterpret_cast<const in6_pktinfo*>(CMSG_DATA(c));
+      out.address = ip_address::from_v6(info->ipi6_addr.s6_addr);
+      out.known = true;
+    }
+  }
+  return out;
+}
+
 int64_t wall_clock_ms() noexcept {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -138,6 +162,11 @@ udp_worker::~udp_worker() {
     close(fd_);
 }
 
+void udp_worker::enable_tap(dnstap::tap_ring& ring, bool forced, uint32_t threads, const dnstap::tap_endpoint& server) {
+  tap_ = std::make_unique<dnstap::tap_capture>(ring, counters_, forced, threads);
+  tap_server_ = server;
+}
+
 void udp_worker::start() { thread_ = std::thread([this] { run(); }); }
 
 void udp_worker::stop() noexcept {
@@ -184,8 +213,12 @@ void udp_worker::run() {
     for (int i = 0; i < n; ++i) {
       const msghdr& in = b.rx[i].msg_hdr;
       query_source source{from_sockaddr(b.peers[i]), transport::udp};
+      const bool tapped = tap_ && tap_->begin(snapshot, {b.buffer(i), b.rx[i].msg_len});
       size_t size = processor_.process(std::span<uint8_t>(b.buffer(i), max_udp_buffer), b.rx[i].msg_len, source,
                                        snapshot, now);
+      if (tapped) [[unlikely]]
+        tap_->finish(snapshot, source.address, peer_port(b.peers[i]), tap_server_.known ? tap_server_ : packet_destination(in, tap_server_.port),
+                     false, processor_.answers(), {b.buffer(i), size});
       if (size == 0)
         continue;
       b.tx_iov[m] = iovec{b.buffer(i), size};

@@ -22,6 +22,7 @@
 #include "core/dns/lookup/unmeasured_clients.hpp"
 #include "core/dns/responder/responder_options.hpp"
 #include "core/dns/responder/snapshot_publisher.hpp"
+#include "core/dnstap/tap_capture.hpp"
 
 #include <atomic>
 #include <memory>
@@ -48,6 +49,11 @@ public:
   udp_worker(const udp_worker&) = delete;
   udp_worker& operator=(const udp_worker&) = delete;
 
+  /// Logs this thread's queries to `ring` (dnstap; before start()). `server`
+  /// is the socket's address when it is bound to one (wildcard sockets
+  /// take it from each datagram's packet info).
+  void enable_tap(dnstap::tap_ring& ring, bool forced, uint32_t threads, const dnstap::tap_endpoint& server);
+
   void start();
   /// Asks the thread to finish and wakes it from recvmmsg; join() waits.
   void stop() noexcept;
@@ -70,6 +76,8 @@ private:
   std::unique_ptr<unmeasured_queue> unmeasured_;
   query_processor processor_;
   std::unique_ptr<batch_buffers> buffers_;
+  std::unique_ptr<dnstap::tap_capture> tap_;
+  dnstap::tap_endpoint tap_server_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
