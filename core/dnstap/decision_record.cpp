@@ -1,7 +1,7 @@
 #include "core/dnstap/decision_record.hpp"
 
 #include "core/dns/wire/rr_type.hpp"
-#include "core/routing/routing_method.hpp"
+#include "core/routing/answer_set.hpp"
 
 namespace gtmesh::dnstap {
 
@@ -80,7 +80,7 @@ std::string decision_text(const message_entry& m, const routing_plan* plan, std:
     if (rec->mode == record_mode::profile && rec->policy < plan->profile_plans.size()) {
       const profile_plan& pp = plan->profile_plans[rec->policy];
       profile = pp.source ? pp.source->name : "-";
-      method = pp.method ? std::string(pp.method->name()) : "-";
+      method = pp.source && !pp.source->method.empty() ? pp.source->method : "-"; // as in the config
       if (m.endpoint < pp.endpoints.size() && pp.endpoints[m.endpoint].source)
         endpoint = pp.endpoints[m.endpoint].source->name;
     }
@@ -100,7 +100,9 @@ std::string decision_text(const message_entry& m, const routing_plan* plan, std:
 }
 
 std::optional<std::map<std::string, std::string>> parse_decision(std::string_view text) {
-  if (!text.starts_with(decision_prefix))
+  // The prefix is a word of its own: "gtmesh/10" is not "gtmesh/1".
+  if (!text.starts_with(decision_prefix) ||
+      (text.size() > decision_prefix.size() && text[decision_prefix.size()] != ' '))
     return std::nullopt;
   std::map<std::string, std::string> out;
   size_t at = decision_prefix.size();

@@ -96,6 +96,7 @@ void tap_capture::finish(const routing_snapshot* snapshot, const ip_address& cli
   m.server_port = server.port;
   m.query_len = query_len_;
   m.response_len = (log_ & 2) ? static_cast<uint32_t>(std::min(response.size(), max_message)) : 0;
+  m.zone = decision.zone;
   m.record = decision.record;
   m.dc = decision.dc;
   m.endpoint = decision.endpoint;

@@ -30,6 +30,7 @@ struct message_entry {
   uint16_t server_port = 0;
   uint32_t query_len = 0;
   uint32_t response_len = 0;
+  uint32_t zone = UINT32_MAX; ///< the zone that answered (set unless refused)
   uint32_t record = UINT32_MAX;
   uint32_t dc = UINT32_MAX;
   uint32_t endpoint = UINT32_MAX;

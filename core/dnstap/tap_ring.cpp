@@ -13,7 +13,7 @@ tap_ring::tap_ring(size_t capacity_bytes) {
 uint8_t* tap_ring::reserve(size_t size) noexcept {
   const size_t need = padded(size);
   const size_t cap = mask_ + 1;
-  if (need > cap / 2)
+  if (size == 0 || need > cap / 2)
     return nullptr;
   uint64_t head = head_.load(std::memory_order_relaxed);
   const uint64_t tail = tail_.load(std::memory_order_acquire);

@@ -28,7 +28,8 @@ public:
   tap_ring& operator=(const tap_ring&) = delete;
 
   /// Producer: a place for a payload of `size` bytes, or null when the ring
-  /// has no room. Fill it, then commit().
+  /// has no room. Fill it, then commit(). `size` 0 is refused: front() could
+  /// not tell it from no record (and size 0 marks a wrap).
   uint8_t* reserve(size_t size) noexcept;
   void commit() noexcept;
 

@@ -215,12 +215,9 @@ struct tap_writer::core {
     msg.query_time_sec = static_cast<uint64_t>(m.query_ns / 1'000'000'000);
     msg.has_query_time_nsec = 1;
     msg.query_time_nsec = static_cast<uint32_t>(m.query_ns % 1'000'000'000);
-    if (plan && m.record < plan->records.size()) {
-      const uint32_t zone = plan->records[m.record].zone;
-      if (zone < plan->zones.size()) {
-        msg.has_query_zone = 1;
-        msg.query_zone = bytes(plan->zones[zone].wire.data(), plan->zones[zone].wire.size());
-      }
+    if (plan && m.zone < plan->zones.size()) {
+      msg.has_query_zone = 1;
+      msg.query_zone = bytes(plan->zones[m.zone].wire.data(), plan->zones[m.zone].wire.size());
     }
     std::string extra;
     if (response) {

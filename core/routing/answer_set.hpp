@@ -32,8 +32,8 @@ struct answer_set {
   answer_status status = answer_status::refused;
   uint32_t zone = no_index;   ///< zone index; set unless refused
   uint32_t record = no_index; ///< record plan that answered, if any
-  /// The first DC picked (DC mode, or a profile's DC endpoint), if any:
-  /// the per-DC answer statistics.
+  /// The first DC picked (DC mode, a static rule's DC, or a profile's DC
+  /// endpoint), if any: the per-DC answer statistics and dnstap.
   uint32_t dc = no_index;
   /// The first endpoint picked by the record's own profile (an index into
   /// its endpoints), if any: the per-endpoint answer statistics.

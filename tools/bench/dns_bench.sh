@@ -37,6 +37,14 @@
 #                  record, pickwrandom 10/20/30 (enable-lua-records=yes;
 #                  its default packet cache on); queries DO=1 (the anchor
 #                  for gtmesh-signed; optional: VARIANTS)
+#   gtmesh-dnstap  gtmesh-dc with dnstap logging every query and response
+#                  (--dnstap unix:) to fstrm_capture (writing to /dev/null,
+#                  pinned to the client CPU): its CPU per query, the writer
+#                  thread's included, beside gtmesh-dc's (optional: VARIANTS)
+#   gtmesh-dnstap-sampled  the same with `dnstap: {sample: 100}` in the config
+#   knot-dnstap    knot with mod-dnstap logging every query and response to
+#                  the same kind of receiver: the anchor for gtmesh-dnstap
+#                  (Debian knot-module-dnstap; optional: VARIANTS)
 #   gtmesh-metrics gtmesh-dc with --http and a /metrics scrape every second
 #                  for as long as it runs (docs/metrics.md): its CPU per query,
 #                  the scrapes' included, beside gtmesh-dc's (optional: VARIANTS)
@@ -97,7 +105,8 @@ QNAME=gslb.bench.test
 
 declare -A PORT=([gdnsd]=15331 [knot]=15332 [mmsg]=15333 [plain]=15334 [gtmesh-dc]=15335 [gtmesh-profile]=15336
                  [gtmesh-cookie]=15337 [gtmesh-metrics]=15338 [gtmesh-dc-100k]=15339
-                 [gtmesh-dc-100k-spread]=15340 [gtmesh-signed]=15341 [pdns-signed]=15342)
+                 [gtmesh-dc-100k-spread]=15340 [gtmesh-signed]=15341 [pdns-signed]=15342
+                 [gtmesh-dnstap]=15343 [gtmesh-dnstap-sampled]=15344 [knot-dnstap]=15345)
 METRICS_HTTP_PORT=15438
 declare -A KIND=([gdnsd]="DYNA weighted" [knot]="static A" [mmsg]="floor" [plain]="floor, no batching"
                  [gtmesh-dc]="DC-mode" [gtmesh-profile]="profile (weighted)" [gtmesh-cookie]="DC-mode + DNS Cookies"
@@ -105,7 +114,10 @@ declare -A KIND=([gdnsd]="DYNA weighted" [knot]="static A" [mmsg]="floor" [plain
                  [gtmesh-dc-100k]="DC-mode, 100k more names in the zone"
                  [gtmesh-dc-100k-spread]="DC-mode, 100k more names, queries over 50k names"
                  [gtmesh-signed]="DC-mode, signed (DNSSEC, DO=1)"
-                 [pdns-signed]="LUA pickwrandom, signed online (DO=1)")
+                 [pdns-signed]="LUA pickwrandom, signed online (DO=1)"
+                 [gtmesh-dnstap]="DC-mode + dnstap of every query and response"
+                 [gtmesh-dnstap-sampled]="DC-mode + dnstap, sample 1 in 100"
+                 [knot-dnstap]="static A + mod-dnstap of every query and response")
 # Extra dnsperf arguments per variant.
 # Query file per variant (default queries.txt: one name).
 declare -A QUERY_FILE=([gtmesh-dc-100k-spread]=queries-50k.txt)
@@ -184,6 +196,8 @@ ensure_packages() {
   local p missing=() want=(dnsperf knot-dnsutils gcc util-linux iproute2)
   [[ " $VARIANTS " == *" gdnsd "* ]] && want+=(gdnsd)
   [[ " $VARIANTS " == *" knot "* ]] && want+=(knot)
+  [[ " $VARIANTS " == *" knot-dnstap "* ]] && want+=(knot knot-module-dnstap)
+  [[ " $VARIANTS " == *"dnstap"* ]] && want+=(fstrm-bin)
   [[ " $VARIANTS " == *" pdns-signed "* ]] && want+=(pdns-server pdns-backend-bind)
   for p in "${want[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -291,8 +305,19 @@ prepare() { # variant dir port
       render "$SHARED_BENCH/conf/knot/knot.conf" "$d/knot.conf" "$d" "$port"
       { cat "$SHARED_BENCH/zones/bench.test.zone"; echo "gslb    30 IN A 192.0.2.1"; } > "$d/zones/bench.test.zone"
       knotc -c "$d/knot.conf" conf-check >&2 || die "knot conf-check failed" ;;
-    gtmesh-dc|gtmesh-profile|gtmesh-cookie|gtmesh-metrics)
+    knot-dnstap)
+      mkdir -p "$d/zones" "$d/run" "$d/db"
+      render "$SHARED_BENCH/conf/knot/knot.conf" "$d/knot.conf" "$d" "$port"
+      # mod-dnstap, every query and response, for every zone of the template.
+      sed -i "s|^template:|mod-dnstap:\n  - id: tap\n    sink: \"unix:$d/tap.sock\"\n    log-queries: on\n    log-responses: on\n\ntemplate:|; s|^    journal-content: none|    journal-content: none\n    global-module: mod-dnstap/tap|" "$d/knot.conf"
+      { cat "$SHARED_BENCH/zones/bench.test.zone"; echo "gslb    30 IN A 192.0.2.1"; } > "$d/zones/bench.test.zone"
+      knotc -c "$d/knot.conf" conf-check >&2 || die "knot-dnstap conf-check failed" ;;
+    gtmesh-dc|gtmesh-profile|gtmesh-cookie|gtmesh-metrics|gtmesh-dnstap)
       write_gtmesh_configs "$d" ;;
+    gtmesh-dnstap-sampled)
+      write_gtmesh_configs "$d"
+      { cat "$d/gtmesh-dc.yaml"; echo "dnstap: {sink: unix:$d/tap.sock, sample: 100}"; } > "$d/gtmesh-sampled.yaml"
+      "$GTMESH_BIN" check-config "$d/gtmesh-sampled.yaml" >&2 || die "gtmesh-sampled.yaml does not load" ;;
     pdns-signed)
       mkdir -p "$d"
       { cat "$SHARED_BENCH/zones/bench.test.zone"
@@ -327,7 +352,9 @@ prepare() { # variant dir port
 server_cmd() { # variant dir port
   case $1 in
     gdnsd) echo "gdnsd -c $2 start" ;;
-    knot) echo "knotd -c $2/knot.conf" ;;
+    knot|knot-dnstap) echo "knotd -c $2/knot.conf" ;;
+    gtmesh-dnstap) echo "$GTMESH_BIN serve --config $2/gtmesh-dc.yaml --state $2/state.yaml --listen $ADDR:$3 --udp-threads 1 --dnstap unix:$2/tap.sock $GTMESH_ARGS" ;;
+    gtmesh-dnstap-sampled) echo "$GTMESH_BIN serve --config $2/gtmesh-sampled.yaml --state $2/state.yaml --listen $ADDR:$3 --udp-threads 1 $GTMESH_ARGS" ;;
     pdns-signed) echo "pdns_server --config-dir=$2" ;;
     plain) echo "$RUN_DIR/bin/limit-plain $3" ;;
     mmsg) echo "$RUN_DIR/bin/limit-mmsg $3 $BATCH" ;;
@@ -346,6 +373,15 @@ start_server() { # variant
   local v=$1 d="$RUN_DIR/$1" port=${PORT[$1]} i pid
   port_busy "$port" && die "port $port already in use on this machine; free it first"
   prepare "$v" "$d" "$port"
+  if [[ $v == *dnstap* ]]; then
+    # The receiver first (Knot and gtmesh connect to it), on the client's CPU;
+    # what it receives goes to /dev/null. Stopped with the servers, by PID.
+    taskset -c "$CLIENT_CPU" fstrm_capture -t protobuf:dnstap.Dnstap -u "$d/tap.sock" -w /dev/null \
+      > "$d/receiver.log" 2>&1 &
+    SPID[$v-receiver]=$!
+    for i in $(seq 1 50); do [ -S "$d/tap.sock" ] && break; sleep 0.1; done
+    [ -S "$d/tap.sock" ] || die "fstrm_capture did not listen on $d/tap.sock"
+  fi
   # shellcheck disable=SC2046
   nice -n "$BENCH_NICE" taskset -c "$SERVER_CPU" $(server_cmd "$v" "$d" "$port") > "$d/server.log" 2>&1 &
   pid=$!

@@ -37,6 +37,7 @@ ops_listener::ops_listener(std::string node, std::string role)
 }
 
 void ops_listener::add_dns(const dns::dns_responder* responder) {
+  dns_ = responder;
   metrics_.add([responder](observe::families& out) {
     observe::append_dns_metrics(responder->counters(), responder->generation(), out);
     observe::append_answer_metrics(responder->answer_counts(), out);
@@ -94,6 +95,15 @@ void ops_listener::add_console_routes() {
       return;
     }
     res.set_content(decider::to_json(*s, unix_now_ms()), "application/json");
+  });
+  // Where the traffic went over the last minute (core/observe/traffic_window.hpp).
+  routes.Get("/api/traffic", [dns = dns_, traffic = traffic_](const httplib::Request&, httplib::Response& res) {
+    if (!dns) {
+      res.status = 404;
+      res.set_content("{\"error\":\"this node answers no DNS\"}", "application/json");
+      return;
+    }
+    res.set_content(traffic->json(dns->counters(), dns->answer_counts(), unix_now_ms()), "application/json");
   });
   // Views the decider actor computes (explain against the live state,
   // history from RocksDB, configs from the Raft log).

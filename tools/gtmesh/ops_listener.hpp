@@ -10,6 +10,7 @@
 #include "core/dns/responder/dns_responder.hpp"
 #include "core/observe/agent_metrics.hpp"
 #include "core/observe/http_endpoint.hpp"
+#include "core/observe/traffic_window.hpp"
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
@@ -67,6 +68,8 @@ private:
     std::shared_ptr<const decider::status_board> board;
   };
   std::optional<console> console_;
+  const dns::dns_responder* dns_ = nullptr;                 ///< for /api/traffic
+  std::shared_ptr<observe::traffic_window> traffic_ = std::make_shared<observe::traffic_window>();
   void add_console_routes();
   std::vector<std::function<std::string()>> readiness_;
   std::unique_ptr<observe::http_endpoint> endpoint_;

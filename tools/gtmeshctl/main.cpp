@@ -20,6 +20,8 @@
 //     dnssec keygen ZONE [--algorithm A] [--dir DIR] | dnssec ds ZONE --config F | dnssec rollover-plan ZONE --config F
 //     | dnssec dump-static ZONE --config F
 //                                  DNSSEC keys (docs/dnssec.md); local, no decider asked
+//     tap FILE|unix:PATH [--json] [--limit N] [--for DURATION]
+//                                  dnstap query logs with their decisions (docs/dns.md); local
 //     ca revoke NODE|SERIAL [--dir DIR]   revoke a certificate through the deciders' log: every
 //                                  decider closes links using it and refuses it (docs/mesh.md)
 //     enroll DC [--http ADDR|""] [--etc DIR] [--no-start]   on a new machine, as root: install the
@@ -45,6 +47,7 @@
 #include "core/text/wrap.hpp"
 #include "tools/gtmesh/commands.hpp"
 #include "tools/gtmeshctl/dnssec_command.hpp"
+#include "tools/gtmeshctl/tap_command.hpp"
 #include "tools/gtmeshctl/enroll.hpp"
 
 #include <cstdio>
@@ -72,6 +75,7 @@ int usage() {
              "  ca revoke NODE|SERIAL [--dir DIR]\n"
              "  dnssec keygen ZONE [--algorithm ecdsap256sha256|ed25519] [--dir DIR] | dnssec ds ZONE --config FILE\n"
              "  dnssec rollover-plan ZONE --config FILE | dnssec dump-static ZONE --config FILE\n"
+             "  tap FILE|unix:PATH [--json] [--limit N] [--for DURATION]   dnstap logs with their decisions\n"
              "  enroll DC [--http ADDR] [--etc DIR] [--no-start]   (with --decider and the agent's --tls-*)\n",
              stderr);
   return 2;
@@ -369,6 +373,8 @@ int main(int argc, char** argv) {
   r.option("--etc", enroll.etc);
   enroll.start = !r.flag("--no-start");
   bool json = r.flag("--json");
+  std::string tap_for;
+  r.option("--for", tap_for);
   auto timeout = parse_duration_ms(timeout_text);
   auto retry_for = parse_duration_ms(retry_text);
   if (!timeout || !retry_for)
@@ -388,6 +394,27 @@ int main(int argc, char** argv) {
     return usage();
   if (pos[0] == "dnssec")
     return cli::dnssec_command(pos, dnssec);
+  if (pos[0] == "tap") {
+    cli::tap_options tap;
+    tap.json = json;
+    if (!limit.empty()) {
+      char* end = nullptr;
+      tap.limit = std::strtoull(limit.c_str(), &end, 10);
+      if (!end || *end) {
+        std::fprintf(stderr, "gtmeshctl tap: --limit expects a count\n");
+        return 2;
+      }
+    }
+    if (!tap_for.empty()) {
+      auto ms = parse_duration_ms(tap_for);
+      if (!ms) {
+        std::fprintf(stderr, "gtmeshctl tap: --for expects a duration such as 10s\n");
+        return 2;
+      }
+      tap.for_seconds = static_cast<double>(*ms) / 1000.0;
+    }
+    return cli::tap_command(pos, tap);
+  }
   if (pos[0] == "ca" && !(pos.size() == 3 && pos[1] == "revoke"))
     return ca_command(pos, ca_dir, cluster, role, dc, instance);
   if ((tls.ca.empty() || tls.cert.empty() || tls.key.empty()) && !(tls.ca.empty() && tls.cert.empty() && tls.key.empty())) {

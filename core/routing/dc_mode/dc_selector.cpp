@@ -547,6 +547,8 @@ void select_static(const static_plan& p, route_context& rc) {
     if (!matched)
       continue;
     const dc_candidate& cand = p.answers[rule.candidate];
+    if (rc.out.dc == answer_set::no_index)
+      rc.out.dc = cand.dc;
     std::vector<std::string> picked;
     balance_answers(cand.answers, p.balance, rc, rc.trace ? &picked : nullptr);
     if (rc.trace) {

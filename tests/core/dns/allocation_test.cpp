@@ -9,6 +9,8 @@
 #include "core/config/config_loader.hpp"
 #include "core/dns/responder/dns_responder.hpp"
 #include "core/dnssec/zone_keys.hpp"
+#include "core/dnstap/tap_capture.hpp"
+#include "core/dnstap/tap_entry.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/routing/engine.hpp"
 #include "core/routing/state_file.hpp"
@@ -21,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <new>
 #include <netinet/in.h>
@@ -294,6 +297,87 @@ TEST(allocation, answering_queries_over_tcp_allocates_nothing) {
   EXPECT_TRUE(ok);
   EXPECT_EQ(allocations.load(), 0u) << "2000 queries over one TCP connection";
   EXPECT_GE(r->counters()[dns_counter::tcp_queries], 2200u);
+}
+
+TEST(allocation, logging_queries_to_dnstap_allocates_nothing_after_the_plan_note) {
+  // A responder thread with dnstap on (forced, as by --dnstap), run as
+  // udp_worker runs it: begin() before the answer, finish() after. The
+  // first query on a plan notes the plan for the writer (one allocation);
+  // every later query on that plan allocates nothing.
+  snapshot_ptr snapshot = test::make_test_snapshot();
+  worker_counters counters;
+  query_processor processor(lookup_settings{}, counters, nullptr, nullptr, 7);
+  dnstap::tap_ring ring(1 << 20);
+  dnstap::tap_capture tap(ring, counters, /*forced=*/true, 1);
+  const dnstap::tap_endpoint server{*ip_address::parse("192.0.2.53"), 53, true};
+  const ip_address client = *ip_address::parse("198.51.100.9");
+  std::vector<uint8_t> buffer(max_udp_buffer);
+  std::vector<bytes> queries;
+  for (const char* name : {"www.example.test", "alias2.example.test", "nope.example.test", "big.example.test",
+                           "near.example.test", "outside.example.test"})
+    for (uint16_t type : {1, 28, 15})
+      queries.push_back(test::make_query(test::spec(name, type)));
+  auto answer = [&](const routing_snapshot* s, const bytes& wire, bool tapped) {
+    std::copy(wire.begin(), wire.end(), buffer.begin());
+    const bool logged = tapped && tap.begin(s, {buffer.data(), wire.size()});
+    size_t size = processor.process(std::span<uint8_t>(buffer.data(), max_udp_buffer), wire.size(),
+                                    query_source{client, transport::udp}, s, query_time::at(test::test_now_ms));
+    if (logged)
+      tap.finish(s, client, 5300, server, false, processor.answers(), {buffer.data(), size});
+  };
+  // The writer's side: pops without allocating; a plan note is released.
+  auto drain = [&] {
+    size_t messages = 0;
+    for (auto e = ring.front(); !e.empty(); ring.pop(), e = ring.front()) {
+      if (static_cast<dnstap::entry_kind>(e[0]) == dnstap::entry_kind::plan) {
+        dnstap::plan_entry p;
+        std::memcpy(&p, e.data(), sizeof p);
+        delete p.plan;
+      } else {
+        ++messages;
+      }
+    }
+    return messages;
+  };
+  for (const auto& q : queries) // warm-up of the processor, untapped
+    answer(snapshot.get(), q, false);
+
+  allocations = 0;
+  counting = true;
+  answer(snapshot.get(), queries[0], true);
+  counting = false;
+  EXPECT_EQ(allocations.load(), 1u) << "the first query on a plan notes it, once";
+  EXPECT_EQ(drain(), 1u);
+
+  allocations = 0;
+  counting = true;
+  size_t drained = 0;
+  for (int round = 0; round < 20; ++round) {
+    for (const auto& q : queries)
+      answer(snapshot.get(), q, true);
+    drained += drain();
+  }
+  counting = false;
+  EXPECT_EQ(allocations.load(), 0u);
+  EXPECT_EQ(drained, 20 * queries.size()) << "every query was logged";
+  EXPECT_EQ(counters.get(dns_counter::dnstap_captured), 1 + 20 * queries.size());
+  EXPECT_EQ(counters.get(dns_counter::dnstap_dropped_ring_full), 0u);
+
+  // A new plan: one note again, then nothing. (The processor's own first
+  // pass on a new snapshot allocates: warmed up untapped first.)
+  snapshot_ptr next = test::make_test_snapshot(2);
+  for (const auto& q : queries)
+    answer(next.get(), q, false);
+  allocations = 0;
+  counting = true;
+  answer(next.get(), queries[0], true);
+  const size_t note = allocations.load();
+  for (const auto& q : queries)
+    answer(next.get(), q, true);
+  counting = false;
+  EXPECT_EQ(note, 1u);
+  EXPECT_EQ(allocations.load(), 1u);
+  EXPECT_EQ(drain(), 1 + queries.size());
 }
 
 } // namespace

@@ -105,6 +105,22 @@ def main():
         check(got, "the page shows three DCs up: %s" % states())
         check("healthyBackends" in driver.find_element(By.ID, "dcs").text, "with their metrics")
 
+        # Traffic over the last minute (/api/traffic): 12 answers of www, by DC.
+        host, port = info["dns"].rsplit(":", 1)
+        for _ in range(12):
+            subprocess.run(["dig", "@" + host, "-p", port, "+short", "+time=2", "+tries=1", "www.demo.example", "A"],
+                           capture_output=True, timeout=10)
+
+        def traffic():
+            return driver.execute_script(
+                "const o = {}; for (const id of ['traffic-top', 'traffic-dcs', 'traffic-rcodes'])"
+                "  for (const r of document.querySelectorAll('#' + id + ' > tbody > tr'))"
+                "    if (r.cells.length === 2) o[id + ' ' + r.cells[0].textContent] = +r.cells[1].textContent;"
+                "  return o;")
+        t = wait_for(lambda: traffic() if traffic().get("traffic-top www.demo.example. A", 0) >= 12 else None, 20)
+        check(t and t.get("traffic-dcs fra", 0) >= 12 and t.get("traffic-rcodes NOERROR", 0) >= 12,
+              "the traffic panel counts the 12 answers of www, fra's and NOERROR: %s" % traffic())
+
         # Each DC's metrics are a table of value with its unit and age.
         def metric_rows(dc):
             return driver.execute_script(
