@@ -11,6 +11,10 @@
 
 #include "core/config/config_loader.hpp"
 #include "core/dns/lookup/query_processor.hpp"
+#include "core/dnstap/decision_record.hpp"
+#include "core/dnstap/dnstap_encoder.hpp"
+#include "core/dnstap/tap_capture.hpp"
+#include "core/dnstap/tap_reader.hpp"
 #include "core/dnssec/zone_keys.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/routing/state_file.hpp"
@@ -205,6 +209,12 @@ struct harness {
   std::unique_ptr<query_processor> limited;
   cookie_secrets cookies; ///< DNS Cookies on (RFC 7873): fixed secrets, current and previous
   std::vector<uint8_t> buffer = std::vector<uint8_t>(max_tcp_message);
+  // dnstap on (docs/dns.md): every query is captured into a ring, and each
+  // entry is encoded, decoded again and compared (fuzz.dns_query).
+  dnstap::tap_ring tap_ring{1 << 20};
+  std::unique_ptr<dnstap::tap_capture> tap;
+  plan_ptr tap_plan;
+  std::vector<uint8_t> frame;
   ip_address sources[4] = {*ip_address::parse("192.0.2.200"), *ip_address::parse("198.51.100.9"),
                            *ip_address::parse("2001:db8:100::9"), *ip_address::parse("127.0.0.1")};
 
@@ -250,6 +260,7 @@ struct harness {
     cookies.previous = cookie_secret{};
     plain->use_cookie_secrets(&cookies);
     limited->use_cookie_secrets(&cookies);
+    tap = std::make_unique<dnstap::tap_capture>(tap_ring, counters, true, 1);
   }
 };
 
@@ -312,6 +323,40 @@ void check_response(const uint8_t* r, size_t n, const uint8_t* query, size_t que
 
 } // namespace
 
+/// Drains the tap ring: each message, encoded as the writer does and
+/// decoded again, holds the query and response bytes exactly.
+void check_tap(harness& h, const uint8_t* query, size_t query_len, const uint8_t* response, size_t response_len) {
+  for (auto e = h.tap_ring.front(); !e.empty(); h.tap_ring.pop(), e = h.tap_ring.front()) {
+    if (static_cast<dnstap::entry_kind>(e[0]) == dnstap::entry_kind::plan) {
+      dnstap::plan_entry p;
+      std::memcpy(&p, e.data(), sizeof p);
+      h.tap_plan = std::move(*p.plan);
+      delete p.plan;
+      continue;
+    }
+    dnstap::message_entry m;
+    std::memcpy(&m, e.data(), sizeof m);
+    const auto q = e.subspan(sizeof m, m.query_len);
+    const auto r = e.subspan(sizeof m + m.query_len, m.response_len);
+    if (q.size() != query_len || !std::equal(q.begin(), q.end(), query))
+      fail("dnstap: the captured query differs from the one received");
+    if (r.size() != response_len || !std::equal(r.begin(), r.end(), response))
+      fail("dnstap: the captured response differs from the one sent");
+    for (bool as_response : {false, true}) {
+      dnstap::encode_dnstap(m, as_response, q, r, h.tap_plan.get(), "fuzz", "gtmesh", h.frame);
+      auto back = dnstap::decode_frame(h.frame.data(), h.frame.size());
+      if (!back)
+        fail("dnstap: an encoded frame does not decode");
+      const std::string& bytes = as_response ? back->response_message : back->query_message;
+      const auto& want = as_response ? r : q;
+      if (bytes.size() != want.size() || !std::equal(want.begin(), want.end(), reinterpret_cast<const uint8_t*>(bytes.data())))
+        fail("dnstap: a decoded message differs from the captured one");
+      if (as_response && !dnstap::parse_decision(back->extra))
+        fail("dnstap: the decision in extra does not parse");
+    }
+  }
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static harness* h = new harness();
   if (size < 1)
@@ -329,11 +374,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const query_source source{h->sources[(mode >> 2) & 3], via};
   const routing_snapshot* snapshot = (mode & 0x70) == 0x70 ? nullptr : h->snapshot.get();
   std::memcpy(h->buffer.data(), data, size);
+  const bool tapped = h->tap->begin(snapshot, {h->buffer.data(), size});
   size_t n = qp.process(std::span<uint8_t>(h->buffer.data(), capacity), size, source, snapshot,
                         query_time{now_ms + (mode >> 4) * 700, now_ms});
   if (n > capacity)
     fail("longer than the buffer");
   if (n > 0)
     check_response(h->buffer.data(), n, data, size, via);
+  if (tapped) {
+    dnstap::tap_endpoint server{*ip_address::parse("192.0.2.53"), 53, true};
+    h->tap->finish(snapshot, source.address, 40000, server, via == transport::tcp, qp.answers(), {h->buffer.data(), n});
+    check_tap(*h, data, size, h->buffer.data(), n);
+  }
   return 0;
 }
