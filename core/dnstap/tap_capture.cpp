@@ -42,9 +42,12 @@ bool tap_capture::within_limit(uint32_t qps, int64_t now_ns) noexcept {
 }
 
 bool tap_capture::begin(const routing_snapshot* snapshot, std::span<const uint8_t> query) noexcept {
-  if (!snapshot) [[unlikely]]
+  // Before the first snapshot (a decider that is not current yet answers
+  // SERVFAIL) only --dnstap logs, with the defaults.
+  static const dnstap_settings defaults;
+  if (!snapshot && !forced_) [[unlikely]]
     return false;
-  const dnstap_settings& s = snapshot->plan->cfg->dnstap;
+  const dnstap_settings& s = snapshot ? snapshot->plan->cfg->dnstap : defaults;
   if (s.sink.empty() && !forced_) [[likely]]
     return false;
   if (s.sample > 1 && ++sample_count_ % s.sample != 0)
@@ -80,7 +83,7 @@ bool tap_capture::note_plan(const routing_snapshot& snapshot) noexcept {
 void tap_capture::finish(const routing_snapshot* snapshot, const ip_address& client, uint16_t client_port,
                          const tap_endpoint& server, bool tcp, const answer_set& decision,
                          std::span<const uint8_t> response) noexcept {
-  if (!note_plan(*snapshot)) {
+  if (snapshot && !note_plan(*snapshot)) {
     counters_.bump(dns::dns_counter::dnstap_dropped_ring_full);
     return;
   }
@@ -100,8 +103,8 @@ void tap_capture::finish(const routing_snapshot* snapshot, const ip_address& cli
   m.record = decision.record;
   m.dc = decision.dc;
   m.endpoint = decision.endpoint;
-  m.config_version = snapshot->plan->version;
-  m.generation = snapshot->generation;
+  m.config_version = snapshot ? snapshot->plan->version : 0;
+  m.generation = snapshot ? snapshot->generation : 0;
   m.query_ns = query_ns_;
   m.response_ns = tap_clock_ns();
   client.to_bytes(m.client);

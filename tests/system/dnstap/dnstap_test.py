@@ -401,7 +401,37 @@ def main():
         srv6.stop()
         r6.stop()
 
-        # 7. A bad sink is an error naming file, line and field.
+        # 7. A decider's responder logs too (--dnstap file:): a lone plain
+        # decider, no agent, answers and logs what it answers.
+        dlog = os.path.join(work, "decider.tap")
+        dports = os.path.join(work, "decider.ports")
+        dout = open(os.path.join(work, "decider.log"), "w")
+        decider = subprocess.Popen([GTMESH, "decider", "--config", ZONE, "--data-dir", os.path.join(work, "d1"),
+                                    "--listen", "127.0.0.1:0", "--advertise", "d1:1", "--dns", "127.0.0.1:0",
+                                    "--port-file", dports, "--dnstap", "file:" + dlog],
+                                   stdout=dout, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+        try:
+            wait_until(lambda: os.path.exists(dports) and os.path.getsize(dports) > 0, 30, "the decider's port file")
+            dns = [l.split()[1] for l in open(dports) if l.startswith("dns")][0]
+            dhost, dport = dns.rsplit(":", 1)
+            outs = [run(["dig", "@" + dhost, "-p", dport, "+time=2", "+tries=1", "www.example.test", "A"])
+                    for _ in range(3)]
+        finally:
+            decider.send_signal(signal.SIGTERM)
+            try:
+                decider.wait(20)
+            except subprocess.TimeoutExpired:
+                decider.kill()
+                decider.wait()
+            dout.close()
+        dl = [json.loads(l) for l in run([GTMESHCTL, "tap", dlog, "--json"]).splitlines() if l.startswith("{")]
+        answered = sum(1 for o in outs if "status:" in o)
+        t.check(answered == 3 and len(dl) == 6 and all(j.get("type") in ("AUTH_QUERY", "AUTH_RESPONSE") for j in dl)
+                and all("reason" in j.get("decision", {}) for j in dl if j["type"] == "AUTH_RESPONSE"),
+                "gtmesh decider --dnstap file: logs its 3 answers as 6 messages with decisions (%d)" % len(dl),
+                str(dl[:2])[:400])
+
+        # 8. A bad sink is an error naming file, line and field.
         bad = os.path.join(work, "bad.yaml")
         with open(bad, "w") as f:
             f.write(open(ZONE).read() + "dnstap: {sink: syslog:local0}\n")
