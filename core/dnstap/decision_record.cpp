@@ -37,12 +37,19 @@ std::string decision_reason(const message_entry& m, const routing_plan* plan, st
         return "notimp";
       case 5:
         return "refused";
+      case 7: // the low bits of BADCOOKIE (23, RFC 7873); never YXRRSET here
+        return "badcookie";
       default:
         return "rcode" + std::to_string(response[3] & 0x0f);
     }
   } else if (response.empty()) {
     return "dropped";
   }
+  // A response rate limiting slip: TC set before any lookup (RFC 9567's
+  // "slip": the resolver retries over TCP).
+  if (response.size() >= 4 && (response[2] & 0x02) && m.record == UINT32_MAX &&
+      static_cast<answer_status>(m.status) == answer_status::refused)
+    return "rrl_slip";
   switch (static_cast<answer_status>(m.status)) {
     case answer_status::refused:
       return "refused";
@@ -92,6 +99,8 @@ std::string decision_text(const message_entry& m, const routing_plan* plan, std:
   else if (m.dc != UINT32_MAX)
     dc = "#" + std::to_string(m.dc);
   out += " record=" + record + " type=" + type + " mode=" + mode;
+  if (m.asked_record != UINT32_MAX && m.asked_record != m.record && plan && m.asked_record < plan->records.size())
+    out += " asked=" + std::string(plan->records[m.asked_record].name); // the CNAME chain's start
   if (!profile.empty())
     out += " profile=" + profile + " method=" + method;
   out += " dc=" + dc + " endpoint=" + endpoint + " reason=" + decision_reason(m, plan, response) +

@@ -48,8 +48,13 @@ bool tap_capture::begin(const routing_snapshot* snapshot, std::span<const uint8_
   if (!snapshot && !forced_) [[unlikely]]
     return false;
   const dnstap_settings& s = snapshot ? snapshot->plan->cfg->dnstap : defaults;
-  if (s.sink.empty() && !forced_) [[likely]]
+  if (s.sink.empty() && !forced_) [[likely]] {
+    // A config that turned dnstap off: tell the writer once, so that it
+    // closes the sink (nothing else from this thread would reach it).
+    if (noted_plan_ && snapshot && snapshot->plan.get() != noted_plan_) [[unlikely]]
+      note_plan(*snapshot);
     return false;
+  }
   if (s.sample > 1 && ++sample_count_ % s.sample != 0)
     return false;
   const int64_t now_ns = tap_clock_ns();
@@ -82,7 +87,7 @@ bool tap_capture::note_plan(const routing_snapshot& snapshot) noexcept {
 
 void tap_capture::finish(const routing_snapshot* snapshot, const ip_address& client, uint16_t client_port,
                          const tap_endpoint& server, bool tcp, const answer_set& decision,
-                         std::span<const uint8_t> response) noexcept {
+                         std::span<const uint8_t> response, uint32_t asked_record) noexcept {
   if (snapshot && !note_plan(*snapshot)) {
     counters_.bump(dns::dns_counter::dnstap_dropped_ring_full);
     return;
@@ -101,6 +106,7 @@ void tap_capture::finish(const routing_snapshot* snapshot, const ip_address& cli
   m.response_len = (log_ & 2) ? static_cast<uint32_t>(std::min(response.size(), max_message)) : 0;
   m.zone = decision.zone;
   m.record = decision.record;
+  m.asked_record = asked_record;
   m.dc = decision.dc;
   m.endpoint = decision.endpoint;
   m.config_version = snapshot ? snapshot->plan->version : 0;

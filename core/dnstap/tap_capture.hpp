@@ -40,10 +40,12 @@ public:
   /// Before the query is answered in place: true when it is to be logged
   /// (then the query is copied and finish() must follow).
   bool begin(const routing_snapshot* snapshot, std::span<const uint8_t> query) noexcept;
-  /// After: the response (empty: none sent) and the decision that made it.
+  /// After: the response (empty: none sent) and the decision that made it;
+  /// `asked_record`, when a CNAME chain led to `decision`, is the record of
+  /// the name asked (query_processor::asked_record()).
   void finish(const routing_snapshot* snapshot, const ip_address& client, uint16_t client_port,
               const tap_endpoint& server, bool tcp, const answer_set& decision,
-              std::span<const uint8_t> response) noexcept;
+              std::span<const uint8_t> response, uint32_t asked_record = answer_set::no_index) noexcept;
 
 private:
   bool within_limit(uint32_t qps, int64_t now_ns) noexcept;

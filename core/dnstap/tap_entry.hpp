@@ -32,6 +32,7 @@ struct message_entry {
   uint32_t response_len = 0;
   uint32_t zone = UINT32_MAX; ///< the zone that answered (set unless refused)
   uint32_t record = UINT32_MAX;
+  uint32_t asked_record = UINT32_MAX; ///< after a CNAME chain: the record of the name asked
   uint32_t dc = UINT32_MAX;
   uint32_t endpoint = UINT32_MAX;
   uint32_t config_version = 0;

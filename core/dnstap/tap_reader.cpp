@@ -8,9 +8,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -159,11 +161,14 @@ std::optional<tap_message> decode_frame(const uint8_t* data, size_t len) {
       t.response_address = address(m.response_address);
     t.query_port = m.has_query_port ? m.query_port : 0;
     t.response_port = m.has_response_port ? m.response_port : 0;
+    // Seconds beyond what nanoseconds in an int64 hold are clamped.
+    constexpr uint64_t max_sec = 9'000'000'000ull;
     if (m.has_query_time_sec)
-      t.query_time_ns = static_cast<int64_t>(m.query_time_sec) * 1'000'000'000 + (m.has_query_time_nsec ? m.query_time_nsec : 0);
+      t.query_time_ns = static_cast<int64_t>(std::min<uint64_t>(m.query_time_sec, max_sec)) * 1'000'000'000 +
+                        (m.has_query_time_nsec ? m.query_time_nsec % 1'000'000'000 : 0);
     if (m.has_response_time_sec)
-      t.response_time_ns =
-        static_cast<int64_t>(m.response_time_sec) * 1'000'000'000 + (m.has_response_time_nsec ? m.response_time_nsec : 0);
+      t.response_time_ns = static_cast<int64_t>(std::min<uint64_t>(m.response_time_sec, max_sec)) * 1'000'000'000 +
+                           (m.has_response_time_nsec ? m.response_time_nsec % 1'000'000'000 : 0);
     if (m.has_query_message)
       t.query_message = text(m.query_message);
     if (m.has_response_message)
@@ -200,7 +205,14 @@ bool read_tap_socket(const std::string& path, double seconds, const std::functio
     return false;
   }
   std::memcpy(sa.sun_path, path.c_str(), path.size());
-  ::unlink(path.c_str());
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      error = path + ": exists and is not a socket (not removed)";
+      return false;
+    }
+    ::unlink(path.c_str()); // a socket left by an earlier reader
+  }
   int lfd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (lfd < 0 || ::bind(lfd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(lfd, 4) != 0) {
     error = path + ": " + std::strerror(errno);

@@ -82,6 +82,7 @@ struct tap_writer::core {
 
   // The sink.
   std::string sink_text; ///< the one in use ("" = none)
+  uint32_t sink_version = 0; ///< the config version whose settings are in use
   tap_sink_address sink;
   fstrm_writer* writer = nullptr;
   int64_t retry_at_ms = 0;
@@ -110,10 +111,18 @@ struct tap_writer::core {
     backoff_ms = std::min(backoff_ms * 2, backoff_max_ms);
   }
 
-  /// The sink for a message answered from `settings`; true when it is open.
-  bool use_sink(const dnstap_settings& settings) {
+  /// The sink for a message answered from `settings` of config `version`;
+  /// true when it is open. While a new config reaches the socket threads one
+  /// after another, messages of the old one still come: only a newer config
+  /// moves the sink, never an older one back.
+  bool use_sink(const dnstap_settings& settings, uint32_t version) {
     const std::string& want = options.sink_override.empty() ? settings.sink : options.sink_override;
-    if (want != sink_text) {
+    if (version >= sink_version) {
+      sink_version = version;
+      file_max = settings.file_max_bytes;
+      file_keep = settings.file_keep;
+    }
+    if (want != sink_text && version >= sink_version) {
       flush();
       close_sink();
       sink_text = want;
@@ -129,8 +138,6 @@ struct tap_writer::core {
         return false;
       }
       sink = *a;
-      file_max = settings.file_max_bytes;
-      file_keep = settings.file_keep;
     }
     if (sink_text.empty())
       return false;
@@ -203,6 +210,16 @@ struct tap_writer::core {
       std::memcpy(&e, payload.data(), sizeof e);
       plans[ring] = std::move(*e.plan);
       delete e.plan;
+      // A newer config without dnstap: close the sink now (its socket
+      // threads no longer send anything that would).
+      const routing_plan& p = *plans[ring];
+      if (options.sink_override.empty() && p.cfg->dnstap.sink.empty() && !sink_text.empty() &&
+          p.version >= sink_version) {
+        flush();
+        close_sink();
+        sink_text.clear();
+        sink_version = p.version;
+      }
       return;
     }
     message_entry m;
@@ -213,7 +230,7 @@ struct tap_writer::core {
     const int frames_wanted = ((m.log & 1) ? 1 : 0) + ((m.log & 2) && m.response_len ? 1 : 0);
     if (frames_wanted == 0)
       return;
-    if (!use_sink(settings)) {
+    if (!use_sink(settings, plan ? plan->version : 0)) {
       if (!sink_text.empty())
         counters.bump(dns::dns_counter::dnstap_dropped_sink_down, static_cast<uint64_t>(frames_wanted));
       return;
@@ -251,13 +268,16 @@ struct tap_writer::core {
         std::this_thread::sleep_for(1ms);
     }
     close_sink();
-    // Plans noted but never followed by a message.
+    // What is left once the stop deadline passed: plans are freed, messages
+    // counted as dropped.
     for (auto& r : rings)
       for (auto e = r->front(); !e.empty(); r->pop(), e = r->front())
         if (static_cast<entry_kind>(e[0]) == entry_kind::plan) {
           plan_entry p;
           std::memcpy(&p, e.data(), sizeof p);
           delete p.plan;
+        } else {
+          counters.bump(dns::dns_counter::dnstap_dropped_sink_down);
         }
     plans.clear();
     done.store(true);

@@ -383,7 +383,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check_response(h->buffer.data(), n, data, size, via);
   if (tapped) {
     dnstap::tap_endpoint server{*ip_address::parse("192.0.2.53"), 53, true};
-    h->tap->finish(snapshot, source.address, 40000, server, via == transport::tcp, qp.answers(), {h->buffer.data(), n});
+    h->tap->finish(snapshot, source.address, 40000, server, via == transport::tcp, qp.answers(), {h->buffer.data(), n},
+                   qp.asked_record());
     check_tap(*h, data, size, h->buffer.data(), n);
   }
   return 0;

@@ -257,6 +257,7 @@ size_t query_processor::process(std::span<uint8_t> buffer, size_t length, const 
                                 const routing_snapshot* snapshot, const query_time& time) {
   counters_.bump(source.via == transport::udp ? dns_counter::udp_queries : dns_counter::tcp_queries);
   answers_.reset();
+  chain_followed_ = false;
   if (length > buffer.size())
     length = buffer.size();
   const parse_status status = parse_query(buffer.first(length), query_);
@@ -391,6 +392,11 @@ size_t query_processor::answer(std::span<uint8_t> buffer, const query_source& so
       if (target.empty())
         break;
       rq.name = target;
+      // For dnstap: the record asked and the last link answered in zone.
+      if (!chain_followed_)
+        asked_record_ = answers_.record;
+      chain_followed_ = true;
+      last_link_ = answers_;
       resolve(snapshot, rq, ctx_, answers_);
       if (answers_.status == answer_status::refused)
         break; // out of our zones: the resolver follows it
@@ -438,6 +444,9 @@ size_t query_processor::answer(std::span<uint8_t> buffer, const query_source& so
     echo = edns.ecs;
     echo.scope = use_ecs ? std::min(scope, edns.ecs.source) : 0;
   }
+  // What dnstap logs as the scope: the one sent (0 without ECS).
+  answer_set& logged = chain_followed_ && answers_.status == answer_status::refused ? last_link_ : answers_;
+  logged.scope = edns.has_ecs ? echo.scope : 0;
   if (signed_response) {
     counters_.bump(dns_counter::dnssec_signed);
     count_signing();

@@ -104,8 +104,14 @@ public:
   void use_cookie_secrets(const cookie_secrets* secrets) noexcept { cookies_ = secrets; }
 
   /// The decision behind the last response process() made (reset for each
-  /// query: a query refused before any lookup has none), for dnstap.
-  const answer_set& answers() const noexcept { return answers_; }
+  /// query: a query refused before any lookup has none), for dnstap. After
+  /// a CNAME chain: its last link answered here (the target's routing
+  /// decision; the CNAME itself when the target is outside our zones), and
+  /// asked_record() is the record of the name asked.
+  const answer_set& answers() const noexcept {
+    return chain_followed_ && answers_.status == answer_status::refused ? last_link_ : answers_;
+  }
+  uint32_t asked_record() const noexcept { return chain_followed_ ? asked_record_ : answers_.record; }
 
   /// This thread's answers per record (any thread may collect them).
   const answer_counters& answer_counts() const noexcept { return answer_counts_; }
@@ -157,6 +163,9 @@ private:
   parsed_query query_;
   query_context ctx_;
   answer_set answers_;
+  answer_set last_link_;          ///< answers_ before the last CNAME was followed
+  uint32_t asked_record_ = answer_set::no_index;
+  bool chain_followed_ = false;
   response_writer writer_;
   answer_counters answer_counts_;
   std::unique_ptr<dnssec::rrset_signer> signer_; ///< made at the first signed answer

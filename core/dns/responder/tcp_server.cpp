@@ -376,7 +376,8 @@ size_t tcp_server::impl::answer(uint8_t* message, size_t length, const ip_addres
   size_t size = processor.process(std::span<uint8_t>(message, max_tcp_message), length,
                                   query_source{peer, transport::tcp}, snapshot, now);
   if (tapped) [[unlikely]]
-    tap->finish(snapshot, peer, peer_port, local, true, processor.answers(), {message, size});
+    tap->finish(snapshot, peer, peer_port, local, true, processor.answers(), {message, size},
+                processor.asked_record());
   publisher.leave(reader);
   return size;
 }

@@ -217,8 +217,9 @@ void udp_worker::run() {
       size_t size = processor_.process(std::span<uint8_t>(b.buffer(i), max_udp_buffer), b.rx[i].msg_len, source,
                                        snapshot, now);
       if (tapped) [[unlikely]]
-        tap_->finish(snapshot, source.address, peer_port(b.peers[i]), tap_server_.known ? tap_server_ : packet_destination(in, tap_server_.port),
-                     false, processor_.answers(), {b.buffer(i), size});
+        tap_->finish(snapshot, source.address, peer_port(b.peers[i]),
+                     tap_server_.known ? tap_server_ : packet_destination(in, tap_server_.port), false,
+                     processor_.answers(), {b.buffer(i), size}, processor_.asked_record());
       if (size == 0)
         continue;
       b.tx_iov[m] = iovec{b.buffer(i), size};

@@ -194,13 +194,14 @@ constexpr uint64_t generation = 812;
 
 /// config_text + `extra`, compiled (version 3), with `state` (empty: no
 /// measurements), as snapshot generation 812. Null (test failed) on errors.
-snapshot_ptr make_world(const std::string& extra = "", const std::string& state = "") {
+snapshot_ptr make_world(const std::string& extra = "", const std::string& state = "",
+                        uint32_t version = config_version) {
   auto loaded = load_config_text(config_text + extra, "tap.yaml", routing_methods());
   if (!loaded.ok()) {
     ADD_FAILURE() << loaded.report();
     return nullptr;
   }
-  auto compiled = compile_plan(loaded.cfg, config_version);
+  auto compiled = compile_plan(loaded.cfg, version);
   if (!compiled.plan) {
     ADD_FAILURE() << compiled.error;
     return nullptr;
@@ -854,6 +855,53 @@ TEST(tap_writer, writes_every_query_and_response_to_a_file) {
     EXPECT_EQ((*p)["cfg"], "3");
     EXPECT_EQ((*p)["gen"], "812");
   }
+}
+
+// A reload that turns dnstap off closes the sink at once (the file is
+// complete and readable), and a socket thread still answering from the
+// older config does not open it again.
+TEST(tap_writer, a_config_without_dnstap_closes_the_sink_and_an_older_one_never_reopens_it) {
+  temp_dir dir;
+  const std::string path = dir.file("tap.fstrm");
+  snapshot_ptr v3 = make_world("dnstap: {sink: file:" + path + "}\n", fra_best, 3);
+  snapshot_ptr v4 = make_world("", fra_best, 4);
+  ASSERT_TRUE(v3 && v4);
+  tap_writer_options o;
+  o.default_identity = "node-a";
+  tap_writer writer(o, 2);
+  ASSERT_FALSE(writer.forced());
+  writer.start();
+  dns::worker_counters counters;
+  tap_capture first(writer.ring(0), counters, false, 2), second(writer.ring(1), counters, false, 2);
+  const answer_set d = decide(*v3, "www.example.com");
+  const bytes q = make_query(7, "www.example.com"), r = make_response(q, 0, 0xc0000201);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(first.begin(v3.get(), q));
+    first.finish(v3.get(), ip("192.0.2.1"), 1000, tap_endpoint{}, false, d, r);
+  }
+  const auto deadline = steady::now() + 5s;
+  while (writer.counters().get(dns_counter::dnstap_messages) < 10 && steady::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(writer.counters().get(dns_counter::dnstap_messages), 10u);
+  // v4 reaches the first thread: nothing logged, but the writer learns of it.
+  EXPECT_FALSE(first.begin(v4.get(), q));
+  std::vector<tap_message> got;
+  while (got.size() < 10 && steady::now() < deadline + 5s) {
+    std::this_thread::sleep_for(10ms);
+    got.clear();
+    std::string error;
+    read_tap_file(path, [&](const tap_message& m) { got.push_back(m); return true; }, error);
+  }
+  EXPECT_EQ(got.size(), 10u) << "the sink was closed (flushed, STOP written) when v4 arrived";
+  // The second thread still answers from v3 for a moment.
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(second.begin(v3.get(), q));
+    second.finish(v3.get(), ip("192.0.2.2"), 1001, tap_endpoint{}, false, d, r);
+  }
+  writer.stop();
+  EXPECT_EQ(writer.counters().get(dns_counter::dnstap_sink_opened), 1u) << "v3's messages after v4 reopen nothing";
+  EXPECT_FALSE(std::filesystem::exists(path + ".1")) << "and rotate nothing away";
+  EXPECT_EQ(read_file(path).size(), 10u);
 }
 
 TEST(tap_writer, an_earlier_file_moves_to_dot_1_and_is_never_truncated) {

@@ -232,7 +232,8 @@ def main():
         for i, (name, opt) in enumerate([("web.example.test", None),
                                           ("legacy.example.test", ecs_option(1, 24, bytes([198, 51, 100]))),
                                           ("degraded.example.test", None), ("nowhere.example.test", None),
-                                          ("nope.example.test", None), ("a.wild.example.test", None)]):
+                                          ("nope.example.test", None), ("a.wild.example.test", None),
+                                          ("alias.example.test", None), ("away.example.test", None)]):
             q = make_query(name, qid=0x2000 + i, opt=opt)
             asked.append((name, q, client.ask(q), client.sock.getsockname()[1], False))
         client.close()
@@ -240,13 +241,13 @@ def main():
         port, answer = tcp_ask(srv2.host, srv2.port, q)
         asked.append(("web.example.test", q, answer, port, True))
         try:
-            wait_until(lambda: srv2.counters().get("dnstap_messages", 0) >= 14, 15, "14 frames written")
+            wait_until(lambda: srv2.counters().get("dnstap_messages", 0) >= 18, 15, "18 frames written")
         except TimeoutError:
             pass
         srv2.stop()
         cap.stop()
         frames = [decode(f) for f in frames_of(cap_file)]
-        t.equal(len(frames), 14, "fstrm_capture holds 14 frames for 7 queries")
+        t.equal(len(frames), 18, "fstrm_capture holds 18 frames for 9 queries")
         queries = [f for f in frames if f["type"] == 1]
         responses = [f for f in frames if f["type"] == 2]
         for name, q, a, cport, tcp in asked:
@@ -272,7 +273,12 @@ def main():
                 "degraded.example.test": {"mode": "dc", "reason": "fail_safe", "dc": "-"},
                 "nowhere.example.test": {"reason": "nodata_policy"},
                 "nope.example.test": {"reason": "nxdomain", "record": "-"},
-                "a.wild.example.test": {"record": "*.wild.example.test.", "reason": "plain", "wildcard": "1"}}
+                "a.wild.example.test": {"record": "*.wild.example.test.", "reason": "plain", "wildcard": "1"},
+                # A CNAME chain logs the target's decision and the name asked.
+                "alias.example.test": {"record": "web.example.test.", "asked": "alias.example.test.", "dc": "fra",
+                                       "reason": "picked"},
+                # A target outside our zones: the CNAME itself, answered here.
+                "away.example.test": {"record": "away.example.test.", "reason": "plain"}}
         for name, expected in want.items():
             got = by_name.get(name) or {}
             t.check(all(got.get(k) == v for k, v in expected.items()) and got.get("cfg") == "1",
@@ -291,12 +297,12 @@ def main():
                         name, picked[:1], record[:1], got.get("dc"), got.get("record")), text[:600])
         # gtmeshctl tap reads the same file and prints the decisions.
         lines = run([GTMESHCTL, "tap", cap_file]).splitlines()
-        t.check(len(lines) == 14 and any("web.example.test. A NOERROR -> 192.0.2.1 | picked record=web.example.test."
+        t.check(len(lines) == 18 and any("web.example.test. A NOERROR -> 192.0.2.1 | picked record=web.example.test."
                                          " mode=dc dc=fra" in l for l in lines),
-                "gtmeshctl tap prints 14 lines with the decisions", "\n".join(lines[:4]))
+                "gtmeshctl tap prints 18 lines with the decisions", "\n".join(lines[:4]))
         js = [json.loads(l) for l in run([GTMESHCTL, "tap", cap_file, "--json"]).splitlines() if l.startswith("{")]
-        t.check(len(js) == 14 and any(j.get("decision", {}).get("dc") == "fra" and j.get("answers") == ["192.0.2.1"]
-                                      for j in js), "gtmeshctl tap --json: 14 objects with answers and decisions")
+        t.check(len(js) == 18 and any(j.get("decision", {}).get("dc") == "fra" and j.get("answers") == ["192.0.2.1"]
+                                      for j in js), "gtmeshctl tap --json: 18 objects with answers and decisions")
 
         # 3. TCP to the dnstap tool.
         tport = free_port()
