@@ -214,10 +214,8 @@ void loader::parse_dnstap(const node& n) {
     if (!f || f.is_null())
       return;
     const std::string v = f.is_scalar() ? f.text() : std::string();
-    if (v == "true" || v == "yes" || v == "on")
-      out = true;
-    else if (v == "false" || v == "no" || v == "off")
-      out = false;
+    if (auto b = to_bool(v))
+      out = *b;
     else
       error(f, join("dnstap", key), "expected true or false, got '" + v + "'");
   };

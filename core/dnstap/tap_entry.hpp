@@ -9,6 +9,8 @@
 #include "core/routing/routing_plan.hpp"
 
 #include <cstdint>
+#include <cstring>
+#include <span>
 
 namespace gtmesh::dnstap {
 
@@ -50,5 +52,32 @@ struct plan_entry {
   entry_kind kind = entry_kind::plan;
   plan_ptr* plan = nullptr;
 };
+
+/// The reader's side of a ring record (the writer thread's, tests').
+inline entry_kind kind_of(std::span<const uint8_t> record) noexcept { return static_cast<entry_kind>(record[0]); }
+
+/// Takes over the plan of a plan note (and frees the note).
+inline plan_ptr take_plan(std::span<const uint8_t> record) {
+  plan_entry e;
+  std::memcpy(&e, record.data(), sizeof e);
+  plan_ptr out = std::move(*e.plan);
+  delete e.plan;
+  return out;
+}
+
+/// A message record: its facts, the query as received, the response as sent.
+struct message_record {
+  message_entry facts;
+  std::span<const uint8_t> query;
+  std::span<const uint8_t> response;
+};
+
+inline message_record read_message(std::span<const uint8_t> record) {
+  message_record r;
+  std::memcpy(&r.facts, record.data(), sizeof r.facts);
+  r.query = record.subspan(sizeof r.facts, r.facts.query_len);
+  r.response = record.subspan(sizeof r.facts + r.facts.query_len, r.facts.response_len);
+  return r;
+}
 
 } // namespace gtmesh::dnstap

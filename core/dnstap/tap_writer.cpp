@@ -205,11 +205,8 @@ struct tap_writer::core {
   void handle(size_t ring, std::span<const uint8_t> payload) {
     if (payload.empty())
       return;
-    if (static_cast<entry_kind>(payload[0]) == entry_kind::plan) {
-      plan_entry e;
-      std::memcpy(&e, payload.data(), sizeof e);
-      plans[ring] = std::move(*e.plan);
-      delete e.plan;
+    if (kind_of(payload) == entry_kind::plan) {
+      plans[ring] = take_plan(payload);
       // A newer config without dnstap: close the sink now (its socket
       // threads no longer send anything that would).
       const routing_plan& p = *plans[ring];
@@ -222,8 +219,8 @@ struct tap_writer::core {
       }
       return;
     }
-    message_entry m;
-    std::memcpy(&m, payload.data(), sizeof m);
+    const message_record r = read_message(payload);
+    const message_entry& m = r.facts;
     const routing_plan* plan = plans[ring].get();
     static const dnstap_settings none;
     const dnstap_settings& settings = plan ? plan->cfg->dnstap : none;
@@ -235,17 +232,20 @@ struct tap_writer::core {
         counters.bump(dns::dns_counter::dnstap_dropped_sink_down, static_cast<uint64_t>(frames_wanted));
       return;
     }
-    const auto query = payload.subspan(sizeof m, m.query_len);
-    const auto answer = payload.subspan(sizeof m + m.query_len, m.response_len);
     if (m.log & 1)
-      encode(m, false, query, answer, plan, settings);
+      encode(m, false, r.query, r.response, plan, settings);
     if ((m.log & 2) && m.response_len)
-      encode(m, true, query, answer, plan, settings);
+      encode(m, true, r.query, r.response, plan, settings);
   }
 
   void run() {
     using namespace std::chrono_literals;
     int64_t stop_deadline = 0;
+    // Idle (dnstap off, or no query): the wait doubles from 1 ms to 16 ms,
+    // so a node that never logs wakes 60 times a second, not 1,000; any
+    // record brings it back to 1 ms (16 ms of a busy thread's records fit
+    // its 1 MiB ring many times over).
+    auto idle_wait = 1ms;
     for (;;) {
       size_t handled = 0;
       for (size_t i = 0; i < rings.size(); ++i)
@@ -264,21 +264,22 @@ struct tap_writer::core {
         if (handled == 0 || monotonic_ms() > stop_deadline)
           break;
       }
-      if (handled == 0)
-        std::this_thread::sleep_for(1ms);
+      if (handled == 0) {
+        std::this_thread::sleep_for(idle_wait);
+        idle_wait = std::min(idle_wait * 2, std::chrono::milliseconds(16));
+      } else {
+        idle_wait = 1ms;
+      }
     }
     close_sink();
     // What is left once the stop deadline passed: plans are freed, messages
     // counted as dropped.
     for (auto& r : rings)
       for (auto e = r->front(); !e.empty(); r->pop(), e = r->front())
-        if (static_cast<entry_kind>(e[0]) == entry_kind::plan) {
-          plan_entry p;
-          std::memcpy(&p, e.data(), sizeof p);
-          delete p.plan;
-        } else {
+        if (kind_of(e) == entry_kind::plan)
+          take_plan(e);
+        else
           counters.bump(dns::dns_counter::dnstap_dropped_sink_down);
-        }
     plans.clear();
     done.store(true);
   }

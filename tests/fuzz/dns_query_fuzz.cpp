@@ -327,17 +327,14 @@ void check_response(const uint8_t* r, size_t n, const uint8_t* query, size_t que
 /// decoded again, holds the query and response bytes exactly.
 void check_tap(harness& h, const uint8_t* query, size_t query_len, const uint8_t* response, size_t response_len) {
   for (auto e = h.tap_ring.front(); !e.empty(); h.tap_ring.pop(), e = h.tap_ring.front()) {
-    if (static_cast<dnstap::entry_kind>(e[0]) == dnstap::entry_kind::plan) {
-      dnstap::plan_entry p;
-      std::memcpy(&p, e.data(), sizeof p);
-      h.tap_plan = std::move(*p.plan);
-      delete p.plan;
+    if (dnstap::kind_of(e) == dnstap::entry_kind::plan) {
+      h.tap_plan = dnstap::take_plan(e);
       continue;
     }
-    dnstap::message_entry m;
-    std::memcpy(&m, e.data(), sizeof m);
-    const auto q = e.subspan(sizeof m, m.query_len);
-    const auto r = e.subspan(sizeof m + m.query_len, m.response_len);
+    const dnstap::message_record rec = dnstap::read_message(e);
+    const dnstap::message_entry& m = rec.facts;
+    const auto q = rec.query;
+    const auto r = rec.response;
     if (q.size() != query_len || !std::equal(q.begin(), q.end(), query))
       fail("dnstap: the captured query differs from the one received");
     if (r.size() != response_len || !std::equal(r.begin(), r.end(), response))

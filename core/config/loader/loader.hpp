@@ -100,6 +100,16 @@ inline std::optional<double> to_double(std::string_view s) {
   return v;
 }
 
+/// A YAML boolean as the config spells it: true/yes/on, false/no/off;
+/// nullopt when it is neither.
+inline std::optional<bool> to_bool(std::string_view s) {
+  if (s == "true" || s == "yes" || s == "on")
+    return true;
+  if (s == "false" || s == "no" || s == "off")
+    return false;
+  return std::nullopt;
+}
+
 // Reads one config document. Every check reports through error(), which
 // records file, line, column and field; nothing throws past run().
 class loader {

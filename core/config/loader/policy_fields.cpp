@@ -86,11 +86,10 @@ void loader::parse_protect(const node& map, const std::string& field, monitor_pr
     return;
   const std::string f = join(field, "protect");
   if (n.is_scalar()) {
-    const std::string& v = n.text();
-    if (v == "true" || v == "on" || v == "yes")
-      out.enabled = true;
-    else if (v != "false" && v != "off" && v != "no")
-      error(n, f, "expected true, false or a map {max_flip_fraction, window, hold}, got '" + v + "'");
+    if (auto on = to_bool(n.text()))
+      out.enabled = *on;
+    else
+      error(n, f, "expected true, false or a map {max_flip_fraction, window, hold}, got '" + n.text() + "'");
     return;
   }
   if (!is_map(n, f))

@@ -276,17 +276,12 @@ struct tcp_server::impl {
 class tcp_server::impl::connection : public tcp_connection_table::entry,
                                      public std::enable_shared_from_this<connection> {
 public:
-  connection(impl& server, asio::ip::tcp::socket socket, const ip_address& peer)
+  connection(impl& server, asio::ip::tcp::socket socket, const ip_address& peer, uint16_t peer_port)
     : server_(server),
       socket_(std::move(socket)),
       buffer_(std::make_unique<uint8_t[]>(2 + max_tcp_message)),
-      peer_(peer) {
-    asio::error_code ec;
-    peer_port_ = socket_.remote_endpoint(ec).port();
-    auto local = socket_.local_endpoint(ec);
-    if (!ec)
-      local_ = dnstap::tap_endpoint{from_asio(local.address()), local.port(), true};
-  }
+      peer_(peer),
+      peer_port_(peer_port) {}
   ~connection() { close(); }
 
   void start() { read_length(); }
@@ -322,7 +317,7 @@ private:
                        if (ec || !self->open_)
                          return self->close();
                        size_t size = self->server_.answer(self->buffer_.get() + 2, length, self->peer_, self->peer_port_,
-                                                            self->local_);
+                                                            self->local());
                        if (size == 0) {
                          if (length < 12) {
                            self->server_.counters.bump(dns_counter::tcp_bad_length);
@@ -359,9 +354,23 @@ private:
   impl& server_;
   asio::ip::tcp::socket socket_;
   std::unique_ptr<uint8_t[]> buffer_;
+  /// The address the client connected to, for dnstap: asked of the socket
+  /// once, and only when dnstap is on.
+  const dnstap::tap_endpoint& local() {
+    if (server_.tap && !local_asked_) {
+      local_asked_ = true;
+      asio::error_code ec;
+      auto at = socket_.local_endpoint(ec);
+      if (!ec)
+        local_ = dnstap::tap_endpoint{from_asio(at.address()), at.port(), true};
+    }
+    return local_;
+  }
+
   ip_address peer_;
   uint16_t peer_port_ = 0;
-  dnstap::tap_endpoint local_; ///< the address the client connected to
+  dnstap::tap_endpoint local_;
+  bool local_asked_ = false;
   bool open_ = true;
 };
 
@@ -417,7 +426,7 @@ void tcp_server::impl::admit(asio::ip::tcp::socket socket) {
     break;
   }
   counters.bump(dns_counter::tcp_accepted);
-  auto c = std::make_shared<connection>(*this, std::move(socket), peer);
+  auto c = std::make_shared<connection>(*this, std::move(socket), peer, remote.port());
   table.add(*c, peer, tcp_connection_table::clock::now());
   c->start();
   // A new connection can start pressure, which brings every idle deadline

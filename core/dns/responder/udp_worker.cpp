@@ -44,26 +44,32 @@ ip_address from_sockaddr(const socket_address& sa) noexcept {
   return ip_address::from_v6(sa.v6.sin6_addr.s6_addr);
 }
 
-uint16_t peer_port(const socket_address& sa) noexcept {
+uint16_t port_of(const socket_address& sa) noexcept {
   return ntohs(sa.any.sa_family == AF_INET ? sa.v4.sin_port : sa.v6.sin6_port);
 }
 
-/// The address a datagram to a wildcard socket was sent to (packet info).
+/// The packet info (IP_PKTINFO or IPV6_PKTINFO) of a datagram received on a
+/// wildcard socket, or null.
+cmsghdr* packet_info(const msghdr& in) noexcept {
+  if (in.msg_controllen == 0)
+    return nullptr;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&in); c; c = CMSG_NXTHDR(const_cast<msghdr*>(&in), c))
+    if ((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) ||
+        (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO))
+      return c;
+  return nullptr;
+}
+
+/// The address a datagram to a wildcard socket was sent to.
 dnstap::tap_endpoint packet_destination(const msghdr& in, uint16_t port) noexcept {
   dnstap::tap_endpoint out;
   out.port = port;
-  if (in.msg_controllen == 0)
-    return out;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&in); c; c = CMSG_NXTHDR(const_cast<msghdr*>(&in), c)) {
-    if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
-      const auto* info = reinterpret_cast<const in_pktinfo*>(CMSG_DATA(c));
-      out.address = ip_address::from_v4(ntohl(info->ipi_addr.s_addr));
-      out.known = true;
-    } else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
-      const auto* info = reinterpret_cast<const in6_pktinfo*>(CMSG_DATA(c));
-      out.address = ip_address::from_v6(info->ipi6_addr.s6_addr);
-      out.known = true;
-    }
+  if (const cmsghdr* c = packet_info(in)) {
+    if (c->cmsg_level == IPPROTO_IP)
+      out.address = ip_address::from_v4(ntohl(reinterpret_cast<const in_pktinfo*>(CMSG_DATA(c))->ipi_addr.s_addr));
+    else
+      out.address = ip_address::from_v6(reinterpret_cast<const in6_pktinfo*>(CMSG_DATA(c))->ipi6_addr.s6_addr);
+    out.known = true;
   }
   return out;
 }
@@ -116,7 +122,7 @@ uint16_t bound_port(int fd) {
   socklen_t len = sizeof(sa);
   if (getsockname(fd, &sa.any, &len) != 0)
     return 0;
-  return ntohs(sa.any.sa_family == AF_INET ? sa.v4.sin_port : sa.v6.sin6_port);
+  return port_of(sa);
 }
 
 /// Everything one batch needs, allocated once per worker.
@@ -217,7 +223,7 @@ void udp_worker::run() {
       size_t size = processor_.process(std::span<uint8_t>(b.buffer(i), max_udp_buffer), b.rx[i].msg_len, source,
                                        snapshot, now);
       if (tapped) [[unlikely]]
-        tap_->finish(snapshot, source.address, peer_port(b.peers[i]),
+        tap_->finish(snapshot, source.address, port_of(b.peers[i]),
                      tap_server_.known ? tap_server_ : packet_destination(in, tap_server_.port), false,
                      processor_.answers(), {b.buffer(i), size}, processor_.asked_record());
       if (size == 0)
@@ -230,20 +236,15 @@ void udp_worker::run() {
       out.msg_iovlen = 1;
       out.msg_control = nullptr;
       out.msg_controllen = 0;
-      if (pktinfo_ && in.msg_controllen > 0) {
+      if (cmsghdr* c = pktinfo_ ? packet_info(in) : nullptr) {
         // Answer from the address the query was sent to.
-        for (cmsghdr* c = CMSG_FIRSTHDR(&in); c; c = CMSG_NXTHDR(const_cast<msghdr*>(&in), c)) {
-          if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
-            auto* info = reinterpret_cast<in_pktinfo*>(CMSG_DATA(c));
-            info->ipi_spec_dst = info->ipi_addr;
-            info->ipi_ifindex = 0;
-          } else if (!(c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO)) {
-            continue;
-          }
-          out.msg_control = c;
-          out.msg_controllen = CMSG_SPACE(c->cmsg_len - CMSG_LEN(0));
-          break;
+        if (c->cmsg_level == IPPROTO_IP) {
+          auto* info = reinterpret_cast<in_pktinfo*>(CMSG_DATA(c));
+          info->ipi_spec_dst = info->ipi_addr;
+          info->ipi_ifindex = 0;
         }
+        out.msg_control = c;
+        out.msg_controllen = CMSG_SPACE(c->cmsg_len - CMSG_LEN(0));
       }
       ++m;
     }

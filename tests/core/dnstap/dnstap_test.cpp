@@ -126,20 +126,18 @@ struct taken {
 std::vector<taken> drain(tap_ring& ring, std::vector<plan_ptr>* plans = nullptr) {
   std::vector<taken> out;
   for (auto e = ring.front(); !e.empty(); ring.pop(), e = ring.front()) {
-    if (static_cast<entry_kind>(e[0]) == entry_kind::plan) {
-      plan_entry p;
-      std::memcpy(&p, e.data(), sizeof p);
+    if (kind_of(e) == entry_kind::plan) {
+      plan_ptr p = take_plan(e);
       if (plans)
-        plans->push_back(*p.plan);
-      delete p.plan;
+        plans->push_back(std::move(p));
       continue;
     }
+    const message_record r = read_message(e);
     taken t;
-    std::memcpy(&t.m, e.data(), sizeof t.m);
+    t.m = r.facts;
     EXPECT_EQ(e.size(), sizeof t.m + t.m.query_len + t.m.response_len);
-    const uint8_t* q = e.data() + sizeof t.m;
-    t.query.assign(q, q + t.m.query_len);
-    t.response.assign(q + t.m.query_len, q + t.m.query_len + t.m.response_len);
+    t.query.assign(r.query.begin(), r.query.end());
+    t.response.assign(r.response.begin(), r.response.end());
     out.push_back(std::move(t));
   }
   return out;
@@ -904,11 +902,8 @@ TEST(tap_writer, a_config_without_dnstap_closes_the_sink_and_an_older_one_never_
   EXPECT_EQ(read_file(path).size(), 10u);
 }
 
-TEST(tap_writer, an_earlier_file_moves_to_dot_1_and_is_never_truncated) {
-  temp_dir dir;
-  const std::string path = dir.file("tap.fstrm");
-  { std::ofstream(path, std::ios::binary) << "the earlier run"; }
-  { std::ofstream(path + ".1", std::ios::binary) << "the run before"; }
+/// A writer with a file sink at `path` logs one query and stops.
+void log_one_query(const std::string& path) {
   snapshot_ptr s = make_world("", fra_best);
   ASSERT_TRUE(s);
   tap_writer writer(file_options(path), 1);
@@ -920,6 +915,14 @@ TEST(tap_writer, an_earlier_file_moves_to_dot_1_and_is_never_truncated) {
   cap.finish(s.get(), ip("192.0.2.7"), 1, tap_endpoint{}, false, decide(*s, "www.example.com"),
              make_response(query, 0));
   writer.stop();
+}
+
+TEST(tap_writer, an_earlier_file_moves_to_dot_1_and_is_never_truncated) {
+  temp_dir dir;
+  const std::string path = dir.file("tap.fstrm");
+  { std::ofstream(path, std::ios::binary) << "the earlier run"; }
+  { std::ofstream(path + ".1", std::ios::binary) << "the run before"; }
+  ASSERT_NO_FATAL_FAILURE(log_one_query(path));
   EXPECT_EQ(read_all(path + ".1"), "the earlier run");
   EXPECT_EQ(read_all(path + ".2"), "the run before");
   EXPECT_EQ(read_file(path).size(), 2u);
@@ -929,17 +932,7 @@ TEST(tap_writer, an_empty_file_is_written_over_without_rotating) {
   temp_dir dir;
   const std::string path = dir.file("tap.fstrm");
   { std::ofstream(path, std::ios::binary); }
-  snapshot_ptr s = make_world("", fra_best);
-  ASSERT_TRUE(s);
-  tap_writer writer(file_options(path), 1);
-  writer.start();
-  dns::worker_counters counters;
-  tap_capture cap(writer.ring(0), counters, true, 1);
-  const bytes query = make_query(1, "www.example.com");
-  ASSERT_TRUE(cap.begin(s.get(), query));
-  cap.finish(s.get(), ip("192.0.2.7"), 1, tap_endpoint{}, false, decide(*s, "www.example.com"),
-             make_response(query, 0));
-  writer.stop();
+  ASSERT_NO_FATAL_FAILURE(log_one_query(path));
   EXPECT_FALSE(std::filesystem::exists(path + ".1"));
   EXPECT_EQ(read_file(path).size(), 2u);
 }

@@ -51,6 +51,33 @@ measurement verdict(const std::string& origin, const std::string& dc, const std:
   return m;
 }
 
+/// DC `dc`'s agent a1's verdict on endpoint `endpoint` of profile api.
+measurement endpoint_verdict(const std::string& dc, const std::string& endpoint, bool up, uint64_t seq,
+                             int64_t at = t0) {
+  measurement m;
+  m.origin = dc + "/a1";
+  m.dc = dc;
+  m.src = source::endpoint;
+  m.key = "api/" + endpoint;
+  m.metric = metric_id::endpoint_status;
+  m.value = up ? 1 : 0;
+  m.at_ms = at;
+  m.seq = seq;
+  return m;
+}
+
+/// The decision trace of api.example.com A from 192.0.2.9 at `at`.
+std::string api_trace(const routing_snapshot& snap, int64_t at) {
+  decision_trace trace;
+  query_context ctx;
+  ctx.now_ms = at;
+  answer_set out;
+  resolve(snap, routing_query{*dns::text_to_wire("api.example.com"), 1,
+                              client_info::from_source(*ip_address::parse("192.0.2.9"))},
+          ctx, out, &trace);
+  return trace.to_text();
+}
+
 std::vector<std::string> answers(const snapshot_ptr& snap, const std::string& name, int64_t now) {
   query_context ctx;
   ctx.now_ms = now;
@@ -369,18 +396,6 @@ zones:
     records:
       - {name: api, type: A, profile: api}
 )";
-  auto endpoint = [](const std::string& dc, bool up, uint64_t seq) {
-    measurement m;
-    m.origin = dc + "/a1";
-    m.dc = dc;
-    m.src = source::endpoint;
-    m.key = "api/primary";
-    m.metric = metric_id::endpoint_status;
-    m.value = up ? 1 : 0;
-    m.at_ms = t0;
-    m.seq = seq;
-    return m;
-  };
   for (const char* monitor : {"any-dc", "two-dcs"}) {
     SCOPED_TRACE(monitor);
     std::string text = yaml;
@@ -391,22 +406,16 @@ zones:
     uint64_t seq = 1;
     for (const char* dc : {"fra", "iad", "sin"})
       d->on_batch(mesh::measurement_batch{std::string(dc) + "/a1", 0, 1,
-                                          {endpoint(dc, std::string(dc) != "fra", seq)}},
+                                          {endpoint_verdict(dc, "primary", std::string(dc) != "fra", seq)}},
                   t0);
     auto snap = d->build_snapshot(t0);
     EXPECT_EQ(answers(snap, "api.example.com", t0), std::vector<std::string>{"192.0.2.10"});
-    decision_trace trace;
-    query_context ctx;
-    ctx.now_ms = t0;
-    answer_set out;
-    resolve(*snap, routing_query{*dns::text_to_wire("api.example.com"), 1,
-                                 client_info::from_source(*ip_address::parse("192.0.2.9"))},
-            ctx, out, &trace);
+    const std::string trace = api_trace(*snap, t0);
     const std::string expected = std::string("quorum ") + (monitor == std::string("any-dc") ? "any" : "majority") +
                                  ": 2 of 3 vantage DC(s) up (fra down, iad up, sin up)";
-    EXPECT_NE(trace.to_text().find(expected), std::string::npos) << trace.to_text();
+    EXPECT_NE(trace.find(expected), std::string::npos) << trace;
     // Now iad loses it too: one DC of three still sees it.
-    d->on_batch(mesh::measurement_batch{"iad/a1", 1, 2, {endpoint("iad", false, 2)}}, t0 + 1000);
+    d->on_batch(mesh::measurement_batch{"iad/a1", 1, 2, {endpoint_verdict("iad", "primary", false, 2)}}, t0 + 1000);
     snap = d->build_snapshot(t0 + 1000);
     const std::vector<std::string> one_left = answers(snap, "api.example.com", t0 + 1000);
     if (monitor == std::string("any-dc"))
@@ -441,32 +450,10 @@ zones:
     records:
       - {name: api, type: A, profile: api}
 )";
-  auto endpoint = [](const std::string& dc, const std::string& ep, bool up, uint64_t seq, int64_t at) {
-    measurement m;
-    m.origin = dc + "/a1";
-    m.dc = dc;
-    m.src = source::endpoint;
-    m.key = "api/" + ep;
-    m.metric = metric_id::endpoint_status;
-    m.value = up ? 1 : 0;
-    m.at_ms = at;
-    m.seq = seq;
-    return m;
-  };
   auto report = [&](std::unique_ptr<decider_core>& d, const std::string& dc, bool primary, bool second, uint64_t seq, int64_t at) {
     d->on_batch(mesh::measurement_batch{dc + "/a1", seq - 1, seq,
-                                        {endpoint(dc, "primary", primary, seq, at), endpoint(dc, "second", second, seq, at)}},
+                                        {endpoint_verdict(dc, "primary", primary, seq, at), endpoint_verdict(dc, "second", second, seq, at)}},
                 at);
-  };
-  auto trace_of = [&](const std::shared_ptr<const routing_snapshot>& snap, int64_t at) {
-    decision_trace trace;
-    query_context ctx;
-    ctx.now_ms = at;
-    answer_set out;
-    resolve(*snap, routing_query{*dns::text_to_wire("api.example.com"), 1,
-                                 client_info::from_source(*ip_address::parse("192.0.2.9"))},
-            ctx, out, &trace);
-    return trace.to_text();
   };
   auto d = open();
   ASSERT_TRUE(d->apply_view(committed(yaml, 1, 2), t0).config);
@@ -475,7 +462,7 @@ zones:
   report(d, "iad", true, true, 1, t0);
   auto snap = d->build_snapshot(t0);
   EXPECT_EQ(answers(snap, "api.example.com", t0), std::vector<std::string>{"192.0.2.10"});
-  const std::string text = trace_of(snap, t0);
+  const std::string text = api_trace(*snap, t0);
   EXPECT_NE(text.find("quorum majority: 1 of 1 vantage DC(s) up (fra down, benched, iad up)"), std::string::npos)
     << text;
   EXPECT_NE(text.find("benched: it sees every endpoint it has a fresh verdict on down"), std::string::npos) << text;
@@ -490,7 +477,7 @@ zones:
   report(d, "iad", false, true, 2, t0 + 2000);
   snap = d->build_snapshot(t0 + 2000);
   EXPECT_EQ(answers(snap, "api.example.com", t0 + 2000), std::vector<std::string>{"192.0.2.11"});
-  const std::string confirmed = trace_of(snap, t0 + 2000);
+  const std::string confirmed = api_trace(*snap, t0 + 2000);
   EXPECT_NE(confirmed.find("quorum majority: 0 of 2 vantage DC(s) up (fra down, iad down)"), std::string::npos)
     << confirmed;
   EXPECT_NE(confirmed.find("quorum majority: 1 of 1 vantage DC(s) up (fra down, benched, iad up)"), std::string::npos)
