@@ -34,6 +34,8 @@ target_compile_definitions(gtmesh_msgpack INTERFACE MSGPACK_NO_BOOST)
 find_package(RocksDB REQUIRED)
 # yaml-cpp: only tools/bench/yaml_parse_bench (the YAML libraries compared, issue 11).
 find_package(yaml-cpp REQUIRED)
+# The config as JSON (the per-object API, importers, the external-dns webhook).
+find_package(nlohmann_json 3 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(MAXMINDDB REQUIRED IMPORTED_TARGET libmaxminddb)
 # libyaml: the config reader's fallback for the YAML its fast reader leaves (core/config/yaml_tree.hpp).

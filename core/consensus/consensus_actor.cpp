@@ -154,6 +154,10 @@ proposal_reply_body outcome(self_ptr self, uint64_t id, int status, const apply_
                   ", newer than this decider reads: it was skipped here; upgrade this decider";
   else if (r.malformed)
     reply.error = "the change was committed but is malformed and was skipped by every decider";
+  else if (!r.conflict.empty()) {
+    reply.ok = false;
+    reply.error = std::string(mesh::config_conflict_prefix) + r.conflict;
+  }
   return reply;
 }
 
@@ -496,7 +500,8 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
       return out.str();
     },
     [=](history_atom) -> std::string {
-      // One line per config version: VERSION SHA256 INDEX FILE BY AT_MS.
+      // One line per config version: VERSION SHA256 INDEX FILE BY AT_MS
+      // SOURCE [MESSAGE] (the message is the rest of the line).
       std::ostringstream out;
       // One token per field (scripts split on spaces): "alice via decider2"
       // is listed as alice_via_decider2.
@@ -505,9 +510,12 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
         std::replace(t.begin(), t.end(), ' ', '_');
         return t;
       };
-      for (const auto& r : self->state.fsm.history())
+      for (const auto& r : self->state.fsm.history()) {
+        std::string message = r.message;
+        std::replace_if(message.begin(), message.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
         out << r.version << " " << r.sha256 << " " << r.index << " " << token(r.file) << " " << token(r.by) << " "
-            << r.at_ms << "\n";
+            << r.at_ms << " " << to_string(r.source) << (message.empty() ? "" : " " + message) << "\n";
+      }
       // Just started, the log is applied again entry by entry (and a
       // follower applies only what the leader says is committed): until
       // then the list is short. Said on a line of its own that no line

@@ -26,7 +26,12 @@ struct wire_entry {
   std::string sn;
   std::string sj;
   uint32_t fv = 0; ///< format; 0: written by 0.1.0 (format 1)
-  MSGPACK_DEFINE_MAP(k, y, yz, f, dc, d, by, id, at, lu, bv, sn, sj, fv)
+  std::string m;
+  uint8_t src = 0;
+  uint32_t iv = 0;
+  bool ka = false;
+  uint32_t bo = 0;
+  MSGPACK_DEFINE_MAP(k, y, yz, f, dc, d, by, id, at, lu, bv, sn, sj, fv, m, src, iv, ka, bo)
 };
 
 /// Only the format, of an entry whose other fields may be of another shape.
@@ -37,9 +42,19 @@ struct wire_entry_format {
 
 } // namespace
 
+const char* to_string(config_source s) noexcept {
+  switch (s) {
+    case config_source::api: return "api";
+    case config_source::webhook: return "webhook";
+    default: return "file";
+  }
+}
+
 std::vector<uint8_t> encode(const log_entry& e) {
+  const bool conditional = e.if_version != 0 || e.keep_api_changes;
   wire_entry w{static_cast<uint8_t>(e.kind), {}, {}, e.file, e.dc, e.drained, e.by, e.push_id, e.at_ms,
-               e.log_uid, e.base_version, e.serial, e.subject, log_entry_format};
+               e.log_uid, e.base_version, e.serial, e.subject, conditional ? 2u : 1u,
+               e.message, static_cast<uint8_t>(e.source), e.if_version, e.keep_api_changes, e.based_on};
   mesh::put_config_text(e.yaml, w.y, w.yz);
   return pack(w);
 }
@@ -49,7 +64,8 @@ bool decode(const uint8_t* data, size_t size, log_entry& out) noexcept {
   if (!unpack_into(data, size, w) || w.fv > log_entry_format)
     return false;
   if (w.k < 1 || w.k > 4 || w.dc.size() > max_entry_name_bytes || w.by.size() > max_entry_name_bytes ||
-      w.f.size() > max_entry_file_bytes || w.sn.size() > 40 || w.sj.size() > max_entry_name_bytes)
+      w.f.size() > max_entry_file_bytes || w.sn.size() > 40 || w.sj.size() > max_entry_name_bytes ||
+      w.m.size() > max_entry_message_bytes || w.src > 2)
     return false;
   if (static_cast<entry_kind>(w.k) == entry_kind::revoke && !mesh::is_normal_serial(w.sn))
     return false;
@@ -58,7 +74,8 @@ bool decode(const uint8_t* data, size_t size, log_entry& out) noexcept {
     if (!mesh::take_config_text(w.y, w.yz, text))
       return false;
     out = log_entry{static_cast<entry_kind>(w.k), std::move(text), std::move(w.f), std::move(w.dc), w.d,
-                    std::move(w.by), w.id, w.at, w.lu, w.bv, std::move(w.sn), std::move(w.sj)};
+                    std::move(w.by), w.id, w.at, w.lu, w.bv, std::move(w.sn), std::move(w.sj),
+                    std::move(w.m), static_cast<config_source>(w.src), w.iv, w.ka, w.bo};
     return true;
   } catch (...) {
     return false;

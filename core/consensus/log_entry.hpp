@@ -24,6 +24,9 @@
 namespace gtmesh::consensus {
 
 enum class entry_kind : uint8_t { config = 1, bootstrap_config = 2, drain = 3, revoke = 4 };
+enum class config_source : uint8_t { file = 0, api = 1, webhook = 2 };
+/// "file", "api", "webhook".
+const char* to_string(config_source s) noexcept;
 
 struct log_entry {
   entry_kind kind = entry_kind::config;
@@ -43,16 +46,33 @@ struct log_entry {
   /// the name it was issued to, as far as the operator knows it (display).
   std::string serial;
   std::string subject;
+  /// config: the operator's message (display) and where the change came
+  /// from: a whole file (push, bootstrap), the per-object API or the
+  /// external-dns webhook (docs/api.md).
+  std::string message;
+  config_source source = config_source::file;
+  /// config, conditions checked when the entry is applied, so every decider
+  /// decides the same (a change that fails one is committed and ignored):
+  /// if_version: applies only while the config is at that version (the API's
+  /// If-Match); keep_api_changes: a whole-file push applies only if no
+  /// version after based_on (0: after the newest whole-file version) came
+  /// from the API or the webhook. Entries with a condition are format 2;
+  /// they are proposed only once every member decider states the
+  /// `config-conditions` capability.
+  uint32_t if_version = 0;
+  bool keep_api_changes = false;
+  uint32_t based_on = 0;
 };
 
 /// Limits decode() enforces; a proposer checks them first.
 inline constexpr size_t max_entry_name_bytes = 255; ///< dc, by
 inline constexpr size_t max_entry_file_bytes = 255; ///< file
+inline constexpr size_t max_entry_message_bytes = 1024; ///< message
 
 std::vector<uint8_t> encode(const log_entry& e);
-/// The format this build writes and reads up to; an entry without one was
-/// written by 0.1.0 (format 1).
-inline constexpr uint32_t log_entry_format = 1;
+/// The format this build reads up to; it writes 1 unless the entry carries
+/// a condition (2). An entry without one was written by 0.1.0 (format 1).
+inline constexpr uint32_t log_entry_format = 2;
 
 /// False for anything that is not a well-formed entry of a format this
 /// build reads (never throws).

@@ -24,7 +24,9 @@ struct wire_record {
   std::string by;
   int64_t at = 0;
   uint64_t id = 0;
-  MSGPACK_DEFINE_MAP(v, i, h, f, by, at, id)
+  std::string m;
+  uint8_t src = 0;
+  MSGPACK_DEFINE_MAP(v, i, h, f, by, at, id, m, src)
 };
 
 struct wire_drain {
@@ -78,6 +80,27 @@ std::string sha256_hex(const std::string& text) {
   return out;
 }
 
+std::string replicated_state::condition_failed(const log_entry& e) const {
+  if (e.if_version != 0 && e.if_version != version_)
+    return "the config is at version " + std::to_string(version_) + ", not version " +
+           std::to_string(e.if_version) + " this change was based on";
+  if (!e.keep_api_changes)
+    return "";
+  // A whole-file push must not silently undo what the API changed since
+  // the version it was based on (by default: the newest whole-file one).
+  uint32_t base = e.based_on;
+  if (base == 0)
+    for (const auto& h : history_)
+      if (h.source == config_source::file)
+        base = h.version;
+  for (const auto& h : history_)
+    if (h.version > base && h.source != config_source::file)
+      return "version " + std::to_string(h.version) + " was changed through the " + to_string(h.source) + " by " +
+             h.by + " after version " + std::to_string(base) +
+             " this file is based on; merge it (gtmeshctl export) or push with --force";
+  return "";
+}
+
 apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
   applied_index_ = std::max(applied_index_, index);
   apply_result r;
@@ -99,6 +122,14 @@ apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
         r.ignored = true;
         return r;
       }
+      if (e.kind == entry_kind::config) {
+        r.conflict = condition_failed(e);
+        if (!r.conflict.empty()) {
+          r.version = version_;
+          r.ignored = true;
+          return r;
+        }
+      }
       if (e.kind == entry_kind::bootstrap_config)
         version_ = e.base_version;
       if (log_uid_ == 0) // the first config names the log
@@ -106,7 +137,8 @@ apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
       ++version_;
       yaml_ = std::make_shared<const std::string>(e.yaml);
       file_ = e.file;
-      history_.push_back(config_record{version_, index, sha256_hex(e.yaml), e.file, e.by, e.at_ms, e.push_id});
+      history_.push_back(config_record{version_, index, sha256_hex(e.yaml), e.file, e.by, e.at_ms, e.push_id,
+                                       e.message, e.source});
       if (history_.size() > history_limit)
         history_.pop_front();
       if (e.push_id != 0) {
@@ -152,7 +184,8 @@ std::vector<uint8_t> replicated_state::snapshot() const {
     mesh::put_config_text(*yaml_, w.y, w.yz);
   w.f = file_;
   for (const auto& h : history_)
-    w.h.push_back(wire_record{h.version, h.index, h.sha256, h.file, h.by, h.at_ms, h.push_id});
+    w.h.push_back(wire_record{h.version, h.index, h.sha256, h.file, h.by, h.at_ms, h.push_id, h.message,
+                              static_cast<uint8_t>(h.source)});
   for (const auto& [dc, d] : drains_)
     w.dr.push_back(wire_drain{d.dc, d.drained, d.by, d.index, d.at_ms});
   for (const auto& [id, v] : push_ids_) {
@@ -180,7 +213,8 @@ bool replicated_state::restore(const uint8_t* data, size_t size) {
       next.yaml_ = std::make_shared<const std::string>(std::move(text));
     next.file_ = std::move(w.f);
     for (auto& h : w.h)
-      next.history_.push_back(config_record{h.v, h.i, std::move(h.h), std::move(h.f), std::move(h.by), h.at, h.id});
+      next.history_.push_back(config_record{h.v, h.i, std::move(h.h), std::move(h.f), std::move(h.by), h.at, h.id,
+                                           std::move(h.m), static_cast<config_source>(h.src > 2 ? 0 : h.src)});
     for (auto& d : w.dr)
       next.drains_[d.dc] = drain_record{d.dc, d.d, std::move(d.by), d.i, d.at};
     for (size_t i = 0; i < w.ids.size(); ++i)

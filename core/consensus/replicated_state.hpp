@@ -40,6 +40,8 @@ struct config_record {
   std::string by;
   int64_t at_ms = 0;
   uint64_t push_id = 0;
+  std::string message;
+  config_source source = config_source::file;
 };
 
 struct drain_record {
@@ -76,6 +78,9 @@ struct apply_result {
   bool ignored = false;   ///< bootstrap_config while a config exists
   bool malformed = false; ///< the entry did not decode: nothing was applied
   uint32_t newer_format = 0; ///< malformed here because a newer build wrote it (log_entry.hpp)
+  /// A config whose condition (log_entry::if_version, keep_api_changes) did
+  /// not hold: not applied; why, the same on every decider.
+  std::string conflict;
 };
 
 class replicated_state {
@@ -105,6 +110,8 @@ public:
   replicated_view_ptr view() const;
 
 private:
+  /// Why a config entry's condition does not hold ("" when it does).
+  std::string condition_failed(const log_entry& e) const;
   uint64_t applied_index_ = 0;
   uint64_t log_uid_ = 0;
   uint32_t version_ = 0;

@@ -7,6 +7,7 @@
 #include "core/consensus/cluster_backup.hpp"
 #include "core/consensus/log_entry.hpp"
 #include "core/consensus/raft_node.hpp"
+#include "core/decider/config_api.hpp"
 #include "core/dns/responder/responder_actor.hpp"
 #include "core/mesh/mesh_types.hpp"
 #include "core/mesh/node_runtime.hpp"
@@ -365,6 +366,15 @@ void release_waiting(self_ptr self, bool expire) {
       ++it;
     }
   }
+  for (auto it = st.waiting_calls.begin(); it != st.waiting_calls.end();) {
+    if (it->index <= st.core->applied_index() || (expire && now >= it->deadline)) {
+      auto done = std::move(it->done);
+      it = st.waiting_calls.erase(it);
+      done();
+    } else {
+      ++it;
+    }
+  }
 }
 
 /// Proposes a log entry; `reply` turns the outcome into the frame the
@@ -466,6 +476,14 @@ void handle_push(self_ptr self, link_id link, const link_peer& from, const confi
     e.by = display_text(from.identity.name, consensus::max_entry_name_bytes);
     e.push_id = push.push_id;
     e.at_ms = now;
+    e.message = push.message.substr(0, consensus::max_entry_message_bytes);
+    // A pusher that asks not to undo API changes gets the condition once
+    // every member decider understands it (before that, no API change can
+    // have been made: the API needs the same capability).
+    if (push.keep_api_changes && members_lacking(self, capability_config_conditions).empty()) {
+      e.keep_api_changes = true;
+      e.based_on = push.based_on;
+    }
     entry = consensus::encode(e);
     if (entry.size() > consensus::max_config_bytes)
       errors.push_back(file + ": " + std::to_string(push.yaml.size() >> 20) + " MB that compress to " +
@@ -493,7 +511,8 @@ void handle_push(self_ptr self, link_id link, const link_peer& from, const confi
     if (!r.ok) {
       self->state.core->drop_validated();
       reply.errors.push_back(r.error);
-      reply.retry = r.error.rfind(refused_by_leader_prefix, 0) != 0; // the leader's "invalid" is final
+      // The leader's "invalid" and a failed condition are final.
+      reply.retry = r.error.rfind(refused_by_leader_prefix, 0) != 0 && r.error.rfind(config_conflict_prefix, 0) != 0;
     } else {
       log(self, "config version " + std::to_string(r.version) + " pushed by " + who + " committed at log index " +
                   std::to_string(r.index));
@@ -593,6 +612,105 @@ std::string with_config_texts(self_ptr self, const std::vector<char>& bytes) {
   }
   std::vector<uint8_t> out = consensus::encode_backup(b);
   return std::string(out.begin(), out.end());
+}
+
+/// One call of the per-object config API (docs/api.md), from the HTTP
+/// listener or gtmeshctl; `answer` gets the reply (config_api.hpp), once
+/// the change is committed and applied here. args: METHOD (GET, EXPORT,
+/// PUT, DELETE, APPLY), PATH, BODY, IF_MATCH ("" none, or a version),
+/// DRY_RUN ("1"), AUTHOR, MESSAGE, SOURCE ("api", "webhook").
+void config_api_call(self_ptr self, const std::vector<std::string>& args, std::function<void(std::string)> answer) {
+  namespace api = config_api;
+  auto& st = self->state;
+  auto arg = [&](size_t i) { return i < args.size() ? args[i] : std::string(); };
+  const active_config* cur = st.core->config();
+  const uint32_t version = cur ? cur->version : 0;
+  const std::string& method = args.empty() ? std::string() : args[0];
+  if (!cur)
+    return answer(api::error_reply(503, 0, "this decider has no config yet"));
+  if (method == "GET")
+    return answer(api::read(cur->yaml, version, arg(1)));
+  if (method == "EXPORT") {
+    std::string error;
+    std::string text = api::export_yaml(cur->yaml, version, error);
+    return answer(text.empty() ? api::error_reply(500, version, error) : api::reply(200, version, text));
+  }
+  const bool if_match = !arg(3).empty() && arg(3) != "*";
+  if (if_match && arg(3) != std::to_string(version))
+    return answer(api::error_reply(412, version, "If-Match names version " + arg(3) + ", but the config is at version " +
+                                                     std::to_string(version) + "; nothing was changed"));
+  if (std::string lacking = members_lacking(self, capability_config_conditions); !lacking.empty())
+    return answer(api::error_reply(503, version, "config changes through the API wait until " + lacking));
+  std::string error;
+  auto edits = api::edits_of(method, arg(1), arg(2), error);
+  if (edits.empty())
+    return answer(api::error_reply(method == "PUT" || method == "DELETE" || method == "APPLY" ? 400 : 405, version,
+                                   error.empty() ? "nothing to apply" : error));
+  api::prepared p = api::prepare(cur->yaml, version, std::move(edits));
+  if (p.status >= 400)
+    return answer(p.reply);
+  const bool dry_run = arg(4) == "1";
+  const int64_t now = wall_clock_ms();
+  std::string report;
+  auto errors = st.core->validate_config(p.yaml, api::api_file, now, dry_run, &report);
+  if (errors.empty() && st.core->validated_model()) {
+    std::string lacking = config_features_lacking(self, *st.core->validated_model());
+    if (!lacking.empty())
+      errors.push_back(std::string(api::api_file) + ": " + lacking);
+  }
+  if (!errors.empty() || dry_run) {
+    st.core->drop_validated();
+    if (!errors.empty())
+      return answer(api::reply(422, version, api::explain_errors(p, errors)));
+    return answer(api::reply(200, version, api::json{{"dry_run", true}, {"report", report}}));
+  }
+  consensus::log_entry e;
+  e.kind = consensus::entry_kind::config;
+  e.yaml = p.yaml;
+  e.file = api::api_file;
+  e.by = display_text(arg(5).empty() ? "?" : arg(5), consensus::max_entry_name_bytes);
+  e.message = display_text(arg(6), consensus::max_entry_message_bytes);
+  e.source = arg(7) == "webhook" ? consensus::config_source::webhook : consensus::config_source::api;
+  e.if_version = version;
+  e.at_ms = now;
+  e.push_id = (uint64_t{std::random_device{}()} << 32) | std::random_device{}() | 1;
+  auto bytes = consensus::encode(e);
+  if (bytes.size() > consensus::max_config_bytes) {
+    st.core->drop_validated();
+    return answer(api::error_reply(413, version, "the config would be larger than a replicated log entry may be"));
+  }
+  std::vector<std::string> paths;
+  for (const auto& ed : p.edits)
+    paths.push_back(ed.ref.path());
+  const int success = p.status == 201 ? 201 : 200;
+  self
+    ->request(st.options.consensus, st.options.operator_timeout + std::chrono::seconds(1), propose_atom_v,
+              std::vector<char>(bytes.begin(), bytes.end()))
+    .then(
+      [self, answer, version, if_match, success, paths](const proposal_reply_body& r) {
+        auto& s = self->state;
+        if (!r.ok) {
+          s.core->drop_validated();
+          if (r.error.rfind(config_conflict_prefix, 0) == 0)
+            return answer(config_api::error_reply(if_match ? 412 : 409, version, r.error));
+          const bool refused = r.error.rfind(refused_by_leader_prefix, 0) == 0;
+          return answer(config_api::error_reply(refused ? 422 : 503, version, r.error));
+        }
+        log(self, "config version " + std::to_string(r.version) + " made through the API (" +
+                    (paths.size() == 1 ? paths[0] : std::to_string(paths.size()) + " objects") + ") committed at log index " +
+                    std::to_string(r.index));
+        auto body = config_api::json{{"version", r.version}, {"objects", paths}};
+        std::string text = config_api::reply(success, r.version, body);
+        if (r.index <= s.core->applied_index())
+          return answer(text);
+        s.waiting_calls.push_back(decider_state::waiting_call{
+          r.index, [answer, text] { answer(text); }, std::chrono::steady_clock::now() + std::chrono::seconds(2)});
+      },
+      [self, answer, version](caf::error&) {
+        self->state.core->drop_validated();
+        answer(config_api::error_reply(503, version, "the consensus log did not answer in time; the change may "
+                                                     "still be applied: read the object again before retrying"));
+      });
 }
 
 /// Replies to one operator or decider request (status, explain, ...).
@@ -800,6 +918,23 @@ void handle_request(self_ptr self, link_id link, const link_peer& from, const re
     st.nodes[display_text(origin, 255)] =
       decider_state::node_report{display_text(dc, 255), display_text(arg(2), 32), display_text(arg(3), 1024), now};
     return reply(true, "ok");
+  }
+  if (req.command == "config-api") {
+    // gtmeshctl get/apply/delete/export: reads need an operator (or
+    // decider) certificate, changes an operator's; the author is the
+    // certificate's name, never what the request says.
+    const bool read = arg(0) == "GET" || arg(0) == "EXPORT";
+    if (read ? !reader : role != node_role::operator_)
+      return refuse("an operator certificate");
+    std::vector<std::string> call = a;
+    call.resize(8);
+    call[5] = "gtmeshctl:" + from.identity.name;
+    call[7] = "api";
+    std::string name = node_name(self);
+    config_api_call(self, call, [self, link, name](std::string text) {
+      send_frame(self, link, frame(message_kind::reply, name, reply_body{true, std::move(text)}));
+    });
+    return;
   }
   if (req.command == "config") {
     if (role != node_role::agent)
@@ -1398,6 +1533,11 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
               rp.deliver(std::string("{\"ok\":false,\"error\":\"the consensus log did not answer in time; "
                                      "the change may still be applied\"}"));
             });
+        return rp;
+      }
+      if (command == "config-api") {
+        auto rp = self->make_response_promise<std::string>();
+        config_api_call(self, args, [rp](std::string text) mutable { rp.deliver(std::move(text)); });
         return rp;
       }
       return std::string("{\"error\":\"unknown view\"}");

@@ -124,6 +124,13 @@ struct decider_state {
     std::chrono::steady_clock::time_point deadline;
   };
   std::vector<waiting_reply> waiting;
+  /// The same for config API calls (HTTP or gtmeshctl): `done` answers.
+  struct waiting_call {
+    uint64_t index = 0;
+    std::function<void()> done;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::vector<waiting_call> waiting_calls;
   /// Why this decider, not a voter of the membership in force, answers no
   /// DNS query (SERVFAIL: resolvers ask another nameserver); "" as a voter.
   std::string not_member_reason;

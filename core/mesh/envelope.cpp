@@ -137,11 +137,14 @@ struct wire_config {
   std::string f;
   bool dry = false;
   uint64_t id = 0;
-  MSGPACK_DEFINE_MAP(v, y, yz, f, dry, id)
+  uint32_t bo = 0;
+  bool ka = false;
+  std::string m;
+  MSGPACK_DEFINE_MAP(v, y, yz, f, dry, id, bo, ka, m)
 };
 
 wire_config config_to_wire(const config_body& b) {
-  wire_config w{b.version, {}, {}, b.file, b.dry_run, b.push_id};
+  wire_config w{b.version, {}, {}, b.file, b.dry_run, b.push_id, b.based_on, b.keep_api_changes, b.message};
   put_config_text(b.yaml, w.y, w.yz);
   return w;
 }
@@ -150,7 +153,7 @@ bool config_from_wire(wire_config& w, config_body& out) {
   std::string text;
   if (!take_config_text(w.y, w.yz, text))
     return false;
-  out = config_body{w.v, std::move(text), std::move(w.f), w.dry, w.id};
+  out = config_body{w.v, std::move(text), std::move(w.f), w.dry, w.id, w.bo, w.ka, std::move(w.m)};
   return true;
 }
 

@@ -109,6 +109,12 @@ struct config_body {
   std::string file; ///< the name errors carry
   bool dry_run = false;
   uint64_t push_id = 0; ///< chosen by the pusher: a retry with the same id is applied once
+  /// A push: the version the file was based on (0: the newest pushed file),
+  /// and whether it must not undo changes made through the API since then
+  /// (false: --force, or a pusher older than the API).
+  uint32_t based_on = 0;
+  bool keep_api_changes = false;
+  std::string message; ///< the operator's message, shown in gtmeshctl configs
 };
 
 /// delta: entries of each origin above the peer's high-water mark, the new
@@ -147,6 +153,9 @@ inline constexpr std::string_view no_leader_reason = "no leader: this decider ca
 /// A change the leader's validation refused: definitive, nothing was
 /// appended, so gtmeshctl does not retry it (exit 1, "rejected").
 inline constexpr std::string_view refused_by_leader_prefix = "refused by the leader: ";
+/// A committed config change whose condition did not hold (If-Match, or a
+/// push over API changes): nothing changed, and a retry will not help.
+inline constexpr std::string_view config_conflict_prefix = "conflict: ";
 /// The decider's Raft log could not start (a full disk, say): nothing was
 /// proposed there; another decider may take the change.
 inline constexpr std::string_view log_not_running_prefix = "the consensus log is not running here";

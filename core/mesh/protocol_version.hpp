@@ -30,6 +30,9 @@ inline constexpr std::string_view capability_revoke = "revoke";
 inline constexpr std::string_view capability_tls_crl = "tls-crl";
 /// Agent certificates that bind their instance (URI gtmesh:agent:DC:instance).
 inline constexpr std::string_view capability_agent_instance = "agent-instance";
+/// Config entries with conditions (log_entry format 2: the API's If-Match,
+/// a push that must not undo API changes).
+inline constexpr std::string_view capability_config_conditions = "config-conditions";
 
 /// This build's capabilities, sent in its hello.
 const std::vector<std::string>& own_capabilities();

@@ -6,6 +6,8 @@
 #include <httplib.h>
 #include <openssl/ssl.h>
 
+#include <algorithm>
+
 #include <sys/socket.h>
 
 #include <chrono>
@@ -51,13 +53,24 @@ std::unique_ptr<http_endpoint> http_endpoint::create(http_endpoint_options optio
   auto& s = *e->server_;
   // Small and bounded (guarded_http_server.hpp): scrapes and a console
   // poll, not a web server.
-  s.set_payload_max_length(64 * 1024);
+  s.set_payload_max_length(std::max<size_t>(64 * 1024, e->options_.body_prefix.empty() ? 0 : e->options_.max_body));
   // Before any body is read: GET without a body, and POST without a body
   // only to the console's two actions. Anything else is refused here, so
   // a client cannot make the node read a large or chunked body.
-  s.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+  s.set_pre_routing_handler([body_prefix = e->options_.body_prefix](const httplib::Request& req,
+                                                                    httplib::Response& res) {
     const bool has_body = req.has_header("Transfer-Encoding") ||
                           (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
+    if (!body_prefix.empty() && req.path.rfind(body_prefix, 0) == 0 &&
+        (req.method == "PUT" || req.method == "POST" || req.method == "DELETE")) {
+      if (req.has_header("Transfer-Encoding") || (req.method != "DELETE" && !req.has_header("Content-Length"))) {
+        res.status = 411;
+        res.set_header("Connection", "close");
+        res.set_content("a request body needs Content-Length (no chunked bodies)\n", "text/plain");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      return httplib::Server::HandlerResponse::Unhandled; // httplib enforces the payload limit (413)
+    }
     const bool action = req.method == "POST" && (req.path == "/api/drain" || req.path == "/api/undrain");
     if (action && !has_body && !req.has_header("Content-Length")) {
       // HTTP/1.1 lets a request without a length have no body, but httplib

@@ -28,6 +28,11 @@ struct http_endpoint_options {
   /// (clients without one still read /metrics and the console).
   std::string tls_cert, tls_key, tls_ca;
   http_connection_limits limits;
+  /// Paths under this prefix also take PUT, POST and DELETE, with a body
+  /// of at most `max_body` bytes and a Content-Length (the decider's
+  /// /api/v1/, docs/api.md); "" for none.
+  std::string body_prefix;
+  size_t max_body = 64 * 1024;
 };
 
 class http_endpoint {

@@ -279,6 +279,7 @@ int demo(const args& a) {
     aopt.gossip_interval = std::chrono::milliseconds(500);
     aopt.transport = transport;
     aopt.consensus = consensus;
+    aopt.address = co.address; // its own Raft address: not a peer to link to
     aopt.log = log;
     aopt.board = board;
     auto decider_handle = sys.spawn(decider::decider_actor, core, aopt);

@@ -6,7 +6,9 @@
 #include "core/text/json_quote.hpp"
 #include "core/observe/decider_metrics.hpp"
 #include "core/observe/dns_metrics.hpp"
+#include "tools/gtmesh/api_routes.hpp"
 #include "tools/gtmesh/console/console_page.hpp"
+#include "core/decider/config_api.hpp"
 
 #include <caf/all.hpp>
 #include <httplib.h>
@@ -45,6 +47,7 @@ void ops_listener::add_dns(const dns::dns_responder* responder) {
 }
 
 void ops_listener::add_decider(std::shared_ptr<const decider::status_board> board) {
+  decider_ = true;
   metrics_.add([board](observe::families& out) {
     if (auto s = board->latest())
       observe::append_decider_metrics(*s, unix_now_ms(), out);
@@ -66,6 +69,70 @@ void ops_listener::add_agent(std::shared_ptr<const observe::agent_metrics> agent
 void ops_listener::add_console(caf::actor_system& system, caf::actor decider,
                                std::shared_ptr<const decider::status_board> board) {
   console_ = console{&system, std::move(decider), std::move(board)};
+}
+
+namespace {
+
+bool loopback_name(std::string host_port) {
+  if (host_port.rfind("[", 0) == 0)
+    return host_port.rfind("[::1]", 0) == 0;
+  host_port = host_port.substr(0, host_port.find(':'));
+  return host_port == "localhost" || mesh::is_loopback_host(host_port);
+}
+
+} // namespace
+
+bool authorize_change(const httplib::Request& req, bool tls, std::string& who, std::string& why) {
+  // Who did it: the operator certificate's name over HTTPS; over plain
+  // HTTP nobody is authenticated, and the history says so (the
+  // X-Gtmesh-Operator header is anybody's text, never an author).
+  if (tls) {
+    auto id = mesh::verified_peer_identity(req.ssl);
+    if (!id) {
+      why = "changes over HTTPS need a client certificate of the cluster CA with the operator role "
+            "(gtmeshctl ca issue NAME --role operator)";
+      return false;
+    }
+    if (id->role != mesh::node_role::operator_) {
+      why = "changes need an operator certificate, not " + id->describe();
+      return false;
+    }
+    who = id->name;
+  } else {
+    if (!mesh::is_loopback_host(req.remote_addr)) {
+      why = "changes are accepted from loopback clients only, not " + req.remote_addr;
+      return false;
+    }
+    if (!loopback_name(req.get_header_value("Host"))) {
+      why = "changes need a loopback name in Host (127.0.0.1, [::1] or localhost)";
+      return false;
+    }
+    who = "unauthenticated loopback client " + req.remote_addr;
+  }
+  if (std::string origin = req.get_header_value("Origin"); !origin.empty()) {
+    auto at = origin.find("://");
+    std::string origin_host = at == std::string::npos ? std::string() : origin.substr(at + 3);
+    if (tls ? origin_host != req.get_header_value("Host") : !loopback_name(origin_host)) {
+      why = "changes are refused from origin " + origin;
+      return false;
+    }
+  }
+  return true;
+}
+
+bool authorize_read(const httplib::Request& req, bool tls, std::string& why) {
+  if (tls) {
+    if (!mesh::verified_peer_identity(req.ssl)) {
+      why = "reading the config over HTTPS needs a client certificate of the cluster CA";
+      return false;
+    }
+    return true;
+  }
+  if (!mesh::is_loopback_host(req.remote_addr) || !loopback_name(req.get_header_value("Host"))) {
+    why = "over plain HTTP the config is read by loopback clients only, with a loopback name in Host";
+    return false;
+  }
+  return true;
 }
 
 void ops_listener::add_console_routes() {
@@ -163,43 +230,15 @@ void ops_listener::add_console_routes() {
   // sent, that is the listener itself.
   const bool tls = endpoint_->tls();
   for (const char* command : {"drain", "undrain"}) {
-    routes.Post(std::string("/api/") + command, [c, ask, command, tls](const httplib::Request& req,
-                                                                      httplib::Response& res) {
+    routes.Post(std::string("/api/") + command, [ask, command, tls](const httplib::Request& req,
+                                                                   httplib::Response& res) {
       auto refuse = [&](const std::string& why) {
         res.status = 403;
         res.set_content("{\"ok\":false,\"error\":" + json_string(why) + "}", "application/json");
       };
-      auto loopback_name = [](std::string host_port) {
-        if (host_port.rfind("[", 0) == 0)
-          return host_port.rfind("[::1]", 0) == 0;
-        host_port = host_port.substr(0, host_port.find(':'));
-        return host_port == "localhost" || mesh::is_loopback_host(host_port);
-      };
-      // Who did it: the operator certificate's name over HTTPS; over plain
-      // HTTP nobody is authenticated, and the history says so (the
-      // X-Gtmesh-Operator header is anybody's text, never an author).
-      std::string who;
-      if (tls) {
-        auto id = mesh::verified_peer_identity(req.ssl);
-        if (!id)
-          return refuse("console actions over HTTPS need a client certificate of the cluster CA with the operator "
-                        "role (gtmeshctl ca issue NAME --role operator)");
-        if (id->role != mesh::node_role::operator_)
-          return refuse("console actions need an operator certificate, not " + id->describe());
-        who = id->name;
-      } else {
-        if (!mesh::is_loopback_host(req.remote_addr))
-          return refuse("console actions are accepted from loopback clients only, not " + req.remote_addr);
-        if (!loopback_name(req.get_header_value("Host")))
-          return refuse("console actions need a loopback name in Host (127.0.0.1, [::1] or localhost)");
-        who = "unauthenticated loopback client " + req.remote_addr;
-      }
-      if (std::string origin = req.get_header_value("Origin"); !origin.empty()) {
-        auto at = origin.find("://");
-        std::string origin_host = at == std::string::npos ? std::string() : origin.substr(at + 3);
-        if (tls ? origin_host != req.get_header_value("Host") : !loopback_name(origin_host))
-          return refuse("console actions are refused from origin " + origin);
-      }
+      std::string who, why;
+      if (!authorize_change(req, tls, who, why))
+        return refuse(why);
       if (req.get_header_value("X-Gtmesh-Operator").empty())
         return refuse("missing the X-Gtmesh-Operator header");
       std::string dc = req.has_param("dc") ? req.get_param_value("dc") : std::string();
@@ -208,6 +247,10 @@ void ops_listener::add_console_routes() {
         res.status = 409;
     });
   }
+  // The per-object config API and the external-dns webhook (docs/api.md).
+  auto api = std::make_shared<api_routes>(*c.system, c.decider, tls);
+  api->install(routes);
+  metrics_.add([api](observe::families& out) { api->append_metrics(out); });
 }
 
 std::string ops_listener::not_ready() const {
@@ -222,6 +265,10 @@ bool ops_listener::bind(const std::string& listen, std::string& error, const mes
   o.listen = listen;
   o.metrics = &metrics_;
   o.not_ready = [this] { return not_ready(); };
+  if (decider_) {
+    o.body_prefix = "/api/v1/";
+    o.max_body = decider::config_api::max_body_bytes;
+  }
   if (tls.enabled()) {
     o.tls_cert = tls.cert;
     o.tls_key = tls.key;

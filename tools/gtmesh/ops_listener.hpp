@@ -68,6 +68,7 @@ private:
     std::shared_ptr<const decider::status_board> board;
   };
   std::optional<console> console_;
+  bool decider_ = false; ///< /api/v1/ takes request bodies
   const dns::dns_responder* dns_ = nullptr;                 ///< for /api/traffic
   std::shared_ptr<observe::traffic_window> traffic_ = std::make_shared<observe::traffic_window>();
   void add_console_routes();

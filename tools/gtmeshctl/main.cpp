@@ -1,7 +1,16 @@
 // gtmeshctl: the operator's tool (SPEC section 1, docs/mesh.md).
 //
 //   gtmeshctl [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F] [--timeout DURATION] COMMAND
-//     push FILE [--dry-run]        validate locally, then commit it through the deciders' Raft log
+//     push FILE [--dry-run] [--force] [--base VERSION] [--message TEXT]
+//                                  validate locally, then commit it through the deciders' Raft log;
+//                                  refused if the API changed the config after the version the file
+//                                  is based on (its export header, --base, else the last pushed file)
+//                                  unless --force
+//     get KIND [NAME] | get zones/ZONE/records[/NAME/TYPE]   one object or a list, as JSON (docs/api.md)
+//     apply FILE [--dry-run] [--if-match VERSION] [--message TEXT]   the objects of a partial config,
+//                                  committed as one new version
+//     delete KIND NAME | delete zones/ZONE/records/NAME/TYPE [--if-match VERSION] [--message TEXT]
+//     export                       the running config as canonical YAML, with its version
 //     status [--json]              per node: config version, consensus, peers, DC health, measurement ages
 //     configs                      the committed config history: VERSION SHA256 LOG-INDEX FILE BY AT_MS
 //     explain NAME [TYPE] [--client IP] [--ecs PREFIX] [--json]   a live decision trace
@@ -36,6 +45,7 @@
 // outcome is unknown: it may still be applied).
 
 #include "core/config/config_loader.hpp"
+#include "core/decider/config_api.hpp"
 #include "core/consensus/cluster_backup.hpp"
 #include "core/runtime/durable_file.hpp"
 #include "core/config/duration.hpp"
@@ -49,6 +59,8 @@
 #include "tools/gtmeshctl/dnssec_command.hpp"
 #include "tools/gtmeshctl/tap_command.hpp"
 #include "tools/gtmeshctl/enroll.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -67,7 +79,11 @@ namespace {
 int usage() {
   std::fputs("usage: gtmeshctl [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F] [--timeout D]\n"
              "                 [--retry-for D] COMMAND\n"
-             "  push FILE [--dry-run] | status [--json] | configs | explain NAME [TYPE] [--client IP] [--ecs PREFIX] [--json]\n"
+             "  push FILE [--dry-run] [--force] [--base VERSION] [--message TEXT] | status [--json] | configs\n"
+             "  explain NAME [TYPE] [--client IP] [--ecs PREFIX] [--json]\n"
+             "  get KIND [NAME] | apply FILE [--dry-run] | delete KIND NAME | export   (docs/api.md;\n"
+             "      KIND: zones, profiles, services, datacenters, probes, zones/ZONE/records [NAME TYPE];\n"
+             "      changes take --if-match VERSION and --message TEXT)\n"
              "  drain DC | undrain DC | history [--since 10m|2026-12-01T04:00:00Z|UNIX_MS] [--limit N]\n"
              "  member list | member add HOST:PORT | member remove HOST:PORT | member replace OLD NEW\n"
              "  backup FILE | show-backup FILE | fault LINK SPEC\n"
@@ -198,6 +214,44 @@ bool nothing_proposed(const std::string& error) {
 /// (a push or drain whose outcome is unknown: it may still be applied).
 constexpr int exit_unknown_outcome = 3;
 
+/// A config API reply (core/decider/config_api.hpp) for a terminal: the
+/// object, the YAML, or what changed; errors with their JSON pointers.
+/// Exit code: 0 done, 1 refused, 3 outcome unknown.
+int print_api_reply(const std::string& cmd, const std::string& text, bool dry_run) {
+  using json = nlohmann::ordered_json;
+  json r = json::parse(text, nullptr, false);
+  if (r.is_discarded() || !r.is_object()) {
+    std::fprintf(stderr, "gtmeshctl: unexpected reply: %s\n", text.substr(0, 200).c_str());
+    return 1;
+  }
+  const int status = r.value("status", 500);
+  const json& body = r["body"];
+  if (status < 300) {
+    if (cmd == "export")
+      std::fputs(body.get<std::string>().c_str(), stdout);
+    else if (cmd == "get")
+      std::printf("%s\n", body.dump(2).c_str());
+    else if (dry_run)
+      std::fputs(body.value("report", std::string()).c_str(), stdout);
+    else
+      std::printf("%s as version %u: committed by a majority of the deciders\n",
+                  cmd == "delete" ? "deleted" : "applied", body.value("version", 0u));
+    return 0;
+  }
+  std::fprintf(stderr, "gtmeshctl: %s (HTTP %d; the config stays at version %u)\n",
+               body.value("error", std::string("refused")).c_str(), status, r.value("version", 0u));
+  if (body.contains("errors"))
+    for (const auto& e : body["errors"]) {
+      std::string where = e.value("object", std::string());
+      if (e.contains("pointer"))
+        where += " " + e.value("pointer", std::string());
+      else if (e.contains("config_pointer"))
+        where += "config " + e.value("config_pointer", std::string());
+      std::fprintf(stderr, "  %s: %s\n", where.c_str(), e.value("message", std::string()).c_str());
+    }
+  return status == 503 ? exit_unknown_outcome : 1;
+}
+
 struct outcome {
   int rc = 1;
   bool retry = false;
@@ -304,6 +358,10 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
     out.rc = 0;
     return out;
   }
+  if (reply.ok && (cmd == "get" || cmd == "delete" || cmd == "apply" || cmd == "export")) {
+    out.rc = print_api_reply(cmd, reply.text, dry_run);
+    return out;
+  }
   // Text for a terminal fits 100 columns; JSON, and text read by scripts
   // (not a terminal), stay as they are.
   FILE* to = reply.ok ? stdout : stderr;
@@ -363,6 +421,11 @@ int main(int argc, char** argv) {
   r.option("--dir", ca_dir);
   r.option("--cluster", cluster);
   bool dry_run = r.flag("--dry-run");
+  bool force = r.flag("--force");
+  std::string base_text, if_match, message;
+  r.option("--base", base_text);
+  r.option("--if-match", if_match);
+  r.option("--message", message);
   cli::dnssec_options dnssec;
   r.option("--algorithm", dnssec.algorithm);
   r.option("--config", dnssec.config);
@@ -450,8 +513,19 @@ int main(int argc, char** argv) {
     std::stringstream text;
     text << in.rdbuf();
     req.kind = mesh::message_kind::config_push;
+    // The version the file was based on: --base, else its export header
+    // (gtmeshctl export), else 0 (the newest pushed file).
+    uint32_t based_on = decider::config_api::exported_version(text.str());
+    if (!base_text.empty()) {
+      char* end = nullptr;
+      based_on = static_cast<uint32_t>(std::strtoul(base_text.c_str(), &end, 10));
+      if (!end || *end || based_on == 0) {
+        std::fprintf(stderr, "gtmeshctl: --base expects a config version (gtmeshctl configs)\n");
+        return 2;
+      }
+    }
     req.body = mesh::encode_body(mesh::config_body{0, text.str(), std::filesystem::path(pos[1]).filename(), dry_run,
-                                                   dry_run ? 0 : random_push_id()});
+                                                   dry_run ? 0 : random_push_id(), based_on, !force, message});
     req.retryable = !dry_run;
     // The text travels compressed (mesh/config_compression.hpp); the loader
     // above already refused a text over its 64 MiB.
@@ -542,6 +616,32 @@ int main(int argc, char** argv) {
     req.body = mesh::encode_body(mesh::request_body{
       "revoke", {serial, subject, std::to_string(random_push_id()), "gtmeshctl:" + user_name()}});
     req.retryable = true;
+  } else if (cmd == "get" || cmd == "delete" || cmd == "apply" || cmd == "export") {
+    // The per-object config API over the mesh link (docs/api.md).
+    std::vector<std::string> args;
+    if (cmd == "export" && pos.size() == 1) {
+      args = {"EXPORT", ""};
+    } else if (cmd == "apply" && pos.size() == 2) {
+      std::string text, error;
+      if (!read_whole_file(pos[1], decider::config_api::max_body_bytes, text, error)) {
+        std::fprintf(stderr, "gtmeshctl: %s: %s\n", pos[1].c_str(), error.c_str());
+        return 1;
+      }
+      args = {"APPLY", "", text};
+    } else if ((cmd == "get" && pos.size() >= 2 && pos.size() <= 4) || (cmd == "delete" && pos.size() >= 3 && pos.size() <= 4)) {
+      // KIND NAME, or a path; zones/Z/records NAME TYPE.
+      std::string path = pos[1];
+      for (size_t i = 2; i < pos.size(); ++i)
+        path += "/" + pos[i];
+      args = {cmd == "get" ? "GET" : "DELETE", path};
+    } else {
+      return usage();
+    }
+    args.resize(8);
+    args[3] = if_match;
+    args[4] = dry_run ? "1" : "";
+    args[6] = message;
+    req.body = mesh::encode_body(mesh::request_body{"config-api", args});
   } else if (cmd == "send-garbage" && pos.size() == 1) {
     req.body = mesh::encode_body(mesh::request_body{"status", {}});
   } else if (cmd == "fault" && (pos.size() == 1 || pos.size() == 3)) {

@@ -1,0 +1,222 @@
+#include "core/config/config_json.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+
+namespace gtmesh::config_json {
+
+namespace {
+
+/// The JSON value a scalar's text is exactly the JSON text of, if any.
+json typed_scalar(std::string_view text) {
+  if (text == "true")
+    return true;
+  if (text == "false")
+    return false;
+  if (text.empty() || (!std::isdigit(static_cast<unsigned char>(text[0])) && text[0] != '-'))
+    return std::string(text);
+  int64_t i = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), i);
+  if (ec == std::errc() && end == text.data() + text.size()) {
+    json n = i;
+    return n.dump() == text ? n : json(std::string(text));
+  }
+  if (text.find_first_not_of("0123456789.-eE+") == std::string_view::npos) {
+    std::string s(text);
+    char* stop = nullptr;
+    double d = std::strtod(s.c_str(), &stop);
+    if (stop && *stop == 0) {
+      json n = d;
+      if (n.dump() == text)
+        return n;
+    }
+  }
+  return std::string(text);
+}
+
+/// Why a string cannot be written as a plain scalar (block or flow).
+bool needs_quotes(const std::string& s) {
+  if (s.empty() || s.front() == ' ' || s.back() == ' ' || s.back() == ':')
+    return true;
+  const unsigned char first = static_cast<unsigned char>(s[0]);
+  if (!std::isalnum(first) && first != '_' && first != '.' && first != '/')
+    return true;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (std::isalnum(c) || c == '_' || c == '.' || c == '-' || c == '/' || c == '@' || c == '+' || c == '=' ||
+        c == '*' || c == '(' || c == ')' || c == '%' || c == '^' || c == '$' || c == '!' || c == ';' || c == '~')
+      continue;
+    if (c == ' ' && s[i + 1] != '#' && (i == 0 || s[i - 1] != ':'))
+      continue;
+    if (c == ':' && i + 1 < s.size() && s[i + 1] != ' ')
+      continue;
+    return true;
+  }
+  // Text that would read back as another JSON type, or as a YAML 1.1
+  // boolean or null to another tool.
+  if (!typed_scalar(s).is_string())
+    return true;
+  std::string lower;
+  for (char c : s)
+    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* word : {"null", "yes", "no", "on", "off", "y", "n", "true", "false"})
+    if (lower == word)
+      return true;
+  return false;
+}
+
+std::string scalar_text(const json& v) {
+  if (v.is_string()) {
+    const auto& s = v.get_ref<const std::string&>();
+    return needs_quotes(s) ? v.dump() : s;
+  }
+  if (v.is_null())
+    return "null";
+  return v.dump();
+}
+
+bool is_scalar(const json& v) { return !v.is_object() && !v.is_array(); }
+
+/// A container of scalars on one line, or "" when it holds a container.
+std::string flow(const json& v) {
+  std::string out = v.is_object() ? "{" : "[";
+  bool first = true;
+  if (v.is_object()) {
+    for (const auto& [k, item] : v.items()) {
+      if (!is_scalar(item))
+        return "";
+      out += (first ? "" : ", ") + scalar_text(json(k)) + ": " + scalar_text(item);
+      first = false;
+    }
+  } else {
+    for (const auto& item : v) {
+      if (!is_scalar(item))
+        return "";
+      out += (first ? "" : ", ") + scalar_text(item);
+      first = false;
+    }
+  }
+  return out + (v.is_object() ? "}" : "]");
+}
+
+std::string escape_pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key)
+    out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+  return out;
+}
+
+class emitter {
+public:
+  explicit emitter(yaml_text& out) : out_(out) {}
+
+  /// The value of a key (or list item) that starts on the current line
+  /// after `lead` ("key:" or "-"); `indent` is the column of `lead`.
+  void value(const json& v, const std::string& pointer, const std::string& lead, size_t indent) {
+    const std::string pad(indent, ' ');
+    if (is_scalar(v) || v.empty()) {
+      line(pad + lead + " " + (v.is_object() ? "{}" : v.is_array() ? "[]" : scalar_text(v)), pointer);
+      return;
+    }
+    if (std::string f = flow(v); !f.empty() && indent + lead.size() + 1 + f.size() <= max_width) {
+      line(pad + lead + " " + f, pointer);
+      return;
+    }
+    if (lead == "-" && v.is_object()) {
+      // "- first: ..." then the other keys under it.
+      bool first = true;
+      for (const auto& [k, item] : v.items()) {
+        const std::string p = pointer + "/" + escape_pointer_token(k);
+        if (first)
+          value(item, p, "- " + scalar_text(json(k)) + ":", indent);
+        else
+          value(item, p, scalar_text(json(k)) + ":", indent + 2);
+        first = false;
+      }
+      return;
+    }
+    line(pad + lead, pointer);
+    // Under "- key:" the key stands 2 columns right of the dash.
+    members(v, pointer, indent + (lead.rfind("- ", 0) == 0 ? 4 : 2));
+  }
+
+  /// The entries of a container, each on its own line(s) at `indent`.
+  void members(const json& v, const std::string& pointer, size_t indent) {
+    if (v.is_object()) {
+      for (const auto& [k, item] : v.items())
+        value(item, pointer + "/" + escape_pointer_token(k), scalar_text(json(k)) + ":", indent);
+    } else {
+      size_t i = 0;
+      for (const auto& item : v)
+        value(item, pointer + "/" + std::to_string(i++), "-", indent);
+    }
+  }
+
+private:
+  static constexpr size_t max_width = 100;
+  void line(const std::string& text, const std::string& pointer) {
+    out_.text += text;
+    out_.text += '\n';
+    out_.pointer_of_line.push_back(pointer);
+  }
+  yaml_text& out_;
+};
+
+} // namespace
+
+json from_yaml(const yaml::node& n) {
+  switch (n.kind()) {
+    case yaml::node_kind::mapping: {
+      json out = json::object();
+      for (size_t i = 0; i < n.size(); ++i)
+        if (n.key_at(i).is_scalar())
+          out[n.key_at(i).text()] = from_yaml(n.value_at(i));
+      return out;
+    }
+    case yaml::node_kind::sequence: {
+      json out = json::array();
+      for (size_t i = 0; i < n.size(); ++i)
+        out.push_back(from_yaml(n[i]));
+      return out;
+    }
+    case yaml::node_kind::scalar:
+      return typed_scalar(n.scalar());
+    default:
+      return nullptr;
+  }
+}
+
+std::optional<json> parse_yaml(std::string_view text, std::string& error) {
+  auto parsed = yaml::parse(text);
+  if (!parsed.doc) {
+    error = std::to_string(parsed.where.line + 1) + ":" + std::to_string(parsed.where.column + 1) + ": " +
+            parsed.message;
+    return std::nullopt;
+  }
+  json out = from_yaml(parsed.doc->root());
+  if (out.is_null())
+    return json::object();
+  return out;
+}
+
+const std::string& yaml_text::pointer_at(int line) const {
+  static const std::string none;
+  return line >= 1 && static_cast<size_t>(line) <= pointer_of_line.size() ? pointer_of_line[line - 1] : none;
+}
+
+yaml_text to_yaml(const json& doc, std::string_view header) {
+  yaml_text out;
+  out.text.append(header);
+  for (char c : header)
+    if (c == '\n')
+      out.pointer_of_line.emplace_back();
+  emitter e(out);
+  if (doc.is_object())
+    e.members(doc, "", 0);
+  else
+    e.value(doc, "", "", 0);
+  return out;
+}
+
+} // namespace gtmesh::config_json

@@ -1,0 +1,52 @@
+#pragma once
+
+// The config as JSON, and JSON back as config YAML: the per-object API's
+// view of a config (docs/api.md) and `gtmeshctl export`.
+//
+// The loader reads every scalar as text, so the JSON types are for the
+// reader's convenience only: a YAML scalar becomes a number, a boolean or
+// null when its text is exactly how JSON writes that value (`30`, `0.5`,
+// `true`), and a string otherwise (`30s`, `010`, `"200-399"`). Written back,
+// every value reads as the same text, so the loader sees the same config.
+//
+// to_yaml() writes the canonical form `gtmeshctl export` prints: block style,
+// keys in the order they came, a mapping or list of scalars that fits on one
+// line in flow style (`location: {lat: 50.1, lon: 8.7}`), strings quoted
+// only where YAML would read them otherwise. It also says which JSON
+// pointer each line holds, so a loader error (file:line) can be told as a
+// pointer into the request that caused it.
+
+#include "core/config/yaml_tree.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gtmesh::config_json {
+
+using json = nlohmann::ordered_json;
+
+/// One YAML node as JSON (mapping keys that are not scalars are skipped:
+/// the loader refuses them anyway).
+json from_yaml(const yaml::node& n);
+
+/// A whole YAML text as JSON; nullopt with `error` ("LINE:COLUMN: why",
+/// 1-based) when it is not YAML. An empty text is an empty object.
+std::optional<json> parse_yaml(std::string_view text, std::string& error);
+
+struct yaml_text {
+  std::string text;
+  /// The JSON pointer ("/zones/0/records/3/ttl") of what starts on each
+  /// line, index 0 for line 1; "" for a comment line.
+  std::vector<std::string> pointer_of_line;
+  /// That of a 1-based line ("" outside the text).
+  const std::string& pointer_at(int line) const;
+};
+
+/// `doc` as config YAML, after `header` (comment lines, each "# ...\n").
+yaml_text to_yaml(const json& doc, std::string_view header = {});
+
+} // namespace gtmesh::config_json

@@ -1,0 +1,147 @@
+#include "core/decider/config_api.hpp"
+
+#include <charconv>
+
+namespace gtmesh::decider::config_api {
+
+std::string reply(int status, uint32_t version, const json& body) {
+  json r = json::object();
+  r["status"] = status;
+  r["version"] = version;
+  r["body"] = body;
+  return r.dump();
+}
+
+std::string error_reply(int status, uint32_t version, const std::string& message) {
+  return reply(status, version, json{{"error", message}});
+}
+
+std::string read(const std::string& yaml, uint32_t version, const std::string& path) {
+  std::string error;
+  auto doc = config_json::parse_yaml(yaml, error);
+  if (!doc)
+    return error_reply(500, version, "the running config does not read as YAML: " + error);
+  if (path.empty() || path == "config")
+    return reply(200, version, *doc);
+  auto ref = config_objects::parse_path(path, error);
+  if (!ref)
+    return error_reply(404, version, error);
+  auto found = config_objects::get(*doc, *ref, error);
+  if (!found)
+    return error_reply(404, version, error);
+  return reply(200, version, *found);
+}
+
+std::vector<config_objects::edit> edits_of(const std::string& method, const std::string& path,
+                                           const std::string& body, std::string& error) {
+  if (method == "APPLY") {
+    // A partial config: JSON is YAML too.
+    auto doc = config_json::parse_yaml(body, error);
+    if (!doc) {
+      error = "the objects to apply are not YAML or JSON: " + error;
+      return {};
+    }
+    return config_objects::edits_of(*doc, error);
+  }
+  auto ref = config_objects::parse_path(path, error);
+  if (!ref)
+    return {};
+  if (method == "DELETE")
+    return {config_objects::edit{*ref, std::nullopt}};
+  if (method != "PUT") {
+    error = "method " + method + " is not allowed: GET, PUT or DELETE";
+    return {};
+  }
+  json parsed = json::parse(body, nullptr, false);
+  if (parsed.is_discarded()) {
+    error = "the body is not JSON";
+    return {};
+  }
+  return {config_objects::edit{*ref, std::move(parsed)}};
+}
+
+prepared prepare(const std::string& yaml, uint32_t version, std::vector<config_objects::edit> edits) {
+  prepared p;
+  std::string error;
+  auto doc = config_json::parse_yaml(yaml, error);
+  if (!doc) {
+    p.status = 500;
+    p.reply = error_reply(500, version, "the running config does not read as YAML: " + error);
+    return p;
+  }
+  for (const auto& e : edits) {
+    auto r = config_objects::apply(*doc, e);
+    if (r.status >= 400) {
+      p.status = r.status;
+      p.reply = error_reply(r.status, version, e.ref.path() + ": " + r.error);
+      return p;
+    }
+    p.results.push_back(r);
+  }
+  p.edits = std::move(edits);
+  p.doc = *doc;
+  p.text = config_json::to_yaml(*doc);
+  p.yaml = p.text.text;
+  if (p.results.size() == 1)
+    p.status = p.results[0].status;
+  return p;
+}
+
+json explain_errors(const prepared& p, const std::vector<std::string>& errors) {
+  json list = json::array();
+  const std::string prefix = std::string(api_file) + ":";
+  for (const auto& e : errors) {
+    json item = json::object();
+    std::string rest = e;
+    std::string pointer;
+    if (rest.rfind(prefix, 0) == 0) {
+      // api.yaml:LINE:COLUMN: field: why
+      size_t at = prefix.size();
+      int line = 0;
+      auto [end, ec] = std::from_chars(rest.data() + at, rest.data() + rest.size(), line);
+      if (ec == std::errc()) {
+        size_t after = rest.find(": ", static_cast<size_t>(end - rest.data()));
+        pointer = p.text.pointer_at(line);
+        rest = after == std::string::npos ? rest : rest.substr(after + 2);
+        // A line in flow style holds several fields: the error's field
+        // ("profiles[x].endpoints[b].weight") names which.
+        std::string field = rest.substr(0, rest.find(": "));
+        std::string last = field.substr(field.rfind('.') == std::string::npos ? 0 : field.rfind('.') + 1);
+        last = last.substr(0, last.find('['));
+        try {
+          const json& at = pointer.empty() ? p.doc : p.doc.at(json::json_pointer(pointer));
+          if (at.is_object() && !last.empty() && at.contains(last))
+            pointer += "/" + last;
+        } catch (const std::exception&) {
+        }
+      }
+    }
+    // Into the request when it falls inside an object the request wrote.
+    for (size_t i = 0; i < p.results.size() && !pointer.empty(); ++i) {
+      const std::string& object = p.results[i].pointer;
+      if (!object.empty() && (pointer == object || pointer.rfind(object + "/", 0) == 0)) {
+        item["object"] = p.edits[i].ref.path();
+        item["pointer"] = pointer.substr(object.size());
+        break;
+      }
+    }
+    if (!pointer.empty())
+      item["config_pointer"] = pointer;
+    item["message"] = rest;
+    list.push_back(std::move(item));
+  }
+  return json{{"error", "the change would make the config invalid; nothing was changed"}, {"errors", list}};
+}
+
+std::string export_yaml(const std::string& yaml, uint32_t version, std::string& error) {
+  auto doc = config_json::parse_yaml(yaml, error);
+  if (!doc)
+    return "";
+  std::string header = std::string(export_marker) + std::to_string(version) +
+                       " (gtmeshctl export; comments are not kept).\n"
+                       "# `gtmeshctl push` of this file is refused if the API changed the config after it.\n";
+  return config_json::to_yaml(*doc, header).text;
+}
+
+
+} // namespace gtmesh::decider::config_api

@@ -1,0 +1,77 @@
+#pragma once
+
+// The per-object config API's logic (docs/api.md), apart from the actor
+// that runs it (decider_actor.cpp) and the listeners that carry it (HTTP:
+// tools/gtmesh/ops_listener.cpp; gtmeshctl over the mesh):
+//
+//   read()        GET of one object or collection of the running config
+//   prepare()     the config text after some edits, with where each went
+//   explain_errors()  the loader's "file:line:col: field: why" as JSON
+//                 pointers into the request (and into the config)
+//
+// A reply is one JSON object: {"status": HTTP status, "version": the config
+// version it was made from (the ETag), "body": ...}.
+
+#include "core/config/config_objects.hpp"
+
+#include <charconv>
+#include <cstdint>
+#include <string_view>
+#include <string>
+#include <vector>
+
+namespace gtmesh::decider::config_api {
+
+using config_json::json;
+
+/// The file name the loader is given for a config made by the API (its
+/// errors are turned into pointers by explain_errors()).
+inline constexpr const char* api_file = "api.yaml";
+/// Largest request body (a whole zone of records fits).
+inline constexpr size_t max_body_bytes = 1u << 20;
+
+std::string reply(int status, uint32_t version, const json& body);
+std::string error_reply(int status, uint32_t version, const std::string& message);
+
+/// GET `path` of the config `yaml` (at `version`).
+std::string read(const std::string& yaml, uint32_t version, const std::string& path);
+
+struct prepared {
+  int status = 200;          ///< not 200/201: `reply` says why
+  std::string reply;         ///< set when nothing is to be written
+  std::string yaml;          ///< the new config text
+  json doc;                  ///< the same as JSON
+  config_json::yaml_text text; ///< the same with its line pointers
+  std::vector<config_objects::edit> edits;
+  std::vector<config_objects::edit_result> results; ///< one per edit
+};
+
+/// The edits a request stands for: PUT/DELETE of `path` (body: one JSON
+/// object), or APPLY (body: a partial config, JSON or YAML).
+std::vector<config_objects::edit> edits_of(const std::string& method, const std::string& path,
+                                           const std::string& body, std::string& error);
+
+/// The config `yaml` (at `version`) after `edits`, as text.
+prepared prepare(const std::string& yaml, uint32_t version, std::vector<config_objects::edit> edits);
+
+/// The loader's errors on a prepared text, as a 422 reply body.
+json explain_errors(const prepared& p, const std::vector<std::string>& errors);
+
+/// The running config as canonical YAML (`gtmeshctl export`), with a header
+/// naming its version (what `gtmeshctl push` takes as the version a file
+/// was based on).
+std::string export_yaml(const std::string& yaml, uint32_t version, std::string& error);
+
+/// The first line of an exported file: this, then its version.
+inline constexpr std::string_view export_marker = "# gtmesh config version ";
+
+/// The version an exported file names in its header; 0 when it names none.
+inline uint32_t exported_version(std::string_view text) {
+  if (text.rfind(export_marker, 0) != 0)
+    return 0;
+  uint32_t v = 0;
+  std::from_chars(text.data() + export_marker.size(), text.data() + text.size(), v);
+  return v;
+}
+
+} // namespace gtmesh::decider::config_api
