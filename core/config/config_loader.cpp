@@ -21,9 +21,9 @@ namespace config_loading {
 namespace {
 
 /// The keys of the config's root mapping.
-constexpr std::array<std::string_view, 11> root_keys{"cluster", "measurement", "datacenters",  "probes",
+constexpr std::array<std::string_view, 12> root_keys{"cluster", "measurement", "datacenters",  "probes",
                                                      "services", "zones",      "profiles",     "geo",
-                                                     "latency_table", "failover_budget", "dnstap"};
+                                                     "latency_table", "failover_budget", "dnstap", "external_dns"};
 
 /// One error per line and field, the first found: an empty value is
 /// reported by check_keys, and the reader of its key may say it again.
@@ -96,6 +96,7 @@ load_result loader::read(std::string_view text) {
     });
     each(root, "services", "", [&](const node& n, const std::string& f) { parse_service(n, f); });
     each(root, "profiles", "", [&](const node& n, const std::string& f) { parse_profile(n, f); });
+    each(root, "external_dns", "", [&](const node& n, const std::string& f) { parse_external_dns(n, f); });
     if (scope_ == config_scope::whole)
       each(root, "zones", "", [&](const node& n, const std::string& f) { parse_zone(n, f); });
     if (node g = child(root, "geo")) {

@@ -1,5 +1,7 @@
 #include "core/decider/config_api.hpp"
 
+#include "core/decider/external_dns.hpp"
+
 #include <charconv>
 
 namespace gtmesh::decider::config_api {
@@ -85,6 +87,43 @@ prepared prepare(const std::string& yaml, uint32_t version, std::vector<config_o
   if (p.results.size() == 1)
     p.status = p.results[0].status;
   return p;
+}
+
+prepared prepare_webhook(const std::string& yaml, uint32_t version, const std::string& cluster,
+                         const std::string& body) {
+  prepared p;
+  std::string error;
+  auto doc = config_json::parse_yaml(yaml, error);
+  if (!doc) {
+    p.status = 500;
+    p.reply = error_reply(500, version, "the running config does not read as YAML: " + error);
+    return p;
+  }
+  json changes = json::parse(body, nullptr, false);
+  if (changes.is_discarded() || !changes.is_object()) {
+    p.status = 400;
+    p.reply = error_reply(400, version, "the body is not a plan.Changes JSON object");
+    return p;
+  }
+  if (std::string why = external_dns::apply_changes(*doc, cluster, changes); !why.empty()) {
+    p.status = 422;
+    p.reply = error_reply(422, version, why);
+    return p;
+  }
+  p.doc = *doc;
+  p.text = config_json::to_yaml(*doc);
+  p.yaml = p.text.text;
+  p.status = 204;
+  return p;
+}
+
+std::string read_webhook(const std::string& yaml, uint32_t version, const std::string& what,
+                         const std::string& cluster) {
+  std::string error;
+  auto doc = config_json::parse_yaml(yaml, error);
+  if (!doc)
+    return error_reply(500, version, "the running config does not read as YAML: " + error);
+  return reply(200, version, what == "filter" ? external_dns::domain_filter(*doc) : external_dns::records(*doc, cluster));
 }
 
 json explain_errors(const prepared& p, const std::vector<std::string>& errors) {

@@ -54,6 +54,15 @@ std::vector<config_objects::edit> edits_of(const std::string& method, const std:
 /// The config `yaml` (at `version`) after `edits`, as text.
 prepared prepare(const std::string& yaml, uint32_t version, std::vector<config_objects::edit> edits);
 
+/// The config `yaml` after a webhook's plan.Changes (JSON `body`) for
+/// `cluster` (external_dns.hpp).
+prepared prepare_webhook(const std::string& yaml, uint32_t version, const std::string& cluster,
+                         const std::string& body);
+
+/// A webhook read: GET / (`what` "filter") or GET /records ("records").
+std::string read_webhook(const std::string& yaml, uint32_t version, const std::string& what,
+                         const std::string& cluster);
+
 /// The loader's errors on a prepared text, as a 422 reply body.
 json explain_errors(const prepared& p, const std::vector<std::string>& errors);
 

@@ -630,6 +630,8 @@ void config_api_call(self_ptr self, const std::vector<std::string>& args, std::f
     return answer(api::error_reply(503, 0, "this decider has no config yet"));
   if (method == "GET")
     return answer(api::read(cur->yaml, version, arg(1)));
+  if (method == "WEBHOOK-FILTER" || method == "WEBHOOK-RECORDS")
+    return answer(api::read_webhook(cur->yaml, version, method == "WEBHOOK-FILTER" ? "filter" : "records", arg(1)));
   if (method == "EXPORT") {
     std::string error;
     std::string text = api::export_yaml(cur->yaml, version, error);
@@ -641,12 +643,17 @@ void config_api_call(self_ptr self, const std::vector<std::string>& args, std::f
                                                      std::to_string(version) + "; nothing was changed"));
   if (std::string lacking = members_lacking(self, capability_config_conditions); !lacking.empty())
     return answer(api::error_reply(503, version, "config changes through the API wait until " + lacking));
-  std::string error;
-  auto edits = api::edits_of(method, arg(1), arg(2), error);
-  if (edits.empty())
-    return answer(api::error_reply(method == "PUT" || method == "DELETE" || method == "APPLY" ? 400 : 405, version,
-                                   error.empty() ? "nothing to apply" : error));
-  api::prepared p = api::prepare(cur->yaml, version, std::move(edits));
+  api::prepared p;
+  if (method == "WEBHOOK-APPLY") {
+    p = api::prepare_webhook(cur->yaml, version, arg(1), arg(2));
+  } else {
+    std::string error;
+    auto edits = api::edits_of(method, arg(1), arg(2), error);
+    if (edits.empty())
+      return answer(api::error_reply(method == "PUT" || method == "DELETE" || method == "APPLY" ? 400 : 405, version,
+                                     error.empty() ? "nothing to apply" : error));
+    p = api::prepare(cur->yaml, version, std::move(edits));
+  }
   if (p.status >= 400)
     return answer(p.reply);
   const bool dry_run = arg(4) == "1";
@@ -682,7 +689,7 @@ void config_api_call(self_ptr self, const std::vector<std::string>& args, std::f
   std::vector<std::string> paths;
   for (const auto& ed : p.edits)
     paths.push_back(ed.ref.path());
-  const int success = p.status == 201 ? 201 : 200;
+  const int success = p.status == 201 || p.status == 204 ? p.status : 200;
   self
     ->request(st.options.consensus, st.options.operator_timeout + std::chrono::seconds(1), propose_atom_v,
               std::vector<char>(bytes.begin(), bytes.end()))
@@ -696,9 +703,10 @@ void config_api_call(self_ptr self, const std::vector<std::string>& args, std::f
           const bool refused = r.error.rfind(refused_by_leader_prefix, 0) == 0;
           return answer(config_api::error_reply(refused ? 422 : 503, version, r.error));
         }
-        log(self, "config version " + std::to_string(r.version) + " made through the API (" +
-                    (paths.size() == 1 ? paths[0] : std::to_string(paths.size()) + " objects") + ") committed at log index " +
-                    std::to_string(r.index));
+        log(self, "config version " + std::to_string(r.version) + " made through the " +
+                    (paths.empty() ? std::string("external-dns webhook")
+                                   : "API (" + (paths.size() == 1 ? paths[0] : std::to_string(paths.size()) + " objects") + ")") +
+                    " committed at log index " + std::to_string(r.index));
         auto body = config_api::json{{"version", r.version}, {"objects", paths}};
         std::string text = config_api::reply(success, r.version, body);
         if (r.index <= s.core->applied_index())

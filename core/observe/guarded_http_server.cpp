@@ -97,7 +97,7 @@ public:
       taken_ += n;
       return static_cast<ssize_t>(n);
     }
-    const size_t cap = guard_.limits().max_request_bytes;
+    const size_t cap = guard_.limits().max_request_bytes + guard_.limits().max_body_bytes;
     if (received_ >= cap) {
       // httplib wants more than the cap: the request is too large.
       std::string reply = too_large_reply(cap);

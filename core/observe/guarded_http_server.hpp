@@ -44,6 +44,9 @@ namespace gtmesh::observe {
 
 struct http_connection_limits {
   size_t max_request_bytes = 16 * 1024;
+  /// A request body may add this much past the head (0: none beyond
+  /// max_request_bytes); httplib refuses a larger Content-Length with 413.
+  size_t max_body_bytes = 0;
   std::chrono::milliseconds head_timeout{5000};
   std::chrono::milliseconds total_timeout{30000};
   size_t workers = 4;

@@ -22,6 +22,8 @@ std::unique_ptr<http_endpoint> http_endpoint::create(http_endpoint_options optio
     return nullptr;
   }
   e->options_ = std::move(options);
+  if (!e->options_.body_prefix.empty())
+    e->options_.limits.max_body_bytes = e->options_.max_body;
   const auto& o = e->options_;
   e->guard_ = std::make_unique<http_connection_guard>(o.limits);
   if (!o.tls_cert.empty()) {

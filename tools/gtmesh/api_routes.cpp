@@ -1,10 +1,13 @@
 #include "tools/gtmesh/api_routes.hpp"
 
 #include "core/mesh/mesh_types.hpp"
+#include "core/decider/external_dns.hpp"
 #include "core/text/json_quote.hpp"
 
 #include <caf/all.hpp>
 #include <nlohmann/json.hpp>
+
+#include <thread>
 
 namespace gtmesh::cli {
 
@@ -68,6 +71,20 @@ api_routes::answer api_routes::call(std::vector<std::string> args) {
   a.status = r.value("status", 500);
   a.version = r.value("version", 0u);
   a.body = r["body"].is_string() ? r["body"].get<std::string>() : r["body"].dump(2) + "\n";
+  return a;
+}
+
+api_routes::answer api_routes::call_retrying(const std::vector<std::string>& args, bool retry_conflicts) {
+  // Without If-Match, a change that another overtook (409: this decider
+  // had not applied the newer version yet, or a writer came between) is
+  // made again from the newer version, backing off up to about 3 s.
+  answer a = call(args);
+  auto pause = std::chrono::milliseconds(50);
+  for (int attempt = 0; retry_conflicts && a.status == 409 && attempt < 8; ++attempt) {
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(800));
+    a = call(args);
+  }
   return a;
 }
 
@@ -137,12 +154,7 @@ void api_routes::install(httplib::Server& routes) {
                                     if_match, dry_run(req) ? "1" : "", "api:" + who, message_of(req), "api"};
       // Without If-Match, a change made from a version another change
       // overtook is made again from the new one (a few times).
-      answer a;
-      for (int attempt = 0; attempt < 3; ++attempt) {
-        a = me->call(args);
-        if (a.status != 409 || !if_match.empty())
-          break;
-      }
+      answer a = me->call_retrying(args, if_match.empty());
       me->send(res, route, a);
     };
   };
@@ -150,6 +162,69 @@ void api_routes::install(httplib::Server& routes) {
   routes.Delete(objects, change("object", "DELETE"));
   routes.Post("/api/v1/apply", change("apply", "APPLY"));
   add_webhook(routes);
+}
+
+void api_routes::add_webhook(httplib::Server& routes) {
+  // external-dns's webhook provider protocol (docs/api.md "external-dns"):
+  // --webhook-provider-url=https://DECIDER/api/v1/external-dns/CLUSTER; it
+  // asks for that URL, then /records and /adjustendpoints below it.
+  namespace xdns = decider::external_dns;
+  auto me = shared_from_this();
+  const std::string base = R"(/api/v1/external-dns(?:/([A-Za-z0-9._-]+))?)";
+  auto cluster_of = [](const httplib::Request& req) {
+    std::string c = req.matches.size() > 1 ? std::string(req.matches[1]) : std::string();
+    return c.empty() ? std::string("default") : c;
+  };
+  auto reply = [me](httplib::Response& res, const std::string& route, int status, const std::string& body) {
+    res.status = status;
+    if (status == 204)
+      res.set_content("", xdns::media_type);
+    else
+      res.set_content(body, status < 300 ? xdns::media_type : "application/json");
+    me->count(route, status);
+  };
+  auto answered = [reply](httplib::Response& res, const std::string& route, const answer& a) {
+    if (a.status >= 300)
+      return reply(res, route, a.status, a.body);
+    // The body a config-api reply holds, compact (external-dns reads JSON).
+    auto parsed = nlohmann::ordered_json::parse(a.body, nullptr, false);
+    reply(res, route, a.status, a.status == 204 ? std::string() : parsed.is_discarded() ? a.body : parsed.dump());
+  };
+  auto readable = [me, reply](const httplib::Request& req, httplib::Response& res, const std::string& route) {
+    std::string why;
+    if (!authorize_read(req, me->tls_, why)) {
+      reply(res, route, 403, "{\"error\":" + json_string(why) + "}");
+      return false;
+    }
+    return !me->limited(req, res, false);
+  };
+  routes.Get(base + "/records", [me, cluster_of, answered, readable](const httplib::Request& req, httplib::Response& res) {
+    if (readable(req, res, "webhook_records"))
+      answered(res, "webhook_records", me->call({"WEBHOOK-RECORDS", cluster_of(req)}));
+  });
+  routes.Post(base + "/records", [me, cluster_of, answered, reply](const httplib::Request& req, httplib::Response& res) {
+    std::string who, why;
+    if (!authorize_change(req, me->tls_, who, why))
+      return reply(res, "webhook_apply", 403, "{\"error\":" + json_string(why) + "}");
+    if (me->limited(req, res, true))
+      return;
+    const std::string cluster = cluster_of(req);
+    std::vector<std::string> args{"WEBHOOK-APPLY", cluster, req.body, "", "",
+                                  "external-dns:" + cluster + " (" + who + ")", "", "webhook"};
+    answered(res, "webhook_apply", me->call_retrying(args, true));
+  });
+  routes.Post(base + "/adjustendpoints", [me, reply, readable](const httplib::Request& req, httplib::Response& res) {
+    if (!readable(req, res, "webhook_adjust"))
+      return;
+    auto endpoints = nlohmann::ordered_json::parse(req.body, nullptr, false);
+    if (endpoints.is_discarded() || !endpoints.is_array())
+      return reply(res, "webhook_adjust", 400, R"({"error":"expected a JSON list of endpoints"})");
+    reply(res, "webhook_adjust", 200, xdns::adjust(endpoints).dump());
+  });
+  routes.Get(base + "/?", [me, answered, readable](const httplib::Request& req, httplib::Response& res) {
+    if (readable(req, res, "webhook_negotiate"))
+      answered(res, "webhook_negotiate", me->call({"WEBHOOK-FILTER", ""}));
+  });
 }
 
 void api_routes::append_metrics(observe::families& out) const {
@@ -164,8 +239,4 @@ void api_routes::append_metrics(observe::families& out) const {
     .append_to(out);
 }
 
-} // namespace gtmesh::cli
-
-namespace gtmesh::cli {
-void api_routes::add_webhook(httplib::Server&) {}
 } // namespace gtmesh::cli

@@ -59,6 +59,8 @@ public:
   };
   /// One config-api call (args as config_api_call takes them).
   answer call(std::vector<std::string> args);
+  /// The same, made again while it conflicts (409), when `retry_conflicts`.
+  answer call_retrying(const std::vector<std::string>& args, bool retry_conflicts);
 
 private:
   void count(const std::string& route, int status);

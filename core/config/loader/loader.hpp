@@ -9,6 +9,7 @@
 //   records.cpp         zones and their records (answers, DC and static policies)
 //   policy_fields.cpp   criterion, metric, balance, on_all_down (records and profiles)
 //   profiles.cpp        profiles and their endpoints
+//   external_dns.cpp    what external-dns webhooks published
 //   references.cpp      checks across sections (names, cycles)
 
 #include "core/config/config_loader.hpp"
@@ -460,6 +461,10 @@ private:
   void parse_dc_policy(const node& n, const std::string& field, record& r, const zone& z);
   void parse_static_policy(const node& n, const std::string& field, record& r, const zone& z);
   void parse_profile(const node& n, const std::string& field);
+  /// external_dns: what external-dns webhooks published, per cluster
+  /// (docs/api.md); the records and profiles made from it are in zones and
+  /// profiles, marked `generated_by: external-dns`.
+  void parse_external_dns(const node& n, const std::string& field);
   void parse_endpoint(const node& n, const std::string& field, profile& p);
   std::optional<answer_value> parse_target(const node& n, const std::string& field);
   void parse_latency_table(const node& n);

@@ -155,7 +155,9 @@ void loader::parse_profile(const node& n, const std::string& field) {
   if (!is_map(n, field))
     return;
   check_keys(n, field,
-             {"name", "method", "status", "on_all_down", "fail_safe", "max_return", "slow_start", "protect", "endpoints"});
+             {"name", "method", "status", "on_all_down", "fail_safe", "max_return", "slow_start", "protect", "endpoints",
+              "generated_by"});
+  str(n, "generated_by", field); // who wrote it (external-dns): display only
   profile p;
   p.where = where(n);
   if (auto v = str(n, "name", field, true))

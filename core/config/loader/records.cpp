@@ -745,7 +745,8 @@ void loader::parse_static_policy(const node& n, const std::string& field, record
 void loader::parse_record(const node& n, const std::string& field, zone& z) {
   if (!is_map(n, field))
     return;
-  check_keys(n, field, {"name", "type", "ttl", "min_ttl", "answers", "dc", "static", "profile"});
+  check_keys(n, field, {"name", "type", "ttl", "min_ttl", "answers", "dc", "static", "profile", "generated_by"});
+  str(n, "generated_by", field); // who wrote it (external-dns): display only
   record r;
   r.where = where(n);
   if (auto v = str(n, "name", field, true)) {

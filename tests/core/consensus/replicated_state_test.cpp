@@ -35,6 +35,91 @@ TEST(replicated_state, each_config_gets_the_next_version_and_a_retry_gets_the_fi
   EXPECT_EQ(s.applied_index(), 4u);
 }
 
+TEST(replicated_state, an_api_change_applies_only_at_the_version_it_was_made_from) {
+  replicated_state s;
+  s.apply(config("v1", 1), 2);
+  log_entry api = config("v2 by api", 2);
+  api.source = config_source::api;
+  api.message = "add www";
+  api.if_version = 1;
+  auto r = s.apply(api, 3);
+  EXPECT_TRUE(r.conflict.empty()) << r.conflict;
+  EXPECT_EQ(r.version, 2u);
+  // Another change made from version 1 too: committed, ignored everywhere.
+  log_entry late = api;
+  late.push_id = 3;
+  late.yaml = "lost update";
+  r = s.apply(late, 4);
+  EXPECT_TRUE(r.ignored);
+  EXPECT_NE(r.conflict.find("version 2, not version 1"), std::string::npos) << r.conflict;
+  EXPECT_EQ(*s.view()->yaml, "v2 by api");
+  EXPECT_EQ(s.history().back().source, config_source::api);
+  EXPECT_EQ(s.history().back().message, "add www");
+}
+
+TEST(replicated_state, a_pushed_file_does_not_undo_api_changes_unless_forced) {
+  replicated_state s;
+  s.apply(config("file v1", 1), 2);
+  log_entry api = config("api v2", 2);
+  api.source = config_source::api;
+  api.if_version = 1;
+  s.apply(api, 3);
+  // A push based on the last file (v1), or on v1 by name: refused.
+  log_entry push = config("file again", 3);
+  push.keep_api_changes = true;
+  auto r = s.apply(push, 4);
+  EXPECT_TRUE(r.ignored);
+  EXPECT_NE(r.conflict.find("version 2 was changed through the api"), std::string::npos) << r.conflict;
+  push.based_on = 1;
+  push.push_id = 4;
+  EXPECT_FALSE(s.apply(push, 5).conflict.empty());
+  // Based on v2 (an export of it): applies.
+  push.based_on = 2;
+  push.push_id = 5;
+  r = s.apply(push, 6);
+  EXPECT_TRUE(r.conflict.empty()) << r.conflict;
+  EXPECT_EQ(r.version, 3u);
+  // After another API change, --force (no condition) applies all the same.
+  api.if_version = 3;
+  api.push_id = 6;
+  EXPECT_EQ(s.apply(api, 7).version, 4u);
+  log_entry forced = config("forced", 7);
+  EXPECT_EQ(s.apply(forced, 8).version, 5u);
+  // A plain push after the forced one: its base is the forced file.
+  push.based_on = 0;
+  push.push_id = 8;
+  EXPECT_TRUE(s.apply(push, 9).conflict.empty());
+}
+
+TEST(replicated_state, source_and_message_survive_a_snapshot_and_conditions_are_format_2) {
+  replicated_state s;
+  log_entry e = config("x", 1);
+  e.source = config_source::webhook;
+  e.message = "sync from cluster a";
+  s.apply(e, 2);
+  auto bytes = s.snapshot();
+  replicated_state t;
+  ASSERT_TRUE(t.restore(bytes.data(), bytes.size()));
+  EXPECT_EQ(t.history().back().source, config_source::webhook);
+  EXPECT_EQ(t.history().back().message, "sync from cluster a");
+  // Plain entries stay format 1 (an older decider reads them); conditional
+  // ones are format 2 (an older one refuses them rather than ignore the condition).
+  auto plain = encode(e);
+  log_entry back;
+  ASSERT_TRUE(decode(plain.data(), plain.size(), back));
+  EXPECT_EQ(back.message, e.message);
+  EXPECT_EQ(back.source, config_source::webhook);
+  using fields = std::map<std::string, msgpack::object>;
+  msgpack::object_handle h = msgpack::unpack(reinterpret_cast<const char*>(plain.data()), plain.size());
+  EXPECT_EQ(h.get().as<fields>().at("fv").as<uint32_t>(), 1u);
+  e.if_version = 3;
+  auto cond = encode(e);
+  h = msgpack::unpack(reinterpret_cast<const char*>(cond.data()), cond.size());
+  EXPECT_EQ(h.get().as<fields>().at("fv").as<uint32_t>(), 2u);
+  ASSERT_TRUE(decode(cond.data(), cond.size(), back));
+  EXPECT_EQ(back.if_version, 3u);
+}
+
 TEST(replicated_state, a_bootstrap_config_applies_only_to_an_empty_cluster) {
   replicated_state s;
   EXPECT_EQ(s.apply(config("boot", 0, entry_kind::bootstrap_config), 2).version, 1u);
