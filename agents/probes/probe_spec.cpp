@@ -33,7 +33,9 @@ probe_spec from_settings(std::string address, uint16_t port, const probe_setting
   if (p.match_status.empty())
     p.match_status = {{200, 399}};
   p.match_body = s.match_body;
+  p.headers = s.headers;
   if (p.protocol == probe_protocol::tcp) {
+    p.headers.clear();
     p.host_header.clear();
     p.path.clear();
     p.match_status.clear();
@@ -57,6 +59,8 @@ std::string probe_spec::identity() const {
   for (const auto& r : match_status)
     id += std::to_string(r.first) + "-" + std::to_string(r.last) + ",";
   id += "|body=" + match_body;
+  for (const auto& [name, value] : headers)
+    id += "|" + name + ": " + value;
   return id;
 }
 

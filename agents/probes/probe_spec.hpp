@@ -28,6 +28,7 @@ struct probe_spec {
   int64_t timeout_ms = 30'000;
   std::vector<status_range> match_status{{200, 399}};
   std::string match_body;
+  std::vector<std::pair<std::string, std::string>> headers; ///< extra request headers
 
   /// "http://10.0.1.1:80/health" style text for logs and keys.
   std::string url() const;

@@ -39,6 +39,7 @@ void async_probe(io_runtime& io, const probe_spec& spec, std::function<void(prob
   t.host_header = spec.host_header;
   t.sni = spec.sni;
   t.path = spec.path;
+  t.headers = spec.headers;
   async_http_get(io, t, spec.timeout_ms, probe_max_body, [spec, done = std::move(done)](http_reply reply) {
     done(judge_http_reply(reply, spec));
   });

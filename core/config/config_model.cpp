@@ -155,6 +155,8 @@ std::string_view to_string(endpoint_status s) noexcept {
       return "disabled";
     case endpoint_status::stopped:
       return "stopped";
+    case endpoint_status::always_serve:
+      return "always_serve";
   }
   return "?";
 }

@@ -63,6 +63,9 @@ struct probe_settings {
   int min_servers = 0;
   std::vector<status_range> match_status{{200, 399}};
   std::string match_body; ///< substring; empty = any body
+  /// Extra request headers (http, https), in config order; never Host (that
+  /// is `host`). Azure Traffic Manager's custom headers.
+  std::vector<std::pair<std::string, std::string>> headers;
   /// Vantage points that must see it healthy (core/health/verdict_merge.hpp).
   health::quorum_rule quorum;
 };
@@ -273,7 +276,9 @@ struct zone {
 };
 
 enum class endpoint_kind : uint8_t { external, dc, nested };
-enum class endpoint_status : uint8_t { enabled, disabled, stopped };
+/// always_serve: answered whatever its health says (Azure Traffic Manager's
+/// "always serve", octoDNS's `status: up`); an operator's drain still wins.
+enum class endpoint_status : uint8_t { enabled, disabled, stopped, always_serve };
 std::string_view to_string(endpoint_kind k) noexcept;
 std::string_view to_string(endpoint_status s) noexcept;
 

@@ -81,6 +81,24 @@ TEST(http_probe, custom_host_and_path_are_sent) {
   EXPECT_EQ(server.last_path(), "/health");
 }
 
+TEST(http_probe, configured_headers_are_sent_and_may_replace_the_user_agent) {
+  test_http_server server;
+  io_runtime io;
+  probe_settings s;
+  s.headers = {{"X-Probe-Key", "s3cret"}, {"user-agent", "Azure Traffic Manager Endpoint Monitor"}};
+  auto spec = *make_backend_probe_spec("127.0.0.1:" + std::to_string(server.port()), s);
+  auto r = probe_now(io, spec);
+  EXPECT_TRUE(r.success) << r.detail;
+  EXPECT_EQ(server.last_header("X-Probe-Key"), "s3cret");
+  EXPECT_EQ(server.last_header("User-Agent"), "Azure Traffic Manager Endpoint Monitor"); // one, not two
+  // Two settings that differ only in a header are two probes.
+  probe_settings plain;
+  EXPECT_NE(spec.identity(), make_backend_probe_spec("127.0.0.1:80", plain)->identity());
+  r = probe_now(io, *make_backend_probe_spec("127.0.0.1:" + std::to_string(server.port()), plain));
+  EXPECT_EQ(server.last_header("X-Probe-Key"), "");
+  EXPECT_EQ(server.last_header("User-Agent"), "gtmesh-probe");
+}
+
 TEST(http_probe, status_outside_the_match_ranges_fails_and_custom_ranges_accept_it) {
   test_http_server server;
   io_runtime io;

@@ -1,5 +1,8 @@
 #include "agents/probes/http/http_client.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 #include "agents/probes/host_port.hpp"
 #include "agents/probes/http/http_response.hpp"
 #include "agents/runtime/io_runtime.hpp"
@@ -115,8 +118,24 @@ private:
   }
 
   void send_request() {
-    request_ = "GET " + target_.path + " HTTP/1.1\r\nHost: " + target_.host_header +
-               "\r\nUser-Agent: gtmesh-probe\r\nAccept: */*\r\nConnection: close\r\n\r\n";
+    // The configured headers (the loader refused CR and LF) may replace
+    // User-Agent and Accept.
+    auto configured = [&](std::string_view name) {
+      return std::any_of(target_.headers.begin(), target_.headers.end(), [&](const auto& h) {
+        return h.first.size() == name.size() && std::equal(name.begin(), name.end(), h.first.begin(), [](char a, char b) {
+                 return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+               });
+      });
+    };
+    request_ = "GET " + target_.path + " HTTP/1.1\r\nHost: " + target_.host_header + "\r\n";
+    if (!configured("User-Agent"))
+      request_ += "User-Agent: gtmesh-probe\r\n";
+    if (!configured("Accept"))
+      request_ += "Accept: */*\r\n";
+    request_ += "Connection: close\r\n";
+    for (const auto& [name, value] : target_.headers)
+      request_ += name + ": " + value + "\r\n";
+    request_ += "\r\n";
     auto self = shared_from_this();
     with_stream([&](auto& s) {
       asio::async_write(s, asio::buffer(request_), [self](const asio::error_code& ec, size_t) {

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace gtmesh::agents {
 
@@ -19,6 +21,7 @@ struct http_target {
   std::string host_header; ///< sent as Host:
   std::string sni;         ///< TLS server name; empty = none
   std::string path = "/";
+  std::vector<std::pair<std::string, std::string>> headers; ///< extra request headers, one line each
 };
 
 /// Parses "http://host[:port]/path" or "https://…" (IPv6 in brackets).

@@ -53,8 +53,11 @@ void loader::parse_endpoint(const node& n, const std::string& field, profile& p)
       e.status = endpoint_status::disabled;
     else if (*v == "stopped")
       e.status = endpoint_status::stopped;
+    else if (*v == "always_serve")
+      e.status = endpoint_status::always_serve;
     else
-      error(child(n, "status"), join(field, "status"), "unknown status '" + *v + "' (allowed: enabled, disabled, stopped)");
+      error(child(n, "status"), join(field, "status"),
+            "unknown status '" + *v + "' (allowed: enabled, disabled, stopped, always_serve)");
   }
   auto forbid = [&](std::string_view key, std::string_view why) {
     if (child(n, key))

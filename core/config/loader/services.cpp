@@ -3,6 +3,8 @@
 
 #include "core/config/loader/loader.hpp"
 
+#include <cstring>
+
 namespace gtmesh::config_loading {
 
 std::optional<probe_settings> loader::parse_probe(const node& n, const std::string& field, bool named) {
@@ -10,7 +12,7 @@ std::optional<probe_settings> loader::parse_probe(const node& n, const std::stri
     return std::nullopt;
   check_keys(n, field,
              {"name", "protocol", "host", "path", "port", "interval", "timeout", "unhealthy_threshold",
-              "healthy_threshold", "min_servers", "match", "quorum"});
+              "healthy_threshold", "min_servers", "match", "quorum", "headers"});
   probe_settings p;
   if (auto s = str(n, "name", field, named))
     p.name = *s;
@@ -34,6 +36,35 @@ std::optional<probe_settings> loader::parse_probe(const node& n, const std::stri
   }
   if (auto v = integer(n, "port", field, 1, 65535))
     p.port = static_cast<uint16_t>(*v);
+  if (node h = child(n, "headers")) {
+    const std::string hf = join(field, "headers");
+    if (!h.is_map()) {
+      error(h, hf, "expected a map of header name to value ({X-Probe: gtmesh})");
+    } else if (h.size() > 16) {
+      error(h, hf, "at most 16 headers");
+    } else {
+      for (size_t i = 0; i < h.size(); ++i) {
+        const std::string name = h.key_at(i).text();
+        const node v = h.value_at(i);
+        const bool token = !name.empty() && name.size() <= 64 &&
+                           std::all_of(name.begin(), name.end(), [](char c) {
+                             return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("!#$%&'*+-.^_`|~", c);
+                           });
+        std::string lower = name;
+        for (char& c : lower)
+          c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (!token)
+          error(h.key_at(i), join(hf, name), "not an HTTP header name");
+        else if (lower == "host" || lower == "content-length" || lower == "transfer-encoding" || lower == "connection")
+          error(h.key_at(i), join(hf, name), "set by the probe itself" +
+                                                 std::string(lower == "host" ? " (use the probe's host field)" : ""));
+        else if (!v.is_scalar() || v.text().size() > 1024 || v.text().find_first_of("\r\n") != std::string::npos)
+          error(v, join(hf, name), "expected one line of text, at most 1024 bytes");
+        else
+          p.headers.emplace_back(name, v.text());
+      }
+    }
+  }
   if (auto v = duration(n, "interval", field, 1000, 86'400'000))
     p.interval_ms = *v;
   if (auto v = duration(n, "timeout", field, 1, 86'400'000))

@@ -41,13 +41,21 @@ bool endpoint_available(const endpoint_plan& e, route_context& rc, trace_candida
     }
     return up(cell, now, limit);
   };
-  if (e.status != endpoint_status::enabled) {
+  if (e.status != endpoint_status::enabled && e.status != endpoint_status::always_serve) {
     say([&] { return std::string(to_string(e.status)); });
     return false;
   }
   if (e.kind != endpoint_kind::nested && e.answers.count == 0) {
     say([&] { return std::string("has no answer for this record type"); });
     return false;
+  }
+  if (e.status == endpoint_status::always_serve) {
+    if (e.kind == endpoint_kind::dc && rc.view.drained(e.dc)) {
+      say([&] { return std::string("DC drained by operator (always_serve yields to a drain)"); });
+      return false;
+    }
+    say([&] { return std::string("always_serve: answered whatever its health"); });
+    return true;
   }
   switch (e.kind) {
     case endpoint_kind::external:
@@ -166,7 +174,8 @@ endpoint_availability::endpoint_availability(uint32_t profile_index, route_conte
 bool endpoint_availability::compute(size_t i) const noexcept {
   const endpoint_plan& e = profile_.endpoints[i];
   if (ignore_health_)
-    return e.status == endpoint_status::enabled && (e.kind == endpoint_kind::nested || e.answers.count > 0);
+    return (e.status == endpoint_status::enabled || e.status == endpoint_status::always_serve) &&
+           (e.kind == endpoint_kind::nested || e.answers.count > 0);
   return endpoint_available<false>(e, rc_, nullptr, nullptr);
 }
 

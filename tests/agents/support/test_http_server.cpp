@@ -20,6 +20,9 @@ bool test_http_server::start_on(uint16_t port) {
     ++requests_;
     std::lock_guard lock(mutex_);
     last_host_ = req.get_header_value("Host");
+    last_headers_.clear();
+    for (const auto& [k, v] : req.headers)
+      last_headers_.emplace(k, v);
     last_path_ = req.path;
     res.status = status_;
     res.set_content(body_, "text/plain");
@@ -41,6 +44,15 @@ void test_http_server::respond(int status, const std::string& body) {
 std::string test_http_server::last_host() const {
   std::lock_guard lock(mutex_);
   return last_host_;
+}
+
+std::string test_http_server::last_header(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  std::string out;
+  auto [from, to] = last_headers_.equal_range(name);
+  for (auto it = from; it != to; ++it)
+    out += (out.empty() ? "" : ",") + it->second;
+  return out;
 }
 
 std::string test_http_server::last_path() const {

@@ -3,7 +3,9 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <mutex>
+#include <strings.h>
 #include <string>
 #include <thread>
 
@@ -26,6 +28,8 @@ public:
   void respond(int status, const std::string& body);
   std::string last_host() const;
   std::string last_path() const;
+  /// A header of the last request ("" if it had none).
+  std::string last_header(const std::string& name) const;
   int requests() const noexcept { return requests_; }
 
   void stop();
@@ -40,6 +44,8 @@ private:
   std::string body_ = "OK";
   std::string last_host_;
   std::string last_path_;
+  std::multimap<std::string, std::string, bool (*)(const std::string&, const std::string&)> last_headers_{
+    [](const std::string& a, const std::string& b) { return strcasecmp(a.c_str(), b.c_str()) < 0; }};
   std::atomic<int> requests_{0};
   uint16_t port_ = 0;
   std::unique_ptr<httplib::Server> server_;

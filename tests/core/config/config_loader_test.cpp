@@ -1050,3 +1050,25 @@ profiles:
 
 } // namespace
 } // namespace gtmesh
+
+namespace gtmesh {
+TEST(config_loader, probe_headers_are_read_and_bad_ones_named) {
+  const std::string base = "zones: [{name: example.com, soa: {primary: ns1, admin: h}, ns: [ns1]}]\n"
+                           "datacenters: [{name: fra}]\nservices:\n  - name: web\n    backends: {fra: [\"10.0.0.1:80\"]}\n"
+                           "    probe:\n      path: /h\n      headers:\n";
+  auto ok = load_config_text(base + "        X-Key: abc\n        Accept: text/plain\n", "h.yaml", routing_methods());
+  ASSERT_TRUE(ok.ok()) << ok.report();
+  ASSERT_EQ(ok.cfg->services[0].probe.headers.size(), 2u);
+  EXPECT_EQ(ok.cfg->services[0].probe.headers[0], (std::pair<std::string, std::string>{"X-Key", "abc"}));
+  for (const char* bad : {"        Host: x\n", "        \"Bad Name\": x\n", "        X-List: [a, b]\n",
+                          "        Content-Length: 5\n"}) {
+    auto r = load_config_text(base + bad, "h.yaml", routing_methods());
+    EXPECT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.report().find("h.yaml:9:"), std::string::npos) << r.report();
+  }
+  auto crlf = load_config_text(base + "        X-Key: \"a\\r\\nInjected: 1\"\n", "h.yaml", routing_methods());
+  EXPECT_FALSE(crlf.ok());
+  EXPECT_NE(crlf.report().find("one line"), std::string::npos) << crlf.report();
+}
+
+} // namespace gtmesh

@@ -17,6 +17,7 @@ protected:
       - {name: nd, type: A, profile: nodata}
       - {name: st, type: A, profile: statuses}
       - {name: cn, type: A, profile: host}
+      - {name: al, type: A, profile: always}
 )",
          R"(
 profiles:
@@ -56,9 +57,21 @@ profiles:
   - name: host
     method: priority
     endpoints: [{name: h, kind: external, target: app.example.net}]
+  - name: always
+    method: priority
+    endpoints:
+      - {name: pinned, kind: external, target: 192.0.2.7, monitor: mon, status: always_serve}
+      - {name: other, kind: external, target: 192.0.2.8, monitor: mon}
 )");
   }
 };
+
+TEST_F(nested, an_always_serve_endpoint_is_answered_whatever_its_monitor_says) {
+  state(R"(endpoints: {always/pinned: down, always/other: up})");
+  EXPECT_EQ(answers("al.example.com"), strings{"192.0.2.7"});
+  auto t = explain("al.example.com");
+  EXPECT_NE(t.find("always_serve"), std::string::npos) << t;
+}
 
 TEST_F(nested, a_nested_endpoint_is_resolved_through_its_child) {
   state(R"(endpoints: {eu/eu1: up, eu/eu2: up, eu/eu3: down})");
