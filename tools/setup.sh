@@ -22,7 +22,7 @@ packages_test=(dnsutils knot-dnsutils dnsperf unbound haproxy nginx-light iprout
   python3 python3-dnspython clang libclang-rt-14-dev mmdb-bin nftables faketime prometheus
   chromium chromium-driver python3-selenium curl lintian mmdebstrap systemd-container
   pdns-recursor knot-resolver bind9-utils ldnsutils
-  golang-github-dnstap-golang-dnstap-cli dnstap-ldns fstrm-bin)
+  golang-github-dnstap-golang-dnstap-cli dnstap-ldns fstrm-bin python3-jsonschema)
 
 install_packages() {
   local missing=()

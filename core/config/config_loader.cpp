@@ -20,11 +20,6 @@ namespace config_loading {
 
 namespace {
 
-/// The keys of the config's root mapping.
-constexpr std::array<std::string_view, 12> root_keys{"cluster", "measurement", "datacenters",  "probes",
-                                                     "services", "zones",      "profiles",     "geo",
-                                                     "latency_table", "failover_budget", "dnstap", "external_dns"};
-
 /// One error per line and field, the first found: an empty value is
 /// reported by check_keys, and the reader of its key may say it again.
 void drop_repeated_places(config_errors& errors) {
@@ -84,7 +79,7 @@ load_result loader::read(std::string_view text) {
   if (!root || root.is_null()) {
     errors_.push_back(config_error{file_, 1, 1, "", "the config is empty"});
   } else if (is_map(root, "")) {
-    check_keys(root, "", root_keys);
+    check_keys(root, "", config_fields::keys_of("config"));
     if (node c = child(root, "cluster"))
       parse_cluster(c);
     if (node m = child(root, "measurement"))
@@ -101,7 +96,7 @@ load_result loader::read(std::string_view text) {
       each(root, "zones", "", [&](const node& n, const std::string& f) { parse_zone(n, f); });
     if (node g = child(root, "geo")) {
       if (is_map(g, "geo")) {
-        check_keys(g, "geo", {"database"});
+        check_keys(g, "geo", config_fields::keys_of("geo"));
         if (auto db = str(g, "database", "geo", true)) {
           cfg_.geo_database = resolve_path(*db);
           std::error_code ec;
@@ -146,13 +141,13 @@ load_result loader::read(std::string_view text) {
 void loader::parse_cluster(const node& n) {
   if (!is_map(n, "cluster"))
     return;
-  check_keys(n, "cluster", {"name", "tls"});
+  check_keys(n, "cluster", config_fields::keys_of("cluster"));
   if (auto s = str(n, "name", "cluster"))
     cfg_.cluster.name = *s;
   if (node t = child(n, "tls")) {
     if (!is_map(t, "cluster.tls"))
       return;
-    check_keys(t, "cluster.tls", {"ca", "cert", "key", "crl"});
+    check_keys(t, "cluster.tls", config_fields::keys_of("cluster_tls"));
     if (auto s = str(t, "ca", "cluster.tls", true))
       cfg_.cluster.tls.ca = resolve_path(*s);
     if (auto s = str(t, "cert", "cluster.tls", true))
@@ -167,9 +162,7 @@ void loader::parse_cluster(const node& n) {
 void loader::parse_measurement(const node& n) {
   if (!is_map(n, "measurement"))
     return;
-  check_keys(n, "measurement",
-             {"host_interval", "service_interval", "client_interval", "stale_after", "client_prefixes",
-              "client_probe_rate"});
+  check_keys(n, "measurement", config_fields::keys_of("measurement"));
   auto& m = cfg_.measurement;
   if (auto v = duration(n, "host_interval", "measurement", 1000, 3'600'000))
     m.host_interval_ms = *v;
@@ -192,9 +185,7 @@ void loader::parse_measurement(const node& n) {
 void loader::parse_dnstap(const node& n) {
   if (!is_map(n, "dnstap"))
     return;
-  check_keys(n, "dnstap",
-             {"sink", "identity", "version", "log_queries", "log_responses", "sample", "qps_limit", "file_max_size",
-              "file_keep"});
+  check_keys(n, "dnstap", config_fields::keys_of("dnstap"));
   dnstap_settings& t = cfg_.dnstap;
   if (auto v = str(n, "sink", "dnstap")) {
     std::string why;

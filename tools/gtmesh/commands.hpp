@@ -19,6 +19,9 @@ int decider(const args& a); // tools/gtmesh/decider.cpp
 int demo(const args& a);    // tools/gtmesh/demo.cpp
 int backend(const args& a); // tools/gtmesh/backend.cpp
 int version(const args& a); // tools/gtmesh/version.cpp
+int schema(const args& a);  // tools/gtmesh/schema.cpp
+/// The config's JSON Schema (what `gtmesh schema` prints).
+std::string config_schema();
 
 /// Blocks SIGTERM and SIGINT (and SIGHUP with `reload`) in the calling
 /// thread (and every thread it starts afterwards) and returns that set, for

@@ -2,6 +2,7 @@
 //   check-config [--budget] FILE  validate a config (exit 1 with file:line:field errors);
 //                              --budget prints each record's failover budget
 //   explain ...                show why an answer is given, for a hand-written state
+//   schema                     the config's JSON Schema, from the loader's table of fields
 //   serve, agent, decider      the node roles
 //   demo, backend              the embedded demo cluster and its test backend
 //   version                    what this build is and speaks (rolling upgrades)
@@ -25,6 +26,7 @@ struct command {
 
 const command commands[] = {
   {"check-config", gtmesh::cli::check_config, "check-config [--budget] FILE  validate a config file (--budget: failover times)"},
+  {"schema", gtmesh::cli::schema, "schema                      print the config's JSON Schema (editors validate with it)"},
   {"explain", gtmesh::cli::explain,
    "explain --config FILE [--state STATE.yaml] NAME TYPE [--client IP] [--ecs PREFIX] [--json]\n"
    "                            show the decision trace of one query"},

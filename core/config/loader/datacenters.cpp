@@ -7,7 +7,7 @@ namespace gtmesh::config_loading {
 void loader::parse_datacenter(const node& n, const std::string& field) {
   if (!is_map(n, field))
     return;
-  check_keys(n, field, {"name", "region", "location", "access_points"});
+  check_keys(n, field, config_fields::keys_of("datacenter"));
   datacenter dc;
   dc.where = where(n);
   if (auto s = str(n, "name", field, true))
@@ -18,7 +18,7 @@ void loader::parse_datacenter(const node& n, const std::string& field) {
   if (node ap = child(n, "access_points")) {
     std::string af = join(field, "access_points");
     if (is_map(ap, af)) {
-      check_keys(ap, af, {"wan", "lan"});
+      check_keys(ap, af, config_fields::keys_of("access_points"));
       for (auto& [s, sn] : str_list(ap, "wan", af))
         dc.wan_access_points.push_back(s);
       for (auto& [s, sn] : str_list(ap, "lan", af))
@@ -37,7 +37,7 @@ std::optional<geo_point> loader::parse_location(const node& parent, const std::s
   std::string lf = join(field, "location");
   if (!is_map(loc, lf))
     return std::nullopt;
-  check_keys(loc, lf, {"lat", "lon"});
+  check_keys(loc, lf, config_fields::keys_of("location"));
   auto lat = number(loc, "lat", lf, true);
   auto lon = number(loc, "lon", lf, true);
   if (lat && (*lat < -90 || *lat > 90)) {

@@ -8,12 +8,12 @@ namespace gtmesh::config_loading {
 void loader::parse_external_dns(const node& n, const std::string& field) {
   if (!is_map(n, field))
     return;
-  check_keys(n, field, {"cluster", "endpoints"});
+  check_keys(n, field, config_fields::keys_of("external_dns_cluster"));
   str(n, "cluster", field, true);
   each(n, "endpoints", field, [&](const node& e, const std::string& f) {
     if (!is_map(e, f))
       return;
-    check_keys(e, f, {"dnsName", "recordType", "targets", "recordTTL", "setIdentifier", "weight"});
+    check_keys(e, f, config_fields::keys_of("external_dns_endpoint"));
     str(e, "dnsName", f, true);
     str(e, "recordType", f, true);
     str(e, "setIdentifier", f);

@@ -12,6 +12,7 @@
 //   external_dns.cpp    what external-dns webhooks published
 //   references.cpp      checks across sections (names, cycles)
 
+#include "core/config/config_fields.hpp"
 #include "core/config/config_loader.hpp"
 #include "core/config/duration.hpp"
 #include "core/dns/wire/name.hpp"

@@ -22,7 +22,7 @@ std::optional<criterion> loader::parse_criterion(const node& n, const std::strin
   if (!is_map(n, field))
     return std::nullopt;
   const size_t errors_before = errors_.size();
-  check_keys(n, field, {"equals", "within"});
+  check_keys(n, field, config_fields::keys_of("criterion"));
   if (errors_.size() != errors_before)
     return std::nullopt; // a typo such as {equal: T}: its key error says it all
   if (n.size() != 1) {
@@ -41,7 +41,7 @@ std::optional<criterion> loader::parse_criterion(const node& n, const std::strin
   std::string wf = join(field, "within");
   if (!is_map(w, wf))
     return std::nullopt;
-  check_keys(w, wf, {"target", "margin"});
+  check_keys(w, wf, config_fields::keys_of("within"));
   c.kind = criterion_kind::within;
   node t = child(w, "target");
   if (!t) {
@@ -94,7 +94,7 @@ void loader::parse_protect(const node& map, const std::string& field, monitor_pr
   }
   if (!is_map(n, f))
     return;
-  check_keys(n, f, {"max_flip_fraction", "window", "hold"});
+  check_keys(n, f, config_fields::keys_of("protect"));
   out.enabled = true;
   if (auto v = number(n, "max_flip_fraction", f)) {
     if (*v < 0 || *v >= 1)

@@ -29,9 +29,8 @@ std::optional<answer_value> loader::parse_target(const node& n, const std::strin
 void loader::parse_endpoint(const node& n, const std::string& field, profile& p) {
   if (!is_map(n, field))
     return;
-  check_keys(n, field,
-             {"name", "kind", "status", "target", "dc", "service", "answers", "profile", "min_child_endpoints",
-              "priority", "weight", "location", "regions", "subnets", "monitor"});
+  static const auto endpoint_keys = config_fields::keys_of("endpoint");
+  check_keys(n, field, endpoint_keys);
   endpoint e;
   e.where = where(n);
   if (auto v = str(n, "name", field, true))
@@ -157,9 +156,7 @@ void loader::parse_endpoint(const node& n, const std::string& field, profile& p)
 void loader::parse_profile(const node& n, const std::string& field) {
   if (!is_map(n, field))
     return;
-  check_keys(n, field,
-             {"name", "method", "status", "on_all_down", "fail_safe", "max_return", "slow_start", "protect", "endpoints",
-              "generated_by"});
+  check_keys(n, field, config_fields::keys_of("profile"));
   str(n, "generated_by", field); // who wrote it (external-dns): display only
   profile p;
   p.where = where(n);

@@ -67,7 +67,7 @@ int per_dc_max(balance_kind b, size_t answers) {
 void loader::parse_zone(const node& n, const std::string& field) {
   if (!is_map(n, field))
     return;
-  check_keys(n, field, {"name", "soa", "ns", "ns_ttl", "records", "dnssec"});
+  check_keys(n, field, config_fields::keys_of("zone"));
   zone z;
   z.where = where(n);
   if (auto v = str(n, "name", field, true)) {
@@ -85,7 +85,7 @@ void loader::parse_zone(const node& n, const std::string& field) {
   if (node soa = child(n, "soa")) {
     std::string sf = join(field, "soa");
     if (is_map(soa, sf)) {
-      check_keys(soa, sf, {"primary", "admin", "serial", "refresh", "retry", "expire", "minimum", "ttl"});
+      check_keys(soa, sf, config_fields::keys_of("soa"));
       if (auto v = str(soa, "primary", sf, true))
         z.soa.primary = abs_name(*v);
       if (auto v = str(soa, "admin", sf, true)) {
@@ -162,7 +162,7 @@ std::string lower(std::string s) {
 void loader::parse_dnssec(const node& d, const std::string& field, dnssec_settings& out) {
   if (!is_map(d, field))
     return;
-  check_keys(d, field, {"algorithm", "key", "publish", "validity", "refresh", "inception_offset", "ds"});
+  check_keys(d, field, config_fields::keys_of("dnssec"));
   out.enabled = true;
   out.where = where(d);
   if (auto v = str(d, "algorithm", field)) {
@@ -460,9 +460,8 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
   }
   if (!is_map(n, field))
     return false;
-  check_keys(n, field,
-             {"address", "target", "exchange", "preference", "priority", "srv_weight", "port", "text", "weight",
-              "location"});
+  static const auto answer_keys = config_fields::keys_of("answer");
+  check_keys(n, field, answer_keys);
   if (auto w = integer(n, "weight", field, 1, max_answer_weight))
     out.weight = static_cast<uint32_t>(*w);
   if (auto at = parse_location(n, field))
@@ -604,9 +603,8 @@ std::vector<dc_answers> loader::parse_dc_answers(const node& map, const std::str
 void loader::parse_dc_policy(const node& n, const std::string& field, record& r, const zone& z) {
   if (!is_map(n, field))
     return;
-  check_keys(n, field,
-             {"source", "service", "metric", "criterion", "gate", "pick_dc_count", "balance", "answers", "fail_safe",
-              "on_all_down", "switch_margin", "hold_down", "slow_start", "protect"});
+  static const auto dc_policy_keys = config_fields::keys_of("dc_policy");
+  check_keys(n, field, dc_policy_keys);
   dc_policy& p = *r.dc;
   if (auto ref = parse_metric_ref(n, field, true))
     p.select = *ref;
@@ -622,7 +620,7 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
     auto parse_gate = [&](const node& gn, const std::string& f) {
       if (!is_map(gn, f))
         return;
-      check_keys(gn, f, {"source", "service", "metric", "criterion"});
+      check_keys(gn, f, config_fields::keys_of("gate"));
       gate gt;
       auto ref = parse_metric_ref(gn, f, true);
       node c = child(gn, "criterion");
@@ -707,7 +705,7 @@ const std::vector<bool>& loader::dcs_with_data(const service& svc) {
 void loader::parse_static_policy(const node& n, const std::string& field, record& r, const zone& z) {
   if (!is_map(n, field))
     return;
-  check_keys(n, field, {"rules", "answers", "balance"});
+  check_keys(n, field, config_fields::keys_of("static_policy"));
   static_policy& p = *r.static_rules;
   p.answers = parse_dc_answers(n, field, r.type, z);
   if (auto b = parse_balance(n, field))
@@ -715,7 +713,7 @@ void loader::parse_static_policy(const node& n, const std::string& field, record
   each(n, "rules", field, [&](const node& rn, const std::string& rf) {
     if (!is_map(rn, rf))
       return;
-    check_keys(rn, rf, {"subnet", "region", "dc"});
+    check_keys(rn, rf, config_fields::keys_of("static_rule"));
     static_rule rule;
     for (auto& [s, sn] : str_list(rn, "subnet", rf)) {
       if (auto range = ip_range::parse(s))
@@ -745,7 +743,8 @@ void loader::parse_static_policy(const node& n, const std::string& field, record
 void loader::parse_record(const node& n, const std::string& field, zone& z) {
   if (!is_map(n, field))
     return;
-  check_keys(n, field, {"name", "type", "ttl", "min_ttl", "answers", "dc", "static", "profile", "generated_by"});
+  static const auto record_keys = config_fields::keys_of("record");
+  check_keys(n, field, record_keys);
   str(n, "generated_by", field); // who wrote it (external-dns): display only
   record r;
   r.where = where(n);

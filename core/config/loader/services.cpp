@@ -10,9 +10,7 @@ namespace gtmesh::config_loading {
 std::optional<probe_settings> loader::parse_probe(const node& n, const std::string& field, bool named) {
   if (!is_map(n, field))
     return std::nullopt;
-  check_keys(n, field,
-             {"name", "protocol", "host", "path", "port", "interval", "timeout", "unhealthy_threshold",
-              "healthy_threshold", "min_servers", "match", "quorum", "headers"});
+  check_keys(n, field, config_fields::keys_of("probe"));
   probe_settings p;
   if (auto s = str(n, "name", field, named))
     p.name = *s;
@@ -83,7 +81,7 @@ std::optional<probe_settings> loader::parse_probe(const node& n, const std::stri
     } else if (q.is_scalar() && q.text() == "majority") {
       p.quorum = {health::quorum_kind::majority, 0};
     } else if (q.is_map()) {
-      check_keys(q, qf, {"at_least"});
+      check_keys(q, qf, config_fields::keys_of("quorum"));
       if (!child(q, "at_least"))
         error(q, qf, help);
       else if (auto v = integer(q, "at_least", qf, 1, static_cast<long long>(max_datacenters))) {
@@ -103,7 +101,7 @@ std::optional<probe_settings> loader::parse_probe(const node& n, const std::stri
   if (node m = child(n, "match")) {
     std::string mf = join(field, "match");
     if (is_map(m, mf)) {
-      check_keys(m, mf, {"status", "body"});
+      check_keys(m, mf, config_fields::keys_of("probe_match"));
       if (auto s = str(m, "status", mf)) {
         p.match_status.clear();
         std::stringstream ss(*s);
@@ -145,7 +143,7 @@ std::optional<probe_settings> loader::parse_probe(const node& n, const std::stri
 void loader::parse_service(const node& n, const std::string& field) {
   if (!is_map(n, field))
     return;
-  check_keys(n, field, {"name", "probe", "backends", "lb_stats", "processes", "interval"});
+  check_keys(n, field, config_fields::keys_of("service"));
   service s;
   s.where = where(n);
   if (auto v = str(n, "name", field, true))

@@ -1,0 +1,310 @@
+#include "core/config/config_fields.hpp"
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace gtmesh::config_fields {
+
+namespace {
+
+using sv = std::string_view;
+using enum shape;
+
+constexpr std::array<sv, 3> protocols{"http", "https", "tcp"};
+constexpr std::array<sv, 6> record_types{"A", "AAAA", "CNAME", "MX", "TXT", "SRV"};
+constexpr std::array<sv, 3> sources{"host", "service", "client"};
+constexpr std::array<sv, 9> balances{"all",    "top1",           "top2",  "top3",   "round_robin", "weighted_round_robin",
+                                     "random", "weighted_random", "closest"};
+constexpr std::array<sv, 3> all_down{"fail_safe", "fail_open", "nodata"};
+constexpr std::array<sv, 3> endpoint_kinds{"external", "dc", "nested"};
+constexpr std::array<sv, 4> endpoint_statuses{"enabled", "disabled", "stopped", "always_serve"};
+constexpr std::array<sv, 2> profile_statuses{"enabled", "disabled"};
+
+constexpr std::array<field, 12> config_fields{{
+  {"cluster", object, "The cluster's name and mutual TLS files.", "cluster"},
+  {"measurement", object, "How often agents measure, and when a value is stale.", "measurement"},
+  {"datacenters", list, "The datacenters answers are served from.", "datacenter"},
+  {"probes", list, "Named probe settings (services and monitored endpoints use them).", "probe"},
+  {"services", list, "Services whose backends the agents of each DC probe.", "service"},
+  {"zones", list, "The zones served, with their records.", "zone"},
+  {"profiles", list, "Routing profiles (priority, weighted, performance, ...) records point at.", "profile"},
+  {"geo", object, "The GeoIP database.", "geo"},
+  {"latency_table", text, "A CSV of prefix,dc,rtt_ms used before clients are measured."},
+  {"failover_budget", duration, "The longest failover the settings may add up to (checked at load)."},
+  {"dnstap", object, "dnstap query logging.", "dnstap"},
+  {"external_dns", list, "What external-dns webhooks published, per cluster (written by the webhook).",
+   "external_dns_cluster"},
+}};
+constexpr std::array<field, 2> cluster_fields{{
+  {"name", text, "The cluster's name."},
+  {"tls", object, "Mutual TLS between nodes.", "cluster_tls"},
+}};
+constexpr std::array<field, 4> cluster_tls_fields{{
+  {"ca", text, "The cluster CA certificate (PEM)."},
+  {"cert", text, "This node's certificate."},
+  {"key", text, "This node's key."},
+  {"crl", text, "A certificate revocation list."},
+}};
+constexpr std::array<field, 6> measurement_fields{{
+  {"host_interval", duration, "How often host agents report."},
+  {"service_interval", duration, "How often service agents report."},
+  {"client_interval", duration, "How often client networks are measured."},
+  {"stale_after", integer, "A value older than this many intervals is stale."},
+  {"client_prefixes", texts, "Client networks to measure from the start."},
+  {"client_probe_rate", integer, "Client probes per second per agent."},
+}};
+constexpr std::array<field, 9> dnstap_fields{{
+  {"sink", text, "unix:PATH, tcp:ADDR:PORT or file:PATH."},
+  {"identity", text, "The identity field of each message."},
+  {"version", text, "The version field of each message."},
+  {"log_queries", boolean, "Log queries."},
+  {"log_responses", boolean, "Log responses."},
+  {"sample", integer, "Log one query in N."},
+  {"qps_limit", integer, "At most this many messages a second (0: no limit)."},
+  {"file_max_size", integer, "file: sinks rotate at this many MB."},
+  {"file_keep", integer, "file: sinks keep this many rotated files."},
+}};
+constexpr std::array<field, 1> geo_fields{{{"database", text, "A MaxMind DB file (GeoLite2-Country or City)."}}};
+constexpr std::array<field, 4> datacenter_fields{{
+  {"name", text, "The DC's name.", {}, true},
+  {"region", text, "A region name (display)."},
+  {"location", object, "Where it is (performance routing, closest).", "location"},
+  {"access_points", object, "Addresses client agents probe.", "access_points"},
+}};
+constexpr std::array<field, 2> access_points_fields{{
+  {"wan", texts, "ADDR:PORT reached from the internet."},
+  {"lan", texts, "ADDR:PORT reached from inside."},
+}};
+constexpr std::array<field, 2> location_fields{{
+  {"lat", number, "Latitude in degrees.", {}, true},
+  {"lon", number, "Longitude in degrees.", {}, true},
+}};
+constexpr std::array<field, 13> probe_fields{{
+  {"name", text, "The probe's name (named probes)."},
+  {"protocol", text, "http, https or tcp.", {}, false, protocols},
+  {"host", text, "Host header and SNI."},
+  {"path", text, "The path requested (starts with /)."},
+  {"port", integer, "The port; default the backend's."},
+  {"interval", duration, "How often."},
+  {"timeout", duration, "How long a probe may take."},
+  {"unhealthy_threshold", integer, "Failures in a row that make it down."},
+  {"healthy_threshold", integer, "Successes in a row that make it up again."},
+  {"min_servers", integer, "Backends that must be up for the DC's service to count as up."},
+  {"match", object, "What a good answer is.", "probe_match"},
+  {"quorum", any, "any, majority or {at_least: N}: vantage points that must agree."},
+  {"headers", map_of_text, "Extra request headers (not Host: use host)."},
+}};
+constexpr std::array<field, 2> probe_match_fields{{
+  {"status", any, "Status codes: 200, \"200-399\" or a list."},
+  {"body", text, "A substring the body must hold."},
+}};
+constexpr std::array<field, 1> quorum_fields{{{"at_least", integer, "This many vantage points must see it up."}}};
+constexpr std::array<field, 6> service_fields{{
+  {"name", text, "The service's name.", {}, true},
+  {"probe", any, "Probe settings, or a named probe."},
+  {"backends", map_of_texts, "Per DC, the backends (HOST:PORT)."},
+  {"lb_stats", map_of_text, "Per DC, a load balancer's stats source."},
+  {"processes", map_of_texts, "Per DC, process names whose cpu/mem are read."},
+  {"interval", duration, "How often the service agent reports."},
+}};
+constexpr std::array<field, 6> zone_fields{{
+  {"name", text, "The zone's name.", {}, true},
+  {"soa", object, "The SOA record.", "soa"},
+  {"ns", texts, "The zone's name servers."},
+  {"ns_ttl", integer, "The NS records' TTL."},
+  {"records", list, "The zone's records.", "record"},
+  {"dnssec", object, "Online signing.", "dnssec"},
+}};
+constexpr std::array<field, 8> soa_fields{{
+  {"primary", text, "The primary name server.", {}, true},
+  {"admin", text, "The admin mailbox (hostmaster.example.com. or an address).", {}, true},
+  {"serial", integer, "The serial; default from the config version."},
+  {"refresh", integer, "Seconds."},
+  {"retry", integer, "Seconds."},
+  {"expire", integer, "Seconds."},
+  {"minimum", integer, "Negative-caching TTL, seconds."},
+  {"ttl", integer, "The SOA record's TTL."},
+}};
+constexpr std::array<field, 7> dnssec_fields{{
+  {"algorithm", text, "ecdsap256sha256 or ed25519."},
+  {"key", text, "The key file (gtmeshctl dnssec keygen).", {}, true},
+  {"publish", texts, "Further key files published (rollovers)."},
+  {"validity", duration, "Signature validity."},
+  {"refresh", duration, "Signatures are renewed this long before they expire."},
+  {"inception_offset", duration, "Inception set this far in the past."},
+  {"ds", texts, "The DS digests the parent holds (SHA-256 hex)."},
+}};
+constexpr std::array<field, 9> record_fields{{
+  {"name", text, "Relative to the zone, @ for the apex, or absolute with a final dot.", {}, true},
+  {"type", text, "The record type.", {}, true, record_types},
+  {"ttl", integer, "Seconds."},
+  {"min_ttl", integer, "The TTL of a degraded or ramping answer."},
+  {"answers", any, "Static answers: a list of values or answer objects."},
+  {"dc", object, "DC mode: the DC picked by measurements.", "dc_policy"},
+  {"static", object, "Static mode: rules by subnet and region.", "static_policy"},
+  {"profile", text, "Profile mode: the profile that answers."},
+  {"generated_by", text, "Who wrote it (external-dns); display only."},
+}};
+constexpr std::array<field, 10> answer_fields{{
+  {"address", text, "A / AAAA."},
+  {"target", text, "CNAME target."},
+  {"exchange", text, "MX exchange."},
+  {"preference", integer, "MX preference."},
+  {"priority", integer, "SRV priority."},
+  {"srv_weight", integer, "SRV weight."},
+  {"port", integer, "SRV port."},
+  {"text", text, "TXT text."},
+  {"weight", integer, "Balance weight."},
+  {"location", object, "Where it is (balance: closest).", "location"},
+}};
+constexpr std::array<field, 14> dc_policy_fields{{
+  {"source", text, "host, service or client.", {}, true, sources},
+  {"service", text, "The service (source: service)."},
+  {"metric", text, "The metric ranked.", {}, true},
+  {"criterion", any, "lowest, highest, {equals: T} or {within: {target, margin}}."},
+  {"gate", any, "A test each DC must pass (or a list of them)."},
+  {"pick_dc_count", integer, "How many DCs answer."},
+  {"balance", text, "How answers are chosen inside a DC.", {}, false, balances},
+  {"answers", any, "Per DC, its answers."},
+  {"fail_safe", any, "The answers when no DC qualifies."},
+  {"on_all_down", text, "What to answer when no DC qualifies.", {}, false, all_down},
+  {"switch_margin", any, "How much better another DC must be (5, or 10%)."},
+  {"hold_down", duration, "How long a pick stays."},
+  {"slow_start", duration, "How long a DC that comes back ramps up."},
+  {"protect", object, "Holds against a monitoring fault.", "protect"},
+}};
+constexpr std::array<field, 4> gate_fields{{
+  {"source", text, "host, service or client.", {}, true, sources},
+  {"service", text, "The service (source: service)."},
+  {"metric", text, "The metric tested.", {}, true},
+  {"criterion", any, "{equals: T} or {within: ...}.", {}, true},
+}};
+constexpr std::array<field, 2> criterion_fields{{
+  {"equals", any, "The value the metric must have."},
+  {"within", object, "Near a target.", "within"},
+}};
+constexpr std::array<field, 2> within_fields{{
+  {"target", any, "A value, or best.", {}, true},
+  {"margin", any, "An absolute margin (5) or a percentage (10%).", {}, true},
+}};
+constexpr std::array<field, 3> protect_fields{{
+  {"max_flip_fraction", any, "The share of units flipping within window taken for a monitoring fault."},
+  {"window", duration, "The window flips are counted in."},
+  {"hold", duration, "How long the last good answer is held."},
+}};
+constexpr std::array<field, 3> static_policy_fields{{
+  {"rules", list, "In order; the first match answers.", "static_rule"},
+  {"answers", any, "Per DC, its answers."},
+  {"balance", text, "How answers are chosen inside a DC.", {}, false, balances},
+}};
+constexpr std::array<field, 3> static_rule_fields{{
+  {"subnet", texts, "Client networks."},
+  {"region", texts, "Client regions (ISO countries, continents, US-/CA-/AU- states)."},
+  {"dc", text, "The DC that answers.", {}, true},
+}};
+constexpr std::array<field, 10> profile_fields{{
+  {"name", text, "The profile's name.", {}, true},
+  {"method", text, "The routing method (docs/routing.md).", {}, true},
+  {"status", text, "A disabled profile answers as if every endpoint were down.", {}, false, profile_statuses},
+  {"on_all_down", text, "What to answer when no endpoint is available.", {}, false, all_down},
+  {"fail_safe", any, "The answers when no endpoint is available."},
+  {"max_return", integer, "multivalue: at most this many answers."},
+  {"slow_start", duration, "How long an endpoint that comes back ramps up."},
+  {"protect", object, "Holds against a monitoring fault.", "protect"},
+  {"endpoints", list, "The endpoints.", "endpoint"},
+  {"generated_by", text, "Who wrote it (external-dns); display only."},
+}};
+constexpr std::array<field, 15> endpoint_fields{{
+  {"name", text, "The endpoint's name.", {}, true},
+  {"kind", text, "external, dc or nested.", {}, true, endpoint_kinds},
+  {"status", text, "always_serve answers whatever its health.", {}, false, endpoint_statuses},
+  {"target", text, "external: an address or host name."},
+  {"dc", text, "dc: the DC."},
+  {"service", text, "dc: the service whose backends must be up."},
+  {"answers", any, "dc: the addresses it serves."},
+  {"profile", text, "nested: the child profile."},
+  {"min_child_endpoints", integer, "nested: available children it needs."},
+  {"priority", integer, "priority: lower first."},
+  {"weight", integer, "weighted: its share."},
+  {"location", text, "performance: the DC it is measured as."},
+  {"regions", texts, "geographic: the regions it serves."},
+  {"subnets", texts, "subnet: the client networks it serves."},
+  {"monitor", text, "external: the named probe that monitors it."},
+}};
+constexpr std::array<field, 2> external_dns_cluster_fields{{
+  {"cluster", text, "The cluster (the webhook URL's last segment).", {}, true},
+  {"endpoints", list, "What it published.", "external_dns_endpoint"},
+}};
+constexpr std::array<field, 6> external_dns_endpoint_fields{{
+  {"dnsName", text, "The name.", {}, true},
+  {"recordType", text, "The record type.", {}, true},
+  {"targets", texts, "The values."},
+  {"recordTTL", integer, "The TTL."},
+  {"setIdentifier", text, "The publisher's set identifier."},
+  {"weight", integer, "Its weight (webhook/weight)."},
+}};
+
+constexpr std::array<object_fields, 29> all{{
+  {"config", "A gtmesh config (docs/config.md).", config_fields},
+  {"cluster", "The cluster.", cluster_fields},
+  {"cluster_tls", "Mutual TLS files.", cluster_tls_fields},
+  {"measurement", "Measurement intervals.", measurement_fields},
+  {"dnstap", "dnstap query logging.", dnstap_fields},
+  {"geo", "GeoIP.", geo_fields},
+  {"datacenter", "A datacenter.", datacenter_fields},
+  {"access_points", "A DC's access points.", access_points_fields},
+  {"location", "A point on Earth.", location_fields},
+  {"probe", "Probe settings.", probe_fields},
+  {"probe_match", "What a good probe answer is.", probe_match_fields},
+  {"quorum", "Vantage points that must agree.", quorum_fields},
+  {"service", "A service.", service_fields},
+  {"zone", "A zone.", zone_fields},
+  {"soa", "A zone's SOA.", soa_fields},
+  {"dnssec", "A zone's online signing.", dnssec_fields},
+  {"record", "A record.", record_fields},
+  {"answer", "One answer written as an object.", answer_fields},
+  {"dc_policy", "DC mode.", dc_policy_fields},
+  {"gate", "A DC gate.", gate_fields},
+  {"criterion", "A criterion written as an object.", criterion_fields},
+  {"within", "Near a target.", within_fields},
+  {"protect", "Protection against monitoring faults.", protect_fields},
+  {"static_policy", "Static mode.", static_policy_fields},
+  {"static_rule", "A static rule.", static_rule_fields},
+  {"profile", "A routing profile.", profile_fields},
+  {"endpoint", "A profile endpoint.", endpoint_fields},
+  {"external_dns_cluster", "What one cluster's external-dns published.", external_dns_cluster_fields},
+  {"external_dns_endpoint", "One external-dns endpoint.", external_dns_endpoint_fields},
+}};
+
+} // namespace
+
+std::span<const object_fields> objects() { return all; }
+
+const object_fields& get(std::string_view name) {
+  for (const auto& o : all)
+    if (o.name == name)
+      return o;
+  std::fprintf(stderr, "config_fields: no object '%.*s'\n", static_cast<int>(name.size()), name.data());
+  std::abort();
+}
+
+std::span<const std::string_view> keys_of(std::string_view name) {
+  static const std::vector<std::vector<std::string_view>> keys = [] {
+    std::vector<std::vector<std::string_view>> out;
+    for (const auto& o : all) {
+      out.emplace_back();
+      for (const auto& f : o.fields)
+        out.back().push_back(f.key);
+    }
+    return out;
+  }();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i].name == name)
+      return keys[i];
+  get(name); // aborts with the name
+  return {};
+}
+
+} // namespace gtmesh::config_fields

@@ -1,0 +1,453 @@
+// gtmeshctl import octodns: one octoDNS zone file (YamlProvider: record
+// name -> record, or a list of records of different types).
+//
+// Plain records become records with answers. A `dynamic` record is mapped
+// the way octoDNS's own Azure provider (octodns-azure) builds Traffic
+// Manager profiles:
+//   RECORD            geographic (or subnet) profile, one nested endpoint per rule
+//   RECORD-ruleN-POOL priority profile: the rule's pool, its fallback, the
+//                     fallback's fallback ...; fail_safe = the record's values
+//   RECORD-pool-POOL  weighted profile: the pool's values as external endpoints
+// so a pool whose values are all down hands over to its fallback, and the
+// record's own values answer when the whole chain is down, as octoDNS
+// documents. The catch-all rule (no geos, no subnets) gets WORLD.
+
+#include "tools/gtmeshctl/importers/importer.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace gtmesh::cli::importing {
+
+namespace {
+
+std::vector<std::string> plain_values(const json& rec, const std::string& at, report& r) {
+  std::vector<std::string> out;
+  auto add = [&](const json& v, const std::string& vat) {
+    if (v.is_string())
+      out.push_back(v.get<std::string>());
+    else if (v.is_number())
+      out.push_back(v.dump());
+    else
+      r.note(vat, "expected a text value; left out");
+  };
+  if (rec.contains("values") && rec["values"].is_array()) {
+    for (size_t i = 0; i < rec["values"].size(); ++i)
+      add(rec["values"][i], ptr(ptr(at, "values"), i));
+  } else if (rec.contains("value") && !rec["value"].is_null()) {
+    add(rec["value"], ptr(at, "value"));
+  }
+  return out;
+}
+
+std::vector<const json*> map_values(const json& rec) {
+  std::vector<const json*> out;
+  if (rec.contains("values") && rec["values"].is_array()) {
+    for (const auto& v : rec["values"])
+      out.push_back(&v);
+  } else if (rec.contains("value") && !rec["value"].is_null()) {
+    out.push_back(&rec["value"]);
+  }
+  return out;
+}
+
+/// octoDNS escapes ';' in TXT values as "\;".
+std::string unescape_txt(std::string s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == ';')
+      continue;
+    out += s[i];
+  }
+  return out;
+}
+
+/// An octoDNS geo code (AS, NA-US, NA-US-CA) as gtmesh regions.
+std::vector<std::string> geo_regions(const std::string& code, const std::string& at, report& r) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t dash; (dash = code.find('-', start)) != std::string::npos; start = dash + 1)
+    parts.push_back(code.substr(start, dash - start));
+  parts.push_back(code.substr(start));
+  if (parts.size() == 1) {
+    auto regions = continent_regions(parts[0]);
+    if (regions.empty())
+      r.note(at, "unknown continent code '" + code + "'; left out");
+    return regions;
+  }
+  auto region = country_region(parts[1], parts.size() > 2 ? parts[2] : "", at, r);
+  return region ? std::vector<std::string>{*region} : std::vector<std::string>{};
+}
+
+struct dynamic_mapper {
+  const json& rec;
+  std::string at, zone, name, type;
+  long long ttl;
+  config_builder& b;
+  report& r;
+
+  std::string base() const { return (name == "@" ? std::string("apex") : name) + "-" + type; }
+
+  std::vector<std::string> defaults() { return plain_values(rec, at, r); }
+
+  std::string probe() {
+    // octoDNS's defaults: HTTPS port 443, path /_dns, Host the record's name.
+    std::string fqdn = (name == "@" ? zone : name + "." + zone);
+    const json* oc = rec.contains("octodns") && rec["octodns"].is_object() ? &rec["octodns"] : nullptr;
+    const json* hc = oc ? get_object(*oc, "healthcheck", ptr(at, "octodns"), r) : nullptr;
+    const std::string hat = ptr(ptr(at, "octodns"), "healthcheck");
+    json none = json::object();
+    const json& h = hc ? *hc : none;
+    if (!hc)
+      r.note(at, "no octodns.healthcheck: octoDNS's defaults (HTTPS, port 443, path /_dns, Host " + fqdn +
+                   ") as every pool value's monitor");
+    json p;
+    std::string proto = lower(get_string(h, "protocol", hat, r).value_or("HTTPS"));
+    if (proto != "http" && proto != "https" && proto != "tcp") {
+      r.note(ptr(hat, "protocol"), "unknown protocol '" + proto + "'; HTTPS used");
+      proto = "https";
+    }
+    p["protocol"] = proto;
+    p["port"] = get_int(h, "port", hat, r).value_or(443);
+    if (proto != "tcp") {
+      std::string path = get_string(h, "path", hat, r).value_or("/_dns");
+      p["path"] = path.starts_with("/") ? path : "/" + path;
+      auto host = get_string(h, "host", hat, r);
+      p["host"] = host ? *host : fqdn;
+    }
+    return b.add_probe(base() + "-health", p);
+  }
+
+  /// The weighted profile of one pool; "" when it has no usable value.
+  std::string pool_profile(const std::string& pool, const json& def, const std::string& pat,
+                           std::map<std::string, std::string>& made, const std::string& monitor) {
+    if (auto it = made.find(pool); it != made.end())
+      return it->second;
+    std::string pname = b.reserve_profile_name(base() + "-pool-" + pool);
+    made[pool] = pname;
+    json endpoints = json::array();
+    std::set<std::string> names;
+    const json* values = get_array(def, "values", pat, r);
+    for (size_t i = 0; values && i < values->size(); ++i) {
+      const json& v = (*values)[i];
+      const std::string vat = ptr(ptr(pat, "values"), i);
+      auto value = get_string(v, "value", vat, r);
+      if (!value) {
+        r.note(vat, "a pool value needs value; left out");
+        continue;
+      }
+      json ep;
+      std::string ename = sanitize(*value);
+      for (int k = 2; !names.insert(ename).second; ++k)
+        ename = sanitize(*value) + "-" + std::to_string(k);
+      ep["name"] = ename;
+      ep["kind"] = "external";
+      ep["target"] = *value;
+      long long weight = get_int(v, "weight", vat, r).value_or(1);
+      if (weight < 1 || weight > 1000) {
+        r.note(ptr(vat, "weight"), "weight " + std::to_string(weight) + " is outside 1..1000; clamped");
+        weight = std::clamp(weight, 1LL, 1000LL);
+      }
+      ep["weight"] = weight;
+      std::string status = lower(get_string(v, "status", vat, r).value_or("obey"));
+      if (status == "up") {
+        ep["status"] = "always_serve"; // served whatever its health check says
+      } else if (status == "down") {
+        ep["status"] = "disabled";
+      } else {
+        if (status != "obey")
+          r.note(ptr(vat, "status"), "unknown status '" + status + "'; obey (the health check decides)");
+        ep["monitor"] = monitor;
+      }
+      endpoints.push_back(ep);
+    }
+    json prof;
+    prof["name"] = pname;
+    prof["method"] = "weighted";
+    prof["endpoints"] = endpoints;
+    b.add_profile(prof);
+    return pname;
+  }
+
+  void run() {
+    const std::string dat = ptr(at, "dynamic");
+    const json& dyn = rec["dynamic"];
+    const json* pools = get_object(dyn, "pools", dat, r);
+    const json* rules = get_array(dyn, "rules", dat, r);
+    if (!pools || !rules || rules->empty()) {
+      r.note(dat, "a dynamic record needs pools and rules; record left out");
+      return;
+    }
+    std::vector<std::string> fail_safe = defaults();
+    if (fail_safe.empty())
+      r.note(at, "no values: nothing answers when every pool is down (octoDNS requires values)");
+    std::string monitor = probe();
+    std::map<std::string, std::string> pool_profiles;
+
+    // One priority profile per rule: pool, fallback, fallback's fallback ...
+    auto rule_profile = [&](size_t i, const std::string& first) -> std::string {
+      json endpoints = json::array();
+      std::set<std::string> seen;
+      int priority = 1;
+      for (std::string pool = first; !pool.empty();) {
+        if (!seen.insert(pool).second) {
+          r.note(ptr(ptr(dat, "pools"), pool), "fallback loops back to pool " + pool + "; chain ends there");
+          break;
+        }
+        if (!pools->contains(pool) || !(*pools)[pool].is_object()) {
+          r.note(ptr(ptr(dat, "rules"), i), "pool '" + pool + "' is not defined; chain ends there");
+          break;
+        }
+        const std::string pat = ptr(ptr(dat, "pools"), pool);
+        std::string child = pool_profile(pool, (*pools)[pool], pat, pool_profiles, monitor);
+        endpoints.push_back({{"name", sanitize(pool)}, {"kind", "nested"}, {"profile", child}, {"priority", priority++}});
+        pool = get_string((*pools)[pool], "fallback", pat, r).value_or("");
+      }
+      json prof;
+      prof["name"] = b.reserve_profile_name(base() + "-rule" + std::to_string(i + 1) + "-" + first);
+      prof["method"] = "priority";
+      if (!fail_safe.empty()) {
+        prof["on_all_down"] = "fail_safe";
+        prof["fail_safe"] = fail_safe;
+      }
+      prof["endpoints"] = endpoints;
+      b.add_profile(prof);
+      return prof["name"].get<std::string>();
+    };
+
+    json geo_endpoints = json::array(), subnet_endpoints = json::array();
+    std::string catch_all;
+    std::set<std::string> used_regions;
+    for (size_t i = 0; i < rules->size(); ++i) {
+      const json& rule = (*rules)[i];
+      const std::string rat = ptr(ptr(dat, "rules"), i);
+      auto pool = get_string(rule, "pool", rat, r);
+      if (!pool) {
+        r.note(rat, "a rule needs a pool; left out");
+        continue;
+      }
+      if (!catch_all.empty()) {
+        r.note(rat, "comes after the catch-all rule, so octoDNS never reaches it; left out");
+        continue;
+      }
+      const json* geos = get_array(rule, "geos", rat, r);
+      const json* subnets = get_array(rule, "subnets", rat, r);
+      const bool has_geos = geos && !geos->empty(), has_subnets = subnets && !subnets->empty();
+      if (!has_geos && !has_subnets) {
+        catch_all = rule_profile(i, *pool);
+        continue;
+      }
+      std::string child = rule_profile(i, *pool);
+      std::string ename = "rule" + std::to_string(i + 1) + "-" + sanitize(*pool);
+      if (has_subnets) {
+        if (has_geos)
+          r.note(rat, "a rule with both subnets and geos: gtmesh matches one or the other; kept the subnets");
+        json list = json::array();
+        for (size_t k = 0; k < subnets->size(); ++k)
+          if ((*subnets)[k].is_string() && valid_subnet((*subnets)[k].get<std::string>()))
+            list.push_back((*subnets)[k]);
+          else
+            r.note(ptr(ptr(rat, "subnets"), k), "not an address range; left out");
+        if (!list.empty())
+          subnet_endpoints.push_back({{"name", ename}, {"kind", "nested"}, {"profile", child}, {"subnets", list}});
+        continue;
+      }
+      json regions = json::array();
+      for (size_t k = 0; k < geos->size(); ++k) {
+        const std::string gat = ptr(ptr(rat, "geos"), k);
+        if (!(*geos)[k].is_string()) {
+          r.note(gat, "expected a geo code; left out");
+          continue;
+        }
+        for (const auto& region : geo_regions((*geos)[k].get<std::string>(), gat, r)) {
+          if (used_regions.insert(region).second)
+            regions.push_back(region);
+          else
+            r.note(gat, "region " + region + " already belongs to an earlier rule, which octoDNS matches first; "
+                        "left out here");
+        }
+      }
+      if (!regions.empty())
+        geo_endpoints.push_back({{"name", ename}, {"kind", "nested"}, {"profile", child}, {"regions", regions}});
+    }
+
+    // Without a catch-all octoDNS answers unmatched clients with the values.
+    auto default_profile = [&]() -> std::string {
+      if (!catch_all.empty())
+        return catch_all;
+      if (fail_safe.empty())
+        return "";
+      json prof;
+      prof["name"] = b.reserve_profile_name(base() + "-default");
+      const bool addresses = type != "CNAME";
+      prof["method"] = addresses ? "multivalue" : "priority";
+      if (addresses)
+        prof["max_return"] = std::min<size_t>(fail_safe.size(), 64);
+      json endpoints = json::array();
+      for (const auto& v : fail_safe)
+        endpoints.push_back({{"name", sanitize(v)}, {"kind", "external"}, {"target", v}});
+      prof["endpoints"] = endpoints;
+      b.add_profile(prof);
+      catch_all = prof["name"].get<std::string>();
+      return catch_all;
+    };
+
+    std::string top;
+    if (!geo_endpoints.empty()) {
+      if (std::string d = default_profile(); !d.empty() && !used_regions.count("WORLD"))
+        geo_endpoints.push_back({{"name", "default"}, {"kind", "nested"}, {"profile", d}, {"regions", {"WORLD"}}});
+      json prof;
+      prof["name"] = b.reserve_profile_name(base());
+      prof["method"] = "geographic";
+      if (!fail_safe.empty()) {
+        prof["on_all_down"] = "fail_safe";
+        prof["fail_safe"] = fail_safe;
+      }
+      prof["endpoints"] = geo_endpoints;
+      b.add_profile(prof);
+      top = prof["name"].get<std::string>();
+    }
+    if (!subnet_endpoints.empty()) {
+      std::string rest = !top.empty() ? top : default_profile();
+      if (!rest.empty())
+        subnet_endpoints.push_back({{"name", "default"}, {"kind", "nested"}, {"profile", rest}});
+      json prof;
+      prof["name"] = b.reserve_profile_name(base() + "-subnets");
+      prof["method"] = "subnet";
+      if (!fail_safe.empty()) {
+        prof["on_all_down"] = "fail_safe";
+        prof["fail_safe"] = fail_safe;
+      }
+      prof["endpoints"] = subnet_endpoints;
+      b.add_profile(prof);
+      top = prof["name"].get<std::string>();
+    }
+    if (top.empty())
+      top = catch_all;
+    if (top.empty()) {
+      r.note(dat, "no usable rule; record left out");
+      return;
+    }
+    b.add_record(zone, {{"name", name}, {"type", type}, {"ttl", ttl}, {"profile", top}}, at);
+  }
+};
+
+void import_record(const std::string& zone, const std::string& raw_name, const json& rec, const std::string& at,
+                   config_builder& b, report& r, std::vector<std::string>& apex_ns) {
+  if (!rec.is_object()) {
+    r.note(at, "a record must be a map; left out");
+    return;
+  }
+  std::string name = raw_name.empty() ? "@" : lower(raw_name);
+  std::string type = get_string(rec, "type", at, r).value_or("");
+  std::transform(type.begin(), type.end(), type.begin(), ::toupper);
+  long long ttl = get_int(rec, "ttl", at, r).value_or(3600); // octoDNS's default TTL
+  if (ttl < 0 || ttl > 2147483647) {
+    r.note(ptr(at, "ttl"), "out of range; 3600 used");
+    ttl = 3600;
+  }
+  if (const json* oc = get_object(rec, "octodns", at, r))
+    for (auto& [k, v] : oc->items())
+      if (k != "healthcheck")
+        r.note(ptr(ptr(at, "octodns"), k), "provider-specific setting with no gtmesh equivalent; ignored");
+  if (type == "NS" && name == "@") {
+    apex_ns = plain_values(rec, at, r);
+    return;
+  }
+  if (rec.contains("dynamic")) {
+    if (type != "A" && type != "AAAA" && type != "CNAME") {
+      r.note(ptr(at, "dynamic"), "dynamic " + type + " records are not routed by gtmesh profiles (A, AAAA, CNAME "
+                                                      "only); the plain values are used");
+    } else if (!rec["dynamic"].is_object()) {
+      r.note(ptr(at, "dynamic"), "expected a map with pools and rules; the plain values are used");
+    } else {
+      dynamic_mapper{rec, at, zone, name, type, ttl, b, r}.run();
+      return;
+    }
+  }
+  json answers = json::array();
+  if (type == "A" || type == "AAAA" || type == "CNAME") {
+    for (const auto& v : plain_values(rec, at, r))
+      answers.push_back(v);
+  } else if (type == "TXT" || type == "SPF") {
+    if (type == "SPF")
+      r.note(at, "SPF record type is obsolete (RFC 7208); written as TXT");
+    type = "TXT";
+    for (const auto& v : plain_values(rec, at, r))
+      answers.push_back(unescape_txt(v));
+  } else if (type == "MX") {
+    auto values = map_values(rec);
+    for (size_t i = 0; i < values.size(); ++i) {
+      const std::string vat = ptr(ptr(at, "values"), i);
+      // octoDNS 0.9 also wrote priority/value.
+      auto exchange = get_string(*values[i], "exchange", vat, r);
+      if (!exchange)
+        exchange = get_string(*values[i], "value", vat, r);
+      auto pref = get_int(*values[i], "preference", vat, r);
+      if (!pref)
+        pref = get_int(*values[i], "priority", vat, r);
+      if (exchange && pref)
+        answers.push_back({{"exchange", *exchange}, {"preference", *pref}});
+      else
+        r.note(vat, "an MX value needs exchange and preference; left out");
+    }
+  } else if (type == "SRV") {
+    auto values = map_values(rec);
+    for (size_t i = 0; i < values.size(); ++i) {
+      const std::string vat = ptr(ptr(at, "values"), i);
+      auto target = get_string(*values[i], "target", vat, r);
+      auto port = get_int(*values[i], "port", vat, r);
+      auto prio = get_int(*values[i], "priority", vat, r);
+      auto weight = get_int(*values[i], "weight", vat, r);
+      if (target && port && prio && weight)
+        answers.push_back({{"target", *target}, {"port", *port}, {"priority", *prio}, {"srv_weight", *weight}});
+      else
+        r.note(vat, "an SRV value needs priority, weight, port and target; left out");
+    }
+  } else {
+    r.note(at, (type.empty() ? std::string("a record without type") : type + " records") +
+                 " are not served by gtmesh (A, AAAA, CNAME, MX, TXT, SRV); left out");
+    return;
+  }
+  if (answers.empty()) {
+    r.note(at, "no usable value; record left out");
+    return;
+  }
+  b.add_record(zone, {{"name", name}, {"type", type}, {"ttl", ttl}, {"answers", answers}}, at);
+}
+
+} // namespace
+
+void import_octodns(const json& input, const options& o, config_builder& b, report& r) {
+  if (!input.is_object() || input.empty())
+    throw input_error(o.file + ": not an octoDNS zone file: expected a map of record names to records");
+  std::string zone = o.zone;
+  if (zone.empty()) {
+    zone = std::filesystem::path(o.file).filename().string();
+    if (zone.ends_with(".yaml"))
+      zone.resize(zone.size() - 5);
+    else if (zone.ends_with(".yml"))
+      zone.resize(zone.size() - 4);
+  }
+  zone = b.zone(zone);
+  std::vector<std::string> apex_ns;
+  for (auto& [name, value] : input.items()) {
+    const std::string at = ptr("", name);
+    if (value.is_array()) {
+      for (size_t i = 0; i < value.size(); ++i)
+        import_record(zone, name, value[i], ptr(at, i), b, r, apex_ns);
+    } else {
+      import_record(zone, name, value, at, b, r, apex_ns);
+    }
+  }
+  if (!apex_ns.empty()) {
+    b.set_zone_ns(zone, apex_ns, apex_ns.front());
+    r.note("zones[" + zone + "]", "ns from the apex NS record; soa admin synthesised as hostmaster." + zone +
+                                    ".: make them the gtmesh nodes that serve the zone");
+  } else {
+    r.note("zones[" + zone + "]", "soa and ns synthesised as ns1." + zone + ". and hostmaster." + zone +
+                                    ".: replace them with the gtmesh nodes that serve the zone");
+  }
+}
+
+} // namespace gtmesh::cli::importing
