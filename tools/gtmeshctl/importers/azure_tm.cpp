@@ -601,7 +601,8 @@ void map_profile(const tm_profile& p, const std::map<std::string, std::string>& 
         r.note(e.at, "azure endpoint " + e.name + ": written as an external endpoint with its target " + target);
       ep["kind"] = "external";
       ep["target"] = target;
-      if (!probe.empty()) {
+      // Always Serve turns Traffic Manager's health checks off for the endpoint.
+      if (!probe.empty() && !(e.always_serve && e.enabled)) {
         if (e.headers.empty()) {
           ep["monitor"] = probe;
         } else {
