@@ -122,6 +122,8 @@ std::string sanitize(std::string_view name) {
   std::string out;
   for (char c : name)
     out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '-';
+  while (out.size() > 1 && out.back() == '.') // "host.example.net." names an endpoint as well without its dot
+    out.pop_back();
   return out.empty() ? std::string("x") : out;
 }
 

@@ -37,6 +37,7 @@ struct tm_monitor {
   std::optional<long long> port, interval, timeout, tolerated;
   std::vector<tm_header> headers;
   std::vector<std::string> status_ranges; ///< "200-299"
+  std::string tolerated_at;               ///< pointer of the tolerated-failures field
 };
 
 struct tm_profile {
@@ -259,6 +260,7 @@ tm_profile read_rest_profile(const json& props, std::string name, const std::str
     mon.interval = get_int(*m, "intervalInSeconds", mat, r);
     mon.timeout = get_int(*m, "timeoutInSeconds", mat, r);
     mon.tolerated = get_int(*m, "toleratedNumberOfFailures", mat, r);
+    mon.tolerated_at = ptr(mat, "toleratedNumberOfFailures");
     mon.headers = read_headers(get_array(*m, "customHeaders", mat, r), ptr(mat, "customHeaders"), r);
     if (const json* ranges = get_array(*m, "expectedStatusCodeRanges", mat, r))
       for (size_t i = 0; i < ranges->size(); ++i) {
@@ -398,6 +400,7 @@ void read_terraform(const json& doc, std::vector<tm_profile>& out, report& r) {
       mon.interval = get_int(*m, "interval_in_seconds", mat, r);
       mon.timeout = get_int(*m, "timeout_in_seconds", mat, r);
       mon.tolerated = get_int(*m, "tolerated_number_of_failures", mat, r);
+      mon.tolerated_at = ptr(mat, "tolerated_number_of_failures");
       mon.headers = read_headers(get_array(*m, "custom_header", mat, r), ptr(mat, "custom_header"), r);
       if (const json* ranges = get_array(*m, "expected_status_code_ranges", mat, r))
         for (const auto& x : *ranges)
@@ -535,7 +538,7 @@ json make_probe(const tm_monitor& m, const std::vector<tm_header>& headers, cons
     probe["timeout"] = std::to_string(*m.timeout) + "s";
   long long tolerated = m.tolerated.value_or(3);
   probe["unhealthy_threshold"] = std::clamp(tolerated + 1, 1LL, 20LL);
-  r.note(ptr(at, "toleratedNumberOfFailures"),
+  r.note(m.tolerated_at,
          "Traffic Manager tolerates " + std::to_string(tolerated) + " failure(s) and marks the endpoint degraded on the next: "
          "unhealthy_threshold " + std::to_string(std::clamp(tolerated + 1, 1LL, 20LL)) + " (tolerated + 1)");
   return probe;

@@ -169,20 +169,43 @@ struct dynamic_mapper {
     return pname;
   }
 
-  void run() {
+  /// False when the dynamic part gives nothing usable: the caller then
+  /// writes the plain values.
+  bool run() {
     const std::string dat = ptr(at, "dynamic");
     const json& dyn = rec["dynamic"];
     const json* pools = get_object(dyn, "pools", dat, r);
     const json* rules = get_array(dyn, "rules", dat, r);
     if (!pools || !rules || rules->empty()) {
-      r.note(dat, "a dynamic record needs pools and rules; record left out");
-      return;
+      r.note(dat, "a dynamic record needs pools and rules; the plain values are used");
+      return false;
     }
     std::vector<std::string> fail_safe = defaults();
     if (fail_safe.empty())
       r.note(at, "no values: nothing answers when every pool is down (octoDNS requires values)");
     std::string monitor = probe();
     std::map<std::string, std::string> pool_profiles;
+
+    // The record's values, unmonitored: the end of every rule's chain (so a
+    // rule whose pools are all down still answers, and is never skipped by
+    // the subnet or geographic profile above it), and the answer for
+    // clients no rule matches.
+    std::string values_profile;
+    if (!fail_safe.empty()) {
+      json prof;
+      prof["name"] = b.reserve_profile_name(base() + "-values");
+      const bool addresses = type != "CNAME";
+      prof["method"] = addresses ? "multivalue" : "priority";
+      if (addresses)
+        prof["max_return"] = std::min<size_t>(fail_safe.size(), 64);
+      json endpoints = json::array();
+      for (const auto& v : fail_safe)
+        endpoints.push_back({{"name", sanitize(v)}, {"kind", "external"}, {"target", v}});
+      prof["endpoints"] = endpoints;
+      b.add_profile(prof);
+      values_profile = prof["name"].get<std::string>();
+    }
+    auto default_profile = [&]() -> std::string { return catch_all.empty() ? values_profile : catch_all; };
 
     // One priority profile per rule: pool, fallback, fallback's fallback ...
     auto rule_profile = [&](size_t i, const std::string& first) -> std::string {
@@ -203,13 +226,11 @@ struct dynamic_mapper {
         endpoints.push_back({{"name", sanitize(pool)}, {"kind", "nested"}, {"profile", child}, {"priority", priority++}});
         pool = get_string((*pools)[pool], "fallback", pat, r).value_or("");
       }
+      if (!values_profile.empty())
+        endpoints.push_back({{"name", "values"}, {"kind", "nested"}, {"profile", values_profile}, {"priority", priority}});
       json prof;
       prof["name"] = b.reserve_profile_name(base() + "-rule" + std::to_string(i + 1) + "-" + first);
       prof["method"] = "priority";
-      if (!fail_safe.empty()) {
-        prof["on_all_down"] = "fail_safe";
-        prof["fail_safe"] = fail_safe;
-      }
       prof["endpoints"] = endpoints;
       b.add_profile(prof);
       return prof["name"].get<std::string>();
@@ -271,27 +292,6 @@ struct dynamic_mapper {
         geo_endpoints.push_back({{"name", ename}, {"kind", "nested"}, {"profile", child}, {"regions", regions}});
     }
 
-    // Without a catch-all octoDNS answers unmatched clients with the values.
-    auto default_profile = [&]() -> std::string {
-      if (!catch_all.empty())
-        return catch_all;
-      if (fail_safe.empty())
-        return "";
-      json prof;
-      prof["name"] = b.reserve_profile_name(base() + "-default");
-      const bool addresses = type != "CNAME";
-      prof["method"] = addresses ? "multivalue" : "priority";
-      if (addresses)
-        prof["max_return"] = std::min<size_t>(fail_safe.size(), 64);
-      json endpoints = json::array();
-      for (const auto& v : fail_safe)
-        endpoints.push_back({{"name", sanitize(v)}, {"kind", "external"}, {"target", v}});
-      prof["endpoints"] = endpoints;
-      b.add_profile(prof);
-      catch_all = prof["name"].get<std::string>();
-      return catch_all;
-    };
-
     std::string top;
     if (!geo_endpoints.empty()) {
       if (std::string d = default_profile(); !d.empty() && !used_regions.count("WORLD"))
@@ -325,10 +325,11 @@ struct dynamic_mapper {
     if (top.empty())
       top = catch_all;
     if (top.empty()) {
-      r.note(dat, "no usable rule; record left out");
-      return;
+      r.note(dat, "no usable rule; the plain values are used");
+      return false;
     }
     b.add_record(zone, {{"name", name}, {"type", type}, {"ttl", ttl}, {"profile", top}}, at);
+    return true;
   }
 };
 
@@ -361,8 +362,8 @@ void import_record(const std::string& zone, const std::string& raw_name, const j
     } else if (!rec["dynamic"].is_object()) {
       r.note(ptr(at, "dynamic"), "expected a map with pools and rules; the plain values are used");
     } else {
-      dynamic_mapper{rec, at, zone, name, type, ttl, b, r}.run();
-      return;
+      if (dynamic_mapper{rec, at, zone, name, type, ttl, b, r}.run())
+        return;
     }
   }
   json answers = json::array();
