@@ -3,40 +3,66 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <optional>
 
 namespace gtmesh::config_json {
 
 namespace {
 
-/// The JSON value a scalar's text is exactly the JSON text of, if any.
-json typed_scalar(std::string_view text) {
+/// The JSON value a scalar's text is exactly the JSON text of, if any
+/// (nullopt: a string). No allocation for the common case, a word.
+std::optional<json> typed(std::string_view text) {
   if (text == "true")
-    return true;
+    return json(true);
   if (text == "false")
-    return false;
+    return json(false);
   if (text.empty() || (!std::isdigit(static_cast<unsigned char>(text[0])) && text[0] != '-'))
-    return std::string(text);
+    return std::nullopt;
   int64_t i = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), i);
   if (ec == std::errc() && end == text.data() + text.size()) {
-    json n = i;
-    return n.dump() == text ? n : json(std::string(text));
+    char buf[24];
+    auto [out, ec2] = std::to_chars(buf, buf + sizeof buf, i);
+    if (ec2 == std::errc() && std::string_view(buf, static_cast<size_t>(out - buf)) == text)
+      return json(i);
+    return std::nullopt;
   }
-  if (text.find_first_not_of("0123456789.-eE+") == std::string_view::npos) {
-    std::string s(text);
+  if (text.size() < 64 && text.find_first_not_of("0123456789.-eE+") == std::string_view::npos) {
+    char copy[64];
+    text.copy(copy, text.size());
+    copy[text.size()] = 0;
     char* stop = nullptr;
-    double d = std::strtod(s.c_str(), &stop);
-    if (stop && *stop == 0) {
+    double d = std::strtod(copy, &stop);
+    if (stop == copy + text.size()) {
       json n = d;
       if (n.dump() == text)
         return n;
     }
   }
+  return std::nullopt;
+}
+
+json typed_scalar(std::string_view text) {
+  if (auto t = typed(text))
+    return *t;
   return std::string(text);
 }
 
+bool reserved_word(std::string_view s) {
+  if (s.size() > 5)
+    return false;
+  char lower[6] = {};
+  for (size_t i = 0; i < s.size(); ++i)
+    lower[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[i])));
+  std::string_view l(lower, s.size());
+  for (std::string_view word : {"null", "yes", "no", "on", "off", "y", "n", "true", "false"})
+    if (l == word)
+      return true;
+  return false;
+}
+
 /// Why a string cannot be written as a plain scalar (block or flow).
-bool needs_quotes(const std::string& s) {
+bool needs_quotes(std::string_view s) {
   if (s.empty() || s.front() == ' ' || s.back() == ' ' || s.back() == ':')
     return true;
   const unsigned char first = static_cast<unsigned char>(s[0]);
@@ -47,7 +73,7 @@ bool needs_quotes(const std::string& s) {
     if (std::isalnum(c) || c == '_' || c == '.' || c == '-' || c == '/' || c == '@' || c == '+' || c == '=' ||
         c == '*' || c == '(' || c == ')' || c == '%' || c == '^' || c == '$' || c == '!' || c == ';' || c == '~')
       continue;
-    if (c == ' ' && s[i + 1] != '#' && (i == 0 || s[i - 1] != ':'))
+    if (c == ' ' && i + 1 < s.size() && s[i + 1] != '#' && s[i - 1] != ':')
       continue;
     if (c == ':' && i + 1 < s.size() && s[i + 1] != ' ')
       continue;
@@ -55,16 +81,10 @@ bool needs_quotes(const std::string& s) {
   }
   // Text that would read back as another JSON type, or as a YAML 1.1
   // boolean or null to another tool.
-  if (!typed_scalar(s).is_string())
-    return true;
-  std::string lower;
-  for (char c : s)
-    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (const char* word : {"null", "yes", "no", "on", "off", "y", "n", "true", "false"})
-    if (lower == word)
-      return true;
-  return false;
+  return typed(s).has_value() || reserved_word(s);
 }
+
+std::string key_text(const std::string& k) { return needs_quotes(k) ? json(k).dump() : k; }
 
 std::string scalar_text(const json& v) {
   if (v.is_string()) {
@@ -86,7 +106,7 @@ std::string flow(const json& v) {
     for (const auto& [k, item] : v.items()) {
       if (!is_scalar(item))
         return "";
-      out += (first ? "" : ", ") + scalar_text(json(k)) + ": " + scalar_text(item);
+      out += (first ? "" : ", ") + key_text(k) + ": " + scalar_text(item);
       first = false;
     }
   } else {
@@ -109,7 +129,7 @@ std::string escape_pointer_token(const std::string& key) {
 
 class emitter {
 public:
-  explicit emitter(yaml_text& out) : out_(out) {}
+  emitter(yaml_text& out, bool pointers) : out_(out), pointers_(pointers) {}
 
   /// The value of a key (or list item) that starts on the current line
   /// after `lead` ("key:" or "-"); `indent` is the column of `lead`.
@@ -127,11 +147,11 @@ public:
       // "- first: ..." then the other keys under it.
       bool first = true;
       for (const auto& [k, item] : v.items()) {
-        const std::string p = pointer + "/" + escape_pointer_token(k);
+        const std::string p = child(pointer, k);
         if (first)
-          value(item, p, "- " + scalar_text(json(k)) + ":", indent);
+          value(item, p, "- " + key_text(k) + ":", indent);
         else
-          value(item, p, scalar_text(json(k)) + ":", indent + 2);
+          value(item, p, key_text(k) + ":", indent + 2);
         first = false;
       }
       return;
@@ -145,22 +165,27 @@ public:
   void members(const json& v, const std::string& pointer, size_t indent) {
     if (v.is_object()) {
       for (const auto& [k, item] : v.items())
-        value(item, pointer + "/" + escape_pointer_token(k), scalar_text(json(k)) + ":", indent);
+        value(item, child(pointer, k), key_text(k) + ":", indent);
     } else {
       size_t i = 0;
       for (const auto& item : v)
-        value(item, pointer + "/" + std::to_string(i++), "-", indent);
+        value(item, pointers_ ? pointer + "/" + std::to_string(i++) : pointer, "-", indent);
     }
   }
 
 private:
   static constexpr size_t max_width = 100;
+  std::string child(const std::string& pointer, const std::string& key) const {
+    return pointers_ ? pointer + "/" + escape_pointer_token(key) : std::string();
+  }
   void line(const std::string& text, const std::string& pointer) {
     out_.text += text;
     out_.text += '\n';
-    out_.pointer_of_line.push_back(pointer);
+    if (pointers_)
+      out_.pointer_of_line.push_back(pointer);
   }
   yaml_text& out_;
+  bool pointers_;
 };
 
 } // namespace
@@ -205,13 +230,14 @@ const std::string& yaml_text::pointer_at(int line) const {
   return line >= 1 && static_cast<size_t>(line) <= pointer_of_line.size() ? pointer_of_line[line - 1] : none;
 }
 
-yaml_text to_yaml(const json& doc, std::string_view header) {
+yaml_text to_yaml(const json& doc, std::string_view header, bool pointers) {
   yaml_text out;
   out.text.append(header);
-  for (char c : header)
-    if (c == '\n')
-      out.pointer_of_line.emplace_back();
-  emitter e(out);
+  if (pointers)
+    for (char c : header)
+      if (c == '\n')
+        out.pointer_of_line.emplace_back();
+  emitter e(out, pointers);
   if (doc.is_object())
     e.members(doc, "", 0);
   else

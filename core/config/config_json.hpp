@@ -47,6 +47,7 @@ struct yaml_text {
 };
 
 /// `doc` as config YAML, after `header` (comment lines, each "# ...\n").
-yaml_text to_yaml(const json& doc, std::string_view header = {});
+/// Without `pointers`, pointer_of_line stays empty (the same text, faster).
+yaml_text to_yaml(const json& doc, std::string_view header = {}, bool pointers = true);
 
 } // namespace gtmesh::config_json

@@ -81,9 +81,9 @@ prepared prepare(const std::string& yaml, uint32_t version, std::vector<config_o
     p.results.push_back(r);
   }
   p.edits = std::move(edits);
-  p.doc = *doc;
-  p.text = config_json::to_yaml(*doc);
-  p.yaml = p.text.text;
+  // Line pointers are worked out again only when the loader finds an error.
+  p.yaml = config_json::to_yaml(*doc, {}, false).text;
+  p.doc = std::move(*doc);
   if (p.results.size() == 1)
     p.status = p.results[0].status;
   return p;
@@ -110,9 +110,8 @@ prepared prepare_webhook(const std::string& yaml, uint32_t version, const std::s
     p.reply = error_reply(422, version, why);
     return p;
   }
-  p.doc = *doc;
-  p.text = config_json::to_yaml(*doc);
-  p.yaml = p.text.text;
+  p.yaml = config_json::to_yaml(*doc, {}, false).text;
+  p.doc = std::move(*doc);
   p.status = 204;
   return p;
 }
@@ -127,6 +126,7 @@ std::string read_webhook(const std::string& yaml, uint32_t version, const std::s
 }
 
 json explain_errors(const prepared& p, const std::vector<std::string>& errors) {
+  const config_json::yaml_text text = config_json::to_yaml(p.doc); // the same text, with line pointers
   json list = json::array();
   const std::string prefix = std::string(api_file) + ":";
   for (const auto& e : errors) {
@@ -140,7 +140,7 @@ json explain_errors(const prepared& p, const std::vector<std::string>& errors) {
       auto [end, ec] = std::from_chars(rest.data() + at, rest.data() + rest.size(), line);
       if (ec == std::errc()) {
         size_t after = rest.find(": ", static_cast<size_t>(end - rest.data()));
-        pointer = p.text.pointer_at(line);
+        pointer = text.pointer_at(line);
         rest = after == std::string::npos ? rest : rest.substr(after + 2);
         // A line in flow style holds several fields: the error's field
         // ("profiles[x].endpoints[b].weight") names which.

@@ -41,7 +41,6 @@ struct prepared {
   std::string reply;         ///< set when nothing is to be written
   std::string yaml;          ///< the new config text
   json doc;                  ///< the same as JSON
-  config_json::yaml_text text; ///< the same with its line pointers
   std::vector<config_objects::edit> edits;
   std::vector<config_objects::edit_result> results; ///< one per edit
 };

@@ -31,6 +31,9 @@
 //                                  DNSSEC keys (docs/dnssec.md); local, no decider asked
 //     tap FILE|unix:PATH [--json] [--limit N] [--for DURATION]
 //                                  dnstap query logs with their decisions (docs/dns.md); local
+//     import azure-tm|octodns|route53 FILE [HEALTHCHECKS.json] [--zone ZONE] [-o OUT] [--geo-database PATH]
+//                                  another traffic manager's export as a gtmesh config; local
+//                                  (tools/gtmeshctl/import_command.hpp)
 //     ca revoke NODE|SERIAL [--dir DIR]   revoke a certificate through the deciders' log: every
 //                                  decider closes links using it and refuses it (docs/mesh.md)
 //     enroll DC [--http ADDR|""] [--etc DIR] [--no-start]   on a new machine, as root: install the
@@ -58,6 +61,7 @@
 #include "tools/gtmesh/commands.hpp"
 #include "tools/gtmeshctl/dnssec_command.hpp"
 #include "tools/gtmeshctl/tap_command.hpp"
+#include "tools/gtmeshctl/import_command.hpp"
 #include "tools/gtmeshctl/enroll.hpp"
 
 #include <nlohmann/json.hpp>
@@ -92,6 +96,8 @@ int usage() {
              "  dnssec keygen ZONE [--algorithm ecdsap256sha256|ed25519] [--dir DIR] | dnssec ds ZONE --config FILE\n"
              "  dnssec rollover-plan ZONE --config FILE | dnssec dump-static ZONE --config FILE\n"
              "  tap FILE|unix:PATH [--json] [--limit N] [--for DURATION]   dnstap logs with their decisions\n"
+             "  import azure-tm|octodns|route53 FILE [HEALTHCHECKS.json] [--zone ZONE] [-o OUT] [--geo-database PATH]\n"
+             "      another traffic manager's export as a gtmesh config (route53 takes the health checks file)\n"
              "  enroll DC [--http ADDR] [--etc DIR] [--no-start]   (with --decider and the agent's --tls-*)\n",
              stderr);
   return 2;
@@ -399,6 +405,9 @@ int send_request(const std::vector<std::string>& deciders, const mesh::node_iden
 
 int main(int argc, char** argv) {
   cli::args all(argv + 1, argv + argc);
+  // import reads its own options (-o, --zone, --geo-database): before the main reader, which knows none of them.
+  if (!all.empty() && all[0] == "import")
+    return cli::import_command(all);
   cli::arg_reader r(all);
   std::vector<std::string> deciders = r.options("--decider");
   mesh::tls_files tls;

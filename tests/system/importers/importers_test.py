@@ -63,7 +63,7 @@ def answers_of(outcome):
     """'NOERROR A 192.0.2.1 A 192.0.2.2, ttl 30' -> ('NOERROR', ['192.0.2.1', ...])."""
     rcode, _, rest = outcome.partition(" ")
     if rcode != "NOERROR":
-        return rcode.rstrip(":"), []
+        return rcode.rstrip(":,"), []
     rest = re.sub(r", ttl \d+.*$", "", rest)
     values = re.findall(r"(?:^| )(?:%s) (.+?)(?= (?:%s) |$)" % (TYPES, TYPES), rest)
     return rcode, [norm(v) for v in values]

@@ -205,6 +205,7 @@ struct dynamic_mapper {
       b.add_profile(prof);
       values_profile = prof["name"].get<std::string>();
     }
+    std::string catch_all; // the rule without geos and subnets
     auto default_profile = [&]() -> std::string { return catch_all.empty() ? values_profile : catch_all; };
 
     // One priority profile per rule: pool, fallback, fallback's fallback ...
@@ -237,7 +238,6 @@ struct dynamic_mapper {
     };
 
     json geo_endpoints = json::array(), subnet_endpoints = json::array();
-    std::string catch_all;
     std::set<std::string> used_regions;
     for (size_t i = 0; i < rules->size(); ++i) {
       const json& rule = (*rules)[i];

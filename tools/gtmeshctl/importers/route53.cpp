@@ -460,6 +460,7 @@ private:
 
     std::string policy = policy_of(first);
     std::set<std::string> used_regions;
+    json zero_weight = json::array();
     bool all_zero = std::all_of(group.begin(), group.end(), [&](const rrset& s) {
       return get_int(*s.j, "Weight", s.at, r_).value_or(1) == 0;
     });
@@ -477,12 +478,13 @@ private:
       const json& j = *s.j;
       if (policy == "weighted") {
         long long w = get_int(j, "Weight", s.at, r_).value_or(1);
-        if (w == 0 && !all_zero) {
-          (*ep)["status"] = "disabled";
-          r_.note(ptr(s.at, "Weight"), "weight 0: Route 53 answers it only when every other record set is "
-                                       "unhealthy or weight 0; written as status disabled (never answered)");
-        }
         (*ep)["weight"] = std::clamp(all_zero ? 1 : w, 1LL, 1000LL);
+        if (w == 0 && !all_zero) {
+          // Route 53 answers weight-0 record sets only when every nonzero one
+          // is unhealthy: a second tier, below.
+          zero_weight.push_back(*ep);
+          continue;
+        }
       } else if (policy == "failover") {
         std::string f = get_string(j, "Failover", s.at, r_).value_or("");
         (*ep)["priority"] = f == "PRIMARY" ? 1 : 2;
@@ -575,6 +577,22 @@ private:
                         "location when a record is unhealthy; gtmesh answers the matched region whatever its health");
     if (policy == "multivalue")
       prof["max_return"] = 8; // Route 53 answers up to eight healthy records
+    if (!zero_weight.empty()) {
+      r_.note(first.at, first.name + " has weight-0 record sets: Route 53 answers them only when every nonzero one "
+                        "is unhealthy; written as a priority profile over two weighted ones (" + name + "-weighted, " +
+                        name + "-weight0)");
+      auto tier = [&](const std::string& suffix, const json& eps) {
+        json t = {{"name", b_.reserve_profile_name(name + suffix)}, {"method", "weighted"}, {"endpoints", eps}};
+        b_.add_profile(t);
+        return t["name"].get<std::string>();
+      };
+      json tiers = json::array();
+      if (!endpoints.empty())
+        tiers.push_back({{"name", "weighted"}, {"kind", "nested"}, {"profile", tier("-weighted", endpoints)}, {"priority", 1}});
+      tiers.push_back({{"name", "weight0"}, {"kind", "nested"}, {"profile", tier("-weight0", zero_weight)}, {"priority", 2}});
+      prof["method"] = "priority";
+      endpoints = tiers;
+    }
     prof["endpoints"] = endpoints;
     b_.add_profile(prof);
     building_.erase(key);
