@@ -84,12 +84,74 @@ bool needs_quotes(std::string_view s) {
   return typed(s).has_value() || reserved_word(s);
 }
 
-std::string key_text(const std::string& k) { return needs_quotes(k) ? json(k).dump() : k; }
+/// A YAML double-quoted scalar that libyaml reads back as exactly `s`:
+/// escapes for what YAML would fold, trim or refuse raw (C0 and C1 controls,
+/// DEL, NEL, the line and paragraph separators); invalid UTF-8 becomes
+/// U+FFFD (it cannot be in a YAML text at all).
+std::string double_quoted(std::string_view s) {
+  static const char* hex = "0123456789abcdef";
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += static_cast<char>(c);
+      } else if (c == '\n') {
+        out += "\\n";
+      } else if (c == '\t') {
+        out += "\\t";
+      } else if (c < 0x20 || c == 0x7f) {
+        out += "\\x";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+      } else {
+        out += static_cast<char>(c);
+      }
+      ++i;
+      continue;
+    }
+    // One UTF-8 sequence: its length and code point, or invalid.
+    size_t n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+    uint32_t cp = n == 4 ? c & 7u : n == 3 ? c & 15u : c & 31u;
+    bool ok = n != 0 && i + n <= s.size();
+    for (size_t k = 1; ok && k < n; ++k) {
+      const unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      ok = (cc & 0xc0) == 0x80;
+      cp = (cp << 6) | (cc & 0x3fu);
+    }
+    ok = ok && !(n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) && !(n == 4 && (cp < 0x10000 || cp > 0x10ffff));
+    if (!ok) {
+      out += "\xef\xbf\xbd"; // U+FFFD
+      ++i;
+      continue;
+    }
+    if (cp == 0x85) {
+      out += "\\N";
+    } else if (cp == 0x2028) {
+      out += "\\L";
+    } else if (cp == 0x2029) {
+      out += "\\P";
+    } else if (cp >= 0x80 && cp <= 0x9f) {
+      out += "\\u00";
+      out += hex[cp >> 4];
+      out += hex[cp & 15];
+    } else if (cp == 0xfeff) {
+      out += "\\ufeff";
+    } else {
+      out.append(s.substr(i, n));
+    }
+    i += n;
+  }
+  return out + "\"";
+}
+
+std::string key_text(const std::string& k) { return needs_quotes(k) ? double_quoted(k) : k; }
 
 std::string scalar_text(const json& v) {
   if (v.is_string()) {
     const auto& s = v.get_ref<const std::string&>();
-    return needs_quotes(s) ? v.dump() : s;
+    return needs_quotes(s) ? double_quoted(s) : s;
   }
   if (v.is_null())
     return "null";
@@ -189,6 +251,55 @@ private:
 };
 
 } // namespace
+
+bool json_depth_within(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth)
+        return false;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return true;
+}
+
+bool printable_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7f)
+        return false;
+      ++i;
+      continue;
+    }
+    size_t n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+    if (n == 0 || i + n > s.size())
+      return false;
+    uint32_t cp = n == 4 ? c & 7u : n == 3 ? c & 15u : c & 31u;
+    for (size_t k = 1; k < n; ++k) {
+      const unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xc0) != 0x80)
+        return false;
+      cp = (cp << 6) | (cc & 0x3fu);
+    }
+    if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029)
+      return false;
+    i += n;
+  }
+  return true;
+}
 
 json from_yaml(const yaml::node& n) {
   switch (n.kind()) {

@@ -29,6 +29,16 @@ namespace gtmesh::config_json {
 
 using json = nlohmann::ordered_json;
 
+/// Deepest nesting a JSON request body may have (the YAML reader has its
+/// own, yaml::max_depth): copying and writing a value recurse.
+inline constexpr int max_json_depth = 64;
+/// Whether `text`'s brackets nest at most `max_depth` deep (strings skipped);
+/// checked before a request body is parsed.
+bool json_depth_within(std::string_view text, int max_depth = max_json_depth);
+/// Whether `text` is valid UTF-8 without control characters (URL segments,
+/// names).
+bool printable_utf8(std::string_view text);
+
 /// One YAML node as JSON (mapping keys that are not scalars are skipped:
 /// the loader refuses them anyway).
 json from_yaml(const yaml::node& n);

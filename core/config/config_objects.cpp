@@ -88,7 +88,7 @@ std::optional<size_t> find(const json& list, const object_ref& ref) {
 }
 
 bool valid_segment(std::string_view s) {
-  return !s.empty() && s.size() <= 255 && s.find_first_of("\n\r\t ") == std::string_view::npos;
+  return !s.empty() && s.size() <= 255 && s.find(' ') == std::string_view::npos && config_json::printable_utf8(s);
 }
 
 } // namespace
@@ -152,7 +152,7 @@ std::optional<object_ref> parse_path(std::string_view path, std::string& error) 
     ref.kind = "records";
     ref.zone = parts[1];
     if (parts.size() == 5) {
-      ref.name = lower(parts[3]);
+      ref.name = lower(relative_record_name(parts[3], parts[1]));
       ref.type = upper(parts[4]);
     }
     return ref;

@@ -89,6 +89,9 @@ std::string replicated_state::condition_failed(const log_entry& e) const {
   // A whole-file push must not silently undo what the API changed since
   // the version it was based on (by default: the newest whole-file one).
   uint32_t base = e.based_on;
+  if (base > version_)
+    return "the file names version " + std::to_string(base) + " as its base, but the config is at version " +
+           std::to_string(version_) + "; check --base (or push with --force)";
   if (base == 0)
     for (const auto& h : history_)
       if (h.source == config_source::file)

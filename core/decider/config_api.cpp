@@ -11,24 +11,29 @@ std::string reply(int status, uint32_t version, const json& body) {
   r["status"] = status;
   r["version"] = version;
   r["body"] = body;
-  return r.dump();
+  // Replace, never throw: a text that is not UTF-8 must not end the decider.
+  return r.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string error_reply(int status, uint32_t version, const std::string& message) {
   return reply(status, version, json{{"error", message}});
 }
 
-std::string read(const std::string& yaml, uint32_t version, const std::string& path) {
-  std::string error;
+std::optional<json> document(const std::string& yaml, std::string& error) {
   auto doc = config_json::parse_yaml(yaml, error);
   if (!doc)
-    return error_reply(500, version, "the running config does not read as YAML: " + error);
+    error = "the running config does not read as YAML: " + error;
+  return doc;
+}
+
+std::string read(const json& doc, uint32_t version, const std::string& path) {
+  std::string error;
   if (path.empty() || path == "config")
-    return reply(200, version, *doc);
+    return reply(200, version, doc);
   auto ref = config_objects::parse_path(path, error);
   if (!ref)
     return error_reply(404, version, error);
-  auto found = config_objects::get(*doc, *ref, error);
+  auto found = config_objects::get(doc, *ref, error);
   if (!found)
     return error_reply(404, version, error);
   return reply(200, version, *found);
@@ -54,6 +59,10 @@ std::vector<config_objects::edit> edits_of(const std::string& method, const std:
     error = "method " + method + " is not allowed: GET, PUT or DELETE";
     return {};
   }
+  if (!config_json::json_depth_within(body)) {
+    error = "the body nests deeper than " + std::to_string(config_json::max_json_depth) + " levels";
+    return {};
+  }
   json parsed = json::parse(body, nullptr, false);
   if (parsed.is_discarded()) {
     error = "the body is not JSON";
@@ -62,17 +71,10 @@ std::vector<config_objects::edit> edits_of(const std::string& method, const std:
   return {config_objects::edit{*ref, std::move(parsed)}};
 }
 
-prepared prepare(const std::string& yaml, uint32_t version, std::vector<config_objects::edit> edits) {
+prepared prepare(json doc, uint32_t version, std::vector<config_objects::edit> edits) {
   prepared p;
-  std::string error;
-  auto doc = config_json::parse_yaml(yaml, error);
-  if (!doc) {
-    p.status = 500;
-    p.reply = error_reply(500, version, "the running config does not read as YAML: " + error);
-    return p;
-  }
   for (const auto& e : edits) {
-    auto r = config_objects::apply(*doc, e);
+    auto r = config_objects::apply(doc, e);
     if (r.status >= 400) {
       p.status = r.status;
       p.reply = error_reply(r.status, version, e.ref.path() + ": " + r.error);
@@ -82,47 +84,34 @@ prepared prepare(const std::string& yaml, uint32_t version, std::vector<config_o
   }
   p.edits = std::move(edits);
   // Line pointers are worked out again only when the loader finds an error.
-  p.yaml = config_json::to_yaml(*doc, {}, false).text;
-  p.doc = std::move(*doc);
+  p.yaml = config_json::to_yaml(doc, {}, false).text;
+  p.doc = std::move(doc);
   if (p.results.size() == 1)
     p.status = p.results[0].status;
   return p;
 }
 
-prepared prepare_webhook(const std::string& yaml, uint32_t version, const std::string& cluster,
-                         const std::string& body) {
+prepared prepare_webhook(json doc, uint32_t version, const std::string& cluster, const std::string& body) {
   prepared p;
-  std::string error;
-  auto doc = config_json::parse_yaml(yaml, error);
-  if (!doc) {
-    p.status = 500;
-    p.reply = error_reply(500, version, "the running config does not read as YAML: " + error);
-    return p;
-  }
-  json changes = json::parse(body, nullptr, false);
+  json changes = config_json::json_depth_within(body) ? json::parse(body, nullptr, false) : json(json::value_t::discarded);
   if (changes.is_discarded() || !changes.is_object()) {
     p.status = 400;
     p.reply = error_reply(400, version, "the body is not a plan.Changes JSON object");
     return p;
   }
-  if (std::string why = external_dns::apply_changes(*doc, cluster, changes); !why.empty()) {
+  if (std::string why = external_dns::apply_changes(doc, cluster, changes); !why.empty()) {
     p.status = 422;
     p.reply = error_reply(422, version, why);
     return p;
   }
-  p.yaml = config_json::to_yaml(*doc, {}, false).text;
-  p.doc = std::move(*doc);
+  p.yaml = config_json::to_yaml(doc, {}, false).text;
+  p.doc = std::move(doc);
   p.status = 204;
   return p;
 }
 
-std::string read_webhook(const std::string& yaml, uint32_t version, const std::string& what,
-                         const std::string& cluster) {
-  std::string error;
-  auto doc = config_json::parse_yaml(yaml, error);
-  if (!doc)
-    return error_reply(500, version, "the running config does not read as YAML: " + error);
-  return reply(200, version, what == "filter" ? external_dns::domain_filter(*doc) : external_dns::records(*doc, cluster));
+std::string read_webhook(const json& doc, uint32_t version, const std::string& what, const std::string& cluster) {
+  return reply(200, version, what == "filter" ? external_dns::domain_filter(doc) : external_dns::records(doc, cluster));
 }
 
 json explain_errors(const prepared& p, const std::vector<std::string>& errors) {
@@ -172,14 +161,11 @@ json explain_errors(const prepared& p, const std::vector<std::string>& errors) {
   return json{{"error", "the change would make the config invalid; nothing was changed"}, {"errors", list}};
 }
 
-std::string export_yaml(const std::string& yaml, uint32_t version, std::string& error) {
-  auto doc = config_json::parse_yaml(yaml, error);
-  if (!doc)
-    return "";
+std::string export_yaml(const json& doc, uint32_t version) {
   std::string header = std::string(export_marker) + std::to_string(version) +
                        " (gtmeshctl export; comments are not kept).\n"
                        "# `gtmeshctl push` of this file is refused if the API changed the config after it.\n";
-  return config_json::to_yaml(*doc, header).text;
+  return config_json::to_yaml(doc, header, false).text;
 }
 
 

@@ -16,6 +16,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <string>
 #include <vector>
@@ -33,8 +34,11 @@ inline constexpr size_t max_body_bytes = 1u << 20;
 std::string reply(int status, uint32_t version, const json& body);
 std::string error_reply(int status, uint32_t version, const std::string& message);
 
-/// GET `path` of the config `yaml` (at `version`).
-std::string read(const std::string& yaml, uint32_t version, const std::string& path);
+/// The running config's text as JSON (the decider keeps it per version).
+std::optional<json> document(const std::string& yaml, std::string& error);
+
+/// GET `path` of the config `doc` (at `version`).
+std::string read(const json& doc, uint32_t version, const std::string& path);
 
 struct prepared {
   int status = 200;          ///< not 200/201: `reply` says why
@@ -50,17 +54,15 @@ struct prepared {
 std::vector<config_objects::edit> edits_of(const std::string& method, const std::string& path,
                                            const std::string& body, std::string& error);
 
-/// The config `yaml` (at `version`) after `edits`, as text.
-prepared prepare(const std::string& yaml, uint32_t version, std::vector<config_objects::edit> edits);
+/// The config `doc` (at `version`) after `edits`, as text.
+prepared prepare(json doc, uint32_t version, std::vector<config_objects::edit> edits);
 
 /// The config `yaml` after a webhook's plan.Changes (JSON `body`) for
 /// `cluster` (external_dns.hpp).
-prepared prepare_webhook(const std::string& yaml, uint32_t version, const std::string& cluster,
-                         const std::string& body);
+prepared prepare_webhook(json doc, uint32_t version, const std::string& cluster, const std::string& body);
 
 /// A webhook read: GET / (`what` "filter") or GET /records ("records").
-std::string read_webhook(const std::string& yaml, uint32_t version, const std::string& what,
-                         const std::string& cluster);
+std::string read_webhook(const json& doc, uint32_t version, const std::string& what, const std::string& cluster);
 
 /// The loader's errors on a prepared text, as a 422 reply body.
 json explain_errors(const prepared& p, const std::vector<std::string>& errors);
@@ -68,7 +70,7 @@ json explain_errors(const prepared& p, const std::vector<std::string>& errors);
 /// The running config as canonical YAML (`gtmeshctl export`), with a header
 /// naming its version (what `gtmeshctl push` takes as the version a file
 /// was based on).
-std::string export_yaml(const std::string& yaml, uint32_t version, std::string& error);
+std::string export_yaml(const json& doc, uint32_t version);
 
 /// The first line of an exported file: this, then its version.
 inline constexpr std::string_view export_marker = "# gtmesh config version ";

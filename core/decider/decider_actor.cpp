@@ -443,6 +443,16 @@ std::string members_lacking(self_ptr self, std::string_view capability) {
   return "";
 }
 
+/// Whether a member decider linked now stated no `capability` in its hello.
+bool linked_member_lacks(self_ptr self, std::string_view capability) {
+  auto& st = self->state;
+  for (const auto& p : st.peers)
+    for (const auto& [id, l] : st.links)
+      if (l.identity.role == node_role::decider && (id == p.link || l.advertise == p.address) && !l.has(capability))
+        return true;
+  return false;
+}
+
 /// What a validated config uses that every member decider must understand.
 std::string config_features_lacking(self_ptr self, const config& cfg) {
   if (!cfg.cluster.tls.crl.empty()) {
@@ -476,11 +486,13 @@ void handle_push(self_ptr self, link_id link, const link_peer& from, const confi
     e.by = display_text(from.identity.name, consensus::max_entry_name_bytes);
     e.push_id = push.push_id;
     e.at_ms = now;
-    e.message = push.message.substr(0, consensus::max_entry_message_bytes);
-    // A pusher that asks not to undo API changes gets the condition once
-    // every member decider understands it (before that, no API change can
-    // have been made: the API needs the same capability).
-    if (push.keep_api_changes && members_lacking(self, capability_config_conditions).empty()) {
+    e.message = display_text(push.message, consensus::max_entry_message_bytes);
+    // A pusher that asks not to undo API changes gets the condition unless
+    // a linked member decider is too old to understand it (then no API
+    // change can have been made since: the API needs every member to
+    // understand it). A member that is down keeps the condition: it
+    // understood it when it was last seen, if the API was used at all.
+    if (push.keep_api_changes && !linked_member_lacks(self, capability_config_conditions)) {
       e.keep_api_changes = true;
       e.based_on = push.based_on;
     }
@@ -619,25 +631,35 @@ std::string with_config_texts(self_ptr self, const std::vector<char>& bytes) {
 /// the change is committed and applied here. args: METHOD (GET, EXPORT,
 /// PUT, DELETE, APPLY), PATH, BODY, IF_MATCH ("" none, or a version),
 /// DRY_RUN ("1"), AUTHOR, MESSAGE, SOURCE ("api", "webhook").
-void config_api_call(self_ptr self, const std::vector<std::string>& args, std::function<void(std::string)> answer) {
+void config_api_call_unguarded(self_ptr self, const std::vector<std::string>& args,
+                               std::function<void(std::string)> answer) {
   namespace api = config_api;
   auto& st = self->state;
   auto arg = [&](size_t i) { return i < args.size() ? args[i] : std::string(); };
   const active_config* cur = st.core->config();
   const uint32_t version = cur ? cur->version : 0;
-  const std::string& method = args.empty() ? std::string() : args[0];
+  const std::string method = arg(0);
   if (!cur)
     return answer(api::error_reply(503, 0, "this decider has no config yet"));
-  if (method == "GET")
-    return answer(api::read(cur->yaml, version, arg(1)));
-  if (method == "WEBHOOK-FILTER" || method == "WEBHOOK-RECORDS")
-    return answer(api::read_webhook(cur->yaml, version, method == "WEBHOOK-FILTER" ? "filter" : "records", arg(1)));
-  if (method == "EXPORT") {
+  // The running config as JSON, made once per version (reads are frequent).
+  if (!st.api_doc || st.api_doc_version != version) {
     std::string error;
-    std::string text = api::export_yaml(cur->yaml, version, error);
-    return answer(text.empty() ? api::error_reply(500, version, error) : api::reply(200, version, text));
+    auto doc = api::document(cur->yaml, error);
+    if (!doc)
+      return answer(api::error_reply(500, version, error));
+    st.api_doc = std::make_shared<const api::json>(std::move(*doc));
+    st.api_doc_version = version;
   }
+  const api::json& doc = *st.api_doc;
+  if (method == "GET")
+    return answer(api::read(doc, version, arg(1)));
+  if (method == "WEBHOOK-FILTER" || method == "WEBHOOK-RECORDS")
+    return answer(api::read_webhook(doc, version, method == "WEBHOOK-FILTER" ? "filter" : "records", arg(1)));
+  if (method == "EXPORT")
+    return answer(api::reply(200, version, api::export_yaml(doc, version)));
   const bool if_match = !arg(3).empty() && arg(3) != "*";
+  if (if_match && (arg(3).size() > 10 || arg(3).find_first_not_of("0123456789") != std::string::npos))
+    return answer(api::error_reply(400, version, "If-Match expects a config version (the ETag, e.g. \"12\")"));
   if (if_match && arg(3) != std::to_string(version))
     return answer(api::error_reply(412, version, "If-Match names version " + arg(3) + ", but the config is at version " +
                                                      std::to_string(version) + "; nothing was changed"));
@@ -645,14 +667,14 @@ void config_api_call(self_ptr self, const std::vector<std::string>& args, std::f
     return answer(api::error_reply(503, version, "config changes through the API wait until " + lacking));
   api::prepared p;
   if (method == "WEBHOOK-APPLY") {
-    p = api::prepare_webhook(cur->yaml, version, arg(1), arg(2));
+    p = api::prepare_webhook(doc, version, arg(1), arg(2));
   } else {
     std::string error;
     auto edits = api::edits_of(method, arg(1), arg(2), error);
     if (edits.empty())
       return answer(api::error_reply(method == "PUT" || method == "DELETE" || method == "APPLY" ? 400 : 405, version,
                                      error.empty() ? "nothing to apply" : error));
-    p = api::prepare(cur->yaml, version, std::move(edits));
+    p = api::prepare(doc, version, std::move(edits));
   }
   if (p.status >= 400)
     return answer(p.reply);
@@ -719,6 +741,18 @@ void config_api_call(self_ptr self, const std::vector<std::string>& args, std::f
         answer(config_api::error_reply(503, version, "the consensus log did not answer in time; the change may "
                                                      "still be applied: read the object again before retrying"));
       });
+}
+
+/// The same, answering 500 rather than ending the process if anything in
+/// it throws (a request is never worth a decider).
+void config_api_call(self_ptr self, const std::vector<std::string>& args, std::function<void(std::string)> answer) {
+  try {
+    config_api_call_unguarded(self, args, answer);
+  } catch (const std::exception& e) {
+    self->state.core->drop_validated();
+    answer(config_api::error_reply(500, self->state.core->config_version(),
+                                   std::string("the request could not be handled: ") + e.what()));
+  }
 }
 
 /// Replies to one operator or decider request (status, explain, ...).

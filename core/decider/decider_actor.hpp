@@ -39,6 +39,8 @@
 #include <caf/stateful_actor.hpp>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
+
 #include <functional>
 #include <map>
 #include <memory>
@@ -131,6 +133,9 @@ struct decider_state {
     std::chrono::steady_clock::time_point deadline;
   };
   std::vector<waiting_call> waiting_calls;
+  /// The running config as JSON for the config API, made once per version.
+  uint32_t api_doc_version = 0;
+  std::shared_ptr<const nlohmann::ordered_json> api_doc;
   /// Why this decider, not a voter of the membership in force, answers no
   /// DNS query (SERVFAIL: resolvers ask another nameserver); "" as a voter.
   std::string not_member_reason;

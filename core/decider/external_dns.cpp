@@ -41,9 +41,13 @@ json normalize(const json& e) {
   out["recordType"] = upper(text(e, "recordType"));
   json targets = json::array();
   if (e.contains("targets") && e["targets"].is_array())
-    for (const auto& t : e["targets"])
-      if (t.is_string())
-        targets.push_back(out["recordType"] == "TXT" ? t.get<std::string>() : lower_name(t.get<std::string>()));
+    for (const auto& t : e["targets"]) {
+      if (!t.is_string() && !t.is_number() && !t.is_boolean())
+        continue;
+      // A quoted "1" reads back from YAML as a number: it is text again here.
+      std::string v = t.is_string() ? t.get<std::string>() : t.dump();
+      targets.push_back(out["recordType"] == "TXT" ? v : lower_name(v));
+    }
   out["targets"] = targets;
   if (e.contains("recordTTL") && e["recordTTL"].is_number_integer() && e["recordTTL"].get<int64_t>() > 0)
     out["recordTTL"] = e["recordTTL"];
@@ -82,7 +86,8 @@ json to_endpoint(const json& kept) {
 }
 
 bool same_key(const json& a, const json& b) {
-  return a["dnsName"] == b["dnsName"] && a["recordType"] == b["recordType"] &&
+  return lower_name(text(a, "dnsName")) == lower_name(text(b, "dnsName")) &&
+         upper(text(a, "recordType")) == upper(text(b, "recordType")) &&
          text(a, "setIdentifier") == text(b, "setIdentifier");
 }
 
@@ -310,10 +315,20 @@ std::string regenerate(json& config) {
       json answers = json::array();
       std::set<std::string> seen;
       for (const auto& p : pubs)
-        for (const auto& t : p.endpoint["targets"])
-          if (seen.insert(t.get<std::string>()).second)
-            answers.push_back(type == "TXT" || t.get<std::string>().ends_with(".") ? t
-                                                                                 : json(t.get<std::string>() + "."));
+        for (const auto& t : p.endpoint["targets"]) {
+          std::string v = t.get<std::string>();
+          // The TXT registry writes its text in quotes; the record holds the text.
+          if (type == "TXT" && v.size() >= 2 && v.front() == '"' && v.back() == '"')
+            v = v.substr(1, v.size() - 2);
+          else if (type != "TXT" && !v.ends_with("."))
+            v += ".";
+          if (seen.insert(v).second)
+            answers.push_back(v);
+        }
+      // A name has one CNAME: the first publisher's (each cluster still reads
+      // back its own endpoint as it sent it).
+      if (type == "CNAME" && answers.size() > 1)
+        answers.erase(answers.begin() + 1, answers.end());
       record["answers"] = answers;
     }
     record["generated_by"] = generated_by;

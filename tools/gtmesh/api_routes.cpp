@@ -78,9 +78,13 @@ api_routes::answer api_routes::call_retrying(const std::vector<std::string>& arg
   // Without If-Match, a change that another overtook (409: this decider
   // had not applied the newer version yet, or a writer came between) is
   // made again from the newer version, backing off up to about 3 s.
+  // Bounded in count and in time, well inside the listener's 30 s per request.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(12);
   answer a = call(args);
   auto pause = std::chrono::milliseconds(50);
-  for (int attempt = 0; retry_conflicts && a.status == 409 && attempt < 8; ++attempt) {
+  for (int attempt = 0;
+       retry_conflicts && a.status == 409 && attempt < 8 && std::chrono::steady_clock::now() + pause < deadline;
+       ++attempt) {
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(800));
     a = call(args);

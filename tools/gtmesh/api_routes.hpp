@@ -25,7 +25,9 @@ namespace gtmesh::cli {
 /// a loopback client naming a loopback Host (plain HTTP); never a page of
 /// another origin. `who` is the author the history records.
 bool authorize_change(const httplib::Request& req, bool tls, std::string& who, std::string& why);
-/// Who may read it: any certificate of the cluster CA, or a loopback client.
+/// Who may read it: an operator or decider certificate of the cluster CA
+/// (as over the mesh: a config names backends and may hold probe headers),
+/// or a loopback client.
 bool authorize_read(const httplib::Request& req, bool tls, std::string& why);
 
 /// A token bucket: `rate` per second, `burst` at once.

@@ -122,8 +122,13 @@ bool authorize_change(const httplib::Request& req, bool tls, std::string& who, s
 
 bool authorize_read(const httplib::Request& req, bool tls, std::string& why) {
   if (tls) {
-    if (!mesh::verified_peer_identity(req.ssl)) {
-      why = "reading the config over HTTPS needs a client certificate of the cluster CA";
+    auto id = mesh::verified_peer_identity(req.ssl);
+    if (!id) {
+      why = "reading the config over HTTPS needs an operator certificate of the cluster CA";
+      return false;
+    }
+    if (id->role != mesh::node_role::operator_ && id->role != mesh::node_role::decider) {
+      why = "reading the config needs an operator certificate, not " + id->describe();
       return false;
     }
     return true;

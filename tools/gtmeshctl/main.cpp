@@ -66,6 +66,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -223,7 +224,11 @@ constexpr int exit_unknown_outcome = 3;
 /// A config API reply (core/decider/config_api.hpp) for a terminal: the
 /// object, the YAML, or what changed; errors with their JSON pointers.
 /// Exit code: 0 done, 1 refused, 3 outcome unknown.
-int print_api_reply(const std::string& cmd, const std::string& text, bool dry_run) {
+/// Exit code of a change another change overtook (409, without
+/// --if-match): gtmeshctl makes it again, from the newer version.
+constexpr int exit_overtaken = 4;
+
+int print_api_reply(const std::string& cmd, const std::string& text, bool dry_run) try {
   using json = nlohmann::ordered_json;
   json r = json::parse(text, nullptr, false);
   if (r.is_discarded() || !r.is_object()) {
@@ -232,6 +237,8 @@ int print_api_reply(const std::string& cmd, const std::string& text, bool dry_ru
   }
   const int status = r.value("status", 500);
   const json& body = r["body"];
+  if (status == 409)
+    return exit_overtaken;
   if (status < 300) {
     if (cmd == "export")
       std::fputs(body.get<std::string>().c_str(), stdout);
@@ -255,7 +262,12 @@ int print_api_reply(const std::string& cmd, const std::string& text, bool dry_ru
         where += "config " + e.value("config_pointer", std::string());
       std::fprintf(stderr, "  %s: %s\n", where.c_str(), e.value("message", std::string()).c_str());
     }
-  return status == 503 ? exit_unknown_outcome : 1;
+  // Only a change that may have been committed is "outcome unknown".
+  const std::string error = body.is_object() ? body.value("error", std::string()) : std::string();
+  return status == 503 && error.find("may still be applied") != std::string::npos ? exit_unknown_outcome : 1;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "gtmeshctl: a reply of an unexpected shape: %s\n", e.what());
+  return 1;
 }
 
 struct outcome {
@@ -292,7 +304,11 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
   client->send(mesh::encode(mesh::envelope{mesh::schema_version, req.kind, self.name, req.body}));
   // A push travels, is validated (a large config takes seconds) and is
   // committed before the answer: give it longer than a status request.
-  auto wait = req.kind == mesh::message_kind::config_push ? std::max(timeout, std::chrono::milliseconds(20'000)) : timeout;
+  // A push (and a config API change) travels, is validated (a large
+  // config takes seconds) and is committed before the answer: give it longer
+  // than a status request.
+  const bool change = req.kind == mesh::message_kind::config_push || cmd == "apply" || cmd == "delete";
+  auto wait = change ? std::max(timeout, std::chrono::milliseconds(20'000)) : timeout;
   auto env = client->receive({mesh::message_kind::config_reply, mesh::message_kind::reply}, wait, error);
   if (!env) {
     out.retry = req.retryable;
@@ -526,9 +542,8 @@ int main(int argc, char** argv) {
     // (gtmeshctl export), else 0 (the newest pushed file).
     uint32_t based_on = decider::config_api::exported_version(text.str());
     if (!base_text.empty()) {
-      char* end = nullptr;
-      based_on = static_cast<uint32_t>(std::strtoul(base_text.c_str(), &end, 10));
-      if (!end || *end || based_on == 0) {
+      auto [end, ec] = std::from_chars(base_text.data(), base_text.data() + base_text.size(), based_on);
+      if (ec != std::errc() || end != base_text.data() + base_text.size() || based_on == 0) {
         std::fprintf(stderr, "gtmeshctl: --base expects a config version (gtmeshctl configs)\n");
         return 2;
       }
@@ -637,7 +652,7 @@ int main(int argc, char** argv) {
         return 1;
       }
       args = {"APPLY", "", text};
-    } else if ((cmd == "get" && pos.size() >= 2 && pos.size() <= 4) || (cmd == "delete" && pos.size() >= 3 && pos.size() <= 4)) {
+    } else if ((cmd == "get" || cmd == "delete") && pos.size() >= 2 && pos.size() <= 4) {
       // KIND NAME, or a path; zones/Z/records NAME TYPE.
       std::string path = pos[1];
       for (size_t i = 2; i < pos.size(); ++i)
@@ -689,6 +704,28 @@ int main(int argc, char** argv) {
         return rc;
     }
     return 0;
+  }
+  if (cmd == "apply" || cmd == "delete") {
+    // Without --if-match, a change another overtook is made again from the
+    // newer version, as the HTTP API does: bounded in count and in time.
+    int rc = exit_overtaken;
+    auto pause = std::chrono::milliseconds(100);
+    for (int attempt = 0; rc == exit_overtaken && attempt < 8; ++attempt) {
+      if (attempt > 0) {
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::milliseconds(1600));
+      }
+      rc = send_request(deciders, self, tls, std::chrono::milliseconds(*timeout), std::chrono::milliseconds(*retry_for),
+                        req, cmd, dry_run);
+      if (rc == exit_overtaken && !if_match.empty())
+        break;
+    }
+    if (rc == exit_overtaken) {
+      std::fprintf(stderr, "gtmeshctl: other changes kept overtaking this one%s; nothing was changed\n",
+                   if_match.empty() ? "" : " (--if-match names an older version)");
+      return 1;
+    }
+    return rc;
   }
   return send_request(deciders, self, tls, std::chrono::milliseconds(*timeout), std::chrono::milliseconds(*retry_for),
                       req, cmd, dry_run);

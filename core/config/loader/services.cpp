@@ -41,6 +41,7 @@ std::optional<probe_settings> loader::parse_probe(const node& n, const std::stri
     } else if (h.size() > 16) {
       error(h, hf, "at most 16 headers");
     } else {
+      std::set<std::string> seen;
       for (size_t i = 0; i < h.size(); ++i) {
         const std::string name = h.key_at(i).text();
         const node v = h.value_at(i);
@@ -51,15 +52,23 @@ std::optional<probe_settings> loader::parse_probe(const node& n, const std::stri
         std::string lower = name;
         for (char& c : lower)
           c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        const std::string text = v.is_scalar() ? v.text() : std::string();
+        const bool printable = std::none_of(text.begin(), text.end(), [](char c) {
+          return (static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f;
+        });
         if (!token)
           error(h.key_at(i), join(hf, name), "not an HTTP header name");
-        else if (lower == "host" || lower == "content-length" || lower == "transfer-encoding" || lower == "connection")
-          error(h.key_at(i), join(hf, name), "set by the probe itself" +
-                                                 std::string(lower == "host" ? " (use the probe's host field)" : ""));
-        else if (!v.is_scalar() || v.text().size() > 1024 || v.text().find_first_of("\r\n") != std::string::npos)
-          error(v, join(hf, name), "expected one line of text, at most 1024 bytes");
+        else if (lower == "host")
+          error(h.key_at(i), join(hf, name), "set by the probe itself (use the probe's host field)");
+        else if (lower == "content-length" || lower == "transfer-encoding" || lower == "connection" || lower == "te" ||
+                 lower == "trailer" || lower == "upgrade" || lower == "expect" || lower == "keep-alive")
+          error(h.key_at(i), join(hf, name), "set by the probe itself (it sends one GET and closes)");
+        else if (!seen.insert(lower).second)
+          error(h.key_at(i), join(hf, name), "the same header twice (names are case-insensitive)");
+        else if (!v.is_scalar() || text.size() > 1024 || !printable)
+          error(v, join(hf, name), "expected one line of text without control characters, at most 1024 bytes");
         else
-          p.headers.emplace_back(name, v.text());
+          p.headers.emplace_back(name, text);
       }
     }
   }

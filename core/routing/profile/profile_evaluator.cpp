@@ -50,6 +50,10 @@ bool endpoint_available(const endpoint_plan& e, route_context& rc, trace_candida
     return false;
   }
   if (e.status == endpoint_status::always_serve) {
+    if (e.kind == endpoint_kind::nested && !rc.plan.profile_plans[e.child].source->enabled) {
+      say([&] { return std::string("child profile disabled"); });
+      return false;
+    }
     if (e.kind == endpoint_kind::dc && rc.view.drained(e.dc)) {
       say([&] { return std::string("DC drained by operator (always_serve yields to a drain)"); });
       return false;

@@ -73,7 +73,8 @@ TEST(config_json, strings_that_yaml_would_read_otherwise_are_quoted_and_read_bac
   for (const char* s : {"", "yes", "No", "010", "30", "true", "null", "~", "*.example.com", "a: b", "x #y", "#z",
                         "- a", "[x]", "{y}", "a,b", " lead", "trail ", "@at", "ünï", "line\nbreak", "tab\there",
                         "10 mx.example.com.", "v=spf1 -all", "2001:db8::1", "::1", "a:", "&anchor", "!tag", "%p",
-                        "'q'", "\"dq\"", "`b`", "|", ">", "?", "-", "a:b", "key: value"})
+                        "'q'", "\"dq\"", "`b`", "|", ">", "?", "-", "a:b", "key: value", "del\x7f", "nel\u0085x",
+                        "a \u2028 b", "c1\u0090", "bom\ufeff", "nul\x01", "back\\slash", "emoji \U0001F600"})
     j[std::string("k") + std::to_string(j.size())] = s;
   std::string text = config_json::to_yaml(j).text;
   // The loader reads text: each value must read back as the same text (a
@@ -213,7 +214,7 @@ TEST(config_api, a_loader_error_is_told_as_a_pointer_into_the_request) {
     R"({"method":"weighted","endpoints":[{"name":"a","kind":"external","target":"192.0.2.1","weight":"heavy"}]})",
     error);
   ASSERT_EQ(edits.size(), 1u);
-  auto p = decider::config_api::prepare(small, 7, edits);
+  auto p = decider::config_api::prepare(parse(small), 7, edits);
   ASSERT_EQ(p.status, 200) << p.reply;
   auto loaded = load_config_text(p.yaml, decider::config_api::api_file, routing_methods());
   ASSERT_FALSE(loaded.ok());
@@ -227,7 +228,7 @@ TEST(config_api, a_loader_error_is_told_as_a_pointer_into_the_request) {
   EXPECT_EQ(body["errors"][0]["config_pointer"], "/profiles/0/endpoints/0/weight");
 
   // Deleting what a record uses: the error is outside the request, in the config.
-  p = decider::config_api::prepare(small, 7, decider::config_api::edits_of("DELETE", "profiles/web", "", error));
+  p = decider::config_api::prepare(parse(small), 7, decider::config_api::edits_of("DELETE", "profiles/web", "", error));
   loaded = load_config_text(p.yaml, decider::config_api::api_file, routing_methods());
   ASSERT_FALSE(loaded.ok());
   errors.clear();
@@ -239,8 +240,7 @@ TEST(config_api, a_loader_error_is_told_as_a_pointer_into_the_request) {
 }
 
 TEST(config_api, an_export_names_its_version_and_push_reads_it_back) {
-  std::string error;
-  std::string text = decider::config_api::export_yaml(small, 42, error);
+  std::string text = decider::config_api::export_yaml(parse(small), 42);
   EXPECT_EQ(decider::config_api::exported_version(text), 42u);
   EXPECT_EQ(decider::config_api::exported_version(small), 0u);
   EXPECT_TRUE(load_config_text(text, "x.yaml", routing_methods()).ok());

@@ -2,8 +2,8 @@
 """The per-object config API and the external-dns webhook (docs/api.md),
 against a three-decider cluster with mutual TLS (tools/cluster.sh --tls):
 
-  1. auth: no client certificate reads nothing; an agent certificate reads
-     but cannot change; the operator certificate changes, and its name is
+  1. auth: no client certificate and an agent certificate read nothing and
+     change nothing; the operator certificate changes, and its name is
      the author in `gtmeshctl configs` with the request's message
   2. a PUT through one decider is committed once, served by every
      responder, and read back from another decider with the same ETag
@@ -134,7 +134,9 @@ def run_checks(env, work, tls, op, agent, anon):
     status, _, body = anon.request("GET", "/api/v1/zones")
     check(status == 403, "no client certificate: GET refused (%s)" % status)
     status, _, body = agent.request("GET", "/api/v1/profiles/api")
-    check(status == 200 and body.get("method") == "priority", "an agent certificate reads a profile")
+    check(status == 403, "an agent certificate reads nothing (a config names backends, may hold probe headers)")
+    status, _, body = op[0].request("GET", "/api/v1/profiles/api")
+    check(status == 200 and body.get("method") == "priority", "the operator certificate reads a profile")
     status, _, body = agent.request("PUT", zone + "/lb/A", {"answers": ["192.0.2.77"]})
     check(status == 403 and "operator" in body.get("error", ""), "an agent certificate cannot change (%s)" % status)
 

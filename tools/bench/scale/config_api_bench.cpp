@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
         "PUT", "zones/" + zone + "/records/api-bench-" + std::to_string(r) + "/A", R"({"answers":["192.0.2.77"]})",
         error);
       auto t = std::chrono::steady_clock::now();
-      auto p = decider::config_api::prepare(yaml, 1, edits);
+      auto doc = decider::config_api::document(yaml, error);
+      auto p = decider::config_api::prepare(std::move(*doc), 1, edits);
       prepare_s.push_back(seconds_since(t));
       if (p.status >= 400) {
         std::fprintf(stderr, "%s\n", p.reply.c_str());

@@ -297,7 +297,9 @@ def parse_configs(text):
     out = []
     for line in text.splitlines():
         parts = line.split()
-        if len(parts) == 6 and parts[0].isdigit() and re.fullmatch(r"[0-9a-fA-F]{64}", parts[1]):
+        # VERSION SHA256 INDEX FILE BY AT_MS, then (since issue 28) SOURCE and
+        # the message, which may hold spaces.
+        if len(parts) >= 6 and parts[0].isdigit() and re.fullmatch(r"[0-9a-fA-F]{64}", parts[1]):
             out.append(ConfigRecord(int(parts[0]), parts[1].lower(), int(parts[2]), parts[3], parts[4],
                                     int(parts[5])))
     return out

@@ -80,10 +80,18 @@ public:
   std::string resolve(const std::string& text, const std::string& at) {
     if (text.size() < 2 || text.front() != '[' || text.back() != ']' || text.starts_with("[["))
       return text;
+    // A parameter whose default names itself, or concat() nested without
+    // end, stops here rather than overflowing the stack.
+    if (depth_ >= max_depth) {
+      report_.note(at, "template expression " + text + " nests or refers to itself too deeply; used as written");
+      return text;
+    }
+    ++depth_;
     std::string_view s(text);
     s = s.substr(1, s.size() - 2);
     size_t pos = 0;
     auto v = eval(s, pos);
+    --depth_;
     if (!v || pos != s.size()) {
       report_.note(at, "template expression " + text + " cannot be evaluated here; used as written");
       return text;
@@ -92,8 +100,10 @@ public:
   }
 
 private:
+  static constexpr int max_depth = 32;
   const json* root_;
   report& report_;
+  int depth_ = 0;
 
   static void skip(std::string_view s, size_t& pos) {
     while (pos < s.size() && s[pos] == ' ')
@@ -117,6 +127,14 @@ private:
   }
 
   std::optional<std::string> eval(std::string_view s, size_t& pos) {
+    if (++depth_ > max_depth) { // concat(concat(concat(...
+      --depth_;
+      return std::nullopt;
+    }
+    struct leave {
+      int& d;
+      ~leave() { --d; }
+    } leave_depth{depth_};
     skip(s, pos);
     if (pos < s.size() && s[pos] == '\'') {
       std::string out;
