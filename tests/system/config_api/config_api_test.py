@@ -27,6 +27,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -281,9 +282,20 @@ def run_checks(env, work, tls, op, agent, anon):
     r = c.getresponse()
     check(r.status == 411, "a chunked body: 411 (%s)" % r.status)
     c.close()
-    for path in ["/api/v1/things", "/api/v1/profiles/a/b", "/api/v1/zones/nope.org/records/x/A"]:
+    for path in ["/api/v1/things", "/api/v1/profiles/a/b", "/api/v1/zones/nope.org/records/x/A",
+                 "/api/v1/zones/%FF", "/api/v1/profiles/%C3%28", "/api/v1/profiles/a%00b"]:
         status, _, body = op[0].request("GET", path)
         check(status in (404,), "GET %s: %s" % (path, status))
+    status, _, body = op[0].request("PUT", "/api/v1/profiles/%FF", {"method": "weighted", "endpoints": []})
+    check(status == 400, "PUT of a name that is not UTF-8: 400, not a crash (%s)" % status)
+    status, _, body = op[0].request("PUT", zone + "/x/A", "[" * 100000 + "]" * 100000,
+                                    headers={"Content-Type": "application/json"})
+    check(status == 400 and "deeper" in body.get("error", ""), "a body nested 100,000 deep: 400 (%s)" % status)
+    status, _, body = op[0].request("PUT", zone + "/x/A", {"answers": ["192.0.2.1"]}, headers={"If-Match": '"\xff"'})
+    check(status == 400, "an If-Match that is no version: 400 (%s)" % status)
+    check(op[1].request("GET", "/api/v1/zones")[0] == 200 and op[0].request("GET", "/api/v1/zones")[0] == 200,
+          "every decider still answers after them")
+    kill_during_put(env, work, op)
     webhook_checks(env, op)
     flood_checks(op)
 
@@ -372,6 +384,60 @@ def webhook_checks(env, op):
     status, _, body = post(a_url, "/records", {"create": [dict(ep, dnsName="www.demo.example")]})
     check(status == 422 and "written by hand" in body.get("error", ""),
           "a name a hand-written record answers is refused (%s)" % body)
+
+
+def kill_during_put(env, work, op):
+    """kill -9 of the Raft leader while a PUT is in flight through a follower:
+    a 2xx means the object is there (where it was written, and on every
+    decider once the killed one is back); a 503 says the outcome is unknown
+    and the object is then either wholly there or not at all."""
+    zone = "/api/v1/zones/demo.example/records"
+    out = subprocess.run(env["GTMESHCTL1"].split() + ["member", "list"], capture_output=True, text=True,
+                         timeout=30).stdout
+    m = re.search(r"^(\S+) voter leader", out, re.M)
+    meshes = [env["MESH%d" % n] for n in (1, 2, 3)]
+    if not check(m is not None and m.group(1) in meshes, "the leader is known (%s)" % out.strip()[:200]):
+        return
+    leader = meshes.index(m.group(1))
+    follower = (leader + 1) % 3
+    result = {}
+
+    def put():
+        result["r"] = op[follower].request("PUT", zone + "/killed/A", {"answers": ["192.0.2.66"]})
+
+    t = threading.Thread(target=put)
+    t.start()
+    os.kill(int(open(os.path.join(work, "decider%d.pid" % (leader + 1))).read()), signal.SIGKILL)
+    t.join()
+    status, _, body = result["r"]
+    check(status in (200, 201, 503), "a PUT while the leader is killed: %s %s" % (status, body))
+    ok = wait_for(lambda: op[follower].request("GET", zone + "/killed/A")[0] in (200, 404) and
+                  op[follower].request("GET", "/api/v1/zones")[0] == 200, 20)
+    check(ok, "the follower answers again once a new leader is elected")
+    got = op[follower].request("GET", zone + "/killed/A")
+    if status in (200, 201):
+        check(got[0] == 200 and got[2].get("answers") == ["192.0.2.66"], "acknowledged, so it is there (%s)" % (got,))
+    else:
+        check(got[0] == 404 or got[2].get("answers") == ["192.0.2.66"],
+              "not acknowledged: wholly there or not at all (%s)" % (got,))
+    cluster("restart-decider", work, str(leader + 1))
+    # Its --http port may be another now: read cluster.env again.
+    env.update(read_env(os.path.join(work, "cluster.env")))
+    op[leader] = Api(env["HTTP%d" % (leader + 1)], os.path.join(work, "tls"), "gtmeshctl")
+
+    def agrees():
+        try:
+            return op[leader].request("GET", zone + "/killed/A")[0] == got[0]
+        except OSError:
+            return False  # still starting
+    check(wait_for(agrees, 30), "the restarted decider agrees with the others on it")
+
+    def writes():
+        try:
+            return op[leader].request("PUT", zone + "/settled/A", {"answers": ["192.0.2.67"]})[0] in (200, 201)
+        except OSError:
+            return False
+    check(wait_for(writes, 30, 0.5), "the restarted decider takes changes again once it has a leader")
 
 
 def flood_checks(op):
