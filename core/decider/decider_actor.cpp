@@ -663,8 +663,13 @@ void config_api_call_unguarded(self_ptr self, const std::vector<std::string>& ar
   if (if_match && arg(3) != std::to_string(version))
     return answer(api::error_reply(412, version, "If-Match names version " + arg(3) + ", but the config is at version " +
                                                      std::to_string(version) + "; nothing was changed"));
-  if (std::string lacking = members_lacking(self, capability_config_conditions); !lacking.empty())
-    return answer(api::error_reply(503, version, "config changes through the API wait until " + lacking));
+  // A linked member too old for conditional entries would apply them
+  // without their check: wait for its upgrade. A member that is down does
+  // not hold changes up (it understood them when last seen, or it is being
+  // upgraded; an old one restarted reads them as a newer format and says so).
+  if (linked_member_lacks(self, capability_config_conditions))
+    return answer(api::error_reply(503, version, "config changes through the API wait until " +
+                                                     members_lacking(self, capability_config_conditions)));
   api::prepared p;
   if (method == "WEBHOOK-APPLY") {
     p = api::prepare_webhook(doc, version, arg(1), arg(2));
@@ -723,7 +728,17 @@ void config_api_call_unguarded(self_ptr self, const std::vector<std::string>& ar
           if (r.error.rfind(config_conflict_prefix, 0) == 0)
             return answer(config_api::error_reply(if_match ? 412 : 409, version, r.error));
           const bool refused = r.error.rfind(refused_by_leader_prefix, 0) == 0;
-          return answer(config_api::error_reply(refused ? 422 : 503, version, r.error));
+          if (refused)
+            return answer(config_api::error_reply(422, version, r.error));
+          // A retry of an API call is a new change (no push id to match):
+          // say what to do instead.
+          std::string why = r.error.substr(0, r.error.find(", and retrying with the same push id is safe"));
+          const bool nothing_proposed = why.find(no_leader_reason) != std::string::npos ||
+                                        why.find(log_not_running_prefix) != std::string::npos;
+          return answer(config_api::error_reply(
+            503, version, why + (nothing_proposed ? "; nothing was changed"
+                                                  : " (the change may still be applied: read the object again "
+                                                    "before retrying)")));
         }
         log(self, "config version " + std::to_string(r.version) + " made through the " +
                     (paths.empty() ? std::string("external-dns webhook")
