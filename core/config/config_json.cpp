@@ -84,6 +84,26 @@ bool needs_quotes(std::string_view s) {
   return typed(s).has_value() || reserved_word(s);
 }
 
+/// The UTF-8 sequence at s[i] (s[i] >= 0x80): its length, and its code
+/// point in `cp`; 0 when it is not valid UTF-8 (overlong, a surrogate,
+/// beyond U+10FFFF, cut short).
+size_t utf8_sequence(std::string_view s, size_t i, uint32_t& cp) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  const size_t n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+  if (n == 0 || i + n > s.size())
+    return 0;
+  cp = n == 4 ? c & 7u : n == 3 ? c & 15u : c & 31u;
+  for (size_t k = 1; k < n; ++k) {
+    const unsigned char cc = static_cast<unsigned char>(s[i + k]);
+    if ((cc & 0xc0) != 0x80)
+      return 0;
+    cp = (cp << 6) | (cc & 0x3fu);
+  }
+  if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+    return 0;
+  return n;
+}
+
 /// A YAML double-quoted scalar that libyaml reads back as exactly `s`:
 /// escapes for what YAML would fold, trim or refuse raw (C0 and C1 controls,
 /// DEL, NEL, the line and paragraph separators); invalid UTF-8 becomes
@@ -111,17 +131,9 @@ std::string double_quoted(std::string_view s) {
       ++i;
       continue;
     }
-    // One UTF-8 sequence: its length and code point, or invalid.
-    size_t n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-    uint32_t cp = n == 4 ? c & 7u : n == 3 ? c & 15u : c & 31u;
-    bool ok = n != 0 && i + n <= s.size();
-    for (size_t k = 1; ok && k < n; ++k) {
-      const unsigned char cc = static_cast<unsigned char>(s[i + k]);
-      ok = (cc & 0xc0) == 0x80;
-      cp = (cp << 6) | (cc & 0x3fu);
-    }
-    ok = ok && !(n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) && !(n == 4 && (cp < 0x10000 || cp > 0x10ffff));
-    if (!ok) {
+    uint32_t cp = 0;
+    const size_t n = utf8_sequence(s, i, cp);
+    if (n == 0) {
       out += "\xef\xbf\xbd"; // U+FFFD
       ++i;
       continue;
@@ -283,22 +295,19 @@ bool printable_utf8(std::string_view s) {
       ++i;
       continue;
     }
-    size_t n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-    if (n == 0 || i + n > s.size())
-      return false;
-    uint32_t cp = n == 4 ? c & 7u : n == 3 ? c & 15u : c & 31u;
-    for (size_t k = 1; k < n; ++k) {
-      const unsigned char cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xc0) != 0x80)
-        return false;
-      cp = (cp << 6) | (cc & 0x3fu);
-    }
-    if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029)
+    uint32_t cp = 0;
+    const size_t n = utf8_sequence(s, i, cp);
+    if (n == 0 || (cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029)
       return false;
     i += n;
   }
   return true;
+}
+
+std::string text_of(const json& v) {
+  if (v.is_string())
+    return v.get<std::string>();
+  return v.is_null() ? std::string() : v.dump();
 }
 
 json from_yaml(const yaml::node& n) {

@@ -39,6 +39,11 @@ bool json_depth_within(std::string_view text, int max_depth = max_json_depth);
 /// names).
 bool printable_utf8(std::string_view text);
 
+/// A value as the loader reads a scalar: a string's text, "" for null, the
+/// JSON text of anything else (a number, a boolean; a container, which the
+/// loader then refuses).
+std::string text_of(const json& v);
+
 /// One YAML node as JSON (mapping keys that are not scalars are skipped:
 /// the loader refuses them anyway).
 json from_yaml(const yaml::node& n);

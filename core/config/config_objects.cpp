@@ -1,36 +1,20 @@
 #include "core/config/config_objects.hpp"
 
+#include "core/text/ascii_case.hpp"
+
 #include <algorithm>
 #include <cctype>
 
 namespace gtmesh::config_objects {
 
+using config_json::text_of;
+
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string trim_dot(std::string_view s) {
   while (!s.empty() && s.back() == '.')
     s.remove_suffix(1);
-  return lower(s);
-}
-
-std::string text_of(const json& v) {
-  if (v.is_string())
-    return v.get<std::string>();
-  return v.is_null() ? std::string() : v.dump();
+  return ascii_lower(s);
 }
 
 /// The top-level key a kind lives under.
@@ -46,8 +30,8 @@ bool is_object(const json& item, const object_ref& ref, const std::string& zone)
   if (ref.kind == "zones")
     return trim_dot(text_of(item["name"])) == trim_dot(ref.name);
   if (ref.kind == "records")
-    return item.contains("type") && upper(text_of(item["type"])) == ref.type &&
-           lower(relative_record_name(text_of(item["name"]), zone)) == lower(ref.name);
+    return item.contains("type") && ascii_upper(text_of(item["type"])) == ref.type &&
+           ascii_lower(relative_record_name(text_of(item["name"]), zone)) == ascii_lower(ref.name);
   return text_of(item["name"]) == ref.name;
 }
 
@@ -99,7 +83,7 @@ const std::vector<std::string>& kinds() {
 }
 
 std::string relative_record_name(std::string_view name, std::string_view zone) {
-  std::string n = lower(name);
+  std::string n = ascii_lower(name);
   if (n.empty() || n == "@")
     return "@";
   if (n.back() != '.')
@@ -152,8 +136,8 @@ std::optional<object_ref> parse_path(std::string_view path, std::string& error) 
     ref.kind = "records";
     ref.zone = parts[1];
     if (parts.size() == 5) {
-      ref.name = lower(relative_record_name(parts[3], parts[1]));
-      ref.type = upper(parts[4]);
+      ref.name = ascii_lower(relative_record_name(parts[3], parts[1]));
+      ref.type = ascii_upper(parts[4]);
     }
     return ref;
   }
@@ -240,8 +224,8 @@ edit_result apply(json& config, const edit& e) {
     };
     if (ref.kind == "records") {
       const std::string n = body.contains("name") ? text_of(body["name"]) : "";
-      if (!agree("name", ref.name, lower(relative_record_name(n, ref.zone)) == lower(ref.name)) ||
-          !agree("type", ref.type, body.contains("type") && upper(text_of(body["type"])) == ref.type))
+      if (!agree("name", ref.name, ascii_lower(relative_record_name(n, ref.zone)) == ascii_lower(ref.name)) ||
+          !agree("type", ref.type, body.contains("type") && ascii_upper(text_of(body["type"])) == ref.type))
         return r;
     } else if (ref.kind == "zones") {
       if (!agree("name", ref.name, body.contains("name") && trim_dot(text_of(body["name"])) == trim_dot(ref.name)))
@@ -335,8 +319,8 @@ std::vector<edit> edits_of(const json& partial, std::string& error) {
           error = where + "/records/" + std::to_string(j) + ": each record needs a name and a type";
           return {};
         }
-        object_ref r{"records", ref.name, lower(relative_record_name(text_of(rec["name"]), ref.name)),
-                     upper(text_of(rec["type"]))};
+        object_ref r{"records", ref.name, ascii_lower(relative_record_name(text_of(rec["name"]), ref.name)),
+                     ascii_upper(text_of(rec["type"]))};
         out.push_back(edit{r, rec});
       }
     }

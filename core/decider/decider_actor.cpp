@@ -424,7 +424,9 @@ std::string lacking_capabilities(const link_peer& peer) {
 /// "" when every other member decider stated `capability` in the hello of
 /// a link that is up now; otherwise which one did not. A feature an older
 /// decider would not understand stays off until then (protocol_version.hpp).
-std::string members_lacking(self_ptr self, std::string_view capability) {
+/// With `linked_only`, a member that is not linked now does not count: only
+/// one linked and too old does.
+std::string members_lacking(self_ptr self, std::string_view capability, bool linked_only = false) {
   auto& st = self->state;
   for (const auto& p : st.peers) {
     const link_peer* seen = nullptr;
@@ -433,6 +435,8 @@ std::string members_lacking(self_ptr self, std::string_view capability) {
           (!seen || l.has(capability)))
         seen = &l;
     const std::string what = "'" + std::string(capability) + "'";
+    if (!seen && linked_only)
+      continue;
     if (!seen)
       return "decider " + p.address + " is not linked to this decider, so it is not known to understand " + what +
              ": bring it back, or remove it (gtmeshctl member remove), and try again";
@@ -441,16 +445,6 @@ std::string members_lacking(self_ptr self, std::string_view capability) {
              what + ": upgrade every decider first (docs/deploy.md)";
   }
   return "";
-}
-
-/// Whether a member decider linked now stated no `capability` in its hello.
-bool linked_member_lacks(self_ptr self, std::string_view capability) {
-  auto& st = self->state;
-  for (const auto& p : st.peers)
-    for (const auto& [id, l] : st.links)
-      if (l.identity.role == node_role::decider && (id == p.link || l.advertise == p.address) && !l.has(capability))
-        return true;
-  return false;
 }
 
 /// What a validated config uses that every member decider must understand.
@@ -492,7 +486,7 @@ void handle_push(self_ptr self, link_id link, const link_peer& from, const confi
     // change can have been made since: the API needs every member to
     // understand it). A member that is down keeps the condition: it
     // understood it when it was last seen, if the API was used at all.
-    if (push.keep_api_changes && !linked_member_lacks(self, capability_config_conditions)) {
+    if (push.keep_api_changes && members_lacking(self, capability_config_conditions, true).empty()) {
       e.keep_api_changes = true;
       e.based_on = push.based_on;
     }
@@ -667,9 +661,8 @@ void config_api_call_unguarded(self_ptr self, const std::vector<std::string>& ar
   // without their check: wait for its upgrade. A member that is down does
   // not hold changes up (it understood them when last seen, or it is being
   // upgraded; an old one restarted reads them as a newer format and says so).
-  if (linked_member_lacks(self, capability_config_conditions))
-    return answer(api::error_reply(503, version, "config changes through the API wait until " +
-                                                     members_lacking(self, capability_config_conditions)));
+  if (std::string lacking = members_lacking(self, capability_config_conditions, true); !lacking.empty())
+    return answer(api::error_reply(503, version, "config changes through the API wait until " + lacking));
   api::prepared p;
   if (method == "WEBHOOK-APPLY") {
     p = api::prepare_webhook(doc, version, arg(1), arg(2));

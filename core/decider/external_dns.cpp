@@ -1,6 +1,7 @@
 #include "core/decider/external_dns.hpp"
 
 #include "core/config/config_objects.hpp"
+#include "core/text/ascii_case.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -13,32 +14,22 @@ namespace {
 
 constexpr const char* section = "external_dns";
 
-std::string lower_name(std::string s) {
-  for (char& c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+/// A name as compared: lower case, without the final dot.
+std::string lower_name(std::string_view s) {
   while (!s.empty() && s.back() == '.')
-    s.pop_back();
-  return s;
-}
-
-std::string upper(std::string s) {
-  for (char& c : s)
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
+    s.remove_suffix(1);
+  return ascii_lower(s);
 }
 
 std::string text(const json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key))
-    return "";
-  const json& v = j[key];
-  return v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump();
+  return j.is_object() && j.contains(key) ? config_json::text_of(j[key]) : std::string();
 }
 
 /// One endpoint as gtmesh keeps it (adjust()'s form, as the section holds it).
 json normalize(const json& e) {
   json out = json::object();
   out["dnsName"] = lower_name(text(e, "dnsName"));
-  out["recordType"] = upper(text(e, "recordType"));
+  out["recordType"] = ascii_upper(text(e, "recordType"));
   json targets = json::array();
   if (e.contains("targets") && e["targets"].is_array())
     for (const auto& t : e["targets"]) {
@@ -87,7 +78,7 @@ json to_endpoint(const json& kept) {
 
 bool same_key(const json& a, const json& b) {
   return lower_name(text(a, "dnsName")) == lower_name(text(b, "dnsName")) &&
-         upper(text(a, "recordType")) == upper(text(b, "recordType")) &&
+         ascii_upper(text(a, "recordType")) == ascii_upper(text(b, "recordType")) &&
          text(a, "setIdentifier") == text(b, "setIdentifier");
 }
 
@@ -268,7 +259,7 @@ std::string regenerate(json& config) {
       zobj["records"] = json::array();
     const std::string rel = config_objects::relative_record_name(name + ".", zone);
     for (const auto& r : zobj["records"])
-      if (config_objects::relative_record_name(text(r, "name"), zone) == rel && upper(text(r, "type")) == type)
+      if (config_objects::relative_record_name(text(r, "name"), zone) == rel && ascii_upper(text(r, "type")) == type)
         return "zones/" + zone + "/records/" + rel + "/" + type +
                " is written by hand; external-dns cannot publish it (rename one of them)";
     json record = json{{"name", rel}, {"type", type}};

@@ -50,7 +50,7 @@ bool rate_limit::take() {
   return true;
 }
 
-api_routes::answer api_routes::call(std::vector<std::string> args) {
+api_routes::answer api_routes::call(std::vector<std::string> args, bool pretty) {
   answer a;
   caf::scoped_actor self{system_};
   std::string text;
@@ -70,24 +70,25 @@ api_routes::answer api_routes::call(std::vector<std::string> args) {
   }
   a.status = r.value("status", 500);
   a.version = r.value("version", 0u);
-  a.body = r["body"].is_string() ? r["body"].get<std::string>() : r["body"].dump(2) + "\n";
+  a.body = r["body"].is_string() ? r["body"].get<std::string>() : pretty ? r["body"].dump(2) + "\n" : r["body"].dump();
   return a;
 }
 
-api_routes::answer api_routes::call_retrying(const std::vector<std::string>& args, bool retry_conflicts) {
+api_routes::answer api_routes::call_retrying(const std::vector<std::string>& args, bool retry_conflicts,
+                                              bool pretty) {
   // Without If-Match, a change that another overtook (409: this decider
   // had not applied the newer version yet, or a writer came between) is
-  // made again from the newer version, backing off up to about 3 s.
-  // Bounded in count and in time, well inside the listener's 30 s per request.
+  // made again from the newer version, backing off: at most 8 times
+  // within 12 s, well inside the listener's 30 s per request.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(12);
-  answer a = call(args);
+  answer a = call(args, pretty);
   auto pause = std::chrono::milliseconds(50);
   for (int attempt = 0;
        retry_conflicts && a.status == 409 && attempt < 8 && std::chrono::steady_clock::now() + pause < deadline;
        ++attempt) {
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(800));
-    a = call(args);
+    a = call(args, pretty);
   }
   return a;
 }
@@ -188,11 +189,7 @@ void api_routes::add_webhook(httplib::Server& routes) {
     me->count(route, status);
   };
   auto answered = [reply](httplib::Response& res, const std::string& route, const answer& a) {
-    if (a.status >= 300)
-      return reply(res, route, a.status, a.body);
-    // The body a config-api reply holds, compact (external-dns reads JSON).
-    auto parsed = nlohmann::ordered_json::parse(a.body, nullptr, false);
-    reply(res, route, a.status, a.status == 204 ? std::string() : parsed.is_discarded() ? a.body : parsed.dump());
+    reply(res, route, a.status, a.status == 204 ? std::string() : a.body);
   };
   auto readable = [me, reply](const httplib::Request& req, httplib::Response& res, const std::string& route) {
     std::string why;
@@ -204,7 +201,7 @@ void api_routes::add_webhook(httplib::Server& routes) {
   };
   routes.Get(base + "/records", [me, cluster_of, answered, readable](const httplib::Request& req, httplib::Response& res) {
     if (readable(req, res, "webhook_records"))
-      answered(res, "webhook_records", me->call({"WEBHOOK-RECORDS", cluster_of(req)}));
+      answered(res, "webhook_records", me->call({"WEBHOOK-RECORDS", cluster_of(req)}, false));
   });
   routes.Post(base + "/records", [me, cluster_of, answered, reply](const httplib::Request& req, httplib::Response& res) {
     std::string who, why;
@@ -215,7 +212,7 @@ void api_routes::add_webhook(httplib::Server& routes) {
     const std::string cluster = cluster_of(req);
     std::vector<std::string> args{"WEBHOOK-APPLY", cluster, req.body, "", "",
                                   "external-dns:" + cluster + " (" + who + ")", "", "webhook"};
-    answered(res, "webhook_apply", me->call_retrying(args, true));
+    answered(res, "webhook_apply", me->call_retrying(args, true, false));
   });
   routes.Post(base + "/adjustendpoints", [me, reply, readable](const httplib::Request& req, httplib::Response& res) {
     if (!readable(req, res, "webhook_adjust"))
@@ -227,7 +224,7 @@ void api_routes::add_webhook(httplib::Server& routes) {
   });
   routes.Get(base + "/?", [me, answered, readable](const httplib::Request& req, httplib::Response& res) {
     if (readable(req, res, "webhook_negotiate"))
-      answered(res, "webhook_negotiate", me->call({"WEBHOOK-FILTER", ""}));
+      answered(res, "webhook_negotiate", me->call({"WEBHOOK-FILTER", ""}, false));
   });
 }
 

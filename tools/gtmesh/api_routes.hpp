@@ -59,10 +59,11 @@ public:
     uint32_t version = 0;
     std::string body; ///< JSON
   };
-  /// One config-api call (args as config_api_call takes them).
-  answer call(std::vector<std::string> args);
+  /// One config-api call (args as config_api_call takes them); a JSON body
+  /// indented for people (`pretty`) or on one line (the webhook's).
+  answer call(std::vector<std::string> args, bool pretty = true);
   /// The same, made again while it conflicts (409), when `retry_conflicts`.
-  answer call_retrying(const std::vector<std::string>& args, bool retry_conflicts);
+  answer call_retrying(const std::vector<std::string>& args, bool retry_conflicts, bool pretty = true);
 
 private:
   void count(const std::string& route, int status);

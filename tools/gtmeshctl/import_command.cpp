@@ -127,13 +127,6 @@ std::string sanitize(std::string_view name) {
   return out.empty() ? std::string("x") : out;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 bool valid_region(std::string_view code) { return parse_region(code).has_value(); }
 
 std::vector<std::string> continent_regions(std::string_view code) {
@@ -148,7 +141,7 @@ std::vector<std::string> continent_regions(std::string_view code) {
 
 std::optional<std::string> country_region(std::string_view country, std::string_view subdivision,
                                           const std::string& at, report& r) {
-  std::string c = lower(country);
+  std::string c = ascii_lower(country);
   std::transform(c.begin(), c.end(), c.begin(), ::toupper);
   if (!valid_region(c) || c.size() != 2) {
     r.note(at, "unknown country code '" + std::string(country) + "'; left out");
@@ -204,7 +197,7 @@ std::optional<std::pair<double, double>> region_location(std::string_view region
 // --- config_builder ---------------------------------------------------------
 
 std::string config_builder::zone(const std::string& name) {
-  std::string z = lower(name);
+  std::string z = ascii_lower(name);
   while (z.ends_with("."))
     z.pop_back();
   for (const auto& e : zones_)
@@ -236,7 +229,7 @@ void config_builder::set_zone_ns(const std::string& zone_name, const std::vector
 
 void config_builder::add_record(const std::string& zone_name, json record, const std::string& source) {
   std::string z = zone(zone_name);
-  std::string key = z + "|" + lower(record["name"].get<std::string>()) + "|" + record["type"].get<std::string>();
+  std::string key = z + "|" + ascii_lower(record["name"].get<std::string>()) + "|" + record["type"].get<std::string>();
   if (!record_keys_.insert(key).second) {
     report_.note(source, "a second " + record["type"].get<std::string>() + " record named '" +
                            record["name"].get<std::string>() + "'; gtmesh keeps one per name and type: dropped");

@@ -1,12 +1,12 @@
 #include "agents/probes/http/http_client.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include "agents/probes/host_port.hpp"
 #include "agents/probes/http/http_response.hpp"
 #include "agents/runtime/io_runtime.hpp"
 #include "core/net/ip_address.hpp"
+#include "core/text/ascii_case.hpp"
 
 #include <asio.hpp>
 #include <asio/ssl.hpp>
@@ -120,17 +120,14 @@ private:
   void send_request() {
     // The configured headers (the loader refused CR and LF) may replace
     // User-Agent and Accept.
-    auto configured = [&](std::string_view name) {
-      return std::any_of(target_.headers.begin(), target_.headers.end(), [&](const auto& h) {
-        return h.first.size() == name.size() && std::equal(name.begin(), name.end(), h.first.begin(), [](char a, char b) {
-                 return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-               });
-      });
+    auto configured = [&](std::string_view lower_name) {
+      return std::any_of(target_.headers.begin(), target_.headers.end(),
+                         [&](const auto& h) { return ascii_lower(h.first) == lower_name; });
     };
     request_ = "GET " + target_.path + " HTTP/1.1\r\nHost: " + target_.host_header + "\r\n";
-    if (!configured("User-Agent"))
+    if (!configured("user-agent"))
       request_ += "User-Agent: gtmesh-probe\r\n";
-    if (!configured("Accept"))
+    if (!configured("accept"))
       request_ += "Accept: */*\r\n";
     request_ += "Connection: close\r\n";
     for (const auto& [name, value] : target_.headers)

@@ -2,6 +2,7 @@
 // DC-mode and static policies.
 
 #include "core/config/loader/loader.hpp"
+#include "core/text/ascii_case.hpp"
 #include "core/runtime/side_thread.hpp"
 
 
@@ -150,14 +151,6 @@ void loader::parse_zone(const node& n, const std::string& field) {
   cfg_.zones.push_back(std::move(z));
 }
 
-namespace {
-std::string lower(std::string s) {
-  for (char& c : s)
-    if (c >= 'A' && c <= 'Z')
-      c = static_cast<char>(c - 'A' + 'a');
-  return s;
-}
-} // namespace
 
 void loader::parse_dnssec(const node& d, const std::string& field, dnssec_settings& out) {
   if (!is_map(d, field))
@@ -166,7 +159,7 @@ void loader::parse_dnssec(const node& d, const std::string& field, dnssec_settin
   out.enabled = true;
   out.where = where(d);
   if (auto v = str(d, "algorithm", field)) {
-    std::string a = lower(*v);
+    std::string a = ascii_lower(*v);
     if (a == "13" || a == "ecdsap256sha256" || a == "ecdsa-p256")
       out.algorithm = 13;
     else if (a == "15" || a == "ed25519")
@@ -190,7 +183,7 @@ void loader::parse_dnssec(const node& d, const std::string& field, dnssec_settin
     error(d, join(field, "refresh"),
           "must be at most half of validity (a served signature then always has half its validity left)");
   for (auto& [s, sn] : str_list(d, "ds", field)) {
-    std::string hex = lower(s);
+    std::string hex = ascii_lower(s);
     bool ok = hex.size() == 64 && hex.find_first_not_of("0123456789abcdef") == std::string::npos;
     if (!ok)
       error(sn, join(field, "ds"), "expected the SHA-256 digest of a DS record (64 hex digits, as gtmeshctl dnssec ds prints it)");

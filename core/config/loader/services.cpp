@@ -2,6 +2,7 @@
 // each service's backends, load-balancer stats and processes per DC.
 
 #include "core/config/loader/loader.hpp"
+#include "core/text/ascii_case.hpp"
 
 #include <cstring>
 
@@ -49,9 +50,7 @@ std::optional<probe_settings> loader::parse_probe(const node& n, const std::stri
                            std::all_of(name.begin(), name.end(), [](char c) {
                              return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("!#$%&'*+-.^_`|~", c);
                            });
-        std::string lower = name;
-        for (char& c : lower)
-          c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        const std::string lower = ascii_lower(name);
         const std::string text = v.is_scalar() ? v.text() : std::string();
         const bool printable = std::none_of(text.begin(), text.end(), [](char c) {
           return (static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f;

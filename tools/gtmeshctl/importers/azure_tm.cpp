@@ -56,7 +56,7 @@ std::string last_segment(const std::string& id) {
 }
 
 std::string endpoint_kind(std::string type) {
-  type = lower(last_segment(type));
+  type = ascii_lower(last_segment(type));
   if (type.starts_with("external"))
     return "external";
   if (type.starts_with("nested"))
@@ -155,7 +155,7 @@ private:
     size_t start = pos;
     while (pos < s.size() && (std::isalnum(static_cast<unsigned char>(s[pos])) || s[pos] == '_'))
       ++pos;
-    std::string fn = lower(s.substr(start, pos - start));
+    std::string fn = ascii_lower(s.substr(start, pos - start));
     skip(s, pos);
     if (fn.empty() || pos >= s.size() || s[pos] != '(')
       return std::nullopt;
@@ -224,9 +224,9 @@ tm_endpoint read_rest_endpoint(const json& props, std::string name, std::string 
   e.target_resource_id = resolve(get_string(props, "targetResourceId", at, r), "targetResourceId");
   e.location = get_string(props, "endpointLocation", at, r).value_or("");
   if (auto s = get_string(props, "endpointStatus", at, r))
-    e.enabled = lower(*s) != "disabled";
+    e.enabled = ascii_lower(*s) != "disabled";
   if (auto s = get_string(props, "alwaysServe", at, r))
-    e.always_serve = lower(*s) == "enabled";
+    e.always_serve = ascii_lower(*s) == "enabled";
   e.priority = get_int(props, "priority", at, r);
   e.weight = get_int(props, "weight", at, r);
   e.min_child = get_int(props, "minChildEndpoints", at, r);
@@ -261,7 +261,7 @@ tm_profile read_rest_profile(const json& props, std::string name, const std::str
   p.name = std::move(name);
   p.method = get_string(props, "trafficRoutingMethod", at, r).value_or("");
   if (auto s = get_string(props, "profileStatus", at, r))
-    p.enabled = lower(*s) != "disabled";
+    p.enabled = ascii_lower(*s) != "disabled";
   p.max_return = get_int(props, "maxReturn", at, r);
   if (const json* dns = get_object(props, "dnsConfig", at, r)) {
     p.relative_name = get_string(*dns, "relativeName", ptr(at, "dnsConfig"), r).value_or("");
@@ -314,7 +314,7 @@ tm_profile read_rest_profile(const json& props, std::string name, const std::str
   return p;
 }
 
-bool is_profile_type(const std::string& type) { return lower(type) == "microsoft.network/trafficmanagerprofiles"; }
+bool is_profile_type(const std::string& type) { return ascii_lower(type) == "microsoft.network/trafficmanagerprofiles"; }
 
 void read_arm(const json& doc, std::vector<tm_profile>& out, report& r) {
   arm_expressions arm(&doc, r);
@@ -335,7 +335,7 @@ void read_arm(const json& doc, std::vector<tm_profile>& out, report& r) {
       if (const json* sub = get_array(res, "resources", at, r))
         for (size_t i = 0; i < sub->size(); ++i)
           self((*sub)[i], ptr(ptr(at, "resources"), i), name, self);
-    } else if (!endpoint_kind(type).empty() && lower(type).find("trafficmanagerprofiles") != std::string::npos) {
+    } else if (!endpoint_kind(type).empty() && ascii_lower(type).find("trafficmanagerprofiles") != std::string::npos) {
       children.push_back({&res, at});
     } else if (!endpoint_kind(type).empty() && !parent.empty()) {
       // a child resource inside a profile: type "externalEndpoints", name "ep"
@@ -355,7 +355,7 @@ void read_arm(const json& doc, std::vector<tm_profile>& out, report& r) {
     auto slash = full.find('/');
     std::string profile = slash == std::string::npos ? "" : full.substr(0, slash);
     std::string ename = slash == std::string::npos ? full : full.substr(slash + 1);
-    auto it = std::find_if(out.begin(), out.end(), [&](const tm_profile& p) { return lower(p.name) == lower(profile); });
+    auto it = std::find_if(out.begin(), out.end(), [&](const tm_profile& p) { return ascii_lower(p.name) == ascii_lower(profile); });
     if (it == out.end()) {
       r.note(ptr(at, "name"), "endpoint '" + full + "' names no profile of this template; left out");
       continue;
@@ -403,7 +403,7 @@ void read_terraform(const json& doc, std::vector<tm_profile>& out, report& r) {
     p.name = get_string(*v, "name", vat, r).value_or(get_string(*res, "name", at, r).value_or("profile"));
     p.method = get_string(*v, "traffic_routing_method", vat, r).value_or("");
     if (auto s = get_string(*v, "profile_status", vat, r))
-      p.enabled = lower(*s) != "disabled";
+      p.enabled = ascii_lower(*s) != "disabled";
     p.max_return = get_int(*v, "max_return", vat, r);
     if (const json* dns = tf_block(*v, "dns_config", vat, r)) {
       p.relative_name = get_string(*dns, "relative_name", ptr(vat, "dns_config/0"), r).value_or("");
@@ -427,8 +427,8 @@ void read_terraform(const json& doc, std::vector<tm_profile>& out, report& r) {
       p.monitor = mon;
     }
     if (auto id = get_string(*v, "id", vat, r))
-      profile_by_id[lower(*id)] = p.name;
-    profile_by_id[lower(p.name)] = p.name;
+      profile_by_id[ascii_lower(*id)] = p.name;
+    profile_by_id[ascii_lower(p.name)] = p.name;
     out.push_back(std::move(p));
   }
   for (auto& [res, at] : resources) {
@@ -455,7 +455,7 @@ void read_terraform(const json& doc, std::vector<tm_profile>& out, report& r) {
       kind = endpoint_kind(get_string(*v, "type", vat, r).value_or(""));
       profile_ref = get_string(*v, "profile_name", vat, r).value_or("");
       if (auto s = get_string(*v, "endpoint_status", vat, r))
-        e.enabled = lower(*s) != "disabled";
+        e.enabled = ascii_lower(*s) != "disabled";
       e.min_child = get_int(*v, "min_child_endpoints", vat, r);
     }
     e.kind = kind;
@@ -490,9 +490,9 @@ void read_terraform(const json& doc, std::vector<tm_profile>& out, report& r) {
                               : last && !last->empty() ? *first + "-" + *last : *first);
       }
     e.headers = read_headers(get_array(*v, "custom_header", vat, r), ptr(vat, "custom_header"), r);
-    auto it = profile_by_id.find(lower(profile_ref));
+    auto it = profile_by_id.find(ascii_lower(profile_ref));
     if (it == profile_by_id.end())
-      it = profile_by_id.find(lower(last_segment(profile_ref)));
+      it = profile_by_id.find(ascii_lower(last_segment(profile_ref)));
     if (it == profile_by_id.end()) {
       r.note(ptr(vat, "profile_id"), "names no profile of this state ('" + profile_ref + "'); endpoint left out");
       continue;
@@ -509,7 +509,7 @@ std::string method_of(const tm_profile& p, report& r) {
   static const std::map<std::string, std::string> methods = {
     {"priority", "priority"},     {"weighted", "weighted"}, {"performance", "performance"},
     {"geographic", "geographic"}, {"subnet", "subnet"},     {"multivalue", "multivalue"}};
-  auto it = methods.find(lower(p.method));
+  auto it = methods.find(ascii_lower(p.method));
   if (it != methods.end())
     return it->second;
   r.note(ptr(p.at, "trafficRoutingMethod"), "unknown routing method '" + p.method + "'; profile left out");
@@ -518,7 +518,7 @@ std::string method_of(const tm_profile& p, report& r) {
 
 json make_probe(const tm_monitor& m, const std::vector<tm_header>& headers, const std::string& at, report& r) {
   json probe;
-  std::string proto = lower(m.protocol);
+  std::string proto = ascii_lower(m.protocol);
   if (proto != "http" && proto != "https" && proto != "tcp") {
     r.note(ptr(at, "protocol"), "unknown protocol '" + m.protocol + "'; probed with http");
     proto = "http";
@@ -531,7 +531,7 @@ json make_probe(const tm_monitor& m, const std::vector<tm_header>& headers, cons
       probe["path"] = m.path.front() == '/' ? m.path : "/" + m.path;
     json hs = json::object();
     for (const auto& h : headers) {
-      std::string lname = lower(h.name);
+      std::string lname = ascii_lower(h.name);
       if (lname == "host")
         probe["host"] = h.value; // gtmesh sets Host itself, from the probe's host
       else if (lname == "content-length" || lname == "transfer-encoding" || lname == "connection")
@@ -564,7 +564,7 @@ json make_probe(const tm_monitor& m, const std::vector<tm_header>& headers, cons
 
 std::string dc_for_location(const std::string& location, config_builder& b, const std::string& at, report& r) {
   std::string key;
-  for (char c : lower(location))
+  for (char c : ascii_lower(location))
     if (c != ' ')
       key += c;
   auto where = region_location(key);
@@ -580,7 +580,7 @@ void map_profile(const tm_profile& p, const std::map<std::string, std::string>& 
   if (method.empty())
     return;
   json prof;
-  prof["name"] = names.at(lower(p.name));
+  prof["name"] = names.at(ascii_lower(p.name));
   prof["method"] = method;
   if (!p.enabled) {
     prof["status"] = "disabled";
@@ -591,7 +591,7 @@ void map_profile(const tm_profile& p, const std::map<std::string, std::string>& 
     prof["max_return"] = std::clamp(p.max_return.value_or(8), 1LL, 64LL);
   std::string probe;
   if (p.monitor)
-    probe = b.add_probe(names.at(lower(p.name)) + "-monitor", make_probe(*p.monitor, p.monitor->headers,
+    probe = b.add_probe(names.at(ascii_lower(p.name)) + "-monitor", make_probe(*p.monitor, p.monitor->headers,
                                                                          ptr(p.at, "monitorConfig"), r));
   json endpoints = json::array();
   std::set<std::string> used_regions;
@@ -599,7 +599,7 @@ void map_profile(const tm_profile& p, const std::map<std::string, std::string>& 
     json ep;
     ep["name"] = sanitize(e.name);
     if (e.kind == "nested") {
-      std::string child = lower(last_segment(e.target_resource_id));
+      std::string child = ascii_lower(last_segment(e.target_resource_id));
       auto it = names.find(child);
       if (it == names.end()) {
         r.note(ptr(e.at, "targetResourceId"), "nested endpoint " + e.name + " names profile '" + e.target_resource_id +
@@ -630,10 +630,10 @@ void map_profile(const tm_profile& p, const std::map<std::string, std::string>& 
           // Endpoint headers replace the profile's of the same name.
           std::vector<tm_header> merged = e.headers;
           for (const auto& h : p.monitor->headers)
-            if (std::none_of(merged.begin(), merged.end(), [&](const tm_header& x) { return lower(x.name) == lower(h.name); }))
+            if (std::none_of(merged.begin(), merged.end(), [&](const tm_header& x) { return ascii_lower(x.name) == ascii_lower(h.name); }))
               merged.push_back(h);
           report quiet;
-          ep["monitor"] = b.add_probe(names.at(lower(p.name)) + "-" + sanitize(e.name) + "-monitor",
+          ep["monitor"] = b.add_probe(names.at(ascii_lower(p.name)) + "-" + sanitize(e.name) + "-monitor",
                                       make_probe(*p.monitor, merged, ptr(p.at, "monitorConfig"), quiet));
         }
       }
@@ -742,15 +742,15 @@ void import_azure_tm(const json& input, const options& o, config_builder& b, rep
   // Names first: nested endpoints refer to profiles in any order.
   std::map<std::string, std::string> names;
   for (const auto& p : profiles) {
-    if (names.count(lower(p.name))) {
+    if (names.count(ascii_lower(p.name))) {
       r.note(p.at, "a second profile named " + p.name + "; left out");
       continue;
     }
-    names[lower(p.name)] = b.reserve_profile_name(p.name);
+    names[ascii_lower(p.name)] = b.reserve_profile_name(p.name);
   }
   std::set<std::string> mapped;
   for (const auto& p : profiles) {
-    if (!mapped.insert(lower(p.name)).second)
+    if (!mapped.insert(ascii_lower(p.name)).second)
       continue;
     map_profile(p, names, o, b, r);
     if (p.relative_name.empty()) {
@@ -759,10 +759,10 @@ void import_azure_tm(const json& input, const options& o, config_builder& b, rep
       continue;
     }
     json rec;
-    rec["name"] = lower(p.relative_name);
+    rec["name"] = ascii_lower(p.relative_name);
     rec["type"] = "A";
     rec["ttl"] = p.ttl.value_or(60);
-    rec["profile"] = names.at(lower(p.name));
+    rec["profile"] = names.at(ascii_lower(p.name));
     b.add_record(zone, rec, ptr(p.at, "dnsConfig"));
     // Traffic Manager answers every type at its name (CNAME to the endpoint,
     // or A/AAAA for IP targets); gtmesh has one record per type.

@@ -10,6 +10,8 @@
 // Only the importers' .cpp files include this header: nlohmann stays out of
 // the rest of gtmeshctl.
 
+#include "core/text/ascii_case.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <map>
@@ -66,7 +68,6 @@ const json* get_object(const json& obj, std::string_view key, const std::string&
 /// A name the loader and the state file accept: letters, digits, '-', '_'
 /// and '.'; anything else becomes '-'. Never empty.
 std::string sanitize(std::string_view name);
-std::string lower(std::string_view s);
 
 /// gtmesh regions for a continent code (AF AN AS EU NA OC SA). Asia also gets
 /// GEO-ME: gtmesh (like Azure) keeps the Middle East apart from Asia, where

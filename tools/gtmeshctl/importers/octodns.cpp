@@ -102,7 +102,7 @@ struct dynamic_mapper {
       r.note(at, "no octodns.healthcheck: octoDNS's defaults (HTTPS, port 443, path /_dns, Host " + fqdn +
                    ") as every pool value's monitor");
     json p;
-    std::string proto = lower(get_string(h, "protocol", hat, r).value_or("HTTPS"));
+    std::string proto = ascii_lower(get_string(h, "protocol", hat, r).value_or("HTTPS"));
     if (proto != "http" && proto != "https" && proto != "tcp") {
       r.note(ptr(hat, "protocol"), "unknown protocol '" + proto + "'; HTTPS used");
       proto = "https";
@@ -149,7 +149,7 @@ struct dynamic_mapper {
         weight = std::clamp(weight, 1LL, 1000LL);
       }
       ep["weight"] = weight;
-      std::string status = lower(get_string(v, "status", vat, r).value_or("obey"));
+      std::string status = ascii_lower(get_string(v, "status", vat, r).value_or("obey"));
       if (status == "up") {
         ep["status"] = "always_serve"; // served whatever its health check says
       } else if (status == "down") {
@@ -339,7 +339,7 @@ void import_record(const std::string& zone, const std::string& raw_name, const j
     r.note(at, "a record must be a map; left out");
     return;
   }
-  std::string name = raw_name.empty() ? "@" : lower(raw_name);
+  std::string name = raw_name.empty() ? "@" : ascii_lower(raw_name);
   std::string type = get_string(rec, "type", at, r).value_or("");
   std::transform(type.begin(), type.end(), type.begin(), ::toupper);
   long long ttl = get_int(rec, "ttl", at, r).value_or(3600); // octoDNS's default TTL

@@ -35,7 +35,7 @@ std::string decode_name(const std::string& s) {
       out += s[i];
     }
   }
-  return lower(out);
+  return ascii_lower(out);
 }
 
 std::string with_dot(std::string s) { return s.ends_with(".") ? s : s + "."; }
@@ -283,7 +283,7 @@ private:
     if (ip && *ip != target)
       r_.note(ptr(cat, "IPAddress"), "the health check probes " + *ip + "; gtmesh probes the endpoint's own target " +
                                         target);
-    else if (!ip && fqdn && with_dot(lower(*fqdn)) != with_dot(lower(target)))
+    else if (!ip && fqdn && with_dot(ascii_lower(*fqdn)) != with_dot(ascii_lower(target)))
       r_.note(ptr(cat, "FullyQualifiedDomainName"), "the health check probes " + *fqdn +
                                                        "; gtmesh probes the endpoint's own target " + target +
                                                        " with Host " + *fqdn);
@@ -354,7 +354,7 @@ private:
         return std::nullopt;
       }
       ep["kind"] = "external";
-      ep["target"] = lower(dns);
+      ep["target"] = ascii_lower(dns);
       r_.note(aat, "alias to " + dns + " (an AWS resource or a name outside the zone): answered as a CNAME to it, "
                    "where Route 53 answers its addresses" +
                    std::string(evaluate ? "; EvaluateTargetHealth has no gtmesh equivalent without a health check, "
