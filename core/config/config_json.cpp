@@ -160,6 +160,11 @@ std::string double_quoted(std::string_view s) {
 
 std::string key_text(const std::string& k) { return needs_quotes(k) ? double_quoted(k) : k; }
 
+/// libyaml refuses an implicit ("key: value") key over 1024 characters; a
+/// longer one is written as an explicit key ("? key" then ": value"). Bytes
+/// are at least characters, so this bound is on the safe side.
+constexpr size_t max_implicit_key_bytes = 1000;
+
 std::string scalar_text(const json& v) {
   if (v.is_string()) {
     const auto& s = v.get_ref<const std::string&>();
@@ -178,7 +183,7 @@ std::string flow(const json& v) {
   bool first = true;
   if (v.is_object()) {
     for (const auto& [k, item] : v.items()) {
-      if (!is_scalar(item))
+      if (!is_scalar(item) || key_text(k).size() > max_implicit_key_bytes)
         return "";
       out += (first ? "" : ", ") + key_text(k) + ": " + scalar_text(item);
       first = false;
@@ -221,11 +226,7 @@ public:
       // "- first: ..." then the other keys under it.
       bool first = true;
       for (const auto& [k, item] : v.items()) {
-        const std::string p = child(pointer, k);
-        if (first)
-          value(item, p, "- " + key_text(k) + ":", indent);
-        else
-          value(item, p, key_text(k) + ":", indent + 2);
+        keyed(item, child(pointer, k), k, first ? "- " : "", first ? indent : indent + 2);
         first = false;
       }
       return;
@@ -239,7 +240,7 @@ public:
   void members(const json& v, const std::string& pointer, size_t indent) {
     if (v.is_object()) {
       for (const auto& [k, item] : v.items())
-        value(item, child(pointer, k), key_text(k) + ":", indent);
+        keyed(item, child(pointer, k), k, "", indent);
     } else {
       size_t i = 0;
       for (const auto& item : v)
@@ -249,6 +250,17 @@ public:
 
 private:
   static constexpr size_t max_width = 100;
+  /// `key: value` at `indent`; `dash` is "- " for a list item's first key.
+  void keyed(const json& item, const std::string& pointer, const std::string& key, const std::string& dash,
+             size_t indent) {
+    const std::string k = key_text(key);
+    if (k.size() <= max_implicit_key_bytes) {
+      value(item, pointer, dash + k + ":", indent);
+      return;
+    }
+    line(std::string(indent, ' ') + dash + "? " + k, pointer);
+    value(item, pointer, ":", indent + dash.size());
+  }
   std::string child(const std::string& pointer, const std::string& key) const {
     return pointers_ ? pointer + "/" + escape_pointer_token(key) : std::string();
   }

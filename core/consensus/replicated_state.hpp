@@ -75,7 +75,7 @@ using replicated_view_ptr = std::shared_ptr<const replicated_view>;
 struct apply_result {
   uint32_t version = 0;   ///< config kinds: the version this entry has (a duplicate: the earlier one)
   bool duplicate = false; ///< a retried push that was already applied
-  bool ignored = false;   ///< bootstrap_config while a config exists
+  bool ignored = false;   ///< bootstrap_config while a config exists, or a config whose condition failed
   bool malformed = false; ///< the entry did not decode: nothing was applied
   uint32_t newer_format = 0; ///< malformed here because a newer build wrote it (log_entry.hpp)
   /// A config whose condition (log_entry::if_version, keep_api_changes) did
@@ -109,9 +109,11 @@ public:
   const std::map<std::string, revocation_record>& revoked() const noexcept { return revoked_; }
   replicated_view_ptr view() const;
 
-private:
-  /// Why a config entry's condition does not hold ("" when it does).
+  /// Why a config entry's condition (if_version, keep_api_changes) does not
+  /// hold in this state ("" when it does): apply() ignores it then.
   std::string condition_failed(const log_entry& e) const;
+
+private:
   uint64_t applied_index_ = 0;
   uint64_t log_uid_ = 0;
   uint32_t version_ = 0;

@@ -27,6 +27,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <limits>
+#include <string>
 #include <vector>
 
 using namespace gtmesh::consensus;
@@ -92,6 +94,9 @@ void apply_checked(replicated_state& s, const log_entry& e, uint64_t index) {
   const uint32_t before = s.config_version();
   const size_t drains_before = s.drains().size();
   const size_t history_before = s.history().size(); // a restored snapshot may hold more than the limit
+  // A config entry's condition (if_version, keep_api_changes) is judged
+  // against the state before it applies, the same on every decider.
+  const std::string conflict = e.kind == entry_kind::config ? s.condition_failed(e) : std::string();
   apply_result r = s.apply(e, index);
   check(!r.malformed, "apply() of a decoded entry says malformed");
   check(s.applied_index() >= index, "applied_index() behind an applied entry");
@@ -100,12 +105,20 @@ void apply_checked(replicated_state& s, const log_entry& e, uint64_t index) {
     case entry_kind::bootstrap_config:
     case entry_kind::config:
       if (r.ignored) {
-        check(e.kind == entry_kind::bootstrap_config && before != 0, "a config entry ignored");
-        check(s.config_version() == before, "an ignored bootstrap changed the version");
+        if (before == std::numeric_limits<uint32_t>::max()) {
+          check(r.conflict.empty(), "the last version answered a condition"); // versions never wrap
+        } else if (e.kind == entry_kind::config) {
+          check(!conflict.empty() && r.conflict == conflict, "a config entry ignored without its condition failing");
+        } else {
+          check(before != 0 && r.conflict.empty(), "a bootstrap ignored on an empty state");
+        }
+        check(s.config_version() == before, "an ignored config entry changed the version");
+        check(s.history().size() == history_before, "an ignored config entry changed the history");
       } else if (r.duplicate) {
         check(e.push_id != 0, "a duplicate without a push id");
         check(s.config_version() == before, "a duplicate changed the version");
       } else {
+        check(conflict.empty() && r.conflict.empty(), "a config entry applied although its condition failed");
         check(r.version == s.config_version(), "apply() answers another version than it holds");
         check(!s.history().empty() && s.history().back().version == r.version &&
                 s.history().back().index == index,
@@ -124,6 +137,13 @@ void apply_checked(replicated_state& s, const log_entry& e, uint64_t index) {
         check(s.drains().size() == drains_before, "a duplicate drain changed the drains");
       }
       break;
+    case entry_kind::revoke: {
+      check(r.version == 0 && !r.ignored, "a revocation answered a version");
+      auto it = s.revoked().find(e.serial);
+      check(it != s.revoked().end(), "the applied revocation is not held");
+      check(r.duplicate || it->second.index == index, "a new revocation does not name its index");
+      break;
+    }
   }
 }
 
@@ -131,10 +151,11 @@ void fuzz_entry(const uint8_t* data, size_t size) {
   log_entry e;
   if (!decode(data, size, e))
     return;
-  check(e.kind == entry_kind::config || e.kind == entry_kind::bootstrap_config || e.kind == entry_kind::drain,
+  check(e.kind == entry_kind::config || e.kind == entry_kind::bootstrap_config || e.kind == entry_kind::drain ||
+          e.kind == entry_kind::revoke,
         "an entry of no known kind decoded");
   check(e.dc.size() <= max_entry_name_bytes && e.by.size() <= max_entry_name_bytes &&
-          e.file.size() <= max_entry_file_bytes,
+          e.file.size() <= max_entry_file_bytes && e.message.size() <= max_entry_message_bytes,
         "an entry above the field limits decoded");
   std::vector<uint8_t> once = encode(e);
   log_entry second;

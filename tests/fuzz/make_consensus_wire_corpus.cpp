@@ -77,12 +77,44 @@ log_entry drain_entry() {
   return e;
 }
 
+log_entry revoke_entry() {
+  log_entry e;
+  e.kind = entry_kind::revoke;
+  e.serial = "1a2b3c4d5e6f";
+  e.subject = "agent-fra-1";
+  e.by = "ops";
+  e.at_ms = 1'795'953'600'000;
+  return e;
+}
+
+/// An API change: conditional on the version it was made from (format 2).
+log_entry api_entry(uint32_t if_version) {
+  log_entry e = config_entry();
+  e.yaml += "  - {name: sin}\n";
+  e.push_id = 0x9abc;
+  e.source = config_source::api;
+  e.message = "add sin";
+  e.if_version = if_version;
+  return e;
+}
+
+/// A whole-file push that must not undo API changes since version 5.
+log_entry guarded_push_entry() {
+  log_entry e = config_entry();
+  e.push_id = 0xdef0;
+  e.keep_api_changes = true;
+  e.based_on = 5;
+  return e;
+}
+
 replicated_state busy_state() {
   replicated_state s;
   s.apply(bootstrap_entry(), 1);
   s.apply(config_entry(), 2);
   s.apply(drain_entry(), 3);
   s.skip(4);
+  s.apply(api_entry(6), 5);
+  s.apply(revoke_entry(), 6);
   return s;
 }
 
@@ -179,6 +211,9 @@ int main(int argc, char** argv) {
   write("entry_config", 1, encode(config_entry()));
   write("entry_bootstrap", 1, encode(bootstrap_entry()));
   write("entry_drain", 1, encode(drain_entry()));
+  write("entry_revoke", 1, encode(revoke_entry()));
+  write("entry_api_if_version", 1, encode(api_entry(6)));
+  write("entry_push_keep_api_changes", 1, encode(guarded_push_entry()));
   {
     // Above 64 KiB the text is stored compressed (mesh/config_compression.hpp).
     log_entry big = config_entry();

@@ -85,6 +85,28 @@ TEST(config_json, strings_that_yaml_would_read_otherwise_are_quoted_and_read_bac
     EXPECT_EQ(back[k].is_string() ? back[k].get<std::string>() : back[k].dump(), v.get<std::string>()) << k << "\n" << text;
 }
 
+TEST(config_json, keys_longer_than_yaml_allows_implicitly_are_written_as_explicit_keys) {
+  // libyaml refuses "key: value" with a key over 1024 characters; a key
+  // that long is legal in a flow mapping and in JSON, so the canonical text
+  // must still read back (fuzz.config_json found this).
+  const std::string long_key(1500, 'k');
+  const std::string long_quoted = "a: " + std::string(1200, '[');
+  json j = json::object();
+  j[long_key] = "scalar";
+  j["short"] = json::object({{long_key, 1}, {"x", "y"}});          // flow-eligible: must not be one line
+  j["list"] = json::array({json::object({{long_quoted, json::array({1, 2})}, {"b", 2}}),
+                           json::object({{"a", 1}, {long_key, json::object({{"deep", true}})}})});
+  j[long_quoted] = json::array({json::object({{long_key, "v"}})});
+  auto emitted = config_json::to_yaml(j);
+  json back = parse(emitted.text);
+  EXPECT_EQ(back, j) << emitted.text;
+  EXPECT_NE(emitted.text.find("? "), std::string::npos);
+  EXPECT_EQ(config_json::to_yaml(back).text, emitted.text); // a fixpoint
+  // Every line still names a pointer that exists.
+  for (const auto& p : emitted.pointer_of_line)
+    EXPECT_TRUE(p.empty() || back.contains(json::json_pointer(p))) << p;
+}
+
 TEST(config_json, every_shipped_example_reads_back_the_same_and_still_loads) {
   std::vector<std::filesystem::path> files{std::filesystem::path(GTMESH_TEST_SOURCE_DIR) / "configs/full.yaml"};
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(GTMESH_TEST_SOURCE_DIR) / "configs/examples"))
