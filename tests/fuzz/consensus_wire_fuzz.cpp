@@ -110,7 +110,9 @@ void apply_checked(replicated_state& s, const log_entry& e, uint64_t index) {
         } else if (e.kind == entry_kind::config) {
           check(!conflict.empty() && r.conflict == conflict, "a config entry ignored without its condition failing");
         } else {
-          check(before != 0 && r.conflict.empty(), "a bootstrap ignored on an empty state");
+          // A bootstrap starts only an empty log, and never at the last version.
+          check((before != 0 || e.base_version == std::numeric_limits<uint32_t>::max()) && r.conflict.empty(),
+                "a bootstrap ignored on an empty state");
         }
         check(s.config_version() == before, "an ignored config entry changed the version");
         check(s.history().size() == history_before, "an ignored config entry changed the history");

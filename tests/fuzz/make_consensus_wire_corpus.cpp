@@ -211,6 +211,12 @@ int main(int argc, char** argv) {
   write("entry_config", 1, encode(config_entry()));
   write("entry_bootstrap", 1, encode(bootstrap_entry()));
   write("entry_drain", 1, encode(drain_entry()));
+  {
+    // Ignored even on an empty log: versions never wrap to 0.
+    log_entry last = bootstrap_entry();
+    last.base_version = 0xffff'ffffu;
+    write("entry_bootstrap_last_version", 1, encode(last));
+  }
   write("entry_revoke", 1, encode(revoke_entry()));
   write("entry_api_if_version", 1, encode(api_entry(6)));
   write("entry_push_keep_api_changes", 1, encode(guarded_push_entry()));
