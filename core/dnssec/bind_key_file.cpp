@@ -130,7 +130,11 @@ bind_key read_bind_private_key(const std::string& text, const std::string& path,
             "), which the zone's dnssec.algorithm names";
     return out;
   }
-  const std::vector<uint8_t> raw = base64(key_b64);
+  std::vector<uint8_t> raw = base64(key_b64);
+  // BIND writes an ECDSA scalar as a big number, without its leading zero
+  // bytes (1 key in 256 has 31 bytes); an Ed25519 key is always 32.
+  if (algorithm != algorithm_ed25519 && !raw.empty() && raw.size() < 32)
+    raw.insert(raw.begin(), 32 - raw.size(), 0);
   if (raw.size() != 32) {
     error = path + ": PrivateKey: " + (key_b64.empty() ? "missing" : "not 32 bytes of base64");
     return out;

@@ -480,6 +480,26 @@ TEST(dnssec, bind_private_key_files_give_the_rfc_examples_keys_and_tags) {
   ASSERT_TRUE(k) << error;
   EXPECT_EQ((k->dnskey_rdata[0] << 8) | k->dnskey_rdata[1], 256);
   EXPECT_EQ(k->tag, 55648 - 1); // flags 256 instead of 257: the checksum one lower
+  // BIND drops an ECDSA scalar's leading zero bytes (1 key in 256): 31
+  // bytes are the same key as those 31 after a zero byte.
+  const std::string short_scalar =
+    write_file("Kshort.+013.private", "Private-key-format: v1.3\nAlgorithm: 13 (ECDSAP256SHA256)\n"
+                                       "PrivateKey: AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHw==\n");
+  const std::string padded_scalar =
+    write_file("Kpadded.+013.private", "Private-key-format: v1.3\nAlgorithm: 13 (ECDSAP256SHA256)\n"
+                                        "PrivateKey: AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n");
+  auto short_key = dnssec::load_key_file(short_scalar, 13, error);
+  ASSERT_TRUE(short_key) << error;
+  auto padded_key = dnssec::load_key_file(padded_scalar, 13, error);
+  ASSERT_TRUE(padded_key) << error;
+  EXPECT_EQ(dnssec::dnskey_record("example.net.", *short_key, 3600),
+            dnssec::dnskey_record("example.net.", *padded_key, 3600));
+  // Not for Ed25519, whose private key is a fixed 32-byte string.
+  const std::string short_ed =
+    write_file("Kshort.+015.private", "Private-key-format: v1.3\nAlgorithm: 15 (ED25519)\n"
+                                       "PrivateKey: AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHw==\n");
+  EXPECT_FALSE(dnssec::load_key_file(short_ed, 15, error));
+  EXPECT_NE(error.find("not 32 bytes"), std::string::npos) << error;
   // A broken PrivateKey line is named.
   // "====" is all padding: an error, not a length wrapped below zero.
   for (const char* bad : {"PrivateKey: GU6SnQ\n", "PrivateKey: !!!!\n", "PrivateKey: ====\n",

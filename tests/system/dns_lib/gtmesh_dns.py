@@ -134,7 +134,8 @@ class GtmeshServer:
         """Asks for the counters (SIGUSR1) and returns them as a dict."""
         offset = len(self.log_text())
         self.signal(signal.SIGUSR1)
-        m, _ = self.wait_log(r"^gtmesh serve: counters: (.*)$", offset)
+        # The whole line: a line still being written would parse short.
+        m, _ = self.wait_log(r"^gtmesh serve: counters: (.*)\n", offset)
         return parse_counters(m.group(1))
 
     def stop(self, timeout=15):
