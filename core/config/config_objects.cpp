@@ -3,7 +3,6 @@
 #include "core/text/ascii_case.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 namespace gtmesh::config_objects {
 
@@ -31,7 +30,7 @@ bool is_object(const json& item, const object_ref& ref, const std::string& zone)
     return trim_dot(text_of(item["name"])) == trim_dot(ref.name);
   if (ref.kind == "records")
     return item.contains("type") && ascii_upper(text_of(item["type"])) == ref.type &&
-           ascii_lower(relative_record_name(text_of(item["name"]), zone)) == ascii_lower(ref.name);
+           relative_record_name(text_of(item["name"]), zone) == ref.name;
   return text_of(item["name"]) == ref.name;
 }
 
@@ -136,7 +135,7 @@ std::optional<object_ref> parse_path(std::string_view path, std::string& error) 
     ref.kind = "records";
     ref.zone = parts[1];
     if (parts.size() == 5) {
-      ref.name = ascii_lower(relative_record_name(parts[3], parts[1]));
+      ref.name = relative_record_name(parts[3], parts[1]);
       ref.type = ascii_upper(parts[4]);
     }
     return ref;
@@ -224,7 +223,7 @@ edit_result apply(json& config, const edit& e) {
     };
     if (ref.kind == "records") {
       const std::string n = body.contains("name") ? text_of(body["name"]) : "";
-      if (!agree("name", ref.name, ascii_lower(relative_record_name(n, ref.zone)) == ascii_lower(ref.name)) ||
+      if (!agree("name", ref.name, relative_record_name(n, ref.zone) == ref.name) ||
           !agree("type", ref.type, body.contains("type") && ascii_upper(text_of(body["type"])) == ref.type))
         return r;
     } else if (ref.kind == "zones") {
@@ -319,7 +318,7 @@ std::vector<edit> edits_of(const json& partial, std::string& error) {
           error = where + "/records/" + std::to_string(j) + ": each record needs a name and a type";
           return {};
         }
-        object_ref r{"records", ref.name, ascii_lower(relative_record_name(text_of(rec["name"]), ref.name)),
+        object_ref r{"records", ref.name, relative_record_name(text_of(rec["name"]), ref.name),
                      ascii_upper(text_of(rec["type"]))};
         out.push_back(edit{r, rec});
       }

@@ -63,7 +63,8 @@ edit_result apply(json& config, const edit& e);
 std::vector<edit> edits_of(const json& partial, std::string& error);
 
 /// A record's NAME as the API names it (relative to `zone`, "@" for the
-/// apex), from a config's `name:` (relative, "@" or absolute with a dot).
+/// apex), from a config's `name:` (relative, "@" or absolute with a dot);
+/// in lower case, so names compare without case by plain equality.
 std::string relative_record_name(std::string_view name, std::string_view zone);
 
 } // namespace gtmesh::config_objects
