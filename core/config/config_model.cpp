@@ -4,6 +4,14 @@
 
 namespace gtmesh {
 
+bool probe_sets_header(std::string_view lower_name) noexcept {
+  for (std::string_view own : {"host", "content-length", "transfer-encoding", "connection", "te", "trailer", "upgrade",
+                               "expect", "keep-alive"})
+    if (lower_name == own)
+      return true;
+  return false;
+}
+
 namespace {
 
 template <class T>

@@ -70,6 +70,11 @@ struct probe_settings {
   health::quorum_rule quorum;
 };
 
+/// Whether a probe sets request header `lower_name` (lower case) itself, so
+/// a probe's `headers` may not name it: Host (the probe's `host` field) and
+/// what the framing of one GET that closes its connection needs.
+bool probe_sets_header(std::string_view lower_name) noexcept;
+
 struct service {
   std::string name;
   probe_settings probe;

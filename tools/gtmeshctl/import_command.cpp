@@ -141,8 +141,7 @@ std::vector<std::string> continent_regions(std::string_view code) {
 
 std::optional<std::string> country_region(std::string_view country, std::string_view subdivision,
                                           const std::string& at, report& r) {
-  std::string c = ascii_lower(country);
-  std::transform(c.begin(), c.end(), c.begin(), ::toupper);
+  std::string c = ascii_upper(country);
   if (!valid_region(c) || c.size() != 2) {
     r.note(at, "unknown country code '" + std::string(country) + "'; left out");
     return std::nullopt;

@@ -59,8 +59,7 @@ std::optional<probe_settings> loader::parse_probe(const node& n, const std::stri
           error(h.key_at(i), join(hf, name), "not an HTTP header name");
         else if (lower == "host")
           error(h.key_at(i), join(hf, name), "set by the probe itself (use the probe's host field)");
-        else if (lower == "content-length" || lower == "transfer-encoding" || lower == "connection" || lower == "te" ||
-                 lower == "trailer" || lower == "upgrade" || lower == "expect" || lower == "keep-alive")
+        else if (probe_sets_header(lower))
           error(h.key_at(i), join(hf, name), "set by the probe itself (it sends one GET and closes)");
         else if (!seen.insert(lower).second)
           error(h.key_at(i), join(hf, name), "the same header twice (names are case-insensitive)");

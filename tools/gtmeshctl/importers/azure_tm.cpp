@@ -9,6 +9,7 @@
 // fields map 1:1; the rest are reported.
 
 #include "tools/gtmeshctl/importers/importer.hpp"
+#include "core/config/config_model.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -534,7 +535,7 @@ json make_probe(const tm_monitor& m, const std::vector<tm_header>& headers, cons
       std::string lname = ascii_lower(h.name);
       if (lname == "host")
         probe["host"] = h.value; // gtmesh sets Host itself, from the probe's host
-      else if (lname == "content-length" || lname == "transfer-encoding" || lname == "connection")
+      else if (probe_sets_header(lname))
         r.note(ptr(at, "customHeaders"), "header " + h.name + " is set by the probe itself; left out");
       else
         hs[h.name] = h.value;
