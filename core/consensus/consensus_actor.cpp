@@ -2,6 +2,7 @@
 
 #include "core/consensus/cluster_backup.hpp"
 #include "core/mesh/envelope.hpp"
+#include "core/consensus/consensus_types.hpp"
 #include "core/mesh/mesh_types.hpp"
 #include "core/mesh/node_runtime.hpp"
 #include "core/text/display_text.hpp"
@@ -108,6 +109,7 @@ bool start_node(self_ptr self) {
     log(self, line);
   };
   st.fsm = replicated_state{};
+  st.fsm.set_trust(st.options.trust);
   st.reported_index = ~uint64_t{0};
   st.reported_members.clear();
   auto node = std::make_unique<raft_node>(o, std::move(store), st.fsm);
@@ -157,6 +159,9 @@ proposal_reply_body outcome(self_ptr self, uint64_t id, int status, const apply_
   else if (!r.conflict.empty()) {
     reply.ok = false;
     reply.error = std::string(mesh::config_conflict_prefix) + r.conflict;
+  } else if (!r.unproven.empty()) {
+    reply.ok = false;
+    reply.error = std::string(mesh::unproven_prefix) + r.unproven;
   }
   return reply;
 }
@@ -318,10 +323,13 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
             transport->send(link, frame(message_kind::proposal_reply, name, reply));
           };
           // A decider's certificate vouches for the decider, not for what it
-          // says an operator asked: the author recorded is the operator it
-          // names *via* the decider whose link brought it, and the entry is
-          // validated here, by the leader's decider actor, before it is
-          // appended — whoever proposed it.
+          // says an operator asked (action_proof.hpp): a signed action speaks
+          // for itself; a vouch must name the decider whose link brought it;
+          // an entry with neither (a decider without proofs, during an
+          // upgrade) records the operator it names *via* that decider. The
+          // leader's decider actor validates the entry before it is appended
+          // — whoever proposed it — and refuses one without a proof once
+          // every member reads proofs.
           log_entry e;
           if (!decode(p.entry.data(), p.entry.size(), e)) {
             ++st.refused_frames;
@@ -329,14 +337,23 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
             r.error = "refused: the forwarded change is not a log entry";
             return answer(r);
           }
-          if (e.kind != entry_kind::bootstrap_config) {
+          bool rewritten = false;
+          if (e.kind == entry_kind::bootstrap_config) {
+            e.by = display_text(peer->identity.name, max_entry_name_bytes); // a decider offers its own start config
+            rewritten = true;
+          } else if (e.signature.empty() && !e.vouched_client.empty() && e.vouched_by != peer->identity.name) {
+            ++st.refused_frames;
+            proposal_reply_body r;
+            r.error = std::string(mesh::refused_by_leader_prefix) + "vouched for as decider '" +
+                      display_text(e.vouched_by, 64) + "', but it came over the link of " + peer->identity.describe();
+            return answer(r);
+          } else if (!e.has_proof()) {
             // The claimed name gives way to the forwarder's within the bound.
             const std::string via = display_text(" via " + peer->identity.name, max_entry_name_bytes);
             e.by = display_text(e.by.empty() ? "?" : e.by, max_entry_name_bytes - via.size()) + via;
-          } else {
-            e.by = display_text(peer->identity.name, max_entry_name_bytes); // a decider offers its own start config
+            rewritten = true;
           }
-          std::vector<uint8_t> entry = encode(e);
+          std::vector<uint8_t> entry = rewritten ? encode(e) : std::move(p.entry);
           if (!st.options.decider) {
             proposal_reply_body r;
             r.error = "not applied: the leader is still starting";

@@ -26,6 +26,7 @@
 // reopens the log and starts it again every `restart_after` until it works,
 // while the decider keeps serving its last-known-good state.
 
+#include "core/consensus/action_proof.hpp"
 #include "core/consensus/raft_node.hpp"
 #include "core/mesh/fault_hooks.hpp"
 #include "core/mesh/transport.hpp"
@@ -56,6 +57,9 @@ struct consensus_actor_options {
   std::shared_ptr<mesh::fault_injector> faults; ///< optional
   caf::actor decider;
   std::function<void(const std::string&)> log;
+  /// The cluster CA operators' signatures are checked against when entries
+  /// are applied (action_proof.hpp); null in plain mode.
+  std::shared_ptr<const action_trust> trust;
 };
 
 struct consensus_state {

@@ -31,7 +31,13 @@ struct wire_entry {
   uint32_t iv = 0;
   bool ka = false;
   uint32_t bo = 0;
-  MSGPACK_DEFINE_MAP(k, y, yz, f, dc, d, by, id, at, lu, bv, sn, sj, fv, m, src, iv, ka, bo)
+  // Format 3: the signed-only policy, and the proof (action_proof.hpp).
+  bool so = false;
+  std::vector<uint8_t> sc; ///< signer's certificate, DER
+  int64_t sa = 0;          ///< signed at
+  std::vector<uint8_t> sg; ///< signature
+  std::string vc, vv, vb;  ///< vouched: client, via, by (decider)
+  MSGPACK_DEFINE_MAP(k, y, yz, f, dc, d, by, id, at, lu, bv, sn, sj, fv, m, src, iv, ka, bo, so, sc, sa, sg, vc, vv, vb)
 };
 
 /// Only the format, of an entry whose other fields may be of another shape.
@@ -52,20 +58,31 @@ const char* to_string(config_source s) noexcept {
 
 std::vector<uint8_t> encode(const log_entry& e) {
   const bool conditional = e.if_version != 0 || e.keep_api_changes;
+  const bool proven = e.has_proof() || !e.vouched_by.empty() || e.kind == entry_kind::policy;
   wire_entry w{static_cast<uint8_t>(e.kind), {}, {}, e.file, e.dc, e.drained, e.by, e.push_id, e.at_ms,
-               e.log_uid, e.base_version, e.serial, e.subject, conditional ? 2u : 1u,
-               e.message, static_cast<uint8_t>(e.source), e.if_version, e.keep_api_changes, e.based_on};
+               e.log_uid, e.base_version, e.serial, e.subject, proven ? 3u : conditional ? 2u : 1u,
+               e.message, static_cast<uint8_t>(e.source), e.if_version, e.keep_api_changes, e.based_on,
+               e.signed_only, e.signature.certificate, e.signature.signed_at_ms, e.signature.signature,
+               e.vouched_client, e.vouched_via, e.vouched_by};
   mesh::put_config_text(e.yaml, w.y, w.yz);
   return pack(w);
+}
+
+std::string entry_file_name(const std::string& file) {
+  auto slash = file.find_last_of('/');
+  std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
+  return base.substr(0, max_entry_file_bytes);
 }
 
 bool decode(const uint8_t* data, size_t size, log_entry& out) noexcept {
   wire_entry w;
   if (!unpack_into(data, size, w) || w.fv > log_entry_format)
     return false;
-  if (w.k < 1 || w.k > 4 || w.dc.size() > max_entry_name_bytes || w.by.size() > max_entry_name_bytes ||
+  if (w.k < 1 || w.k > 5 || w.dc.size() > max_entry_name_bytes || w.by.size() > max_entry_name_bytes ||
       w.f.size() > max_entry_file_bytes || w.sn.size() > 40 || w.sj.size() > max_entry_name_bytes ||
-      w.m.size() > max_entry_message_bytes || w.src > 2)
+      w.m.size() > max_entry_message_bytes || w.src > 2 || w.sc.size() > mesh::max_signature_certificate_bytes ||
+      w.sg.size() > mesh::max_signature_bytes || w.vc.size() > max_entry_name_bytes ||
+      w.vv.size() > max_entry_name_bytes || w.vb.size() > max_entry_name_bytes)
     return false;
   if (static_cast<entry_kind>(w.k) == entry_kind::revoke && !mesh::is_normal_serial(w.sn))
     return false;
@@ -75,7 +92,9 @@ bool decode(const uint8_t* data, size_t size, log_entry& out) noexcept {
       return false;
     out = log_entry{static_cast<entry_kind>(w.k), std::move(text), std::move(w.f), std::move(w.dc), w.d,
                     std::move(w.by), w.id, w.at, w.lu, w.bv, std::move(w.sn), std::move(w.sj),
-                    std::move(w.m), static_cast<config_source>(w.src), w.iv, w.ka, w.bo};
+                    std::move(w.m), static_cast<config_source>(w.src), w.iv, w.ka, w.bo, w.so,
+                    mesh::action_signature{std::move(w.sc), w.sa, std::move(w.sg)}, std::move(w.vc),
+                    std::move(w.vv), std::move(w.vb)};
     return true;
   } catch (...) {
     return false;

@@ -10,6 +10,14 @@
 //   drain             an operator override of one DC
 //   revoke            a certificate revoked by its serial number: every
 //                     decider closes links using it and refuses it after
+//   policy            the cluster's signed-only policy (action_proof.hpp):
+//                     with it on, only signed operator actions apply
+//
+// An entry an operator caused carries its proof (action_proof.hpp): the
+// operator's signature, or the vouch of the decider that authenticated the
+// client. Such entries are format 3, proposed only once every member
+// decider states the `signed-actions` capability; before that (a cluster
+// being upgraded from 0.1.0) `by` is as the proposing decider wrote it.
 //
 // Entries are msgpack maps (fields can be added); decode() is total. Each
 // entry states its format (`fv`); an entry of a newer format than this
@@ -17,13 +25,15 @@
 // kind of entry is a capability (mesh/protocol_version.hpp) that the leader
 // allows only once every member decider understands it.
 
+#include "core/mesh/action_signature.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace gtmesh::consensus {
 
-enum class entry_kind : uint8_t { config = 1, bootstrap_config = 2, drain = 3, revoke = 4 };
+enum class entry_kind : uint8_t { config = 1, bootstrap_config = 2, drain = 3, revoke = 4, policy = 5 };
 enum class config_source : uint8_t { file = 0, api = 1, webhook = 2 };
 /// "file", "api", "webhook".
 const char* to_string(config_source s) noexcept;
@@ -62,6 +72,18 @@ struct log_entry {
   uint32_t if_version = 0;
   bool keep_api_changes = false;
   uint32_t based_on = 0;
+  /// policy: the signed-only policy on (true) or off.
+  bool signed_only = false;
+  /// The proof of who caused it (action_proof.hpp): the operator's
+  /// signature, or a vouch: the client as the vouching decider proved it
+  /// ("alice", "unauthenticated loopback client 127.0.0.1"), how
+  /// ("authenticated by its HTTPS listener (console)"), and that decider,
+  /// named by the leader from the link the proposal came by.
+  mesh::action_signature signature;
+  std::string vouched_client;
+  std::string vouched_via;
+  std::string vouched_by;
+  bool has_proof() const noexcept { return !signature.empty() || !vouched_client.empty(); }
 };
 
 /// Limits decode() enforces; a proposer checks them first.
@@ -70,9 +92,13 @@ inline constexpr size_t max_entry_file_bytes = 255; ///< file
 inline constexpr size_t max_entry_message_bytes = 1024; ///< message
 
 std::vector<uint8_t> encode(const log_entry& e);
-/// The format this build reads up to; it writes 1 unless the entry carries
-/// a condition (2). An entry without one was written by 0.1.0 (format 1).
-inline constexpr uint32_t log_entry_format = 2;
+/// The format this build reads up to; it writes 3 for an entry with a
+/// proof or a policy, else 2 for one with a condition, else 1 (as 0.1.0).
+inline constexpr uint32_t log_entry_format = 3;
+
+/// The name a log entry records for a config file: its last path
+/// component, bounded (the full path is the pusher's business).
+std::string entry_file_name(const std::string& file);
 
 /// False for anything that is not a well-formed entry of a format this
 /// build reads (never throws).

@@ -1,5 +1,6 @@
 #include "core/consensus/replicated_state.hpp"
 
+#include "core/consensus/action_proof.hpp"
 #include "core/mesh/config_compression.hpp"
 #include "core/mesh/msgpack_codec.hpp"
 #include "core/mesh/node_identity.hpp"
@@ -61,8 +62,17 @@ struct wire_state {
   std::vector<uint32_t> idv;
   std::vector<wire_revocation> rv;
   uint32_t fv = 0; ///< format; 0: written by 0.1.0 (format 1)
-  MSGPACK_DEFINE_MAP(ai, lu, cv, hy, y, yz, f, h, dr, ids, idv, rv, fv)
+  bool so = false; ///< format 2: the signed-only policy is on
+  std::string sob; ///< who set it
+  MSGPACK_DEFINE_MAP(ai, lu, cv, hy, y, yz, f, h, dr, ids, idv, rv, fv, so, sob)
 };
+
+/// "alice, authenticated by decider2's HTTPS listener (console)".
+std::string vouch_text(const log_entry& e) {
+  const bool unauthenticated = e.vouched_client.rfind("unauthenticated", 0) == 0;
+  return e.vouched_client + (unauthenticated ? ", admitted by " : ", authenticated by ") + e.vouched_by + "'s " +
+         e.vouched_via;
+}
 
 } // namespace
 
@@ -104,9 +114,43 @@ std::string replicated_state::condition_failed(const log_entry& e) const {
   return "";
 }
 
+std::string replicated_state::unproven(const log_entry& e, std::string& author) const {
+  author = e.by;
+  if (e.kind == entry_kind::bootstrap_config)
+    return ""; // a decider's own start config: applies only to an empty log
+  if (!e.signature.empty()) {
+    if (!trust_)
+      return "signed, but this decider has no cluster CA to check signatures against (plain mode)";
+    std::string name, serial;
+    std::string why = trust_->verify(
+      entry_action_fields(e), e.signature, [&](const std::string& s) { return revoked_.count(s) > 0; }, name, serial);
+    if (!why.empty())
+      return "the signature does not prove an operator: " + why;
+    author = name + " (signed)";
+    return "";
+  }
+  if (e.kind == entry_kind::policy)
+    return "the signed-only policy is changed by a signed action only (gtmeshctl signed-only)";
+  if (signed_only_)
+    return "the cluster's signed-only policy is on: an action not signed by an operator is refused";
+  if (!e.vouched_client.empty()) {
+    if (e.vouched_by.empty())
+      return "vouched for, but by no decider";
+    author = vouch_text(e);
+  }
+  return ""; // otherwise written before signed actions: `by` as its decider wrote it
+}
+
 apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
   applied_index_ = std::max(applied_index_, index);
   apply_result r;
+  std::string author;
+  r.unproven = unproven(e, author);
+  if (!r.unproven.empty()) {
+    r.version = version_;
+    r.ignored = true;
+    return r;
+  }
   switch (e.kind) {
     case entry_kind::bootstrap_config:
     case entry_kind::config: {
@@ -140,7 +184,7 @@ apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
       ++version_;
       yaml_ = std::make_shared<const std::string>(e.yaml);
       file_ = e.file;
-      history_.push_back(config_record{version_, index, sha256_hex(e.yaml), e.file, e.by, e.at_ms, e.push_id,
+      history_.push_back(config_record{version_, index, sha256_hex(e.yaml), e.file, author, e.at_ms, e.push_id,
                                        e.message, e.source});
       if (history_.size() > history_limit)
         history_.pop_front();
@@ -163,14 +207,18 @@ apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
         if (push_ids_.size() > push_ids_kept)
           push_ids_.pop_front();
       }
-      drains_[e.dc] = drain_record{e.dc, e.drained, e.by, index, e.at_ms};
+      drains_[e.dc] = drain_record{e.dc, e.drained, author, index, e.at_ms};
       return r;
     case entry_kind::revoke:
       if (revoked_.count(e.serial)) {
         r.duplicate = true;
         return r;
       }
-      revoked_[e.serial] = revocation_record{e.serial, e.subject, e.by, index, e.at_ms};
+      revoked_[e.serial] = revocation_record{e.serial, e.subject, author, index, e.at_ms};
+      return r;
+    case entry_kind::policy:
+      signed_only_ = e.signed_only;
+      signed_only_by_ = author;
       return r;
   }
   return r;
@@ -178,7 +226,11 @@ apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
 
 std::vector<uint8_t> replicated_state::snapshot() const {
   wire_state w;
-  w.fv = snapshot_format;
+  // Format 2 only with the policy on: a 0.1.0 decider can still restore
+  // every snapshot of a cluster that never turned it on.
+  w.fv = signed_only_ ? 2 : 1;
+  w.so = signed_only_;
+  w.sob = signed_only_by_;
   w.ai = applied_index_;
   w.lu = log_uid_;
   w.cv = version_;
@@ -206,6 +258,9 @@ bool replicated_state::restore(const uint8_t* data, size_t size) {
     return false;
   try {
     replicated_state next;
+    next.trust_ = trust_;
+    next.signed_only_ = w.so;
+    next.signed_only_by_ = std::move(w.sob);
     next.applied_index_ = w.ai;
     next.log_uid_ = w.lu;
     next.version_ = w.cv;
@@ -246,6 +301,8 @@ replicated_view_ptr replicated_state::view() const {
   v->config_version = version_;
   v->yaml = yaml_;
   v->file = file_;
+  v->signed_only = signed_only_;
+  v->signed_only_by = signed_only_by_;
   for (const auto& [dc, d] : drains_)
     v->drains.push_back(d);
   for (const auto& [serial, r] : revoked_)

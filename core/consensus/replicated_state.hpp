@@ -20,8 +20,15 @@
 // - A drain with a push id seen among the last 1,000 applies once too.
 // - A revoke entry adds its serial to the revoked certificates (once; a
 //   revocation is never undone: issue a new certificate).
+// - Every entry an operator caused is judged first (action_proof.hpp): a
+//   signature checked against the cluster CA (set_trust) and the
+//   revocations applied so far, or a decider's vouch, refused while the
+//   signed-only policy (a policy entry, signed) is on. One that does not
+//   hold is ignored, the same on every decider; the history, drains and
+//   revocations record the author the proof names, not `by`.
 
 #include "core/consensus/log_entry.hpp"
+#include "core/consensus/action_proof.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -69,6 +76,8 @@ struct replicated_view {
   std::string file;
   std::vector<drain_record> drains;
   std::vector<revocation_record> revoked; ///< by serial
+  bool signed_only = false;   ///< the signed-only policy (action_proof.hpp)
+  std::string signed_only_by; ///< who set it last
 };
 using replicated_view_ptr = std::shared_ptr<const replicated_view>;
 
@@ -81,6 +90,9 @@ struct apply_result {
   /// A config whose condition (log_entry::if_version, keep_api_changes) did
   /// not hold: not applied; why, the same on every decider.
   std::string conflict;
+  /// An operator's action whose proof did not hold (action_proof.hpp): not
+  /// applied; why, the same on every decider.
+  std::string unproven;
 };
 
 class replicated_state {
@@ -94,8 +106,9 @@ public:
   void skip(uint64_t index) { applied_index_ = std::max(applied_index_, index); }
 
   /// The format snapshot() writes and restore() reads up to; a snapshot
-  /// without one was written by 0.1.0 (format 1).
-  static constexpr uint32_t snapshot_format = 1;
+  /// without one was written by 0.1.0 (format 1). Format 2 (the signed-only
+  /// policy on) is written only while the policy is on.
+  static constexpr uint32_t snapshot_format = 2;
   std::vector<uint8_t> snapshot() const;
   /// Replaces the state with a snapshot; false (state unchanged) if
   /// malformed or of a newer format.
@@ -112,6 +125,14 @@ public:
   /// Why a config entry's condition (if_version, keep_api_changes) does not
   /// hold in this state ("" when it does): apply() ignores it then.
   std::string condition_failed(const log_entry& e) const;
+  /// Why an entry's proof of its author does not hold in this state ("" when
+  /// it does, and `author` the name it proves): apply() ignores it then.
+  std::string unproven(const log_entry& e, std::string& author) const;
+
+  /// The cluster CA signatures are checked against (null: plain mode, no
+  /// signature holds). Kept across restore().
+  void set_trust(std::shared_ptr<const action_trust> trust) { trust_ = std::move(trust); }
+  bool signed_only() const noexcept { return signed_only_; }
 
 private:
   uint64_t applied_index_ = 0;
@@ -123,6 +144,9 @@ private:
   std::map<std::string, drain_record> drains_;
   std::map<std::string, revocation_record> revoked_; ///< by serial
   std::deque<std::pair<uint64_t, uint32_t>> push_ids_; ///< (push_id, version), oldest first
+  bool signed_only_ = false;
+  std::string signed_only_by_;
+  std::shared_ptr<const action_trust> trust_;
 };
 
 /// SHA-256 of `text` as 64 hex digits.

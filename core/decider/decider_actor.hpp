@@ -28,157 +28,24 @@
 // changed; synced when it holds a config, a drain or a log position) and rebuild (a new snapshot when the state changed, at
 // most every min_rebuild_interval, and when the prepared decisions expire),
 // which is published to every attached DNS responder actor.
+//
+// The actor is split along its seams in core/decider/actor/ (state.hpp is
+// its state; each part has its own header): links (plumbing and peers),
+// serving (snapshots, readiness, the committed view), writes (operator
+// changes through the log), status_text, commands (the one command table
+// the mesh, the console and the HTTP API all go through) and frame_intake.
+// This file's .cpp holds the behavior only.
 
-#include "core/decider/decider_core.hpp"
-#include "core/mesh/fault_hooks.hpp"
-#include "core/mesh/transport.hpp"
+#include "core/decider/actor/state.hpp"
 
-#include <caf/actor.hpp>
 #include <caf/behavior.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
-#include <chrono>
-#include <nlohmann/json.hpp>
-
-#include <functional>
-#include <map>
+#include <cstdint>
 #include <memory>
-#include <optional>
-#include <set>
-#include <string>
-#include <vector>
 
 namespace gtmesh::decider {
-
-struct decider_actor_options {
-  std::vector<std::string> peers; ///< the other deciders' mesh addresses (--peer; the committed membership wins)
-  std::string address;            ///< this decider's advertised mesh address
-  /// Started to join a running cluster (--join): no DNS answers until this
-  /// decider is a voter serving the committed config.
-  bool join = false;
-  std::shared_ptr<mesh::transport> transport; ///< null: in-process links only (tests)
-  caf::actor consensus;                       ///< this decider's consensus actor
-  std::chrono::milliseconds gossip_interval{200};
-  std::chrono::milliseconds flush_interval{100};
-  std::chrono::milliseconds min_rebuild_interval{20};
-  std::chrono::milliseconds operator_timeout{5000}; ///< a push or drain not committed by then fails
-  std::shared_ptr<mesh::fault_injector> faults;     ///< optional
-  /// Where the actor publishes its status (every snapshot, and at least
-  /// every status_interval) for the metrics endpoint; optional.
-  std::shared_ptr<status_board> board;
-  std::chrono::milliseconds status_interval{1000};
-  /// Called once, when this decider first answers DNS: it serves the
-  /// committed config with last-known-good or fresh measurements (systemd's
-  /// READY=1 in the binaries).
-  std::function<void()> on_ready;
-  /// How long a decider that serves the committed config waits for a first
-  /// measurement before answering without any (every answer fail-safe: the
-  /// cluster has none either).
-  std::chrono::milliseconds ready_without_measurements{10'000};
-  /// Messages for the operator (stderr in the binaries).
-  std::function<void(const std::string&)> log;
-};
-
-struct decider_state {
-  decider_state() = default; // non-aggregate (deps-notes: C++20 pitfall)
-
-  std::shared_ptr<decider_core> core;
-  decider_actor_options options;
-  /// Flushes left until the memory of a replaced config goes back to the
-  /// system (malloc_trim): its model, plan and snapshot are freed only once
-  /// the responders have moved to the new one.
-  int trim_in_flushes = -1;
-  /// The active config as agents get it (config_frame()), and which it is.
-  std::vector<uint8_t> config_frame_bytes;
-  uint32_t config_frame_version = 0;
-  uint64_t config_frame_hash = 0;
-
-  /// A configured peer decider and the link we dialled to it.
-  struct peer {
-    std::string address;
-    mesh::link_id link = 0;
-    bool connecting = false;
-    uint64_t token = 0;
-    std::chrono::milliseconds backoff{200};
-    std::chrono::steady_clock::time_point retry_at{};
-  };
-  std::vector<peer> peers;
-  std::map<mesh::link_id, mesh::link_peer> links;    ///< every up link, both directions
-  std::map<mesh::link_id, caf::actor> local_links;   ///< in-process agent links (demo)
-  mesh::link_id next_local_link = (mesh::link_id{1} << 62);
-  uint64_t next_token = 1;
-  /// Agent links and the origin each reports as (from its first batch).
-  std::map<mesh::link_id, std::string> agents;
-  std::vector<caf::actor> responders;
-  struct node_report {
-    std::string dc;
-    std::string config_version;
-    std::string status;
-    int64_t at_ms = 0;
-  };
-  std::map<std::string, node_report> nodes; ///< what each agent last reported
-  /// Operator changes committed but not applied here yet: the reply waits.
-  struct waiting_reply {
-    uint64_t index = 0;
-    mesh::link_id link = 0;
-    std::vector<uint8_t> frame;
-    std::chrono::steady_clock::time_point deadline;
-  };
-  std::vector<waiting_reply> waiting;
-  /// The same for config API calls (HTTP or gtmeshctl): `done` answers.
-  struct waiting_call {
-    uint64_t index = 0;
-    std::function<void()> done;
-    std::chrono::steady_clock::time_point deadline;
-  };
-  std::vector<waiting_call> waiting_calls;
-  /// The running config as JSON for the config API, made once per version.
-  uint32_t api_doc_version = 0;
-  std::shared_ptr<const nlohmann::ordered_json> api_doc;
-  /// Why this decider, not a voter of the membership in force, answers no
-  /// DNS query (SERVFAIL: resolvers ask another nameserver); "" as a voter.
-  std::string not_member_reason;
-  bool was_voter = false; ///< it has been a voter (not joining any more)
-  /// Empty once this decider serves the committed config with
-  /// last-known-good or fresh measurements; until then it answers no DNS
-  /// query rather than answering fail-safe or from the bootstrap config.
-  std::string not_current_reason = "starting";
-  int64_t committed_config_at_ms = 0; ///< when it first served a committed config
-  /// A majority is back after an isolation: the frozen (last-known-good)
-  /// view is kept until a peer's gossip delta has brought this decider up
-  /// to date, or until this time (0: not catching up). Without it the first
-  /// agent batch after a heal (fra down) met values of the other DCs aged
-  /// all at once, and the decider answered the next DC or fail_safe.
-  int64_t catching_up_until_ms = 0;
-  bool isolation_logged = false; ///< "no majority" was said (and "reachable again" is due)
-  /// Certificates revoked through the log, as last handed to the transport.
-  std::vector<consensus::revocation_record> revoked;
-  bool ready_told = false;
-  bool peers_differ_logged = false;
-  bool rebuild_scheduled = false;
-  bool bootstrap_proposed = false;
-  int64_t cluster_version = -1; ///< config version of the last committed view (-1: none seen yet)
-  std::set<std::string> unreachable; ///< DCs down for lack of agents, at the last snapshot
-  int64_t last_rebuild_ms = 0;
-  std::map<std::string, uint64_t> rejected; ///< frames dropped, by reason
-  uint64_t frames = 0;
-  uint64_t flushes = 0;
-  int64_t status_published_ms = 0;
-  /// The last dry run checked here (`gtmeshctl push --dry-run`), for the
-  /// console: when, by whom, which file, its errors or the answers it would
-  /// change. Held in memory only.
-  struct dry_run_record {
-    int64_t at_ms = 0;
-    std::string by, file, report;
-    std::vector<std::string> errors;
-  };
-  std::optional<dry_run_record> last_dry_run;
-  std::string last_flush_error;
-  std::chrono::steady_clock::time_point last_flush_error_logged{};
-
-  static inline const char* name = "gtmesh.decider";
-};
 
 /// Spawn with sys.spawn(decider_actor, std::move(core), options). The core
 /// must be restored (decider_core::restore) already.

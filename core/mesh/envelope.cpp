@@ -140,11 +140,24 @@ struct wire_config {
   uint32_t bo = 0;
   bool ka = false;
   std::string m;
-  MSGPACK_DEFINE_MAP(v, y, yz, f, dry, id, bo, ka, m)
+  std::vector<uint8_t> sc; ///< signature: certificate (DER), signed at, signature
+  int64_t sa = 0;
+  std::vector<uint8_t> sg;
+  MSGPACK_DEFINE_MAP(v, y, yz, f, dry, id, bo, ka, m, sc, sa, sg)
 };
 
+/// A signature as it arrived: within the bounds, or none.
+bool signature_from_wire(std::vector<uint8_t>& certificate, int64_t signed_at, std::vector<uint8_t>& signature,
+                         action_signature& out) {
+  if (certificate.size() > max_signature_certificate_bytes || signature.size() > max_signature_bytes)
+    return false;
+  out = action_signature{std::move(certificate), signed_at, std::move(signature)};
+  return true;
+}
+
 wire_config config_to_wire(const config_body& b) {
-  wire_config w{b.version, {}, {}, b.file, b.dry_run, b.push_id, b.based_on, b.keep_api_changes, b.message};
+  wire_config w{b.version, {}, {}, b.file, b.dry_run, b.push_id, b.based_on, b.keep_api_changes, b.message,
+                b.signature.certificate, b.signature.signed_at_ms, b.signature.signature};
   put_config_text(b.yaml, w.y, w.yz);
   return w;
 }
@@ -153,8 +166,8 @@ bool config_from_wire(wire_config& w, config_body& out) {
   std::string text;
   if (!take_config_text(w.y, w.yz, text))
     return false;
-  out = config_body{w.v, std::move(text), std::move(w.f), w.dry, w.id, w.bo, w.ka, std::move(w.m)};
-  return true;
+  out = config_body{w.v, std::move(text), std::move(w.f), w.dry, w.id, w.bo, w.ka, std::move(w.m), {}};
+  return signature_from_wire(w.sc, w.sa, w.sg, out.signature);
 }
 
 struct wire_delta {
@@ -180,7 +193,10 @@ struct wire_config_reply {
 struct wire_request {
   std::string c;
   std::vector<std::string> a;
-  MSGPACK_DEFINE_MAP(c, a)
+  std::vector<uint8_t> sc; ///< signature: certificate (DER), signed at, signature (mesh/action_signature.hpp)
+  int64_t sa = 0;
+  std::vector<uint8_t> sg;
+  MSGPACK_DEFINE_MAP(c, a, sc, sa, sg)
 };
 
 struct wire_reply {
@@ -417,7 +433,7 @@ std::vector<uint8_t> encode_body(const config_reply_body& b) {
 }
 
 std::vector<uint8_t> encode_body(const request_body& b) {
-  return pack(wire_request{b.command, b.args});
+  return pack(wire_request{b.command, b.args, b.signature.certificate, b.signature.signed_at_ms, b.signature.signature});
 }
 
 std::vector<uint8_t> encode_body(const reply_body& b) {
@@ -520,8 +536,8 @@ bool decode_body(const std::vector<uint8_t>& bytes, request_body& out) noexcept 
   if (!unpack_into(bytes.data(), bytes.size(), w))
     return false;
   try {
-    out = request_body{std::move(w.c), std::move(w.a)};
-    return true;
+    out = request_body{std::move(w.c), std::move(w.a), {}};
+    return signature_from_wire(w.sc, w.sa, w.sg, out.signature);
   } catch (...) {
     return false;
   }

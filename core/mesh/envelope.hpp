@@ -6,6 +6,7 @@
 // unknown keys harmless), and a peer speaking an unknown schema version, or
 // sending garbage, is counted and dropped before anything reaches state.
 
+#include "core/mesh/action_signature.hpp"
 #include "core/metrics/measurement.hpp"
 
 #include <cstdint>
@@ -115,6 +116,9 @@ struct config_body {
   uint32_t based_on = 0;
   bool keep_api_changes = false;
   std::string message; ///< the operator's message, shown in gtmeshctl configs
+  /// The operator's signature over the push (gtmeshctl with a certificate;
+  /// core/consensus/action_proof.hpp); empty from plain mode or 0.1.0.
+  action_signature signature;
 };
 
 /// delta: entries of each origin above the peer's high-water mark, the new
@@ -156,6 +160,9 @@ inline constexpr std::string_view refused_by_leader_prefix = "refused by the lea
 /// A committed config change whose condition did not hold (If-Match, or a
 /// push over API changes): nothing changed, and a retry will not help.
 inline constexpr std::string_view config_conflict_prefix = "conflict: ";
+/// A committed operator action whose proof of its author did not hold
+/// (core/consensus/action_proof.hpp): ignored by every decider; final.
+inline constexpr std::string_view unproven_prefix = "unproven: ";
 /// The decider's Raft log could not start (a full disk, say): nothing was
 /// proposed there; another decider may take the change.
 inline constexpr std::string_view log_not_running_prefix = "the consensus log is not running here";
@@ -165,6 +172,9 @@ inline constexpr std::string_view log_not_running_prefix = "the consensus log is
 struct request_body {
   std::string command; ///< "status", "explain", "drain", "undrain", "fault", "history"
   std::vector<std::string> args;
+  /// An action's operator signature (drain, revoke, member, fault,
+  /// config-api changes, signed-only); empty for views and from 0.1.0.
+  action_signature signature;
 };
 
 struct reply_body {

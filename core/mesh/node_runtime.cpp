@@ -2,6 +2,8 @@
 
 #include "agents/agent_types.hpp"
 #include "core/dns/responder/responder_types.hpp"
+#include "core/consensus/consensus_types.hpp"
+#include "core/decider/decider_types.hpp"
 #include "core/mesh/mesh_types.hpp"
 
 #include <caf/atom.hpp>
@@ -17,6 +19,8 @@ node_config::node_config(const node_settings& s) {
   add_message_types<caf::id_block::gtmesh_dns>();
   add_message_types<caf::id_block::gtmesh_agents>();
   add_message_types<caf::id_block::gtmesh_mesh>();
+  add_message_types<caf::id_block::gtmesh_consensus>();
+  add_message_types<caf::id_block::gtmesh_decider>();
   set("scheduler.policy", s.testing_scheduler ? caf::atom("testing") : caf::atom("sharing"));
   set("logger.verbosity", caf::atom("quiet"));
 }

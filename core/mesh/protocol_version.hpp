@@ -34,6 +34,11 @@ inline constexpr std::string_view capability_agent_instance = "agent-instance";
 /// a push that must not undo API changes).
 inline constexpr std::string_view capability_config_conditions = "config-conditions";
 
+/// Operator actions carry a proof of their author (log_entry format 3:
+/// an operator's signature or a decider's vouch; the signed-only policy
+/// entry; core/consensus/action_proof.hpp).
+inline constexpr std::string_view capability_signed_actions = "signed-actions";
+
 /// This build's capabilities, sent in its hello.
 const std::vector<std::string>& own_capabilities();
 

@@ -1,5 +1,6 @@
 #include "core/mesh/transport.hpp"
 
+#include "core/mesh/certificate_identity.hpp"
 #include "core/mesh/protocol_version.hpp"
 #include "core/text/log.hpp"
 
@@ -35,49 +36,6 @@ namespace {
 
 using tcp = asio::ip::tcp;
 using clock_type = std::chrono::steady_clock;
-
-/// CN and role URI of a certificate.
-node_identity identity_of(X509* cert) {
-  node_identity id;
-  char cn[256] = {};
-  int n = X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof cn);
-  if (n > 0)
-    id.name.assign(cn, static_cast<size_t>(n));
-  auto* names = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
-  if (names) {
-    for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
-      const GENERAL_NAME* g = sk_GENERAL_NAME_value(names, i);
-      if (g->type != GEN_URI)
-        continue;
-      const ASN1_STRING* s = g->d.uniformResourceIdentifier;
-      std::string_view uri(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
-                           static_cast<size_t>(ASN1_STRING_length(s)));
-      // The first role URI counts; an instance URI binds an agent's origin.
-      std::string instance;
-      if (id.role == node_role::none && parse_role_uri(uri, id.role, id.dc))
-        continue;
-      if (id.instance.empty() && parse_instance_uri(uri, instance))
-        id.instance = std::move(instance);
-    }
-    GENERAL_NAMES_free(names);
-  }
-  if (id.role != node_role::agent)
-    id.instance.clear();
-  return id;
-}
-
-/// A certificate's serial, as revocations name it.
-std::string serial_of(X509* cert) {
-  std::string out;
-  if (BIGNUM* bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(cert), nullptr)) {
-    if (char* hex = BN_bn2hex(bn)) {
-      out = normalize_serial(hex);
-      OPENSSL_free(hex);
-    }
-    BN_free(bn);
-  }
-  return out;
-}
 
 /// Every CRL in a PEM file, added to `store` with CRL checking on (the
 /// leaf certificate's issuer must then have a CRL there).
@@ -516,8 +474,8 @@ void connection::begin_handshake() {
       ++t_.counters_.handshake_failures;
       return close("peer sent no certificate");
     }
-    cert_identity_ = identity_of(cert);
-    peer.serial = serial_of(cert);
+    cert_identity_ = identity_of_certificate(cert);
+    peer.serial = serial_of_certificate(cert);
     X509_free(cert);
     if (t_.revoked(peer.serial)) {
       ++t_.counters_.revoked_refused;
@@ -905,7 +863,7 @@ std::optional<node_identity> verified_peer_identity(const void* ssl_ptr) {
   X509* cert = SSL_get1_peer_certificate(ssl);
   if (!cert)
     return std::nullopt;
-  node_identity id = identity_of(cert);
+  node_identity id = identity_of_certificate(cert);
   X509_free(cert);
   return id;
 }
@@ -936,11 +894,11 @@ auto read_certificate_file(const std::string& pem_file, std::string& error, Read
 } // namespace
 
 std::optional<std::string> certificate_serial(const std::string& pem_file, std::string& error) {
-  return read_certificate_file(pem_file, error, serial_of);
+  return read_certificate_file(pem_file, error, serial_of_certificate);
 }
 
 std::optional<node_identity> certificate_identity(const std::string& pem_file, std::string& error) {
-  return read_certificate_file(pem_file, error, identity_of);
+  return read_certificate_file(pem_file, error, identity_of_certificate);
 }
 
 bool is_loopback_host(const std::string& host) {

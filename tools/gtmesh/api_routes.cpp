@@ -1,6 +1,6 @@
 #include "tools/gtmesh/api_routes.hpp"
 
-#include "core/mesh/mesh_types.hpp"
+#include "core/decider/decider_types.hpp"
 #include "core/decider/external_dns.hpp"
 #include "core/text/json_quote.hpp"
 
@@ -50,16 +50,30 @@ bool rate_limit::take() {
   return true;
 }
 
-api_routes::answer api_routes::call(std::vector<std::string> args, bool pretty) {
+api_routes::answer api_routes::call(const decider::command_caller& caller, std::vector<std::string> args,
+                                    bool pretty) {
   answer a;
   caf::scoped_actor self{system_};
   std::string text;
-  bool ok = false;
+  bool ok = false, answered = false;
   // Changes wait for the Raft commit (the decider's own timeout is 5 s + 1 s).
-  self->request(decider_, std::chrono::seconds(10), mesh::console_atom_v, std::string("config-api"), std::move(args))
-    .receive([&](std::string& t) { text = std::move(t); ok = true; }, [&](caf::error&) {});
-  if (!ok) {
+  self
+    ->request(decider_, std::chrono::seconds(10), decider::command_atom_v, std::string("config-api"), std::move(args),
+              caller)
+    .receive(
+      [&](bool allowed, std::string& t) {
+        text = std::move(t);
+        ok = allowed;
+        answered = true;
+      },
+      [&](caf::error&) {});
+  if (!answered) {
     a.body = R"({"error":"the decider did not answer in time; a change may still be applied: read it again"})";
+    return a;
+  }
+  if (!ok) { // refused by the command table
+    a.status = 403;
+    a.body = "{\"error\":" + json_string(text) + "}";
     return a;
   }
   json r = json::parse(text, nullptr, false);
@@ -74,21 +88,21 @@ api_routes::answer api_routes::call(std::vector<std::string> args, bool pretty) 
   return a;
 }
 
-api_routes::answer api_routes::call_retrying(const std::vector<std::string>& args, bool retry_conflicts,
-                                              bool pretty) {
+api_routes::answer api_routes::call_retrying(const decider::command_caller& caller,
+                                              const std::vector<std::string>& args, bool retry_conflicts, bool pretty) {
   // Without If-Match, a change that another overtook (409: this decider
   // had not applied the newer version yet, or a writer came between) is
   // made again from the newer version, backing off: at most 8 times
   // within 12 s, well inside the listener's 30 s per request.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(12);
-  answer a = call(args, pretty);
+  answer a = call(caller, args, pretty);
   auto pause = std::chrono::milliseconds(50);
   for (int attempt = 0;
        retry_conflicts && a.status == 409 && attempt < 8 && std::chrono::steady_clock::now() + pause < deadline;
        ++attempt) {
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(800));
-    a = call(args, pretty);
+    a = call(caller, args, pretty);
   }
   return a;
 }
@@ -132,14 +146,15 @@ void api_routes::install(httplib::Server& routes) {
   auto read = [me, refuse](const std::string& route, std::vector<std::string> args) {
     return [me, refuse, route, args](const httplib::Request& req, httplib::Response& res) {
       std::string why;
-      if (!authorize_read(req, me->tls_, why))
+      decider::command_caller caller;
+      if (!authorize_read(req, me->tls_, decider::front_door::http_api, caller, why))
         return refuse(res, route, 403, why);
       if (me->limited(req, res, false))
         return;
       auto call = args;
       if (call[0] == "GET" && call[1] == "*")
         call[1] = req.matches[1];
-      me->send(res, route, me->call(call));
+      me->send(res, route, me->call(caller, call));
     };
   };
   routes.Get("/api/v1/config", read("config", {"GET", ""}));
@@ -149,17 +164,18 @@ void api_routes::install(httplib::Server& routes) {
   // Changes: authenticated, rate-limited, conditional (docs/api.md).
   auto change = [me, refuse](const std::string& route, const std::string& method) {
     return [me, refuse, route, method](const httplib::Request& req, httplib::Response& res) {
-      std::string who, why;
-      if (!authorize_change(req, me->tls_, who, why))
+      std::string why;
+      decider::command_caller caller;
+      if (!authorize_change(req, me->tls_, decider::front_door::http_api, caller, why))
         return refuse(res, route, 403, why);
       if (me->limited(req, res, true))
         return;
       const std::string if_match = if_match_version(req);
       std::vector<std::string> args{method, method == "APPLY" ? "" : std::string(req.matches[1]), req.body,
-                                    if_match, dry_run(req) ? "1" : "", "api:" + who, message_of(req), "api"};
+                                    if_match, dry_run(req) ? "1" : "", "", message_of(req), "api"};
       // Without If-Match, a change made from a version another change
       // overtook is made again from the new one (a few times).
-      answer a = me->call_retrying(args, if_match.empty());
+      answer a = me->call_retrying(caller, args, if_match.empty());
       me->send(res, route, a);
     };
   };
@@ -191,31 +207,35 @@ void api_routes::add_webhook(httplib::Server& routes) {
   auto answered = [reply](httplib::Response& res, const std::string& route, const answer& a) {
     reply(res, route, a.status, a.status == 204 ? std::string() : a.body);
   };
-  auto readable = [me, reply](const httplib::Request& req, httplib::Response& res, const std::string& route) {
+  auto readable = [me, reply](const httplib::Request& req, httplib::Response& res, const std::string& route,
+                              decider::command_caller& caller) {
     std::string why;
-    if (!authorize_read(req, me->tls_, why)) {
+    if (!authorize_read(req, me->tls_, decider::front_door::http_api, caller, why)) {
       reply(res, route, 403, "{\"error\":" + json_string(why) + "}");
       return false;
     }
     return !me->limited(req, res, false);
   };
   routes.Get(base + "/records", [me, cluster_of, answered, readable](const httplib::Request& req, httplib::Response& res) {
-    if (readable(req, res, "webhook_records"))
-      answered(res, "webhook_records", me->call({"WEBHOOK-RECORDS", cluster_of(req)}, false));
+    decider::command_caller caller;
+    if (readable(req, res, "webhook_records", caller))
+      answered(res, "webhook_records", me->call(caller, {"WEBHOOK-RECORDS", cluster_of(req)}, false));
   });
   routes.Post(base + "/records", [me, cluster_of, answered, reply](const httplib::Request& req, httplib::Response& res) {
-    std::string who, why;
-    if (!authorize_change(req, me->tls_, who, why))
+    std::string why;
+    decider::command_caller caller;
+    if (!authorize_change(req, me->tls_, decider::front_door::http_api, caller, why))
       return reply(res, "webhook_apply", 403, "{\"error\":" + json_string(why) + "}");
     if (me->limited(req, res, true))
       return;
     const std::string cluster = cluster_of(req);
-    std::vector<std::string> args{"WEBHOOK-APPLY", cluster, req.body, "", "",
-                                  "external-dns:" + cluster + " (" + who + ")", "", "webhook"};
-    answered(res, "webhook_apply", me->call_retrying(args, true, false));
+    std::vector<std::string> args{"WEBHOOK-APPLY", cluster, req.body, "", "", "external-dns cluster " + cluster, "",
+                                  "webhook"};
+    answered(res, "webhook_apply", me->call_retrying(caller, args, true, false));
   });
   routes.Post(base + "/adjustendpoints", [me, reply, readable](const httplib::Request& req, httplib::Response& res) {
-    if (!readable(req, res, "webhook_adjust"))
+    decider::command_caller caller;
+    if (!readable(req, res, "webhook_adjust", caller))
       return;
     auto endpoints = nlohmann::ordered_json::parse(req.body, nullptr, false);
     if (endpoints.is_discarded() || !endpoints.is_array())
@@ -223,8 +243,9 @@ void api_routes::add_webhook(httplib::Server& routes) {
     reply(res, "webhook_adjust", 200, xdns::adjust(endpoints).dump());
   });
   routes.Get(base + "/?", [me, answered, readable](const httplib::Request& req, httplib::Response& res) {
-    if (readable(req, res, "webhook_negotiate"))
-      answered(res, "webhook_negotiate", me->call({"WEBHOOK-FILTER", ""}, false));
+    decider::command_caller caller;
+    if (readable(req, res, "webhook_negotiate", caller))
+      answered(res, "webhook_negotiate", me->call(caller, {"WEBHOOK-FILTER", ""}, false));
   });
 }
 

@@ -2,9 +2,11 @@
 
 // The decider's /api/v1/ routes (docs/api.md): the per-object config API
 // and the external-dns webhook provider, on its --http listener. They ask
-// the decider actor (config_api_call in core/decider/decider_actor.cpp);
+// the decider actor's command table (`config-api`,
+// core/decider/actor/commands.hpp) as the client this listener admitted;
 // this file is the HTTP side: auth, rate limits, ETag / If-Match, metrics.
 
+#include "core/decider/command_caller.hpp"
 #include "core/observe/exposition.hpp"
 
 #include <caf/actor.hpp>
@@ -23,12 +25,15 @@ namespace gtmesh::cli {
 
 /// Who may change the config over HTTP: an operator certificate (HTTPS) or
 /// a loopback client naming a loopback Host (plain HTTP); never a page of
-/// another origin. `who` is the author the history records.
-bool authorize_change(const httplib::Request& req, bool tls, std::string& who, std::string& why);
+/// another origin. Fills `caller` (the operator, as the decider's command
+/// table takes it; its name is what the history records) or `why` not.
+bool authorize_change(const httplib::Request& req, bool tls, decider::front_door door, decider::command_caller& caller,
+                      std::string& why);
 /// Who may read it: an operator or decider certificate of the cluster CA
 /// (as over the mesh: a config names backends and may hold probe headers),
 /// or a loopback client.
-bool authorize_read(const httplib::Request& req, bool tls, std::string& why);
+bool authorize_read(const httplib::Request& req, bool tls, decider::front_door door, decider::command_caller& caller,
+                    std::string& why);
 
 /// A token bucket: `rate` per second, `burst` at once.
 class rate_limit {
@@ -59,11 +64,12 @@ public:
     uint32_t version = 0;
     std::string body; ///< JSON
   };
-  /// One config-api call (args as config_api_call takes them); a JSON body
-  /// indented for people (`pretty`) or on one line (the webhook's).
-  answer call(std::vector<std::string> args, bool pretty = true);
+  /// One config-api call (args as config_api_call takes them) for `caller`;
+  /// a JSON body indented for people (`pretty`) or on one line (the webhook's).
+  answer call(const decider::command_caller& caller, std::vector<std::string> args, bool pretty = true);
   /// The same, made again while it conflicts (409), when `retry_conflicts`.
-  answer call_retrying(const std::vector<std::string>& args, bool retry_conflicts, bool pretty = true);
+  answer call_retrying(const decider::command_caller& caller, const std::vector<std::string>& args,
+                       bool retry_conflicts, bool pretty = true);
 
 private:
   void count(const std::string& route, int status);

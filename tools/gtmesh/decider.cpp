@@ -171,6 +171,17 @@ int decider(const args& a) {
     }
     name = id->name; // under TLS the certificate names the node
   }
+  // Operators' signed actions are checked against the cluster CA
+  // (core/consensus/action_proof.hpp); plain mode checks none.
+  std::shared_ptr<const consensus::action_trust> trust;
+  if (tls.enabled()) {
+    std::string error;
+    trust = consensus::action_trust::load(tls.ca, error);
+    if (!trust) {
+      log_error("decider", "%s", error.c_str());
+      return 1;
+    }
+  }
 
   sigset_t signals = block_stop_signals(true, true);
 
@@ -306,6 +317,7 @@ int decider(const args& a) {
     co.transport = transport;
     co.faults = faults;
     co.log = log;
+    co.trust = trust;
     auto consensus = sys.spawn(consensus::consensus_actor, co);
 
     // READY=1 once this decider answers DNS: it serves the committed config
@@ -325,6 +337,7 @@ int decider(const args& a) {
     actor_options.consensus = consensus;
     actor_options.faults = faults;
     actor_options.log = log;
+    actor_options.trust = trust;
     auto decider = sys.spawn(decider::decider_actor, core, actor_options);
     if (actor_options.board) {
       ops.add_console(sys, decider, actor_options.board);

@@ -12,6 +12,7 @@
 
 #include "core/runtime/durable_file.hpp"
 #include "core/consensus/consensus_actor.hpp"
+#include "core/consensus/consensus_types.hpp"
 #include "core/consensus/log_entry.hpp"
 #include "core/decider/decider_actor.hpp"
 #include "core/dns/responder/responder_actor.hpp"
@@ -309,7 +310,7 @@ int demo(const args& a) {
       bool committed = false;
       std::string why;
       for (int attempt = 0; attempt < 100 && !committed; ++attempt) {
-        self->request(consensus, std::chrono::seconds(5), mesh::propose_atom_v, std::vector<char>(bytes.begin(), bytes.end()))
+        self->request(consensus, std::chrono::seconds(5), consensus::propose_atom_v, std::vector<char>(bytes.begin(), bytes.end()))
           .receive([&](const mesh::proposal_reply_body& r) { committed = r.ok; why = r.error; },
                    [&](caf::error& err) { why = sys.render(err); });
         if (!committed)

@@ -1,5 +1,6 @@
 #include "tools/gtmesh/ops_listener.hpp"
 
+#include "core/decider/decider_types.hpp"
 #include "core/mesh/mesh_types.hpp"
 #include "core/mesh/transport.hpp"
 #include "core/text/iso_time.hpp"
@@ -82,10 +83,12 @@ bool loopback_name(std::string host_port) {
 
 } // namespace
 
-bool authorize_change(const httplib::Request& req, bool tls, std::string& who, std::string& why) {
+bool authorize_change(const httplib::Request& req, bool tls, decider::front_door door, decider::command_caller& caller,
+                      std::string& why) {
   // Who did it: the operator certificate's name over HTTPS; over plain
   // HTTP nobody is authenticated, and the history says so (the
   // X-Gtmesh-Operator header is anybody's text, never an author).
+  std::string who;
   if (tls) {
     auto id = mesh::verified_peer_identity(req.ssl);
     if (!id) {
@@ -117,10 +120,18 @@ bool authorize_change(const httplib::Request& req, bool tls, std::string& who, s
       return false;
     }
   }
+  caller = decider::command_caller{};
+  caller.door = door;
+  caller.tls = tls;
+  caller.peer.identity = mesh::node_identity{who, mesh::node_role::operator_, ""};
   return true;
 }
 
-bool authorize_read(const httplib::Request& req, bool tls, std::string& why) {
+bool authorize_read(const httplib::Request& req, bool tls, decider::front_door door, decider::command_caller& caller,
+                    std::string& why) {
+  caller = decider::command_caller{};
+  caller.door = door;
+  caller.tls = tls;
   if (tls) {
     auto id = mesh::verified_peer_identity(req.ssl);
     if (!id) {
@@ -131,12 +142,15 @@ bool authorize_read(const httplib::Request& req, bool tls, std::string& why) {
       why = "reading the config needs an operator certificate, not " + id->describe();
       return false;
     }
+    caller.peer.identity = *id;
     return true;
   }
   if (!mesh::is_loopback_host(req.remote_addr) || !loopback_name(req.get_header_value("Host"))) {
     why = "over plain HTTP the config is read by loopback clients only, with a loopback name in Host";
     return false;
   }
+  caller.peer.identity =
+    mesh::node_identity{"unauthenticated loopback client " + req.remote_addr, mesh::node_role::operator_, ""};
   return true;
 }
 
@@ -179,53 +193,77 @@ void ops_listener::add_console_routes() {
   });
   // Views the decider actor computes (explain against the live state,
   // history from RocksDB, configs from the Raft log).
-  auto ask = [c](const std::string& command, std::vector<std::string> args, httplib::Response& res) {
+  // The console goes through the decider's command table like gtmeshctl
+  // does (core/decider/actor/commands.hpp): views as a visitor of this
+  // listener, drains as the operator authorize_change admitted.
+  auto ask = [c](const std::string& command, std::vector<std::string> args, const decider::command_caller& caller,
+                 httplib::Response& res) {
     caf::scoped_actor self{*c.system};
     std::string body;
-    bool ok = false;
-    // Drains wait for the Raft commit: longer than the decider's own
+    bool answered = false, ok = false;
+    // Changes are answered once applied: longer than the decider's own
     // operator timeout (5 s + 1 s), so a late commit is not reported as a
     // failure.
     const bool change = command == "drain" || command == "undrain";
-    self->request(c.decider, std::chrono::seconds(change ? 8 : 3), mesh::console_atom_v, command, std::move(args))
-      .receive([&](std::string& text) { body = std::move(text); ok = true; },
-               [&](caf::error&) {
-                 body = change ? "{\"ok\":false,\"error\":\"no answer in time: the change may still be applied; "
-                                 "check the DC's state before trying again\"}"
-                               : "{\"error\":\"the decider did not answer\"}";
-               });
-    // Views answer JSON; a plain-text answer is an error message.
-    if (ok && (body.empty() || (body[0] != '{' && body[0] != '[' && body[0] != '"' && body != "null"))) {
-      body = "{\"error\":" + json_string(body) + "}";
-      res.status = 400;
-    } else {
-      res.status = ok ? 200 : 503;
-    }
+    self
+      ->request(c.decider, std::chrono::seconds(change ? 8 : 3), decider::command_atom_v, command, std::move(args),
+                caller)
+      .receive(
+        [&](bool allowed, std::string& text) {
+          body = std::move(text);
+          ok = allowed;
+          answered = true;
+        },
+        [&](caf::error&) {
+          body = change ? "no answer in time: the change may still be applied; check the DC's state before trying again"
+                        : "the decider did not answer";
+        });
+    if (!answered)
+      res.status = 503;
+    else
+      res.status = ok ? 200 : change ? 409 : 400;
+    // Views answer JSON; an error is {"error": text} ({"ok": false, ...} for changes).
+    if (!answered || !ok)
+      body = std::string(change ? "{\"ok\":false," : "{") + "\"error\":" + json_string(body) + "}";
     res.set_content(body, "application/json");
   };
-  routes.Get("/api/explain", [ask](const httplib::Request& req, httplib::Response& res) {
+  auto visitor = [](const httplib::Request& req) {
+    decider::command_caller caller;
+    caller.door = decider::front_door::console;
+    caller.peer.identity = mesh::node_identity{"console visitor " + req.remote_addr, mesh::node_role::none, ""};
+    return caller;
+  };
+  routes.Get("/api/explain", [ask, visitor](const httplib::Request& req, httplib::Response& res) {
     auto p = [&](const char* k) { return req.has_param(k) ? req.get_param_value(k) : std::string(); };
     if (p("name").empty()) {
       res.status = 400;
       res.set_content("{\"error\":\"name= is required\"}", "application/json");
       return;
     }
-    ask("explain", {p("name"), p("type"), p("client"), p("ecs")}, res);
+    ask("explain", {p("name"), p("type"), p("client"), p("ecs")}, visitor(req), res);
   });
-  routes.Get("/api/history", [ask](const httplib::Request& req, httplib::Response& res) {
-    ask("history", {req.has_param("since") ? req.get_param_value("since") : "0"}, res);
+  routes.Get("/api/history", [ask, visitor](const httplib::Request& req, httplib::Response& res) {
+    // The same arguments and checks as gtmeshctl history: limit 1..100000.
+    ask("history",
+        {req.has_param("since") ? req.get_param_value("since") : "0",
+         req.has_param("limit") ? req.get_param_value("limit") : "1000"},
+        visitor(req), res);
   });
-  routes.Get("/api/metric-history", [ask](const httplib::Request& req, httplib::Response& res) {
+  routes.Get("/api/metric-history", [ask, visitor](const httplib::Request& req, httplib::Response& res) {
     auto p = [&](const char* k) { return req.has_param(k) ? req.get_param_value(k) : std::string(); };
     if (p("dc").empty() || p("metric").empty()) {
       res.status = 400;
       res.set_content("{\"error\":\"dc= and metric= are required\"}", "application/json");
       return;
     }
-    ask("metric-history", {p("dc"), p("metric"), p("since").empty() ? "0" : p("since")}, res);
+    ask("metric-history", {p("dc"), p("metric"), p("since").empty() ? "0" : p("since")}, visitor(req), res);
   });
-  routes.Get("/api/configs", [ask](const httplib::Request&, httplib::Response& res) { ask("configs", {}, res); });
-  routes.Get("/api/dry-run", [ask](const httplib::Request&, httplib::Response& res) { ask("dry-run", {}, res); });
+  routes.Get("/api/configs", [ask, visitor](const httplib::Request& req, httplib::Response& res) {
+    ask("configs", {}, visitor(req), res);
+  });
+  routes.Get("/api/dry-run", [ask, visitor](const httplib::Request& req, httplib::Response& res) {
+    ask("dry-run", {}, visitor(req), res);
+  });
   // Actions: drain and undrain, as `gtmeshctl drain` does (one Raft entry).
   // Over HTTPS (a TLS cluster): only from a client whose certificate from the
   // cluster CA names the operator role. Over plain HTTP: only from a loopback
@@ -241,15 +279,15 @@ void ops_listener::add_console_routes() {
         res.status = 403;
         res.set_content("{\"ok\":false,\"error\":" + json_string(why) + "}", "application/json");
       };
-      std::string who, why;
-      if (!authorize_change(req, tls, who, why))
+      std::string why;
+      decider::command_caller caller;
+      if (!authorize_change(req, tls, decider::front_door::console, caller, why))
         return refuse(why);
       if (req.get_header_value("X-Gtmesh-Operator").empty())
         return refuse("missing the X-Gtmesh-Operator header");
       std::string dc = req.has_param("dc") ? req.get_param_value("dc") : std::string();
-      ask(command, {dc, who, std::to_string(std::random_device{}() | (uint64_t{std::random_device{}()} << 32))}, res);
-      if (res.status == 200 && res.body.find("\"ok\":false") != std::string::npos)
-        res.status = 409;
+      ask(command, {dc, "", std::to_string(std::random_device{}() | (uint64_t{std::random_device{}()} << 32))}, caller,
+          res);
     });
   }
   // The per-object config API and the external-dns webhook (docs/api.md).

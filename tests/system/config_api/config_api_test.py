@@ -154,8 +154,13 @@ def run_checks(env, work, tls, op, agent, anon):
                                                                   "answers": ["192.0.2.77"]},
           "decider 3 reads it back with ETag %d: %s" % (v0 + 1, body))
     out = ctl(env, 1, "configs").stdout
-    check(re.search(r"^%d \S+ \d+ api\.yaml api:gtmeshctl\S* \d+ api add lb$" % (v0 + 1), out, re.M) is not None,
-          "gtmeshctl configs names the operator certificate, the API and the message")
+    # The author as the listener proved it (docs/mesh.md, "Who did it"): the
+    # operator certificate's name, vouched for by the decider whose HTTPS
+    # listener authenticated it.
+    check(re.search(r"^%d \S+ \d+ api\.yaml gtmeshctl,_authenticated_by_decider\d's_HTTPS_listener_\(API\) \d+ api "
+                    r"add lb$" % (v0 + 1), out, re.M) is not None,
+          "gtmeshctl configs names the operator certificate, the listener that vouched for it, the API and the "
+          "message: %s" % out[-300:])
 
     # 3. lost updates
     status, h, _ = op[0].request("GET", zone + "/lb/A")
@@ -369,8 +374,8 @@ def webhook_checks(env, op):
           "records lists exactly what is left (%s)" % keys)
     check(op[2].request("GET", b_url + "/records", headers=accept)[2] == [], "cluster b has nothing left")
     out = subprocess.run(env["GTMESHCTL1"].split() + ["configs"], capture_output=True, text=True, timeout=30).stdout
-    check(re.search(r" external-dns:b\S* \d+ webhook$", out, re.M) is not None,
-          "the history marks the webhook's versions and the cluster")
+    check(re.search(r"_\(external-dns_cluster_b\),_authenticated_by_\S+ \d+ webhook$", out, re.M) is not None,
+          "the history marks the webhook's versions and the cluster: %s" % out[-300:])
     # Outside the domain filter, garbage, and deleting what is not there.
     status, h, _ = op[0].request("GET", "/api/v1/config")
     before = etag(h)

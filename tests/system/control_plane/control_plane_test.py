@@ -481,7 +481,11 @@ def tls_cluster(work):
         # A decider certificate forwards proposals (kind 12) to the leader;
         # it must not commit what no operator checked, under any author it
         # likes (issue 24: "iad drained by alice" and a broken config as
-        # version 2 "by alice"). The leader validates, and names the link.
+        # version 2 "by alice"; issue 41: "iad drained by alice via
+        # decider2", alice never acted). An operator action carries a proof
+        # of its author (docs/mesh.md, "Who did it"): an operator's
+        # signature, or the vouch of the decider that authenticated the
+        # client, which the leader checks against the link it came by.
         leader = None
         listed = ctl(env["MESH1"], "member", "list").stdout
         m = re.search(r"^(\S+) voter leader", listed, re.M)
@@ -490,6 +494,8 @@ def tls_cluster(work):
         # Another decider's certificate (a link from the leader's own name is
         # refused as a connection to itself).
         forwarder = next("decider%d" % n for n in (1, 2, 3) if env["MESH%d" % n] != leader)
+        other = next("decider%d" % n for n in (1, 2, 3) if env["MESH%d" % n] != leader and
+                     "decider%d" % n != forwarder)
 
         def entry(**fields):
             base = {"k": 1, "y": "", "yz": "", "f": "", "dc": "", "d": False, "by": "", "id": 0, "at": 0, "lu": 0,
@@ -504,20 +510,48 @@ def tls_cluster(work):
             d1.close()
             return reply["body"] if reply else None
 
+        def drained_by():
+            line = next((l for l in ctl(env["MESH1"], "status").stdout.splitlines() if "override: iad drained" in l),
+                        "")
+            return line
+
         versions_before = ctl(env["MESH1"], "configs").stdout.count("\n")
         bad = forward(entry(k=1, y="zones: [not: a config", f="evil.yaml", by="alice", id=424242), 901)
-        check(bad is not None and not bad.get("ok") and "refused by the leader: the config is invalid" in
-              (bad.get("e") or ""), "a broken config forwarded with a decider certificate is refused: %s" % bad)
-        drain = forward(entry(k=3, dc="iad", d=True, by="alice", id=434343), 902)
-        check(drain is not None and drain.get("ok"), "a drain forwarded by a decider is committed: %s" % drain)
-        st = wait_for(lambda: (lambda t: t if "iad drained by alice via " + forwarder in t else None)(
-            ctl(env["MESH1"], "status").stdout), 10, 0.2)
-        check(bool(st), "under the author it names *via* the decider that brought it")
-        unknown = forward(entry(k=3, dc="nowhere", d=True, by="alice", id=444444), 903)
+        check(bad is not None and not bad.get("ok") and "refused by the leader: " in (bad.get("e") or ""),
+              "a broken config forwarded with a decider certificate is refused: %s" % bad)
+        raw = forward(entry(k=3, dc="iad", d=True, by="alice", id=434343), 902)
+        check(raw is not None and not raw.get("ok") and "no proof of its author" in (raw.get("e") or ""),
+              "a raw drain forwarded by a decider (no signature, no vouch) is refused: %s" % raw)
+        time.sleep(1)  # a commit would be applied by now: the history must still say nothing of it
+        check(drained_by() == "", "and iad is not drained")
+        lying = forward(entry(k=3, dc="iad", d=True, by="alice", id=434344, vc="alice", vv="HTTPS listener (console)",
+                              vb=other, fv=3), 904)
+        check(lying is not None and not lying.get("ok") and "vouched for as decider '%s'" % other in
+              (lying.get("e") or ""), "a vouch naming another decider than the link's is refused: %s" % lying)
+        forged = forward(entry(k=3, dc="iad", d=True, by="alice", id=434345, sc=b"\x30\x03\x02\x01\x01", sa=0,
+                               sg=b"x" * 64, fv=3), 905)
+        check(forged is not None and not forged.get("ok") and "signature" in (forged.get("e") or ""),
+              "a drain with a forged signature is refused: %s" % forged)
+        vouched = forward(entry(k=3, dc="iad", d=True, by="alice", id=434346, vc="alice",
+                                vv="HTTPS listener (console)", vb=forwarder, fv=3), 906)
+        check(vouched is not None and vouched.get("ok"), "a drain the forwarding decider vouches for is committed: %s"
+              % vouched)
+        st = wait_for(lambda: (lambda l: l if "alice, authenticated by %s's HTTPS listener (console)" % forwarder
+                               in l else None)(drained_by()), 10, 0.2)
+        check(bool(st), "under the client it names, authenticated by the decider whose link brought it: %s"
+              % drained_by())
+        unknown = forward(entry(k=3, dc="nowhere", d=True, by="alice", id=444444, vc="alice",
+                                vv="HTTPS listener (console)", vb=forwarder, fv=3), 903)
         check(unknown is not None and not unknown.get("ok") and "unknown datacenter" in (unknown.get("e") or ""),
               "a drain of an unknown DC forwarded by a decider is refused: %s" % unknown)
         check(ctl(env["MESH1"], "configs").stdout.count("\n") == versions_before and
               "CONFIG NOT APPLIED" not in ctl(env["MESH1"], "status").stdout, "the config history is unchanged")
+        ctl_all("undrain", "iad")
+        # gtmeshctl signs: the author is the operator certificate, proven on every decider.
+        r = ctl(env["MESH1"], "drain", "iad")
+        signed = wait_for(lambda: (lambda l: l if " (signed)" in l else None)(drained_by()), 10, 0.2)
+        check(r.returncode == 0 and signed and "by gtmeshctl (signed)" in signed,
+              "gtmeshctl drain is recorded under the signing operator's certificate: %s" % (signed or r.stderr))
         ctl_all("undrain", "iad")
 
         # 7. Connect-and-close under TLS drops no link.

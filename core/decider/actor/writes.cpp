@@ -1,0 +1,416 @@
+#include "core/decider/actor/writes.hpp"
+
+#include "core/consensus/consensus_types.hpp"
+#include "core/consensus/log_entry.hpp"
+#include "core/consensus/raft_node.hpp"
+#include "core/decider/actor/links.hpp"
+#include "core/decider/config_api.hpp"
+#include "core/decider/decider_actor.hpp"
+#include "core/mesh/mesh_types.hpp"
+#include "core/mesh/protocol_version.hpp"
+#include "core/text/display_text.hpp"
+
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <random>
+
+namespace gtmesh::decider::actor {
+
+using namespace gtmesh::mesh;
+using consensus::propose_atom_v;
+
+namespace {
+
+/// What a validated config uses that every member decider must understand.
+std::string config_features_lacking(decider_self self, const config& cfg) {
+  if (!cfg.cluster.tls.crl.empty()) {
+    std::string lacking = members_lacking(self, capability_tls_crl);
+    if (!lacking.empty())
+      return "cluster.tls.crl: " + lacking;
+  }
+  return "";
+}
+
+/// Validates a config text as a push would be, with what every member
+/// decider must understand; the errors (empty: valid, and kept validated).
+std::vector<std::string> validate(decider_self self, const std::string& yaml, const std::string& file, bool dry_run,
+                                  std::string* report) {
+  auto& core = *self->state.core;
+  auto errors = core.validate_config(yaml, file, wall_clock_ms(), dry_run, report);
+  if (errors.empty() && core.validated_model()) {
+    std::string lacking = config_features_lacking(self, *core.validated_model());
+    if (!lacking.empty())
+      errors.push_back(file + ": " + lacking);
+  }
+  return errors;
+}
+
+uint64_t random_push_id() {
+  return (uint64_t{std::random_device{}()} << 32) | std::random_device{}() | 1;
+}
+
+/// Which listener of this decider admitted `caller`, for a vouch.
+std::string listener_of(const command_caller& caller) {
+  switch (caller.door) {
+    case front_door::mesh:
+      return caller.peer.serial.empty() ? "mesh listener (plain mode: the name is the client's claim)"
+                                        : "mesh listener (an unsigned request)";
+    case front_door::console:
+      return caller.tls ? "HTTPS listener (console)" : "plain HTTP listener (console)";
+    case front_door::http_api:
+      return caller.tls ? "HTTPS listener (API)" : "plain HTTP listener (API)";
+  }
+  return "?";
+}
+
+} // namespace
+
+std::string author_of(decider_self self, const command_caller& caller, const std::string& note) {
+  const std::string& name = caller.peer.identity.name;
+  std::string author = note.empty() ? name : name + " (" + note + ")";
+  if (caller.door == front_door::mesh)
+    return author;
+  return author + (caller.tls ? ", authenticated by " : ", admitted by ") + node_name(self) + "'s " +
+         listener_of(caller);
+}
+
+void prove(decider_self self, consensus::log_entry& e, const command_caller& caller, const std::string& note,
+           const mesh::action_signature& signature) {
+  e.by = display_text(author_of(self, caller, note), consensus::max_entry_name_bytes);
+  if (!members_lacking(self, capability_signed_actions, true).empty())
+    return;
+  if (!signature.empty()) {
+    e.signature = signature;
+    return;
+  }
+  const std::string& name = caller.peer.identity.name;
+  e.vouched_client = display_text(note.empty() ? name : name + " (" + note + ")", consensus::max_entry_name_bytes);
+  e.vouched_via = listener_of(caller);
+  e.vouched_by = display_text(node_name(self), consensus::max_entry_name_bytes);
+}
+
+std::string admit(decider_self self, const consensus::log_entry& e) {
+  auto& st = self->state;
+  if (e.signature.empty())
+    return st.signed_only && e.kind != consensus::entry_kind::bootstrap_config
+             ? "the cluster's signed-only policy is on: only actions gtmeshctl signs with an operator's key apply "
+               "(the console, the HTTP API and the external-dns webhook change nothing; docs/mesh.md, \"Who did it\")"
+             : "";
+  const int64_t skew = wall_clock_ms() - e.signature.signed_at_ms;
+  if (skew > consensus::signature_freshness_ms || -skew > consensus::signature_freshness_ms)
+    return "the signature was made " + std::to_string(skew / 1000) +
+           " s from this decider's clock, more than the 300 s a signed action may be taken within (a replay, or "
+           "a clock to set right)";
+  if (!st.options.trust)
+    return "the action is signed, but this decider has no cluster CA to check it against (plain mode)";
+  std::string author, serial;
+  std::string why = st.options.trust->verify(
+    consensus::entry_action_fields(e), e.signature,
+    [&](const std::string& s) {
+      return std::any_of(st.revoked.begin(), st.revoked.end(), [&](const auto& r) { return r.serial == s; });
+    },
+    author, serial);
+  return why.empty() ? "" : "the signature does not prove an operator: " + why;
+}
+
+void propose(decider_self self, const consensus::log_entry& entry, link_id link, proposal_done done) {
+  auto& st = self->state;
+  if (std::string why = admit(self, entry); !why.empty()) {
+    proposal_reply_body r;
+    r.error = std::string(unproven_prefix) + why;
+    return done(r);
+  }
+  auto bytes = consensus::encode(entry);
+  self
+    ->request(st.options.consensus, st.options.operator_timeout + std::chrono::seconds(1), propose_atom_v,
+              std::vector<char>(bytes.begin(), bytes.end()))
+    .then(
+      [self, link, done](const proposal_reply_body& r) {
+        auto& s = self->state;
+        if (!r.ok || r.index <= s.core->applied_index())
+          return done(r);
+        s.waiting.push_back(decider_state::waiting_answer{
+          r.index, link, [done, r] { done(r); }, std::chrono::steady_clock::now() + std::chrono::seconds(2)});
+      },
+      [done](caf::error&) {
+        proposal_reply_body r;
+        r.error = "the consensus log did not answer in time; the change may still be applied, and retrying with "
+                  "the same push id is safe";
+        done(r);
+      });
+}
+
+void release_waiting(decider_self self, bool expire) {
+  auto& st = self->state;
+  auto now = std::chrono::steady_clock::now();
+  std::vector<std::function<void()>> due;
+  for (auto it = st.waiting.begin(); it != st.waiting.end();) {
+    if (it->index <= st.core->applied_index() || (expire && now >= it->deadline)) {
+      due.push_back(std::move(it->done));
+      it = st.waiting.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& done : due) // after the list is consistent: an answer may propose again
+    done();
+}
+
+void forget_link(decider_self self, link_id link) {
+  auto& w = self->state.waiting;
+  w.erase(std::remove_if(w.begin(), w.end(),
+                         [&](const decider_state::waiting_answer& a) { return link != 0 && a.link == link; }),
+          w.end());
+}
+
+void handle_push(decider_self self, const command_caller& caller, const config_body& push) {
+  auto& st = self->state;
+  const link_id link = caller.peer.link;
+  const std::string& author = caller.peer.identity.name;
+  int64_t now = wall_clock_ms();
+  std::string file = consensus::entry_file_name(push.file.empty() ? "pushed.yaml" : push.file);
+  std::string report;
+  std::vector<std::string> errors = validate(self, push.yaml, file, push.dry_run, &report);
+  // The log holds the text compressed (mesh/config_compression.hpp); a
+  // config that does not compress below the entry limit cannot go in.
+  consensus::log_entry e;
+  if (errors.empty()) {
+    e.kind = consensus::entry_kind::config;
+    e.yaml = push.yaml;
+    e.file = file;
+    e.push_id = push.push_id;
+    e.at_ms = now;
+    e.message = display_text(push.message, consensus::max_entry_message_bytes);
+    // A pusher that asks not to undo API changes gets the condition unless
+    // a linked member decider is too old to understand it (then no API
+    // change can have been made since: the API needs every member to
+    // understand it). A member that is down keeps the condition: it
+    // understood it when it was last seen, if the API was used at all.
+    if (push.keep_api_changes && members_lacking(self, capability_config_conditions, true).empty()) {
+      e.keep_api_changes = true;
+      e.based_on = push.based_on;
+    }
+    prove(self, e, caller, "", push.signature);
+    size_t entry_size = consensus::encode(e).size();
+    if (entry_size > consensus::max_config_bytes)
+      errors.push_back(file + ": " + std::to_string(push.yaml.size() >> 20) + " MB that compress to " +
+                       std::to_string(entry_size >> 20) + " MB: above the " +
+                       std::to_string(consensus::max_config_bytes >> 20) +
+                       " MB a config may take in the replicated log");
+  }
+  if (push.dry_run)
+    st.last_dry_run = decider_state::dry_run_record{now, author, file, report, errors};
+  if (push.dry_run || !errors.empty()) {
+    st.core->drop_validated();
+    config_reply_body reply;
+    reply.accepted = errors.empty();
+    reply.version = st.core->config_version();
+    reply.errors = std::move(errors);
+    reply.report = std::move(report);
+    send_frame(self, link, frame(message_kind::config_reply, node_name(self), reply));
+    return;
+  }
+  propose(self, e, link, [self, link, who = author](const proposal_reply_body& r) {
+    config_reply_body reply;
+    reply.accepted = r.ok;
+    reply.version = r.version;
+    if (!r.ok) {
+      self->state.core->drop_validated();
+      reply.errors.push_back(r.error);
+      // The leader's "invalid", a failed condition and an unproven author are final.
+      reply.retry = r.error.rfind(refused_by_leader_prefix, 0) != 0 && r.error.rfind(config_conflict_prefix, 0) != 0 &&
+                    r.error.rfind(unproven_prefix, 0) != 0;
+    } else {
+      log(self, "config version " + std::to_string(r.version) + " pushed by " + who + " committed at log index " +
+                  std::to_string(r.index));
+    }
+    send_frame(self, link, frame(message_kind::config_reply, node_name(self), reply));
+  });
+}
+
+void config_api_call_unguarded(decider_self self, const command_caller& caller, const std::string& note,
+                               const std::vector<std::string>& args, const mesh::action_signature& signature,
+                               std::function<void(std::string)> answer) {
+  namespace api = config_api;
+  auto& st = self->state;
+  auto arg = [&](size_t i) { return i < args.size() ? args[i] : std::string(); };
+  const active_config* cur = st.core->config();
+  const uint32_t version = cur ? cur->version : 0;
+  const std::string method = arg(0);
+  if (!cur)
+    return answer(api::error_reply(503, 0, "this decider has no config yet"));
+  // The running config as JSON, made once per version (reads are frequent).
+  if (!st.api_doc || st.api_doc_version != version) {
+    std::string error;
+    auto doc = api::document(cur->yaml, error);
+    if (!doc)
+      return answer(api::error_reply(500, version, error));
+    st.api_doc = std::make_shared<const api::json>(std::move(*doc));
+    st.api_doc_version = version;
+  }
+  const api::json& doc = *st.api_doc;
+  if (method == "GET")
+    return answer(api::read(doc, version, arg(1)));
+  if (method == "WEBHOOK-FILTER" || method == "WEBHOOK-RECORDS")
+    return answer(api::read_webhook(doc, version, method == "WEBHOOK-FILTER" ? "filter" : "records", arg(1)));
+  if (method == "EXPORT")
+    return answer(api::reply(200, version, api::export_yaml(doc, version)));
+  const bool if_match = !arg(3).empty() && arg(3) != "*";
+  if (if_match && (arg(3).size() > 10 || arg(3).find_first_not_of("0123456789") != std::string::npos))
+    return answer(api::error_reply(400, version, "If-Match expects a config version (the ETag, e.g. \"12\")"));
+  if (if_match && arg(3) != std::to_string(version))
+    return answer(api::error_reply(412, version, "If-Match names version " + arg(3) + ", but the config is at version " +
+                                                     std::to_string(version) + "; nothing was changed"));
+  // A linked member too old for conditional entries would apply them
+  // without their check: wait for its upgrade. A member that is down does
+  // not hold changes up (it understood them when last seen, or it is being
+  // upgraded; an old one restarted reads them as a newer format and says so).
+  if (std::string lacking = members_lacking(self, capability_config_conditions, true); !lacking.empty())
+    return answer(api::error_reply(503, version, "config changes through the API wait until " + lacking));
+  api::prepared p;
+  if (method == "WEBHOOK-APPLY") {
+    p = api::prepare_webhook(doc, version, arg(1), arg(2));
+  } else {
+    std::string error;
+    auto edits = api::edits_of(method, arg(1), arg(2), error);
+    if (edits.empty())
+      return answer(api::error_reply(method == "PUT" || method == "DELETE" || method == "APPLY" ? 400 : 405, version,
+                                     error.empty() ? "nothing to apply" : error));
+    p = api::prepare(doc, version, std::move(edits));
+  }
+  if (p.status >= 400)
+    return answer(p.reply);
+  const bool dry_run = arg(4) == "1";
+  std::string report;
+  auto errors = validate(self, p.yaml, api::api_file, dry_run, &report);
+  if (!errors.empty() || dry_run) {
+    st.core->drop_validated();
+    if (!errors.empty())
+      return answer(api::reply(422, version, api::explain_errors(p, errors)));
+    // What gtmeshctl signs for the change: the config it makes, from this version.
+    return answer(api::reply(
+      200, version,
+      api::json{{"dry_run", true}, {"report", report}, {"sha256", consensus::sha256_hex(p.yaml)}, {"version", version}}));
+  }
+  consensus::log_entry e;
+  e.kind = consensus::entry_kind::config;
+  e.yaml = p.yaml;
+  e.file = api::api_file;
+  e.message = display_text(arg(6), consensus::max_entry_message_bytes);
+  e.source = arg(7) == "webhook" ? consensus::config_source::webhook : consensus::config_source::api;
+  e.if_version = version;
+  e.at_ms = wall_clock_ms();
+  // A signed change names the push id it signed (gtmeshctl apply/delete).
+  std::from_chars(arg(8).data(), arg(8).data() + arg(8).size(), e.push_id);
+  if (e.push_id == 0)
+    e.push_id = random_push_id();
+  prove(self, e, caller, note, signature);
+  if (!e.signature.empty() && st.options.trust) {
+    // The signature covers the config this change makes from this version:
+    // another change came between the dry run and now (or the request was
+    // altered). gtmeshctl makes it again from the new version (409).
+    std::string author, serial;
+    if (!st.options.trust->verify(consensus::entry_action_fields(e), e.signature, nullptr, author, serial).empty()) {
+      st.core->drop_validated();
+      return answer(api::error_reply(409, version, "the signed change is not the one the config at version " +
+                                                     std::to_string(version) + " gives: make it again"));
+    }
+  }
+  if (consensus::encode(e).size() > consensus::max_config_bytes) {
+    st.core->drop_validated();
+    return answer(api::error_reply(413, version, "the config would be larger than a replicated log entry may be"));
+  }
+  std::vector<std::string> paths;
+  for (const auto& ed : p.edits)
+    paths.push_back(ed.ref.path());
+  const int success = p.status == 201 || p.status == 204 ? p.status : 200;
+  propose(self, e, 0, [self, answer, version, if_match, success, paths](const proposal_reply_body& r) {
+    auto& s = self->state;
+    if (!r.ok) {
+      s.core->drop_validated();
+      if (r.error.rfind(config_conflict_prefix, 0) == 0)
+        return answer(config_api::error_reply(if_match ? 412 : 409, version, r.error));
+      if (r.error.rfind(refused_by_leader_prefix, 0) == 0)
+        return answer(config_api::error_reply(422, version, r.error));
+      if (r.error.rfind(unproven_prefix, 0) == 0)
+        return answer(config_api::error_reply(403, version, r.error));
+      // A retry of an API call is a new change (no push id to match):
+      // say what to do instead.
+      std::string why = r.error.substr(0, r.error.find(", and retrying with the same push id is safe"));
+      const bool nothing_proposed =
+        why.find(no_leader_reason) != std::string::npos || why.find(log_not_running_prefix) != std::string::npos;
+      return answer(config_api::error_reply(
+        503, version,
+        why + (nothing_proposed ? "; nothing was changed"
+                                : " (the change may still be applied: read the object again before retrying)")));
+    }
+    log(self, "config version " + std::to_string(r.version) + " made through the " +
+                (paths.empty() ? std::string("external-dns webhook")
+                               : "API (" + (paths.size() == 1 ? paths[0] : std::to_string(paths.size()) + " objects") +
+                                   ")") +
+                " committed at log index " + std::to_string(r.index));
+    answer(config_api::reply(success, r.version, config_api::json{{"version", r.version}, {"objects", paths}}));
+  });
+}
+
+void config_api_call(decider_self self, const command_caller& caller, const std::string& note,
+                     const std::vector<std::string>& args, const mesh::action_signature& signature,
+                     std::function<void(std::string)> answer) {
+  try {
+    config_api_call_unguarded(self, caller, note, args, signature, answer);
+  } catch (const std::exception& e) {
+    self->state.core->drop_validated();
+    answer(config_api::error_reply(500, self->state.core->config_version(),
+                                   std::string("the request could not be handled: ") + e.what()));
+  }
+}
+
+bool config_api_reads(const std::string& method) {
+  return method == "GET" || method == "EXPORT" || method == "WEBHOOK-FILTER" || method == "WEBHOOK-RECORDS";
+}
+
+std::string validate_forwarded(decider_self self, const std::vector<char>& bytes) {
+  auto& st = self->state;
+  consensus::log_entry e;
+  if (!consensus::decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), e))
+    return "not a log entry";
+  if (e.kind != consensus::entry_kind::bootstrap_config) {
+    // Who did it must be proven once every member decider reads proofs:
+    // a decider's certificate alone proves no operator (action_proof.hpp).
+    if (!e.has_proof() && members_lacking(self, capability_signed_actions, true).empty())
+      return "an operator action with no proof of its author (an operator's signature, or the vouch of the decider "
+             "that authenticated the client) is refused";
+    if (std::string why = admit(self, e); !why.empty())
+      return why;
+  }
+  switch (e.kind) {
+    case consensus::entry_kind::config: {
+      auto errors =
+        st.core->validate_config(e.yaml, e.file.empty() ? "pushed.yaml" : e.file, wall_clock_ms(), false, nullptr);
+      if (errors.empty() && st.core->validated_model())
+        return config_features_lacking(self, *st.core->validated_model());
+      if (errors.empty())
+        return "";
+      std::string text = "the config is invalid: " + errors.front();
+      if (errors.size() > 1)
+        text += " (and " + std::to_string(errors.size() - 1) + " more)";
+      return text;
+    }
+    case consensus::entry_kind::drain:
+      return st.core->has_dc(e.dc) ? "" : "unknown datacenter '" + display_text(e.dc, 64) + "'";
+    case consensus::entry_kind::bootstrap_config:
+      return ""; // applies only to a cluster with no config (replicated_state)
+    case consensus::entry_kind::revoke:
+      return members_lacking(self, capability_revoke); // decode() checked the serial's form
+    case consensus::entry_kind::policy:
+      if (e.signature.empty())
+        return "the signed-only policy is changed by a signed action only (gtmeshctl signed-only)";
+      return members_lacking(self, capability_signed_actions);
+  }
+  return "unknown kind of change";
+}
+
+} // namespace gtmesh::decider::actor
