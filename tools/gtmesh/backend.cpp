@@ -30,8 +30,12 @@ int backend(const args& a) {
   r.option("--port-file", port_file);
   std::string unknown, host;
   uint16_t port = 0;
-  if (!r.positional(unknown).empty() || !unknown.empty() || !mesh::split_host_port(listen, host, port))
-    return usage_error("backend", listen.empty() ? "needs --listen HOST:PORT" : "--listen expects HOST:PORT");
+  const auto pos = r.positional(unknown);
+  if (!pos.empty() || !unknown.empty() || !mesh::split_host_port(listen, host, port))
+    return usage_error("backend", !unknown.empty() ? "unknown option '" + unknown + "'"
+                                  : !pos.empty()   ? "takes no arguments but options ('" + pos[0] + "')"
+                                  : listen.empty() ? std::string("needs --listen HOST:PORT")
+                                                   : std::string("--listen expects HOST:PORT"));
   sigset_t signals = block_stop_signals();
 
   httplib::Server server;

@@ -107,13 +107,15 @@ int decider(const args& a) {
   mesh::tls_files tls = tls_options(r, boot.cfg.get());
   std::string unknown, host;
   uint16_t port = 0;
-  if (!r.positional(unknown).empty() || !unknown.empty() || config_path.empty() || data_dir.empty() ||
+  const auto pos = r.positional(unknown);
+  if (!pos.empty() || !unknown.empty() || config_path.empty() || data_dir.empty() ||
       !mesh::split_host_port(listen, host, port))
     return usage_error("decider", !unknown.empty()      ? "unknown option '" + unknown + "'"
+                                  : !pos.empty()        ? "takes no arguments but options ('" + pos[0] + "')"
                                   : config_path.empty() ? std::string("needs --config FILE")
                                   : data_dir.empty()    ? std::string("needs --data-dir DIR")
                                   : listen.empty()      ? std::string("needs --listen HOST:PORT")
-                                  : std::string("--listen expects HOST:PORT, or takes no arguments but options"));
+                                                        : std::string("--listen expects HOST:PORT"));
   if (!boot.ok()) {
     log_report("decider", boot.report());
     return 1;

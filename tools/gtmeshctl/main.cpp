@@ -462,8 +462,8 @@ int main(int argc, char** argv) {
   r.option("--algorithm", dnssec.algorithm);
   r.option("--config", dnssec.config);
   r.option("--out", dnssec.out);
-  if (!all.empty() && all[0] == "dnssec")
-    dnssec.dir = ca_dir == "tls" ? "." : ca_dir;
+  if (current->path.starts_with("dnssec "))
+    dnssec.dir = dir_given ? ca_dir : "."; // ca's default folder is tls, keygen's the current one
   cli::enroll_options enroll;
   r.option("--http", enroll.http);
   r.option("--etc", enroll.etc);

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The command lines of gtmesh and gtmeshctl, as a newcomer meets them.
 
-  1. every command and subcommand of both binaries answers `CMD --help`,
-     `CMD -h`, `help CMD` and --help among its arguments with its own usage
+  1. every command and subcommand of both binaries answers `CMD --help` and
+     `help CMD` (and, for some, `CMD -h` and --help among other arguments)
+     with its own usage
      line and an example on stdout, exit 0, and not the global usage; bare
      `--help`, `-h` and `help` print the global usage, exit 0
   2. the commands the global usage lists are the commands each binary has
@@ -27,6 +28,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 BIN = os.environ.get("GTMESH_BINARY_DIR", os.path.join(SRC, "build"))
@@ -58,6 +60,12 @@ def check(ok, what):
 
 def run(argv, cwd=None, env=None):
     return subprocess.run(argv, capture_output=True, text=True, timeout=30, cwd=cwd, env=env)
+
+
+def run_all(argvs, **kw):
+    """Many short runs at once (each is a process start and a table lookup)."""
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return list(pool.map(lambda a: run(a, **kw), argvs))
 
 
 def name(binary):
@@ -101,9 +109,11 @@ def help_is_own(binary, path, r, how):
                      (": " + r.stderr.strip()[:200]) if r.stderr else ""))
 
 
-def placeholder_value(value):
+def placeholder_value(option, value):
     """A plausible value for an option's placeholder, so that the option is
     judged by the parser and not refused as a malformed value first."""
+    if option == "--max-udp-size":
+        return "1232"
     v = value.split("|")[0] if "|" in value and ":" not in value.split("|")[0] else value
     if v in ("text", "debug", "datagram", "ecdsap256sha256", "decider"):
         return {"debug": "info", "decider": "operator"}.get(v, v)
@@ -115,7 +125,7 @@ def placeholder_value(value):
         return "1"
     if value == "WHEN":
         return "10m"
-    return "/nonexistent/x"
+    return "nonexistent/x"  # relative to the scratch folder, which must stay empty
 
 
 def options_of_help(text):
@@ -177,14 +187,17 @@ def scenario(work):
                   sorted(set(listed) - set(COMMANDS[binary]))))
 
         # 1, per command: every way of asking gives its own help.
+        asked = []
         for path in COMMANDS[binary] + GROUPS[binary]:
             words = path.split()
-            help_is_own(binary, path, run([binary, *words, "--help"], cwd=quiet, env=env), "--help")
-            help_is_own(binary, path, run([binary, *words, "-h"], cwd=quiet, env=env), "-h")
+            asked.append((path, "--help", [binary, *words, "--help"]))
+            if path in GROUPS[binary] or path in COMMANDS[binary][:3]:
+                asked.append((path, "-h", [binary, *words, "-h"]))
             if path != "help":
-                help_is_own(binary, path, run([binary, "help", *words], cwd=quiet, env=env), "help " + path)
-            if path in GROUPS[binary]:
-                r = run([binary, "help", path], cwd=quiet, env=env)
+                asked.append((path, "help " + path, [binary, "help", *words]))
+        for (path, how, _), r in zip(asked, run_all([a for _, _, a in asked], cwd=quiet, env=env)):
+            help_is_own(binary, path, r, how)
+            if path in GROUPS[binary] and how.startswith("help "):
                 subs = [c for c in COMMANDS[binary] if c.startswith(path + " ")]
                 check(all(re.search(r"^  %s( |$)" % re.escape(s), r.stdout, re.M) for s in subs),
                       "%s help %s lists its subcommands %s" % (prog, path, [s.split()[1] for s in subs]))
@@ -207,8 +220,8 @@ def scenario(work):
                 (["decider", "--config", "c.yaml", "--data-dir", "data", "--listen", "127.0.0.1:0", "-h"],
                  "decider"),
             ]
-        for argv, path in cases:
-            help_is_own(binary, path, run([binary, *argv], cwd=quiet, env=env), " ".join(argv))
+        for (argv, path), r in zip(cases, run_all([[binary, *argv] for argv, _ in cases], cwd=quiet, env=env)):
+            help_is_own(binary, path, r, " ".join(argv))
 
     # 3: nothing reached the decider, nothing was written.
     try:
@@ -237,37 +250,41 @@ def scenario(work):
         ([GTMESHCTL, "import", "route53", "r.json", "--bogus"], "'--bogus'", "gtmeshctl help import route53"),
         ([GTMESHCTL, "help", "member", "bogus"], "'bogus'", "gtmeshctl help member"),
     ]
-    for argv, word, hint in errors:
-        r = run(argv, cwd=quiet, env=env)
+    for (argv, word, hint), r in zip(errors, run_all([e[0] for e in errors], cwd=quiet, env=env)):
         check(r.returncode == 2 and word in r.stderr and hint in r.stderr and not r.stdout,
               "%s: exit 2, stderr names %s and points at '%s' (rc %d: %s)" % (
                   " ".join([name(argv[0])] + argv[1:]), word, hint, r.returncode, r.stderr.strip()[:160]))
 
-    # 5: every option each command's help lists is accepted by its parser.
-    # Five extra words make every command a usage error after its options are
-    # read, so nothing runs; an option the parser does not accept, or a table
-    # that disagrees with the parser, says so instead.
+    # 5: every option each command's help lists is accepted by its parser:
+    # all of them at once, with plausible values, and five extra words that
+    # make every command a usage error once its options are read, so nothing
+    # runs. An option the parser does not accept says "unknown option"; a
+    # table and a parser that disagree exit 70 ("internal error").
     extra = ["w1", "w2", "w3", "w4", "w5"]
     scratch = os.path.join(work, "scratch")
     os.mkdir(scratch)
     for binary in (GTMESH, GTMESHCTL):
         prog = name(binary)
-        for path in COMMANDS[binary]:
-            if path == "help":
-                continue
-            options = options_of_help(run([binary, *path.split(), "--help"]).stdout)
-            for opt, value in options + [(None, None)]:
-                argv = [binary, *path.split()]
-                if opt:
-                    argv += [opt] + ([placeholder_value(value)] if value else [])
-                r = run(argv + extra, cwd=scratch, env=env)
-                check(r.returncode == 2 and "unknown option" not in r.stderr and "internal error" not in r.stderr
-                      and ("%s %s" % (prog, path)) in r.stderr,
-                      "%s %s %s: the parser accepts it (rc %d: %s)" % (
-                          prog, path, opt or "(no option)", r.returncode, r.stderr.strip().splitlines()[0][:140]
-                          if r.stderr.strip() else ""))
+        paths = [p for p in COMMANDS[binary] if p != "help"]
+        helps = run_all([[binary, *path.split(), "--help"] for path in paths])
+        argvs, listed = [], []
+        for path, h in zip(paths, helps):
+            options = options_of_help(h.stdout)
+            listed.append(options)
+            argv = [binary, *path.split()]
+            for opt, value in options:
+                argv += [opt] + ([placeholder_value(opt, value)] if value else [])
+            argvs.append(argv + extra)
+        for path, options, r in zip(paths, listed, run_all(argvs, cwd=scratch, env=env)):
+            check(r.returncode == 2 and "unknown option" not in r.stderr and "internal error" not in r.stderr
+                  and ("%s %s" % (prog, path)) in r.stderr,
+                  "%s %s: the parser accepts every option its help lists (%s) (rc %d: %s)" % (
+                      prog, path, " ".join(o for o, _ in options) or "none", r.returncode,
+                      r.stderr.strip().splitlines()[0][:140] if r.stderr.strip() else ""))
             check(options or binary == GTMESHCTL or path in ("schema", "version"),
                   "%s %s lists its options" % (prog, path))
+    check(os.listdir(scratch) == [], "no command wrote anything before refusing its arguments (%s)" %
+          os.listdir(scratch))
     r = run([GTMESHCTL, "status", "--limit", "1"], cwd=scratch, env=env)
     check(r.returncode == 2 and "unknown option '--limit'" in r.stderr,
           "control: an option of another command (tap's --limit) is refused for status (rc %d)" % r.returncode)
@@ -365,6 +382,16 @@ def dnssec_example(work):
                   " ".join(flags) + " " if flags else "", r.returncode, r.stderr.strip()[:200]))
     r = run([GTMESH, "serve", "--config", example, "--listen", "127.0.0.1:0"], cwd=root)
     check(r.returncode == 1 and "dnssec.key" in r.stderr, "a corrupt key file: gtmesh serve refuses the config")
+
+    # Global options before a local command, and --dir tls named explicitly.
+    kg = os.path.join(work, "keygen")
+    os.mkdir(kg)
+    r = run([GTMESHCTL, "--decider", "127.0.0.1:1", "--timeout", "1s", "dnssec", "keygen", "example.net", "--dir",
+             "tls"], cwd=kg)
+    made = os.listdir(os.path.join(kg, "tls")) if os.path.isdir(os.path.join(kg, "tls")) else []
+    check(r.returncode == 0 and len(made) == 1 and re.match(r"Kexample\.net\.\+013\+\d{5}\.pem$", made[0]),
+          "gtmeshctl --decider X --timeout 1s dnssec keygen ZONE --dir tls writes into tls/ (%s; rc %d %s)" % (
+              made, r.returncode, r.stderr.strip()[:100]))
 
     # Never a private key in the repository.
     if in_git:
