@@ -13,11 +13,14 @@ const option_spec message{"--message", "TEXT", "recorded with the new version (g
 const option_spec json{"--json", "", "print JSON instead of text"};
 const option_spec ca_dir{"--dir", "DIR", "the folder of the cluster CA and the certificates (default tls)"};
 const option_spec zone_config{"--config", "FILE", "the config whose zone names the keys", true};
-const option_spec import_zone{"--zone", "ZONE", "the zone the records go in (default: from the export)"};
+const option_spec import_zone{"--zone", "ZONE",
+                               "the zone the records go in (default: azure-tm trafficmanager.net, octodns the file "
+                               "name, route53 the SOA record set's name)"};
 const option_spec import_out{"--output", "OUT", "write the config to OUT instead of stdout ('-': stdout)", false,
                              false, "-o"};
 const option_spec import_geo{"--geo-database", "PATH",
-                             "the geo database the config names (geography needs one; resolved to an absolute path)"};
+                             "the geo database the config names when a geographic profile comes out (made "
+                             "absolute; default GeoLite2-Country.mmdb next to the config)"};
 
 program_spec make_program() {
   program_spec p;
