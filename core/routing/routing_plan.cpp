@@ -67,7 +67,8 @@ void trim_slack(std::vector<T>& v) {
 
 class plan_builder {
 public:
-  plan_builder(routing_plan& plan) : plan_(plan), cfg_(*plan.cfg) {}
+  plan_builder(routing_plan& plan, const std::vector<bool>* keys_absent = nullptr)
+    : plan_(plan), cfg_(*plan.cfg), keys_absent_(keys_absent) {}
 
   std::string run();
 
@@ -76,6 +77,7 @@ private:
   void index_profile_dependencies();
   routing_plan& plan_;
   const config& cfg_;
+  const std::vector<bool>* keys_absent_; ///< compile_plan_without_keys: zones compiled without their keys
   /// rdata id by type + wire bytes (an A record's key fits std::string's
   /// inline buffer; 100,000 records repeat a few thousand rdatas).
   std::unordered_map<std::string, uint32_t> rdata_ids_;
@@ -634,11 +636,13 @@ std::string plan_builder::run() {
     }
     build_wrr_schedule(plan_, zp.ns);
     zp.ns_ttl = z.ns_ttl;
-    if (z.dnssec.enabled && error_.empty()) {
+    const bool keys_absent = keys_absent_ && zi < keys_absent_->size() && (*keys_absent_)[zi];
+    if (z.dnssec.enabled && error_.empty() && !keys_absent) {
       std::string err;
       zp.keys = dnssec::load_zone_keys(z, err);
-      if (!zp.keys)
-        error_ = err;
+      if (!zp.keys) // a node never serves a signed zone unsigned: the config is refused, naming file and line
+        error_ = cfg_.file + ":" + std::to_string(z.dnssec.where.line) + ":" + std::to_string(z.dnssec.where.column) +
+                 ": " + err;
     }
 
     // The apex SOA and NS as plain records.
@@ -762,6 +766,16 @@ compile_result compile_plan(config_ptr cfg, uint32_t version) {
   plan->cfg = std::move(cfg);
   plan->version = version;
   plan_builder builder(*plan);
+  std::string error = builder.run();
+  if (!error.empty())
+    return compile_result{nullptr, error};
+  return compile_result{std::move(plan), {}};
+}
+
+compile_result compile_plan_without_keys(config_ptr cfg, const std::vector<bool>& keys_absent) {
+  auto plan = std::make_shared<routing_plan>();
+  plan->cfg = std::move(cfg);
+  plan_builder builder(*plan, &keys_absent);
   std::string error = builder.run();
   if (!error.empty())
     return compile_result{nullptr, error};

@@ -277,6 +277,14 @@ struct compile_result {
 
 compile_result compile_plan(config_ptr cfg, uint32_t version = 0);
 
+/// What `gtmesh check-config` compiles on a machine that lacks some zones'
+/// DNSSEC key files (keys are local to the nodes that answer DNS): the zones
+/// with `keys_absent[zone index]` set are compiled without keys, so that
+/// everything else is still checked. Such a plan signs nothing for them and
+/// is for that check only, never served: nodes compile with compile_plan,
+/// which refuses a zone whose key file it cannot read.
+compile_result compile_plan_without_keys(config_ptr cfg, const std::vector<bool>& keys_absent);
+
 /// A plan of at least this many records (SOA and NS included) has its name
 /// table built by a second thread while the first compiles the records.
 /// Tests lower it to cover that path with small configs.

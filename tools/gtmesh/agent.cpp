@@ -1,6 +1,4 @@
-// gtmesh agent --config FILE --dc DC [--once] [--print] [--instance ID]
-//              [--client-prefix PREFIX]... [--client-rate N] [--icmp datagram|raw] [--quiet]
-//              [--procfs DIR] [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F [--tls-crl F]]
+// gtmesh agent --config FILE --dc DC (its options: tools/gtmesh/command_table.cpp)
 //
 // Runs the host, service, probe and client agents of one DC (docs/agents.md).
 // With --decider, batches go to the deciders over the mesh (docs/mesh.md) and
@@ -25,6 +23,7 @@
 #include "core/text/log.hpp"
 #include "tools/gtmesh/ops_listener.hpp"
 #include "tools/gtmesh/agent_node.hpp"
+#include "tools/gtmesh/command_table.hpp"
 #include "tools/gtmesh/node_options.hpp"
 
 #include <caf/actor_system.hpp>
@@ -44,15 +43,6 @@
 namespace gtmesh::cli {
 
 namespace {
-
-int usage() {
-  std::fprintf(stderr, "usage: gtmesh agent --config FILE --dc DC [--once] [--print] [--instance ID]\n"
-                       "                    [--client-prefix PREFIX]... [--client-rate N] [--icmp datagram|raw]"
-                       " [--quiet] [--procfs DIR]\n"
-                       "                    [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F [--tls-crl F]]"
-                       " [--http ADDR:PORT]\n");
-  return 2;
-}
 
 std::string host_name() {
   char buf[256] = {};
@@ -82,7 +72,10 @@ int agent(const args& a) {
   std::string unknown;
   auto pos = r.positional(unknown);
   if (!unknown.empty() || !pos.empty() || config_path.empty() || dc.empty())
-    return usage();
+    return usage_error("agent", !unknown.empty()      ? "unknown option '" + unknown + "'"
+                                : !pos.empty()        ? "takes no arguments but options ('" + pos[0] + "')"
+                                : config_path.empty() ? std::string("needs --config FILE")
+                                                      : std::string("needs --dc DC"));
 
   agents::agent_options opt;
   opt.dc = dc;
@@ -118,7 +111,7 @@ int agent(const args& a) {
   else if (icmp_text == "raw")
     opt.icmp = agents::icmp_mode::raw;
   else if (!icmp_text.empty())
-    return usage();
+    return usage_error("agent", "--icmp expects datagram or raw");
 
   // An agent reads every section but the zones (config_scope): the records
   // are the deciders' business and most of a big config.

@@ -1,4 +1,4 @@
-// gtmesh backend --listen HOST:PORT [--name TEXT] [--down-file FILE] [--port-file FILE]
+// gtmesh backend --listen HOST:PORT (its options: tools/gtmesh/command_table.cpp)
 //
 // A tiny HTTP backend for the demo cluster and tests: GET /health answers
 // 200 "OK" while FILE does not exist and 503 while it does (touch it to take
@@ -8,6 +8,7 @@
 #include "core/runtime/durable_file.hpp"
 #include "core/mesh/node_runtime.hpp"
 #include "core/text/log.hpp"
+#include "tools/gtmesh/command_table.hpp"
 #include "tools/gtmesh/commands.hpp"
 #include "tools/gtmesh/health_backend.hpp"
 
@@ -29,10 +30,12 @@ int backend(const args& a) {
   r.option("--port-file", port_file);
   std::string unknown, host;
   uint16_t port = 0;
-  if (!r.positional(unknown).empty() || !unknown.empty() || !mesh::split_host_port(listen, host, port)) {
-    std::fprintf(stderr, "usage: gtmesh backend --listen HOST:PORT [--name TEXT] [--down-file FILE] [--port-file FILE]\n");
-    return 2;
-  }
+  const auto pos = r.positional(unknown);
+  if (!pos.empty() || !unknown.empty() || !mesh::split_host_port(listen, host, port))
+    return usage_error("backend", !unknown.empty() ? "unknown option '" + unknown + "'"
+                                  : !pos.empty()   ? "takes no arguments but options ('" + pos[0] + "')"
+                                  : listen.empty() ? std::string("needs --listen HOST:PORT")
+                                                   : std::string("--listen expects HOST:PORT"));
   sigset_t signals = block_stop_signals();
 
   httplib::Server server;

@@ -1,10 +1,14 @@
 #include "core/config/config_loader.hpp"
 #include "core/config/failover_budget.hpp"
+#include "core/dnssec/zone_keys.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/routing/routing_plan.hpp"
+#include "tools/gtmesh/command_table.hpp"
 #include "tools/gtmesh/commands.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <sys/stat.h>
 
 namespace gtmesh::cli {
 
@@ -38,29 +42,90 @@ void print_budgets(const config& c) {
   std::printf("%zu record(s) over %s\n", over, budget_seconds(limit).c_str());
 }
 
+/// The `gtmeshctl dnssec keygen` command that writes `path` for `z`.
+std::string keygen_command(const zone& z, const std::string& path) {
+  std::string zone_name = z.name;
+  if (zone_name.size() > 1 && zone_name.back() == '.')
+    zone_name.pop_back();
+  return "gtmeshctl dnssec keygen " + zone_name +
+         (z.dnssec.algorithm == dnssec::algorithm_ed25519 ? " --algorithm ed25519" : "") + " --out " + path;
+}
+
+/// DNSSEC key files are local to the nodes that answer DNS: on a machine
+/// without them (CI, a laptop) a key file that does not exist is a warning
+/// naming the keygen command that makes it, and the zone is compiled
+/// unsigned for this check only. A key file that exists is read as a node
+/// reads it, and anything wrong with it is an error. Returns the zones
+/// missing a key file (`missing` has a warning for each; empty when none
+/// is); `errors` gets the files that exist and are bad.
+std::vector<bool> check_local_keys(const config& c, config_errors& missing, config_errors& errors) {
+  std::vector<bool> absent(c.zones.size(), false);
+  for (size_t zi = 0; zi < c.zones.size(); ++zi) {
+    const zone& z = c.zones[zi];
+    if (!z.dnssec.enabled)
+      continue;
+    std::string field = "zones[" + (z.name.size() > 1 && z.name.back() == '.' ? z.name.substr(0, z.name.size() - 1)
+                                                                             : z.name) + "].dnssec.";
+    std::vector<std::pair<std::string, std::string>> files{{field + "key", z.dnssec.key}};
+    for (size_t i = 0; i < z.dnssec.publish.size(); ++i)
+      files.emplace_back(field + "publish[" + std::to_string(i) + "]", z.dnssec.publish[i]);
+    for (const auto& [where, path] : files) {
+      struct stat st;
+      if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) {
+        absent[zi] = true;
+        missing.push_back({c.file, z.dnssec.where.line, z.dnssec.where.column, where,
+                           path + " does not exist on this machine. Every node that answers DNS for the zone "
+                           "(each decider, each gtmesh serve) needs it and refuses this config without it; "
+                           "make it with: " + keygen_command(z, path)});
+        continue;
+      }
+      std::string error;
+      if (!dnssec::load_key_file(path, z.dnssec.algorithm, error))
+        errors.push_back({c.file, z.dnssec.where.line, z.dnssec.where.column, where, error});
+    }
+  }
+  if (missing.empty())
+    absent.clear();
+  return absent;
+}
+
 } // namespace
 
 // Runs exactly what a node runs before accepting a config: load + validate,
-// then compile (which opens the geo database). Exit 0 = it would be accepted.
+// then compile (which opens the geo database and the DNSSEC keys). Exit 0 =
+// it would be accepted (with the node's key files, see check_local_keys).
 // --budget also prints every record's failover budget.
 int check_config(const args& a) {
   arg_reader r(a);
   const bool budget = r.flag("--budget");
+  const bool require_keys = r.flag("--require-keys");
   std::string unknown;
   auto files = r.positional(unknown);
-  if (!unknown.empty() || files.size() != 1) {
-    std::fprintf(stderr, "usage: gtmesh check-config [--budget] FILE\n");
-    return 2;
-  }
+  if (!unknown.empty() || files.size() != 1)
+    return usage_error("check-config", files.empty() ? "expects the config FILE" : "expects one config FILE");
   load_result loaded = load_config_file(files[0], routing_methods());
+  std::vector<bool> keys_absent;
+  if (loaded.ok() && !require_keys) {
+    config_errors missing, bad;
+    keys_absent = check_local_keys(*loaded.cfg, missing, bad);
+    loaded.warnings.insert(loaded.warnings.end(), missing.begin(), missing.end());
+    loaded.errors.insert(loaded.errors.end(), bad.begin(), bad.end());
+    if (!bad.empty())
+      loaded.cfg.reset(); // a model and errors never go together
+  }
   std::fputs(loaded.report().c_str(), stderr);
   if (!loaded.ok()) {
     std::fprintf(stderr, "%s: %zu error(s); the config is rejected\n", files[0].c_str(), loaded.errors.size());
     return 1;
   }
-  compile_result compiled = compile_plan(loaded.cfg);
+  compile_result compiled = keys_absent.empty() ? compile_plan(loaded.cfg)
+                                                : compile_plan_without_keys(loaded.cfg, keys_absent);
   if (!compiled.plan) {
-    std::fprintf(stderr, "error: %s: %s\n", files[0].c_str(), compiled.error.c_str());
+    // An error that names the file and line already (a DNSSEC key) is not prefixed again.
+    if (compiled.error.starts_with(loaded.cfg->file + ":"))
+      std::fprintf(stderr, "error: %s\n", compiled.error.c_str());
+    else
+      std::fprintf(stderr, "error: %s: %s\n", files[0].c_str(), compiled.error.c_str());
     return 1;
   }
   const config& c = *loaded.cfg;

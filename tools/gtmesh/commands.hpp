@@ -32,7 +32,9 @@ sigset_t block_stop_signals(bool block = true, bool reload = false);
 /// sigwait() on `signals` until a stop signal; each SIGHUP calls `on_hup`.
 int wait_for_stop(const sigset_t& signals, const std::function<void()>& on_hup);
 
-/// Small argument helper: `--name value` or `--name=value`.
+/// Small argument helper: `--name value` or `--name=value`. Which options a
+/// command accepts is its row of the command table (command_help.hpp);
+/// main refuses every other before the command runs.
 class arg_reader {
 public:
   explicit arg_reader(const args& a) : args_(a) {}
@@ -41,10 +43,20 @@ public:
   std::vector<std::string> options(const std::string& name);
   bool flag(const std::string& name);
   /// What remains: positional arguments. Unknown --options are reported.
+  /// A parser calls it once it has asked for all its options: with
+  /// expect_options() set, the options asked for must be exactly those
+  /// (exit 70 naming the difference: the table and the parser disagree).
   std::vector<std::string> positional(std::string& unknown);
 
 private:
   args args_;
+  std::vector<std::string> asked_;
 };
+
+/// Set by main from the command table before a command's parser runs: the
+/// options that parser must ask its arg_reader for (`who` names it in the
+/// message). A listed option the parser never reads, or one it reads that
+/// is not listed, ends the process with exit code 70 at positional().
+void expect_options(std::vector<std::string> names, std::string who);
 
 } // namespace gtmesh::cli

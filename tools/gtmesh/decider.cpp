@@ -1,12 +1,7 @@
 // gtmesh decider: one decider node of the mesh (docs/mesh.md).
 //
-//   gtmesh decider --config FILE --data-dir DIR --listen HOST:PORT [--advertise HOST:PORT] [--name NAME]
-//                  [--peer HOST:PORT]... [--dns ADDR:PORT]... [--dns-threads N]
-//                  [--port-file FILE] [--faults] [--dc-down-after DURATION] [--keep-configs N]
-//                  [--gossip-interval DURATION] [--election-timeout DURATION]
-//                  [--tls-ca F --tls-cert F --tls-key F [--tls-crl F]] [--cookie-secret FILE] [--http ADDR:PORT] [--join]
-//                  [--dnstap unix:PATH|tcp:HOST:PORT|file:PATH]
-//                  [--restore BACKUP]
+//   gtmesh decider --config FILE --data-dir DIR --listen HOST:PORT [options]
+//   (its options: tools/gtmesh/command_table.cpp, `gtmesh help decider`)
 //
 // The first deciders of a cluster are started with the addresses of all the
 // others (--peer); with its own (--advertise, default --listen) they are the
@@ -37,6 +32,7 @@
 #include "core/mesh/node_runtime.hpp"
 #include "core/net/ip_address.hpp"
 #include "core/routing/all_methods.hpp"
+#include "tools/gtmesh/command_table.hpp"
 #include "tools/gtmesh/node_options.hpp"
 #include "core/text/log.hpp"
 #include "tools/gtmesh/ops_listener.hpp"
@@ -50,20 +46,6 @@
 #include <pthread.h>
 
 namespace gtmesh::cli {
-
-namespace {
-
-void usage() {
-  std::fputs("usage: gtmesh decider --config FILE --data-dir DIR --listen HOST:PORT [--advertise HOST:PORT]\n"
-             "         [--name NAME] [--peer HOST:PORT]... [--dns ADDR:PORT]... [--dns-threads N] [--port-file FILE]\n"
-             "         [--faults] [--dc-down-after DURATION] [--keep-configs N] [--gossip-interval DURATION]\n"
-             "         [--election-timeout DURATION] [--tls-ca FILE --tls-cert FILE --tls-key FILE [--tls-crl FILE]]\n"
-             "         [--cookie-secret FILE] [--http ADDR:PORT] [--join] [--restore BACKUP]\n"
-             "         [--dnstap unix:PATH|tcp:HOST:PORT|file:PATH]\n",
-             stderr);
-}
-
-} // namespace
 
 int decider(const args& a) {
   arg_reader r(a);
@@ -125,13 +107,15 @@ int decider(const args& a) {
   mesh::tls_files tls = tls_options(r, boot.cfg.get());
   std::string unknown, host;
   uint16_t port = 0;
-  if (!r.positional(unknown).empty() || !unknown.empty() || config_path.empty() || data_dir.empty() ||
-      !mesh::split_host_port(listen, host, port)) {
-    if (!unknown.empty())
-      log_error("decider", "unknown option '%s'", unknown.c_str());
-    usage();
-    return 2;
-  }
+  const auto pos = r.positional(unknown);
+  if (!pos.empty() || !unknown.empty() || config_path.empty() || data_dir.empty() ||
+      !mesh::split_host_port(listen, host, port))
+    return usage_error("decider", !unknown.empty()      ? "unknown option '" + unknown + "'"
+                                  : !pos.empty()        ? "takes no arguments but options ('" + pos[0] + "')"
+                                  : config_path.empty() ? std::string("needs --config FILE")
+                                  : data_dir.empty()    ? std::string("needs --data-dir DIR")
+                                  : listen.empty()      ? std::string("needs --listen HOST:PORT")
+                                                        : std::string("--listen expects HOST:PORT"));
   if (!boot.ok()) {
     log_report("decider", boot.report());
     return 1;

@@ -21,6 +21,7 @@
 #include "core/mesh/node_runtime.hpp"
 #include "core/routing/all_methods.hpp"
 #include "tools/gtmesh/agent_node.hpp"
+#include "tools/gtmesh/command_table.hpp"
 #include "tools/gtmesh/health_backend.hpp"
 #include "tools/gtmesh/node_options.hpp"
 #include "core/text/log.hpp"
@@ -144,14 +145,9 @@ int demo(const args& a) {
   r.option("--mesh-port", mesh_port_text);
   r.option("--data-dir", dir);
   r.option("--port-file", port_file);
-  bool help = r.flag("--help");
   std::string unknown;
-  if (help || !r.positional(unknown).empty() || !unknown.empty()) {
-    std::fputs("usage: gtmesh demo [--dns-port 5353] [--mesh-port 7400] [--http 127.0.0.1:9464|off]\n"
-               "                   [--data-dir gtmesh-demo] [--port-file FILE]\n",
-               stderr);
-    return help ? 0 : 2;
-  }
+  if (!r.positional(unknown).empty() || !unknown.empty())
+    return usage_error("demo", "takes options only");
   int dns_port = std::atoi(dns_port_text.c_str()), mesh_port = std::atoi(mesh_port_text.c_str());
   if (dns_port < 0 || dns_port > 65535 || mesh_port < 0 || mesh_port > 65535) {
     log_error("demo", "ports are 0..65535");

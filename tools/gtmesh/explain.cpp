@@ -8,6 +8,7 @@
 #include "core/routing/engine.hpp"
 #include "core/routing/state_file.hpp"
 #include "core/text/wrap.hpp"
+#include "tools/gtmesh/command_table.hpp"
 #include "tools/gtmesh/commands.hpp"
 
 #include <chrono>
@@ -104,8 +105,7 @@ std::string dnssec_text(const routing_plan& plan, const routing_query& q, const 
 
 } // namespace
 
-// gtmesh explain --config FILE [--state STATE.yaml] NAME TYPE [--client IP]
-//                [--ecs PREFIX] [--now TIME] [--seed N] [--json] [--dnssec]
+// gtmesh explain (its options: tools/gtmesh/command_table.cpp)
 int explain(const args& a) {
   arg_reader r(a);
   std::string config_path, state_path, client_text = "192.0.2.1", ecs_text, now_text, seed_text;
@@ -119,12 +119,10 @@ int explain(const args& a) {
   r.option("--seed", seed_text);
   std::string unknown;
   auto pos = r.positional(unknown);
-  if (!unknown.empty() || config_path.empty() || pos.empty() || pos.size() > 2) {
-    std::fprintf(stderr,
-                 "usage: gtmesh explain --config FILE [--state STATE.yaml] NAME [TYPE] [--client IP] "
-                 "[--ecs PREFIX] [--now TIME] [--seed N] [--json] [--dnssec]\n");
-    return 2;
-  }
+  if (!unknown.empty() || config_path.empty() || pos.empty() || pos.size() > 2)
+    return usage_error("explain", !unknown.empty()      ? "unknown option '" + unknown + "'"
+                                  : config_path.empty() ? std::string("needs --config FILE")
+                                                        : std::string("expects NAME [TYPE]"));
   load_result loaded = load_config_file(config_path, routing_methods());
   if (!loaded.ok()) {
     std::fputs(loaded.report().c_str(), stderr);

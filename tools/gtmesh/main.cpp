@@ -1,13 +1,10 @@
-// gtmesh: one binary for every node role (SPEC section 6). Subcommands:
-//   check-config [--budget] FILE  validate a config (exit 1 with file:line:field errors);
-//                              --budget prints each record's failover budget
-//   explain ...                show why an answer is given, for a hand-written state
-//   schema                     the config's JSON Schema, from the loader's table of fields
-//   serve, agent, decider      the node roles
-//   demo, backend              the embedded demo cluster and its test backend
-//   version                    what this build is and speaks (rolling upgrades)
+// gtmesh: one binary for every node role (SPEC section 6). Its commands,
+// their options and examples are the table in tools/gtmesh/command_table.cpp,
+// from which `gtmesh --help`, `gtmesh help COMMAND` and `gtmesh COMMAND
+// --help` are printed and every command's options are checked.
 
 #include "core/text/log.hpp"
+#include "tools/gtmesh/command_table.hpp"
 #include "tools/gtmesh/commands.hpp"
 
 #include <cstdio>
@@ -21,47 +18,38 @@ namespace {
 struct command {
   const char* name;
   int (*run)(const gtmesh::cli::args&);
-  const char* help;
 };
 
+// What runs each command of the table.
 const command commands[] = {
-  {"check-config", gtmesh::cli::check_config, "check-config [--budget] FILE  validate a config file (--budget: failover times)"},
-  {"schema", gtmesh::cli::schema, "schema                      print the config's JSON Schema (editors validate with it)"},
-  {"explain", gtmesh::cli::explain,
-   "explain --config FILE [--state STATE.yaml] NAME TYPE [--client IP] [--ecs PREFIX] [--json]\n"
-   "                            show the decision trace of one query"},
-  {"serve", gtmesh::cli::serve,
-   "serve --config FILE --listen ADDR:PORT [--listen ...] [--state STATE.yaml]\n"
-   "                            run a standalone authoritative DNS responder"},
-  {"agent", gtmesh::cli::agent,
-   "agent --config FILE --dc DC [--decider HOST:PORT]... [--once] [--print]\n"
-   "                            run the host, service and client agents of one DC"},
-  {"decider", gtmesh::cli::decider,
-   "decider --config FILE --data-dir DIR --listen HOST:PORT [--peer HOST:PORT]... [--dns ADDR:PORT]...\n"
-   "                            run a decider (RocksDB state, gossip, optional DNS responder)"},
-  {"demo", gtmesh::cli::demo,
-   "demo [--dns-port 5353] [--mesh-port 7400] [--data-dir gtmesh-demo]\n"
-   "                            a whole 3-DC cluster in one process on loopback"},
-  {"backend", gtmesh::cli::backend,
-   "backend --listen HOST:PORT [--down-file FILE]\n"
-   "                            a tiny HTTP backend for demos and tests"},
-  {"version", gtmesh::cli::version,
-   "version                   this build's version, mesh protocol, capabilities and formats"},
+  {"check-config", gtmesh::cli::check_config},
+  {"schema", gtmesh::cli::schema},
+  {"explain", gtmesh::cli::explain},
+  {"serve", gtmesh::cli::serve},
+  {"agent", gtmesh::cli::agent},
+  {"decider", gtmesh::cli::decider},
+  {"demo", gtmesh::cli::demo},
+  {"backend", gtmesh::cli::backend},
+  {"version", gtmesh::cli::version},
 };
-
-void usage() {
-  std::fprintf(stderr, "usage: gtmesh COMMAND [ARGS] [--log-format text|json] [--log-level debug|info|warn|error]\n\n"
-                       "commands:\n");
-  for (const auto& c : commands)
-    std::fprintf(stderr, "  %s\n", c.help);
-}
 
 } // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
-    usage();
-    return argc < 2 ? 2 : 0;
+  namespace cli = gtmesh::cli;
+  const cli::program_spec& table = cli::gtmesh_program();
+  if (std::string problems = cli::check_table(table); !problems.empty()) {
+    std::fprintf(stderr, "gtmesh: internal error: the command table is inconsistent:\n%s", problems.c_str());
+    return 70;
+  }
+  cli::command_line line = cli::parse_command_line(table, cli::args(argv + 1, argv + argc));
+  if (line.what == cli::command_line::kind::help) {
+    std::fputs((line.command ? cli::command_help(table, *line.command) : cli::global_usage(table)).c_str(), stdout);
+    return 0;
+  }
+  if (line.what == cli::command_line::kind::usage) {
+    std::fputs(cli::usage_error_text(table, line).c_str(), stderr);
+    return 2;
   }
   // Fixed malloc thresholds instead of glibc's sliding ones: once a big
   // block has been freed glibc raises its trim threshold to 64 MB per arena,
@@ -72,17 +60,20 @@ int main(int argc, char** argv) {
   // their own, and an arena's free top above 8 MiB goes back at once.
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
   mallopt(M_TRIM_THRESHOLD, 8 << 20);
-  gtmesh::cli::args rest(argv + 2, argv + argc);
+  gtmesh::cli::args rest = line.rest;
   // --log-format text|json and --log-level debug|info|warn|error, for every
   // command (core/text/log.hpp).
   std::string format, level;
-  for (size_t i = 0; i + 1 < rest.size();) {
-    if (rest[i] == "--log-format" || rest[i] == "--log-level") {
-      (rest[i] == "--log-format" ? format : level) = rest[i + 1];
-      rest.erase(rest.begin() + static_cast<long>(i), rest.begin() + static_cast<long>(i) + 2);
-    } else {
+  // (parse_command_line made sure each has its value.)
+  for (size_t i = 0; i < rest.size();) {
+    const std::string name = rest[i].substr(0, rest[i].find('='));
+    if (name != "--log-format" && name != "--log-level") {
       ++i;
+      continue;
     }
+    const bool inline_value = name.size() < rest[i].size();
+    (name == "--log-format" ? format : level) = inline_value ? rest[i].substr(name.size() + 1) : rest[i + 1];
+    rest.erase(rest.begin() + static_cast<long>(i), rest.begin() + static_cast<long>(i) + (inline_value ? 1 : 2));
   }
   gtmesh::log_settings log;
   std::string error;
@@ -92,9 +83,15 @@ int main(int argc, char** argv) {
   }
   gtmesh::configure_log(log);
   for (const auto& c : commands)
-    if (std::strcmp(argv[1], c.name) == 0)
+    if (line.command->path == c.name) {
+      // The command's parser must read exactly the options its row lists.
+      std::vector<std::string> own;
+      for (const auto& o : line.command->options)
+        own.emplace_back(o.name);
+      cli::expect_options(own, "gtmesh " + std::string(c.name));
       return c.run(rest);
-  std::fprintf(stderr, "gtmesh: unknown command '%s'\n\n", argv[1]);
-  usage();
-  return 2;
+    }
+  std::fprintf(stderr, "gtmesh: internal error: '%s' is in the command table but nothing runs it\n",
+               std::string(line.command->path).c_str());
+  return 70;
 }

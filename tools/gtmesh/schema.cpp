@@ -5,6 +5,7 @@
 
 #include "core/config/config_fields.hpp"
 #include "core/routing/all_methods.hpp"
+#include "tools/gtmesh/command_table.hpp"
 #include "tools/gtmesh/commands.hpp"
 
 #include <nlohmann/json.hpp>
@@ -110,10 +111,8 @@ std::string config_schema() {
 }
 
 int schema(const args& a) {
-  if (!a.empty()) {
-    std::fputs("usage: gtmesh schema   (prints the config's JSON Schema)\n", stderr);
-    return 2;
-  }
+  if (!a.empty())
+    return usage_error("schema", "takes no arguments");
   std::fputs(config_schema().c_str(), stdout);
   return 0;
 }

@@ -1,13 +1,8 @@
 // gtmesh serve: a standalone authoritative DNS responder from a config file
 // and an optional hand-written measurement state (docs/dns.md).
 //
-//   gtmesh serve --config FILE --listen ADDR:PORT [--listen ...] [--state STATE.yaml]
-//                [--port-file FILE] [--udp-threads N] [--max-udp-size N]
-//                [--tcp-idle-timeout DURATION] [--tcp-max-connections N] [--no-tcp]
-//                [--tcp-max-connections-per-client N] [--tcp-client-ipv4-prefix N]
-//                [--tcp-client-ipv6-prefix N] [--tcp-pressure-idle-timeout DURATION]
-//                [--rrl-rate N] [--rrl-slip N] [--rrl-ipv4-prefix N] [--rrl-ipv6-prefix N]
-//                [--rrl-loopback] [--cookie-secret FILE] [--dnstap unix:PATH|tcp:HOST:PORT|file:PATH]
+//   gtmesh serve --config FILE --listen ADDR:PORT [options]
+//   (its options: tools/gtmesh/command_table.cpp, `gtmesh help serve`)
 //
 // Signals: SIGHUP reloads config and state (a bad file is reported with
 // file:line:field and the running snapshot keeps serving); SIGUSR1 prints
@@ -27,6 +22,7 @@
 #include "tools/gtmesh/ops_listener.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/routing/state_file.hpp"
+#include "tools/gtmesh/command_table.hpp"
 #include "tools/gtmesh/commands.hpp"
 
 #include <caf/all.hpp>
@@ -70,7 +66,8 @@ loaded_snapshot load_snapshot(const std::string& config_path, const std::string&
     log_report("serve", loaded.report());
   compile_result compiled = compile_plan(loaded.cfg, version);
   if (!compiled.plan) {
-    out.errors = config_path + ": " + compiled.error + "\n";
+    // An error that names the file and line already (a DNSSEC key) is not prefixed again.
+    out.errors = (compiled.error.starts_with(loaded.cfg->file + ":") ? "" : config_path + ": ") + compiled.error + "\n";
     return out;
   }
   std::shared_ptr<const measurement_view> view;
@@ -101,20 +98,6 @@ bool parse_number(const std::string& text, long min, long max, long& out) {
     return false;
   out = v;
   return true;
-}
-
-void usage() {
-  std::fputs("usage: gtmesh serve --config FILE --listen ADDR:PORT [--listen ...] [--state STATE.yaml]\n"
-             "         [--port-file FILE] [--udp-threads N] [--max-udp-size N]\n"
-             "         [--tcp-idle-timeout DURATION] [--tcp-max-connections N] [--no-tcp]\n"
-             "         [--tcp-max-connections-per-client N] [--tcp-client-ipv4-prefix N] [--tcp-client-ipv6-prefix N]\n"
-             "         [--tcp-pressure-idle-timeout DURATION]\n"
-             "         [--rrl-rate N] [--rrl-slip N] [--rrl-ipv4-prefix N] [--rrl-ipv6-prefix N] [--rrl-loopback]\n"
-             "         [--cookie-secret FILE] [--http ADDR:PORT] [--dnstap unix:PATH|tcp:HOST:PORT|file:PATH]\n"
-             "  ADDR:PORT is 127.0.0.1:53, [::1]:53, 0.0.0.0:5353, [::]:0 (port 0: the kernel picks one;\n"
-             "  --port-file receives the bound addresses, one per line, once the responder answers).\n"
-             "  SIGHUP reloads config and state, SIGUSR1 prints counters, SIGTERM/SIGINT exit. See docs/dns.md.\n",
-             stderr);
 }
 
 } // namespace
@@ -182,12 +165,11 @@ int serve(const args& a) {
   }
   std::string unknown;
   auto positional = r.positional(unknown);
-  if (!unknown.empty() || !positional.empty() || config_path.empty() || listen_texts.empty()) {
-    if (!unknown.empty())
-      log_error("serve", "unknown option '%s'", unknown.c_str());
-    usage();
-    return 2;
-  }
+  if (!unknown.empty() || !positional.empty() || config_path.empty() || listen_texts.empty())
+    return usage_error("serve", !unknown.empty()      ? "unknown option '" + unknown + "'"
+                                : !positional.empty() ? "takes no arguments but options ('" + positional[0] + "')"
+                                : config_path.empty() ? std::string("needs --config FILE")
+                                                      : std::string("needs --listen ADDR:PORT"));
   for (const auto& t : listen_texts) {
     auto at = dns::listen_address::parse(t);
     if (!at) {

@@ -7,6 +7,7 @@
 #include "core/consensus/replicated_state.hpp"
 #include "core/mesh/protocol_version.hpp"
 #include "core/state/store_format.hpp"
+#include "tools/gtmesh/command_table.hpp"
 #include "tools/gtmesh/commands.hpp"
 
 #include <cstdio>
@@ -15,10 +16,8 @@
 namespace gtmesh::cli {
 
 int version(const args& a) {
-  if (!a.empty()) {
-    std::fprintf(stderr, "gtmesh version: takes no arguments\n");
-    return 2;
-  }
+  if (!a.empty())
+    return usage_error("version", "takes no arguments");
   std::string caps;
   for (const auto& c : mesh::own_capabilities())
     caps += (caps.empty() ? "" : ", ") + c;

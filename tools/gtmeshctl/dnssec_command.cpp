@@ -9,25 +9,24 @@
 #include "core/dnssec/zone_keys.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/routing/routing_plan.hpp"
+#include "tools/gtmeshctl/command_table.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <map>
+#include <cerrno>
+#include <cstring>
 #include <unistd.h>
 
 namespace gtmesh::cli {
 
 namespace {
 
-int usage() {
-  std::fputs("usage: gtmeshctl dnssec keygen ZONE [--algorithm ecdsap256sha256|ed25519] [--dir DIR]\n"
-             "       gtmeshctl dnssec ds ZONE --config FILE\n"
-             "       gtmeshctl dnssec rollover-plan ZONE --config FILE\n"
-             "       gtmeshctl dnssec dump-static ZONE --config FILE\n",
-             stderr);
-  return 2;
+/// A usage error about `dnssec SUB`, from the command table.
+int usage(const std::string& sub, const std::string& why) {
+  return print_usage_error(gtmeshctl_program(), "dnssec " + sub, why);
 }
 
 const zone* find_zone(const config& cfg, const std::string& name) {
@@ -53,16 +52,26 @@ int keygen(const std::string& zone_name, const dnssec_options& o) {
   else if (o.algorithm == "ed25519" || o.algorithm == "15")
     alg = dnssec::algorithm_ed25519;
   else
-    return usage();
+    return usage("keygen", "--algorithm expects ecdsap256sha256 or ed25519, not '" + o.algorithm + "'");
   if (!dns::text_to_wire(zone_name)) {
     std::fprintf(stderr, "gtmeshctl: '%s' is not a domain name\n", zone_name.c_str());
     return 2;
   }
   const std::string zone = dns::canonical_text(zone_name);
+  // Made under a temporary name in the folder it goes to, then linked to
+  // its name: a crash leaves no half key there, and link() never replaces
+  // a file that exists.
+  const std::filesystem::path folder =
+    o.out.empty() ? std::filesystem::path(o.dir) : std::filesystem::path(o.out).parent_path();
   std::error_code ec;
-  std::filesystem::create_directories(o.dir, ec);
-  // Made under a temporary name, then named after its key tag.
-  std::string tmp = o.dir + "/.keygen-" + std::to_string(::getpid()) + ".pem";
+  if (!folder.empty())
+    std::filesystem::create_directories(folder, ec);
+  if (ec) {
+    std::fprintf(stderr, "gtmeshctl: %s: %s\n", folder.c_str(), ec.message().c_str());
+    return 1;
+  }
+  const std::string tmp = (folder.empty() ? std::string(".") : folder.string()) + "/.keygen-" +
+                          std::to_string(::getpid()) + ".pem";
   std::string error;
   if (!dnssec::generate_key_file(tmp, alg, error)) {
     std::fprintf(stderr, "gtmeshctl: %s\n", error.c_str());
@@ -74,17 +83,20 @@ int keygen(const std::string& zone_name, const dnssec_options& o) {
     std::fprintf(stderr, "gtmeshctl: %s\n", error.c_str());
     return 1;
   }
-  char name[64];
-  std::snprintf(name, sizeof name, "+%03u+%05u.pem", alg, key->tag);
-  std::string path = o.dir + "/K" + zone + name;
-  if (std::filesystem::exists(path)) {
-    std::filesystem::remove(tmp, ec);
-    std::fprintf(stderr, "gtmeshctl: %s exists (a key file is never overwritten)\n", path.c_str());
-    return 1;
+  std::string path = o.out;
+  if (path.empty()) {
+    char name[64];
+    std::snprintf(name, sizeof name, "+%03u+%05u.pem", alg, key->tag);
+    path = o.dir + "/K" + zone + name;
   }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::fprintf(stderr, "gtmeshctl: %s: %s\n", path.c_str(), ec.message().c_str());
+  const int linked = ::link(tmp.c_str(), path.c_str());
+  const int link_errno = errno;
+  std::filesystem::remove(tmp, ec);
+  if (linked != 0) {
+    if (link_errno == EEXIST)
+      std::fprintf(stderr, "gtmeshctl: %s exists (a key file is never overwritten)\n", path.c_str());
+    else
+      std::fprintf(stderr, "gtmeshctl: %s: %s\n", path.c_str(), std::strerror(link_errno));
     return 1;
   }
   std::printf("wrote %s (key tag %u, %s; mode 0600: copy it to every decider and `gtmesh serve` node)\n",
@@ -95,7 +107,7 @@ int keygen(const std::string& zone_name, const dnssec_options& o) {
 
 int with_zone_keys(const std::string& zone_name, const dnssec_options& o, bool plan) {
   if (o.config.empty())
-    return usage();
+    return usage(plan ? "rollover-plan" : "ds", "needs --config FILE");
   load_result loaded = load_config_file(o.config, routing_methods());
   if (!loaded.ok()) {
     std::fputs(loaded.report().c_str(), stderr);
@@ -166,7 +178,7 @@ void print_generic(std::span<const uint8_t> owner, uint16_t type, uint32_t ttl, 
 /// serve (docs/dnssec.md).
 int dump_static(const std::string& zone_name, const dnssec_options& o) {
   if (o.config.empty())
-    return usage();
+    return usage("dump-static", "needs --config FILE");
   load_result loaded = load_config_file(o.config, routing_methods());
   if (!loaded.ok()) {
     std::fputs(loaded.report().c_str(), stderr);
@@ -275,7 +287,7 @@ int dump_static(const std::string& zone_name, const dnssec_options& o) {
 
 int dnssec_command(const std::vector<std::string>& pos, const dnssec_options& options) {
   if (pos.size() != 3)
-    return usage();
+    return usage(pos.size() > 1 ? pos[1] : "", "expects ZONE");
   if (pos[1] == "keygen")
     return keygen(pos[2], options);
   if (pos[1] == "ds")
@@ -284,7 +296,7 @@ int dnssec_command(const std::vector<std::string>& pos, const dnssec_options& op
     return with_zone_keys(pos[2], options, true);
   if (pos[1] == "dump-static")
     return dump_static(pos[2], options);
-  return usage();
+  return usage(pos[1], "unknown subcommand");
 }
 
 } // namespace gtmesh::cli

@@ -9,7 +9,8 @@
 namespace gtmesh::cli {
 
 struct dnssec_options {
-  std::string dir = ".";           ///< keygen: where the key file goes
+  std::string dir = ".";           ///< keygen: the folder the key file goes in, named after its key tag
+  std::string out;                 ///< keygen: the key file's exact path instead (parent folders made)
   std::string algorithm = "ecdsap256sha256";
   std::string config;              ///< ds, rollover-plan, dump-static: the config naming the keys
 };

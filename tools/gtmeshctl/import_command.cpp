@@ -6,6 +6,7 @@
 #include "core/config/config_json.hpp"
 #include "core/geo/region.hpp"
 #include "core/net/ip_address.hpp"
+#include "tools/gtmeshctl/command_table.hpp"
 #include "tools/gtmeshctl/importers/importer.hpp"
 
 #include <algorithm>
@@ -366,13 +367,9 @@ namespace {
 
 using importing::json;
 
-int usage() {
-  std::fputs("usage: gtmeshctl import azure-tm FILE [--zone ZONE] [-o OUT] [--geo-database PATH]\n"
-             "       gtmeshctl import octodns ZONE.yaml [--zone ZONE] [-o OUT] [--geo-database PATH]\n"
-             "       gtmeshctl import route53 RRSETS.json [HEALTHCHECKS.json] [--zone ZONE] [-o OUT]\n"
-             "                                [--geo-database PATH]\n",
-             stderr);
-  return 2;
+int usage(const std::string& system, const std::string& why) {
+  const bool known = system == "azure-tm" || system == "octodns" || system == "route53";
+  return print_usage_error(gtmeshctl_program(), known ? "import " + system : std::string("import"), why);
 }
 
 std::string read_file(const std::string& path) {
@@ -421,13 +418,21 @@ json parse_yaml(const std::string& path) {
 } // namespace
 
 int import_command(const std::vector<std::string>& args) {
-  // Our own options: gtmeshctl's main reader does not know -o.
+  // Our own options (gtmeshctl's main reader does not know -o); main
+  // refused every option tools/gtmeshctl/command_table.cpp does not list.
   std::vector<std::string> pos;
   importing::options o;
   std::string out_path;
+  const std::string system_word = args.size() > 1 ? args[1] : "";
   for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
+    // --name=value or --name value
+    const size_t eq = args[i].starts_with("--") ? args[i].find('=') : std::string::npos;
+    const std::string a = args[i].substr(0, eq);
     auto value = [&](std::string& dst) {
+      if (eq != std::string::npos) {
+        dst = args[i].substr(eq + 1);
+        return true;
+      }
       if (i + 1 >= args.size())
         return false;
       dst = args[++i];
@@ -435,28 +440,26 @@ int import_command(const std::vector<std::string>& args) {
     };
     if (a == "-o" || a == "--output") {
       if (!value(out_path))
-        return usage();
+        return usage(system_word, a + " needs a value (OUT)");
     } else if (a == "--zone") {
       if (!value(o.zone))
-        return usage();
+        return usage(system_word, "--zone needs a value (ZONE)");
     } else if (a == "--geo-database") {
       if (!value(o.geo_database))
-        return usage();
-    } else if (a == "-h" || a == "--help") {
-      return usage();
+        return usage(system_word, "--geo-database needs a value (PATH)");
     } else if (a.size() > 1 && a[0] == '-') {
-      std::fprintf(stderr, "gtmeshctl import: unknown option '%s'\n", a.c_str());
-      return usage();
+      return usage(system_word, "unknown option '" + a + "'");
     } else {
       pos.push_back(a);
     }
   }
-  if (pos.size() < 2)
-    return usage();
-  const std::string& system = pos[0];
+  const std::string system = pos.empty() ? std::string() : pos[0];
   const size_t max_files = system == "route53" ? 3 : 2;
-  if (pos.size() > max_files || (system != "azure-tm" && system != "octodns" && system != "route53"))
-    return usage();
+  if (system != "azure-tm" && system != "octodns" && system != "route53")
+    return usage(system, system.empty() ? "needs a SYSTEM: azure-tm, octodns or route53"
+                                        : "unknown SYSTEM '" + system + "': azure-tm, octodns or route53");
+  if (pos.size() < 2 || pos.size() > max_files)
+    return usage(system, system == "route53" ? "expects RRSETS.json [HEALTHCHECKS.json]" : "expects one FILE");
   o.file = pos[1];
   if (pos.size() == 3)
     o.second_file = pos[2];

@@ -1,43 +1,12 @@
 // gtmeshctl: the operator's tool (SPEC section 1, docs/mesh.md).
 //
-//   gtmeshctl [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F] [--timeout DURATION] COMMAND
-//     push FILE [--dry-run] [--force] [--base VERSION] [--message TEXT]
-//                                  validate locally, then commit it through the deciders' Raft log;
-//                                  refused if the API changed the config after the version the file
-//                                  is based on (its export header, --base, else the last pushed file)
-//                                  unless --force
-//     get KIND [NAME] | get zones/ZONE/records[/NAME/TYPE]   one object or a list, as JSON (docs/api.md)
-//     apply FILE [--dry-run] [--if-match VERSION] [--message TEXT]   the objects of a partial config,
-//                                  committed as one new version
-//     delete KIND NAME | delete zones/ZONE/records/NAME/TYPE [--if-match VERSION] [--message TEXT]
-//     export                       the running config as canonical YAML, with its version
-//     status [--json]              per node: config version, consensus, peers, DC health, measurement ages
-//     configs                      the committed config history: VERSION SHA256 LOG-INDEX FILE BY AT_MS
-//     explain NAME [TYPE] [--client IP] [--ecs PREFIX] [--json]   a live decision trace
-//     drain DC | undrain DC        an operator override, committed through the Raft log
-//     member list | add HOST:PORT | remove HOST:PORT | replace OLD NEW
-//                                  the deciders of the cluster, changed online (docs/mesh.md)
-//     history [--since 10m|ISO-TIME|UNIX_MS] [--limit N]   the health transition timeline (UTC times)
-//     backup FILE                  the cluster's committed state (configs and their history, drains,
-//                                  membership) from the leader, into one file (docs/mesh.md)
-//     show-backup FILE             what a backup holds (checked as a restore checks it)
-//     fault LINK SPEC              fault hooks of a decider started with --faults (this decider only)
-//                                  (SPEC: drop=0.3,dup=0.1,reorder=0.2,delay=100ms,partition,none)
-//     ca init [--dir DIR] [--cluster NAME]                         create the cluster CA (ca.pem, ca.key)
-//     ca issue NODE --role decider|agent|operator [--dc DC [--instance I]] [--dir DIR]   a certificate for NODE
-//                                  (an agent's binds its instance: --instance, else NODE)
-//     dnssec keygen ZONE [--algorithm A] [--dir DIR] | dnssec ds ZONE --config F | dnssec rollover-plan ZONE --config F
-//     | dnssec dump-static ZONE --config F
-//                                  DNSSEC keys (docs/dnssec.md); local, no decider asked
-//     tap FILE|unix:PATH [--json] [--limit N] [--for DURATION]
-//                                  dnstap query logs with their decisions (docs/dns.md); local
-//     import azure-tm|octodns|route53 FILE [HEALTHCHECKS.json] [--zone ZONE] [-o OUT] [--geo-database PATH]
-//                                  another traffic manager's export as a gtmesh config; local
-//                                  (tools/gtmeshctl/import_command.hpp)
-//     ca revoke NODE|SERIAL [--dir DIR]   revoke a certificate through the deciders' log: every
-//                                  decider closes links using it and refuses it (docs/mesh.md)
-//     enroll DC [--http ADDR|""] [--etc DIR] [--no-start]   on a new machine, as root: install the
-//                                  agents of DC (tools/gtmeshctl/enroll.hpp, docs/deploy.md)
+//   gtmeshctl [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F] [--timeout D] [--retry-for D]
+//             COMMAND [ARGS]
+//
+// Its commands, their options and examples are the table in
+// tools/gtmeshctl/command_table.cpp: `gtmeshctl --help` and `gtmeshctl help
+// COMMAND` print it, and an option a command's row does not list is refused
+// before anything is read or sent. This file builds and sends the requests.
 //
 // The decider defaults to $GTMESH_DECIDER, else 127.0.0.1:7400. Pushes and
 // drains that fail for a reason a retry can overcome (no leader yet, the
@@ -59,6 +28,7 @@
 #include "core/text/iso_time.hpp"
 #include "core/text/wrap.hpp"
 #include "tools/gtmesh/commands.hpp"
+#include "tools/gtmeshctl/command_table.hpp"
 #include "tools/gtmeshctl/dnssec_command.hpp"
 #include "tools/gtmeshctl/tap_command.hpp"
 #include "tools/gtmeshctl/import_command.hpp"
@@ -81,27 +51,31 @@ using namespace gtmesh;
 
 namespace {
 
-int usage() {
-  std::fputs("usage: gtmeshctl [--decider HOST:PORT]... [--tls-ca F --tls-cert F --tls-key F] [--timeout D]\n"
-             "                 [--retry-for D] COMMAND\n"
-             "  push FILE [--dry-run] [--force] [--base VERSION] [--message TEXT] | status [--json] | configs\n"
-             "  explain NAME [TYPE] [--client IP] [--ecs PREFIX] [--json]\n"
-             "  get KIND [NAME] | apply FILE [--dry-run] | delete KIND NAME | export   (docs/api.md;\n"
-             "      KIND: zones, profiles, services, datacenters, probes, zones/ZONE/records [NAME TYPE];\n"
-             "      changes take --if-match VERSION and --message TEXT)\n"
-             "  drain DC | undrain DC | history [--since 10m|2026-12-01T04:00:00Z|UNIX_MS] [--limit N]\n"
-             "  member list | member add HOST:PORT | member remove HOST:PORT | member replace OLD NEW\n"
-             "  backup FILE | show-backup FILE | fault LINK SPEC\n"
-             "  ca init [--dir DIR] [--cluster NAME] | ca issue NODE --role decider|agent|operator [--dc DC [--instance I]] [--dir DIR]\n"
-             "  ca revoke NODE|SERIAL [--dir DIR]\n"
-             "  dnssec keygen ZONE [--algorithm ecdsap256sha256|ed25519] [--dir DIR] | dnssec ds ZONE --config FILE\n"
-             "  dnssec rollover-plan ZONE --config FILE | dnssec dump-static ZONE --config FILE\n"
-             "  tap FILE|unix:PATH [--json] [--limit N] [--for DURATION]   dnstap logs with their decisions\n"
-             "  import azure-tm|octodns|route53 FILE [HEALTHCHECKS.json] [--zone ZONE] [-o OUT] [--geo-database PATH]\n"
-             "      another traffic manager's export as a gtmesh config (route53 takes the health checks file)\n"
-             "  enroll DC [--http ADDR] [--etc DIR] [--no-start]   (with --decider and the agent's --tls-*)\n",
-             stderr);
-  return 2;
+/// The command being run (from the table), for usage errors.
+const cli::command_spec* current = nullptr;
+
+/// A usage error about the command being run: `why`, its usage line, where
+/// its help is; exit code 2.
+int usage(const std::string& why = "") {
+  std::string text = why;
+  if (text.empty() && current)
+    text = current->args.empty() ? "takes no arguments" : "expects " + std::string(current->args);
+  return cli::print_usage_error(cli::gtmeshctl_program(), current ? current->path : std::string_view(), text);
+}
+
+/// `a` without the global options (and their values).
+cli::args without_global_options(const cli::args& a) {
+  const auto& globals = cli::gtmeshctl_program().global_options;
+  cli::args out;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string name = a[i].substr(0, a[i].find('='));
+    auto g = std::find_if(globals.begin(), globals.end(), [&](const cli::option_spec& o) { return o.name == name; });
+    if (g == globals.end())
+      out.push_back(a[i]);
+    else if (!g->value.empty() && name.size() == a[i].size())
+      ++i; // its value
+  }
+  return out;
 }
 
 int run(const std::string& command) {
@@ -129,8 +103,9 @@ bool valid_node_name(const std::string& name) {
 /// (and an agent's DC) goes into a subjectAltName URI (core/mesh/node_identity.hpp).
 int ca_command(const std::vector<std::string>& pos, const std::string& dir, const std::string& cluster,
                const std::string& role_text, const std::string& dc, const std::string& instance) {
-  std::filesystem::create_directories(dir);
   const std::string d = quote(dir);
+  if ((pos.size() == 2 && pos[1] == "init") || (pos.size() == 3 && pos[1] == "issue"))
+    std::filesystem::create_directories(dir); // not before the command is known to be right
   if (pos.size() == 2 && pos[1] == "init") {
     if (std::filesystem::exists(dir + "/ca.key")) {
       std::fprintf(stderr, "gtmeshctl: %s/ca.key exists; refusing to overwrite the cluster CA\n", dir.c_str());
@@ -421,9 +396,41 @@ int send_request(const std::vector<std::string>& deciders, const mesh::node_iden
 
 int main(int argc, char** argv) {
   cli::args all(argv + 1, argv + argc);
-  // import reads its own options (-o, --zone, --geo-database): before the main reader, which knows none of them.
-  if (!all.empty() && all[0] == "import")
-    return cli::import_command(all);
+  const cli::program_spec& table = cli::gtmeshctl_program();
+  if (std::string problems = cli::check_table(table); !problems.empty()) {
+    std::fprintf(stderr, "gtmeshctl: internal error: the command table is inconsistent:\n%s", problems.c_str());
+    return 70;
+  }
+  // Help, and which command with which options, before anything is read,
+  // sent or written.
+  cli::command_line line = cli::parse_command_line(table, all);
+  if (line.what == cli::command_line::kind::help) {
+    std::fputs((line.command ? cli::command_help(table, *line.command) : cli::global_usage(table)).c_str(), stdout);
+    return 0;
+  }
+  if (line.what == cli::command_line::kind::usage) {
+    std::fputs(cli::usage_error_text(table, line).c_str(), stderr);
+    return 2;
+  }
+  current = line.command;
+  // import reads its own options (-o, --zone, --geo-database); the global
+  // ones mean nothing to it.
+  if (current->path.starts_with("import ")) {
+    cli::args words{"import", std::string(current->path.substr(7))};
+    words.insert(words.end(), line.rest.begin(), line.rest.end());
+    return cli::import_command(without_global_options(words));
+  }
+  {
+    // This parser reads every option of every other row: exactly those.
+    std::vector<std::string> names;
+    for (const auto& o : table.global_options)
+      names.emplace_back(o.name);
+    for (const auto& c : table.commands)
+      if (!c.path.starts_with("import"))
+        for (const auto& o : c.options)
+          names.emplace_back(o.name);
+    cli::expect_options(std::move(names), "gtmeshctl");
+  }
   cli::arg_reader r(all);
   std::vector<std::string> deciders = r.options("--decider");
   mesh::tls_files tls;
@@ -443,7 +450,7 @@ int main(int argc, char** argv) {
   std::string instance;
   r.option("--instance", instance);
   std::string ca_dir = "tls", cluster = "gtmesh";
-  r.option("--dir", ca_dir);
+  const bool dir_given = r.option("--dir", ca_dir);
   r.option("--cluster", cluster);
   bool dry_run = r.flag("--dry-run");
   bool force = r.flag("--force");
@@ -454,8 +461,9 @@ int main(int argc, char** argv) {
   cli::dnssec_options dnssec;
   r.option("--algorithm", dnssec.algorithm);
   r.option("--config", dnssec.config);
-  if (!all.empty() && all[0] == "dnssec")
-    dnssec.dir = ca_dir == "tls" ? "." : ca_dir;
+  r.option("--out", dnssec.out);
+  if (current->path.starts_with("dnssec "))
+    dnssec.dir = dir_given ? ca_dir : "."; // ca's default folder is tls, keygen's the current one
   cli::enroll_options enroll;
   r.option("--http", enroll.http);
   r.option("--etc", enroll.etc);
@@ -463,25 +471,24 @@ int main(int argc, char** argv) {
   bool json = r.flag("--json");
   std::string tap_for;
   r.option("--for", tap_for);
-  auto timeout = parse_duration_ms(timeout_text);
-  auto retry_for = parse_duration_ms(retry_text);
-  if (!timeout || !retry_for)
-    return usage();
-  if (all.empty() || (all.size() == 1 && (all[0] == "-h" || all[0] == "--help")))
-    return usage();
   std::vector<std::string> pos;
   {
     std::string unknown_opt;
     pos = r.positional(unknown_opt);
-    if (!unknown_opt.empty()) {
-      std::fprintf(stderr, "gtmeshctl: unknown option '%s'\n", unknown_opt.c_str());
-      return usage();
-    }
+    if (!unknown_opt.empty())
+      return usage("unknown option '" + unknown_opt + "'");
   }
+  auto timeout = parse_duration_ms(timeout_text);
+  auto retry_for = parse_duration_ms(retry_text);
+  if (!timeout || !retry_for)
+    return usage(!timeout ? "--timeout expects a duration such as 5s" : "--retry-for expects a duration such as 15s");
   if (pos.empty())
     return usage();
-  if (pos[0] == "dnssec")
+  if (pos[0] == "dnssec") {
+    if (dir_given && !dnssec.out.empty())
+      return usage("--out names the key file: give --out or --dir, not both");
     return cli::dnssec_command(pos, dnssec);
+  }
   if (pos[0] == "tap") {
     cli::tap_options tap;
     tap.json = json;

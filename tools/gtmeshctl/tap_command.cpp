@@ -6,6 +6,7 @@
 #include "core/dnstap/tap_reader.hpp"
 #include "core/text/iso_time.hpp"
 #include "core/text/json_quote.hpp"
+#include "tools/gtmeshctl/command_table.hpp"
 
 #include <arpa/inet.h>
 
@@ -152,10 +153,8 @@ void print(const dnstap::tap_message& m, bool json) {
 } // namespace
 
 int tap_command(const std::vector<std::string>& pos, const tap_options& options) {
-  if (pos.size() != 2) {
-    std::fprintf(stderr, "usage: gtmeshctl tap FILE|unix:PATH [--json] [--limit N] [--for DURATION]\n");
-    return 2;
-  }
+  if (pos.size() != 2)
+    return print_usage_error(gtmeshctl_program(), "tap", "expects one FILE or unix:PATH");
   uint64_t seen = 0;
   auto each = [&](const dnstap::tap_message& m) {
     print(m, options.json);

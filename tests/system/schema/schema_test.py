@@ -82,9 +82,9 @@ def main():
         errs = errors(validator, doc)
         check(not errs, "%s validates%s" % (os.path.relpath(path, SRC), "" if not errs else ": " + errs[0].message))
         rc, text = check_config(path)
-        # dnssec.yaml names a key made by `gtmeshctl dnssec keygen` (not shipped).
-        check(rc == 0 or ("dnssec.key" in text and "No such file" in text),
-              "%s passes check-config" % os.path.relpath(path, SRC))
+        # dnssec.yaml names a key made by `gtmeshctl dnssec keygen` (not
+        # shipped): a warning, not an error (tests/system/cli).
+        check(rc == 0, "%s passes check-config" % os.path.relpath(path, SRC))
     template = open(os.path.join(SRC, "configs", "cluster.yaml.in")).read()
     for token in ["@FRA1@", "@FRA2@", "@IAD1@", "@IAD2@", "@SIN1@", "@SIN2@"]:
         template = template.replace(token, "8080")
