@@ -423,6 +423,12 @@ void import_record(const std::string& zone, const std::string& raw_name, const j
     for (const auto& v : plain_values(rec, at, r))
       answers.push_back(v);
   } else if (type == "TXT" || type == "SPF") {
+    if (type == "SPF" && b.has_record(zone, name, "TXT")) {
+      // SPF records are imported after all others (import_octodns).
+      r.left_out(at, "SPF record type is obsolete (RFC 7208 3.1: policies are published in TXT), and a TXT record "
+                     "of this name exists; left out");
+      return;
+    }
     if (type == "SPF")
       r.note(ptr(at, "type"), "SPF record type is obsolete (RFC 7208); written as TXT");
     type = "TXT";
@@ -499,15 +505,23 @@ void import_octodns(const json& input, const options& o, config_builder& b, repo
     }
     import_record(zone, name, rec, at, b, r, apex_ns, ns_at);
   };
-  for (auto it = input.begin(); it != input.end(); ++it) {
-    const std::string at = ptr("", it.key());
-    if (it.value().is_array()) {
-      for (size_t i = 0; i < it.value().size(); ++i)
-        one(it.key(), it.value()[i], ptr(at, i));
-    } else {
-      one(it.key(), it.value(), at);
+  // SPF records last: where a TXT record of the same name exists, it
+  // carries the policy and the SPF record is left out.
+  auto is_spf = [](const json& rec) {
+    return rec.is_object() && rec.contains("type") && rec["type"].is_string() &&
+           ascii_upper(rec["type"].get<std::string>()) == "SPF";
+  };
+  for (bool spf : {false, true})
+    for (auto it = input.begin(); it != input.end(); ++it) {
+      const std::string at = ptr("", it.key());
+      if (it.value().is_array()) {
+        for (size_t i = 0; i < it.value().size(); ++i)
+          if (is_spf(it.value()[i]) == spf)
+            one(it.key(), it.value()[i], ptr(at, i));
+      } else if (is_spf(it.value()) == spf) {
+        one(it.key(), it.value(), at);
+      }
     }
-  }
   if (!apex_ns.empty()) {
     b.set_zone_ns(zone, apex_ns, apex_ns.front(), ns_at);
     r.note("zones[" + zone + "]", "ns from the apex NS record; soa admin synthesised as hostmaster." + zone +

@@ -608,9 +608,11 @@ private:
       if (relative(s.name) != "@") // at the apex finish() leaves it out, and says so
         r_.note(aat, "alias to " + dns + " (an AWS resource or a name outside the zone): answered as a CNAME to it, "
                    "where Route 53 answers its addresses" +
-                   std::string(evaluate ? "; EvaluateTargetHealth has no gtmesh equivalent without a health check, "
-                                          "so it counts as healthy"
-                                        : ""));
+                   std::string(evaluate && hc.empty() ? "; EvaluateTargetHealth has no gtmesh equivalent without a "
+                                                        "health check, so it counts as healthy"
+                               : evaluate ? "; its health check decides its health (EvaluateTargetHealth has no "
+                                            "gtmesh equivalent)"
+                                          : ""));
       std::string monitor = hc.empty() ? "" : probe(hc, s.at, dns);
       return alias_endpoint(ename, ascii_lower(dns), monitor, aat);
     }
