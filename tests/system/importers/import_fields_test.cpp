@@ -224,5 +224,72 @@ TEST(import_fields, an_octodns_record_with_a_field_of_the_wrong_type_is_left_out
   EXPECT_EQ(doc["zones"][0]["records"][0]["name"], "api");
 }
 
+
+/// The library's output for `input` as the loader reads it: its errors.
+std::string load_errors(const json& doc) {
+  std::string text = config_json::to_yaml(doc, "", false).text;
+  load_result loaded = load_config_text(text, "/tmp/imported.yaml", routing_methods());
+  std::string out;
+  for (const auto& e : loaded.errors)
+    out += e.to_string() + "\n";
+  return out;
+}
+
+json import_azure(const std::string& text, report& r) {
+  options o;
+  o.file = "profiles.json";
+  o.zone = "example.com";
+  o.geo_database = test_mmdb();
+  return run_import("azure-tm", json::parse(text), nullptr, o, r);
+}
+
+// Found by import_azure_tm_fuzz: a range removed from a later endpoint for
+// overlapping an earlier one stayed in the config (the edited endpoint was
+// not written back), which the loader refuses.
+TEST(import_checks, a_subnet_overlapping_an_earlier_endpoints_is_left_out_and_the_rest_loads) {
+  report r;
+  json doc = import_azure(R"({"name": "s", "trafficRoutingMethod": "Subnet", "dnsConfig": {"relativeName": "s"},
+    "endpoints": [
+      {"name": "a", "type": "externalEndpoints", "target": "192.0.2.1", "subnets": [{"first": "10.0.0.0", "scope": 8}]},
+      {"name": "b", "type": "externalEndpoints", "target": "192.0.2.2",
+       "subnets": [{"first": "10.1.0.0", "scope": 16}, {"first": "192.168.0.0", "scope": 16}]},
+      {"name": "c", "type": "externalEndpoints", "target": "192.0.2.3"}]})",
+                          r);
+  EXPECT_EQ(load_errors(doc), "");
+  EXPECT_EQ(doc["profiles"][0]["endpoints"][1]["subnets"], json::array({"192.168.0.0/16"})) << doc.dump();
+  EXPECT_NE(lines_of(r).find("subnet 10.1.0.0/16 overlaps a range of an earlier endpoint"), std::string::npos)
+    << lines_of(r);
+}
+
+TEST(import_checks, an_apex_alias_to_a_name_in_the_zone_answers_its_addresses_only) {
+  json input = route53_export(R"({"Name": "example.com.", "Type": "A",
+     "AliasTarget": {"HostedZoneId": "Z1", "DNSName": "www.example.com.", "EvaluateTargetHealth": true}},
+    {"Name": "www.example.com.", "Type": "A", "SetIdentifier": "lb", "Weight": 1,
+     "AliasTarget": {"HostedZoneId": "Z2", "DNSName": "lb.elb.amazonaws.com.", "EvaluateTargetHealth": true}},
+    {"Name": "www.example.com.", "Type": "A", "SetIdentifier": "ip", "Weight": 1, "TTL": 60,
+     "ResourceRecords": [{"Value": "192.0.2.1"}]})");
+  report r;
+  json doc = import_route53(input, r);
+  EXPECT_EQ(load_errors(doc), "");
+  std::map<std::string, json> profiles;
+  for (const auto& p : doc["profiles"])
+    profiles[p["name"].get<std::string>()] = p;
+  // www keeps both; the apex reaches a copy of it without the host name.
+  ASSERT_TRUE(profiles.count("www-A")) << doc.dump();
+  EXPECT_EQ(profiles["www-A"]["endpoints"].size(), 2u);
+  ASSERT_TRUE(profiles.count("apex-A")) << doc.dump();
+  ASSERT_EQ(profiles["apex-A"]["endpoints"].size(), 1u);
+  const std::string child = profiles["apex-A"]["endpoints"][0]["profile"].get<std::string>();
+  EXPECT_EQ(child, "www-A-apex");
+  ASSERT_TRUE(profiles.count(child));
+  ASSERT_EQ(profiles[child]["endpoints"].size(), 1u);
+  EXPECT_EQ(profiles[child]["endpoints"][0]["target"], "192.0.2.1");
+  EXPECT_EQ(profiles.size(), 3u) << doc.dump(); // no copy left behind unused
+  EXPECT_NE(lines_of(r).find("import: /ResourceRecordSets/2/AliasTarget: alias to lb.elb.amazonaws.com. answers the "
+                             "apex of example.com"),
+            std::string::npos)
+    << lines_of(r);
+}
+
 } // namespace
 } // namespace gtmesh::test

@@ -840,20 +840,28 @@ void config_builder::keep_cnames_off_apexes() {
         rec["profile"] = apex_copy(rec["profile"].get<std::string>(), z["name"].get<std::string>());
   if (copies.empty())
     return;
-  // Originals nothing refers to any more give their name to their copy.
-  std::set<std::string> used;
-  for (const auto& z : zones_)
-    for (const auto& rec : z["records"])
-      if (rec.contains("profile"))
-        used.insert(rec["profile"].get<std::string>());
-  for (const auto& p : profiles_)
-    for (const auto& e : p["endpoints"])
-      if (e["kind"] == "nested")
-        used.insert(e["profile"].get<std::string>());
+  // Originals nothing refers to any more (counting only what stays) give
+  // their name to their copy.
+  std::set<std::string> replaced;
+  for (bool grew = true; grew;) {
+    grew = false;
+    std::set<std::string> used;
+    for (const auto& z : zones_)
+      for (const auto& rec : z["records"])
+        if (rec.contains("profile"))
+          used.insert(rec["profile"].get<std::string>());
+    for (const auto& p : profiles_)
+      if (!replaced.count(p["name"].get<std::string>()))
+        for (const auto& e : p["endpoints"])
+          if (e["kind"] == "nested")
+            used.insert(e["profile"].get<std::string>());
+    for (const auto& [original, copy] : copies)
+      if (!used.count(original) && original != copy && replaced.insert(original).second)
+        grew = true;
+  }
   std::map<std::string, std::string> rename; // copy -> original name
-  for (const auto& [original, copy] : copies)
-    if (!used.count(original) && original != copy)
-      rename[copy] = original;
+  for (const auto& original : replaced)
+    rename[copies[original]] = original;
   json kept = json::array();
   for (auto& p : profiles_) {
     std::string name = p["name"].get<std::string>();
@@ -966,8 +974,7 @@ void config_builder::drop_unloadable_profiles() {
         }
         kept.push_back(e);
       }
-      if (kept.size() != p["endpoints"].size())
-        p["endpoints"] = kept;
+      p["endpoints"] = kept; // with the regions and subnets each one keeps
       if (kept.empty()) {
         report_.left_out(from, "profile " + pname + ": no endpoint could be imported; left out");
         changed = true;
