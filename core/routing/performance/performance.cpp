@@ -139,9 +139,10 @@ selection performance_method::select(const profile_plan& p, const endpoint_avail
     // last, and with no cost at all the list order decides.
     if (!any)
       rc.trace->note(rc.depth, std::string("performance: no measured rtt and no latency_table row for the client, "
-                                           "and the client's location is unknown: ") +
-                                 (*unplaced ? unplaced : "no location of this profile has coordinates "
-                                                         "(datacenters[].location)") +
+                                           "and ") +
+                                 (*unplaced ? std::string("the client's location is unknown: ") + unplaced
+                                            : std::string("no location of this profile has coordinates "
+                                                          "(datacenters[].location)")) +
                                  "; the locations keep their list order");
     for (size_t i = 0; i < n; ++i) {
       int count = 0;
