@@ -92,8 +92,16 @@ selection performance_method::select(const profile_plan& p, const endpoint_avail
       basis = "latency_table seed";
     }
   }
+  // Why the client has no place, for the trace: "" while it has one.
+  const char* unplaced = "";
   if (!any) {
     const geo_info& g = rc.geo();
+    if (!plan.geo)
+      unplaced = "no geo database is configured (geo.database)";
+    else if (!g.found)
+      unplaced = "its address is not in the geo database";
+    else if (!g.has_location)
+      unplaced = "the geo database has no coordinates or continent for it";
     if (g.has_location) {
       for (size_t i = 0; i < n; ++i) {
         const geo_point& dc = plan.dc_locations[locations[i]];
@@ -127,16 +135,36 @@ selection performance_method::select(const profile_plan& p, const endpoint_avail
     }
   }
   if (rc.trace) {
+    // Say what is missing, and whose: a location without a cost is ranked
+    // last, and with no cost at all the list order decides.
+    if (!any)
+      rc.trace->note(rc.depth, std::string("performance: no measured rtt and no latency_table row for the client, "
+                                           "and ") +
+                                 (*unplaced ? std::string("the client's location is unknown: ") + unplaced
+                                            : std::string("no location of this profile has coordinates "
+                                                          "(datacenters[].location)")) +
+                                 "; the locations keep their list order");
     for (size_t i = 0; i < n; ++i) {
       int count = 0;
       for (size_t e = 0; e < available.size(); ++e)
         count += table.slot[e] == i && available[e];
-      char c[48] = "unknown";
-      if (!std::isnan(cost[i]))
-        std::snprintf(c, sizeof(c), "%.1f %s", cost[i], basis[0] == 'g' ? "km" : "ms");
-      rc.trace->note(rc.depth, "performance: location " + plan.dc_names[locations[i]] + " " + c + " (" + basis +
-                                 "), " + std::to_string(count) + " available endpoint(s)" +
-                                 (i == best ? " <- nearest with an available endpoint" : ""));
+      std::string c;
+      if (!any) {
+        c = "#" + std::to_string(i + 1) + " in list order";
+      } else if (!std::isnan(cost[i])) {
+        char v[128];
+        std::snprintf(v, sizeof(v), "%.1f %s (%s)", cost[i], basis[0] == 'g' ? "km" : "ms", basis);
+        c = v;
+      } else if (basis[0] == 'g') {
+        c = "no distance: the DC has no coordinates (datacenters[].location), ranked last";
+      } else {
+        c = std::string("no ") + basis + " for the client to this location, ranked last";
+      }
+      rc.trace->note(rc.depth, "performance: location " + plan.dc_names[locations[i]] + " " + c + ", " +
+                                 std::to_string(count) + " available endpoint(s)" +
+                                 (i == best ? (any ? " <- nearest with an available endpoint"
+                                                   : " <- first with an available endpoint")
+                                            : ""));
     }
   }
   if (best == n)

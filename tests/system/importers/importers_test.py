@@ -20,10 +20,16 @@ Table format:
       one_of: [values]                  one answer, from these; over several seeds
                                         every one of them is seen
       nodata: true                      NOERROR without answers
+      explains: [substrings]            each must appear in a step of the explanation
+Every output is also checked to keep CNAMEs off the zone apex: no CNAME
+record at "@", and no A/AAAA record there whose profile (or a profile it
+nests) has a host-name endpoint or fail-safe answer, which would be answered
+as a CNAME beside the apex SOA and NS (RFC 1034 3.6.2).
 Also: an unreadable input and garbage JSON exit 1 with a clear message, and
 a usage error exits 2.
 """
 
+import ipaddress
 import json
 import os
 import re
@@ -93,13 +99,54 @@ def state_for(config, down, path):
         f.write("\n".join(lines) + "\n")
 
 
-def explain(out, state, row, seed):
+def explain(out, state, row, seed, steps=None):
     args = [GTMESH, "explain", "--config", out, "--state", state, row["name"], row.get("type", "A"),
             "--client", row.get("client", "192.0.2.1"), "--json", "--seed", str(seed)]
     p = run(args)
     if p.returncode != 0:
         return None, "explain exited %d: %s" % (p.returncode, p.stderr.strip())
-    return answers_of(json.loads(p.stdout)["outcome"]), json.loads(p.stdout)["outcome"]
+    doc = json.loads(p.stdout)
+    if steps is not None:
+        steps.extend(s.get("note", "") for s in doc.get("steps", []))
+    return answers_of(doc["outcome"]), doc["outcome"]
+
+
+def is_address(value):
+    try:
+        ipaddress.ip_address(str(value))
+        return True
+    except ValueError:
+        return False
+
+
+def check_apex(label, config):
+    """No CNAME at a zone apex, directly or through a profile."""
+    profiles = {p["name"]: p for p in config.get("profiles", [])}
+
+    def hosts(name, seen):
+        p = profiles.get(name)
+        if p is None or name in seen:
+            return []
+        seen.add(name)
+        found = [str(v) for v in p.get("fail_safe", []) if not is_address(v)]
+        for e in p.get("endpoints", []):
+            if e.get("kind") == "external" and not is_address(e.get("target")):
+                found.append(str(e["target"]))
+            elif e.get("kind") == "nested":
+                found += hosts(e["profile"], seen)
+        return found
+
+    for z in config.get("zones", []):
+        for r in z.get("records", []):
+            if r.get("name") != "@":
+                continue
+            if r.get("type") == "CNAME":
+                fail("%s: a CNAME record at the apex of %s" % (label, z["name"]))
+            elif "profile" in r:
+                bad = hosts(r["profile"], set())
+                if bad:
+                    fail("%s: the apex %s record of %s reaches host names %s (answered as CNAMEs)" %
+                         (label, r.get("type"), z["name"], bad))
 
 
 def subset_match(want, have):
@@ -134,6 +181,7 @@ def check_fixture(system, table_path, tmp):
         return
     with open(out) as f:
         config = yaml.safe_load(f)
+    check_apex(label, config)
     for want in table.get("probes", []):
         if not any(subset_match(want, probe) for probe in config.get("probes", [])):
             fail("%s: no probe matches %s (probes: %s)" % (label, want, config.get("probes")))
@@ -160,9 +208,15 @@ def check_fixture(system, table_path, tmp):
                     fail("%s: over %d seeds only %s were answered, expected each of %s" %
                          (where, SEEDS, sorted(seen), sorted(allowed)))
             continue
-        got, outcome = explain(out, state, row, 1)
+        steps = []
+        got, outcome = explain(out, state, row, 1, steps)
         if got is None:
             fail("%s: %s" % (where, outcome))
+            continue
+        for want in row.get("explains", []):
+            if not any(want in s for s in steps):
+                fail("%s: no step of the explanation says %r (steps: %s)" % (where, want, steps))
+        if "answers" not in row and not row.get("nodata"):
             continue
         rcode, values = got
         if row.get("nodata"):
