@@ -35,8 +35,8 @@ bool decider_core::activate(uint32_t version, const std::string& yaml, const std
   else if (active_ && active_->yaml == yaml && (active_->file == file || !active_->cfg->relative_paths) &&
            active_->cfg->latency_table.empty())
     loaded.cfg = active_->cfg;
-  else
-    loaded = load_config_text(yaml, file, routing_methods());
+  else // committed by the cluster: a rule added since leaves its record out, warned about (config_origin)
+    loaded = load_config_text(yaml, file, routing_methods(), config_scope::whole, config_origin::committed);
   validated_.reset();
   if (!loaded.ok()) {
     error = loaded.report();
@@ -51,7 +51,12 @@ bool decider_core::activate(uint32_t version, const std::string& yaml, const std
     error = compiled.error;
     return false;
   }
-  active_ = active_config{version, yaml, file, loaded.cfg, compiled.plan, std::hash<std::string>{}(yaml)};
+  std::string warnings;
+  for (const auto& w : loaded.warnings)
+    warnings += w.to_string() + "\n";
+  if (loaded.warnings.empty() && active_ && active_->cfg == loaded.cfg)
+    warnings = active_->warnings; // the same model as before: its warnings stand
+  active_ = active_config{version, yaml, file, loaded.cfg, compiled.plan, std::hash<std::string>{}(yaml), warnings};
   if (persist)
     pending_.config = state::stored_config{version, yaml, file, now_ms};
   dirty_ = true;
@@ -514,6 +519,11 @@ std::string decider_core::status_text(int64_t now_ms) const {
       << generation_ << "\n";
   if (!config_error_.empty())
     out << "  CONFIG NOT APPLIED: " << config_error_ << "\n";
+  if (active_ && !active_->warnings.empty()) {
+    std::istringstream lines(active_->warnings);
+    for (std::string line; std::getline(lines, line);)
+      out << "  CONFIG WARNING: " << line << "\n";
+  }
   if (isolated_since_ >= 0)
     out << "  ISOLATED for " << format_age(now_ms - isolated_since_)
         << ": no majority of deciders reachable; measurements stopped ageing, answers stay last-known-good\n";

@@ -63,6 +63,10 @@ struct active_config {
   config_ptr cfg;
   plan_ptr plan;
   uint64_t hash = 0; ///< of yaml: breaks ties between equal versions deterministically
+  /// What the loader warned about, one "file:line:col: field: message" per
+  /// line; for a committed config also the records it left out
+  /// (config_origin::committed). Shown by status.
+  std::string warnings;
 };
 
 class decider_core {
