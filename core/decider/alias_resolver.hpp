@@ -25,6 +25,7 @@
 #include "core/config/config_model.hpp"
 #include "core/dns/wire/recursive_query.hpp"
 #include "core/routing/alias/alias_answers.hpp"
+#include "core/state/store.hpp"
 
 #include <cstdint>
 #include <limits>
@@ -46,14 +47,8 @@ struct lookup_result {
   std::string detail; ///< why it failed ("timeout after 3 attempts: ...")
 };
 
-/// What is kept across restarts (RocksDB, core/state/store.hpp): the last
-/// good resolution of one name.
-struct stored_alias {
-  std::string name;
-  std::vector<ip_address> a, aaaa;
-  uint32_t ttl = 0;
-  int64_t resolved_at_ms = 0;
-};
+/// What is kept across restarts (RocksDB): the last good resolution of one name.
+using stored_alias = state::alias_record;
 
 struct alias_resolver_counters {
   uint64_t refreshes = 0;  ///< refreshes completed (A and AAAA asked)

@@ -355,22 +355,16 @@ alias_service::~alias_service() {
     impl_->thread.join();
 }
 
-void alias_service::configure(const resolver_settings& settings, const std::vector<std::string>& names) {
+void alias_service::configure(const resolver_settings& settings, const std::vector<std::string>& names,
+                              const std::vector<stored_alias>& restored) {
   auto clock = now_ms;
-  asio::post(impl_->io, [io = impl_, settings, names, clock] {
+  asio::post(impl_->io, [io = impl_, settings, names, restored, clock] {
     if (clock)
       io->clock = clock;
     io->resolver.configure(settings, names, io->now());
-    io->configured = true;
-    io->publish();
-    io->schedule();
-  });
-}
-
-void alias_service::restore(const std::vector<stored_alias>& stored) {
-  asio::post(impl_->io, [io = impl_, stored] {
-    for (const auto& s : stored)
+    for (const auto& s : restored)
       io->resolver.restore(s, io->now());
+    io->configured = true;
     io->publish();
     io->schedule();
   });

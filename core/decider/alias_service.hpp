@@ -58,10 +58,11 @@ public:
   alias_service(const alias_service&) = delete;
   alias_service& operator=(const alias_service&) = delete;
 
-  /// The resolvers and the names to resolve (no names: it does nothing).
-  void configure(const resolver_settings& settings, const std::vector<std::string>& names);
-  /// Last good resolutions from before a restart (after configure).
-  void restore(const std::vector<stored_alias>& stored);
+  /// The resolvers and the names to resolve (no names: it does nothing),
+  /// with `restored`: last good resolutions from before a restart, taken
+  /// (alias_resolver::restore) before anything is published.
+  void configure(const resolver_settings& settings, const std::vector<std::string>& names,
+                 const std::vector<stored_alias>& restored = {});
   /// The current state; null until the first configure.
   std::shared_ptr<const alias_state> current() const;
   /// Called (on the service's thread) after the state changed.

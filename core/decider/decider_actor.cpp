@@ -7,6 +7,7 @@
 #include "core/consensus/cluster_backup.hpp"
 #include "core/consensus/log_entry.hpp"
 #include "core/consensus/raft_node.hpp"
+#include "core/decider/alias_hook.hpp"
 #include "core/decider/config_api.hpp"
 #include "core/dns/responder/responder_actor.hpp"
 #include "core/mesh/mesh_types.hpp"
@@ -454,6 +455,9 @@ std::string config_features_lacking(self_ptr self, const config& cfg) {
     if (!lacking.empty())
       return "cluster.tls.crl: " + lacking;
   }
+  if (config_needs_alias(cfg)) // ALIAS (alias_hook.hpp)
+    if (std::string lacking = members_lacking(self, capability_alias); !lacking.empty())
+      return "resolver: / ALIAS: " + lacking;
   return "";
 }
 
@@ -1486,6 +1490,17 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
       publish(self);
     },
     [=](send_atom) {
+      // ALIAS (alias_hook.hpp): the resolver's newest addresses into the
+      // snapshot, and to the agents that probe them.
+      auto& as = self->state;
+      if (!as.alias)
+        as.alias = std::make_shared<alias_hook>();
+      if (as.alias->tick(*as.core))
+        schedule_rebuild(self);
+      as.alias->send_probes(
+        *as.core, as.agents,
+        [&](link_id l) { return as.local_links.count(l) || (as.links.count(l) && as.links[l].has(capability_alias)); },
+        [&](link_id l, const std::vector<uint8_t>& bytes) { send_frame(self, l, bytes); }, node_name(self));
       // Client networks the responders answered without measurements go to
       // every agent's client task (SPEC section 1: first seen -> measured).
       for (const auto& r : self->state.responders)

@@ -34,6 +34,11 @@ inline constexpr std::string_view capability_agent_instance = "agent-instance";
 /// a push that must not undo API changes).
 inline constexpr std::string_view capability_config_conditions = "config-conditions";
 
+/// ALIAS: the config's resolver:, records of type ALIAS and endpoints of
+/// kind alias are understood, and an agent probes the addresses a decider
+/// names in an "alias-probes" request.
+inline constexpr std::string_view capability_alias = "alias";
+
 /// This build's capabilities, sent in its hello.
 const std::vector<std::string>& own_capabilities();
 
