@@ -139,7 +139,10 @@ record_budget failover_budget(const config& cfg, const zone& z, const record& r)
   out.fails_over = true;
   out.terms.push_back({"detect", d.ms, d.detail});
   out.terms.push_back({"mesh", mesh_bound_ms, "agent batch + gossip + snapshot rebuild"});
-  out.terms.push_back({"ttl", int64_t{r.ttl} * 1000, "record TTL " + std::to_string(r.ttl) + " s"});
+  out.terms.push_back({"ttl", int64_t{r.ttl} * 1000,
+                       r.alias && !r.alias->ttl_given
+                         ? "the ALIAS target's TTL, at most resolver max_ttl " + std::to_string(r.ttl) + " s (set ttl to bound it)"
+                         : "record TTL " + std::to_string(r.ttl) + " s"});
   if (nodata) {
     // A policy NODATA's SOA TTL (answer_set::negative_ttl, docs/dns.md).
     const uint32_t negative = std::min({r.ttl, z.soa.ttl, z.soa.minimum});
