@@ -41,7 +41,6 @@ struct alias_service::impl {
   // Only on the io thread.
   alias_resolver resolver;
   alias_query_counters queries;
-  bool configured = false;
 
   // Shared with other threads.
   mutable std::mutex mutex;
@@ -364,7 +363,6 @@ void alias_service::configure(const resolver_settings& settings, const std::vect
     io->resolver.configure(settings, names, io->now());
     for (const auto& s : restored)
       io->resolver.restore(s, io->now());
-    io->configured = true;
     io->publish();
     io->schedule();
   });

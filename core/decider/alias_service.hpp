@@ -21,7 +21,6 @@
 
 #include "core/decider/alias_resolver.hpp"
 
-#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
