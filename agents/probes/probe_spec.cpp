@@ -83,6 +83,22 @@ std::optional<probe_spec> make_endpoint_probe_spec(std::string_view target, cons
   return from_settings(address, port, s);
 }
 
+std::optional<probe_spec> make_alias_probe_spec(std::string_view address, std::string_view target,
+                                                const probe_settings& s) {
+  auto spec = make_endpoint_probe_spec(address, s);
+  if (!spec || !ip_address::parse(address))
+    return std::nullopt;
+  std::string name(target);
+  if (name.ends_with("."))
+    name.pop_back();
+  if (s.host.empty() && spec->protocol != probe_protocol::tcp) {
+    spec->host_header = name;
+    if (spec->protocol == probe_protocol::https)
+      spec->sni = name;
+  }
+  return spec;
+}
+
 bool status_matches(int status, const std::vector<status_range>& ranges) noexcept {
   for (const auto& r : ranges)
     if (status >= r.first && status <= r.last)

@@ -46,6 +46,13 @@ std::optional<probe_spec> make_backend_probe_spec(std::string_view backend, cons
 /// 443 (https); a tcp probe without a port gives nullopt.
 std::optional<probe_spec> make_endpoint_probe_spec(std::string_view target, const probe_settings& s);
 
+/// Spec for one resolved address of a monitored ALIAS target: connect to
+/// `address` (the port as for an endpoint); the Host header, and SNI for
+/// https, are the probe's `host`, else the target's name (without its final
+/// dot) -- what a load balancer behind the name expects.
+std::optional<probe_spec> make_alias_probe_spec(std::string_view address, std::string_view target,
+                                                const probe_settings& s);
+
 /// Whether `status` is inside any of the ranges.
 bool status_matches(int status, const std::vector<status_range>& ranges) noexcept;
 

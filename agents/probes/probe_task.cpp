@@ -45,7 +45,7 @@ size_t probe_plan::add(const probe_spec& spec, const probe_settings& s, verdict_
   return pairs.size() - 1;
 }
 
-probe_plan probe_plan::from_config(const config& cfg, std::string_view dc) {
+probe_plan probe_plan::from_config(const config& cfg, std::string_view dc, const std::vector<alias_probe>& aliases) {
   probe_plan plan;
   for (const auto& svc : cfg.services) {
     auto backends = svc.backends.find(std::string(dc));
@@ -82,6 +82,16 @@ probe_plan probe_plan::from_config(const config& cfg, std::string_view dc) {
       }
       plan.add(*spec, *s, {source::endpoint, prof.name + "/" + ep.name});
     }
+  for (const auto& a : aliases) {
+    const probe_settings* s = cfg.find_probe(a.probe);
+    auto spec = s ? make_alias_probe_spec(a.address, a.target, *s) : std::nullopt;
+    if (!spec) {
+      plan.warnings.push_back("ALIAS " + a.target + " address " + a.address + ": cannot probe it with '" + a.probe +
+                              "'" + (s ? "" : " (no such probe in this agent's config)"));
+      continue;
+    }
+    plan.add(*spec, *s, {source::endpoint, a.key()});
+  }
   return plan;
 }
 

@@ -40,6 +40,17 @@ struct service_backends {
   std::vector<size_t> pairs; ///< indices into probe_plan::pairs, one per configured backend
 };
 
+/// One resolved address of a monitored ALIAS target a decider asked this
+/// agent to probe (request "alias-probes"; core/decider/alias_hook.hpp).
+struct alias_probe {
+  std::string probe;   ///< the named probe
+  std::string target;  ///< the ALIAS target, absolute
+  std::string address; ///< an IP literal
+  friend bool operator==(const alias_probe&, const alias_probe&) = default;
+  /// The measurement key its verdict goes under (routing_plan's alias_target_plan::verdict_key).
+  std::string key() const { return "alias/" + probe + "/" + target + "/" + address; }
+};
+
 struct probe_plan {
   std::vector<probe_pair> pairs;
   std::vector<service_backends> services;
@@ -50,8 +61,10 @@ struct probe_plan {
   ///   setting, except services whose lb_stats in `dc` is HAProxy: HAProxy's
   ///   own checks already decide those backends (agents/service reads them);
   /// - the target of every enabled external endpoint with a `monitor`, with
-  ///   that named probe (every DC probes every monitored endpoint).
-  static probe_plan from_config(const config& cfg, std::string_view dc);
+  ///   that named probe (every DC probes every monitored endpoint);
+  /// - every address in `aliases` with its probe (a probe the config does
+  ///   not know is skipped with a warning).
+  static probe_plan from_config(const config& cfg, std::string_view dc, const std::vector<alias_probe>& aliases = {});
   /// Adds a pair or, if an identical (spec, interval, thresholds) pair
   /// exists, the consumer to it; returns the pair's index.
   size_t add(const probe_spec& spec, const probe_settings& s, verdict_consumer consumer);

@@ -47,7 +47,7 @@ agent_tasks build_agent_tasks(const config& cfg, const agent_options& opt, io_ru
     host_pinger = open_pinger("host packetLoss");
   out.tasks.push_back(std::make_shared<host_task>(io, clock, dc->name, std::move(hs), std::move(host_pinger)));
 
-  probe_plan plan = probe_plan::from_config(cfg, dc->name);
+  probe_plan plan = probe_plan::from_config(cfg, dc->name, opt.alias_probes);
   for (auto& w : plan.warnings)
     out.notes.push_back("probes: " + w);
   if (!plan.pairs.empty()) {

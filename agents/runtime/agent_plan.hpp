@@ -1,6 +1,7 @@
 #pragma once
 
 #include "agents/probes/probe_result.hpp"
+#include "agents/probes/probe_task.hpp"
 #include "agents/client/client_prefix_queue.hpp"
 #include "agents/client/icmp_pinger.hpp"
 #include "agents/clock.hpp"
@@ -27,6 +28,9 @@ struct agent_options {
   std::string procfs_root = "/proc";
   std::optional<icmp_mode> icmp;                ///< force datagram or raw ICMP sockets
   probe_observer on_probe;                      ///< every probe, for metrics (optional)
+  /// ALIAS addresses the deciders ask this agent to probe (agent_link's
+  /// on_alias_probes); they change at run time, without a new config.
+  std::vector<alias_probe> alias_probes;
 };
 
 /// The tasks of one agent instance in one DC, built from the config:

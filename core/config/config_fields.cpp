@@ -13,16 +13,16 @@ using sv = std::string_view;
 using enum shape;
 
 constexpr std::array<sv, 3> protocols{"http", "https", "tcp"};
-constexpr std::array<sv, 6> record_types{"A", "AAAA", "CNAME", "MX", "TXT", "SRV"};
+constexpr std::array<sv, 7> record_types{"A", "AAAA", "CNAME", "MX", "TXT", "SRV", "ALIAS"};
 constexpr std::array<sv, 3> sources{"host", "service", "client"};
 constexpr std::array<sv, 9> balances{"all",    "top1",           "top2",  "top3",   "round_robin", "weighted_round_robin",
                                      "random", "weighted_random", "closest"};
 constexpr std::array<sv, 3> all_down{"fail_safe", "fail_open", "nodata"};
-constexpr std::array<sv, 3> endpoint_kinds{"external", "dc", "nested"};
+constexpr std::array<sv, 4> endpoint_kinds{"external", "dc", "nested", "alias"};
 constexpr std::array<sv, 4> endpoint_statuses{"enabled", "disabled", "stopped", "always_serve"};
 constexpr std::array<sv, 2> profile_statuses{"enabled", "disabled"};
 
-constexpr std::array<field, 12> config_fields{{
+constexpr std::array<field, 13> config_fields{{
   {"cluster", object, "The cluster's name and mutual TLS files.", "cluster"},
   {"measurement", object, "How often agents measure, and when a value is stale.", "measurement"},
   {"datacenters", list, "The datacenters answers are served from.", "datacenter"},
@@ -36,6 +36,16 @@ constexpr std::array<field, 12> config_fields{{
   {"dnstap", object, "dnstap query logging.", "dnstap"},
   {"external_dns", list, "What external-dns webhooks published, per cluster (written by the webhook).",
    "external_dns_cluster"},
+  {"resolver", object, "The recursive resolvers the deciders ask for ALIAS targets' addresses.", "resolver"},
+}};
+constexpr std::array<field, 7> resolver_fields{{
+  {"servers", texts, "Recursive resolvers: ADDRESS or ADDRESS:PORT ([IPv6]:PORT), asked in turn.", {}, true},
+  {"timeout", duration, "How long one query waits for its answer (then the next server)."},
+  {"attempts", integer, "Queries per refresh, over the servers in turn, before it counts as failed."},
+  {"min_ttl", integer, "A target's TTL below this counts as this (seconds)."},
+  {"max_ttl", integer, "A target's TTL above this counts as this (seconds)."},
+  {"keep_last_good", duration, "How long the last good addresses are answered while the resolvers fail."},
+  {"keep_on_nxdomain", duration, "How long they are answered once the resolvers say the name is gone."},
 }};
 constexpr std::array<field, 2> cluster_fields{{
   {"name", text, "The cluster's name."},
@@ -136,7 +146,7 @@ constexpr std::array<field, 7> dnssec_fields{{
   {"inception_offset", duration, "Inception set this far in the past."},
   {"ds", texts, "The DS digests the parent holds (SHA-256 hex)."},
 }};
-constexpr std::array<field, 9> record_fields{{
+constexpr std::array<field, 11> record_fields{{
   {"name", text, "Relative to the zone, @ for the apex, or absolute with a final dot.", {}, true},
   {"type", text, "The record type.", {}, true, record_types},
   {"ttl", integer, "Seconds."},
@@ -146,6 +156,8 @@ constexpr std::array<field, 9> record_fields{{
   {"static", object, "Static mode: rules by subnet and region.", "static_policy"},
   {"profile", text, "Profile mode: the profile that answers."},
   {"generated_by", text, "Who wrote it (external-dns); display only."},
+  {"target", text, "ALIAS: the name whose addresses answer A and AAAA queries here."},
+  {"monitor", text, "ALIAS: the named probe the agents probe each resolved address with."},
 }};
 constexpr std::array<field, 10> answer_fields{{
   {"address", text, "A / AAAA."},
@@ -218,9 +230,9 @@ constexpr std::array<field, 10> profile_fields{{
 }};
 constexpr std::array<field, 15> endpoint_fields{{
   {"name", text, "The endpoint's name.", {}, true},
-  {"kind", text, "external, dc or nested.", {}, true, endpoint_kinds},
+  {"kind", text, "external, dc, nested or alias.", {}, true, endpoint_kinds},
   {"status", text, "always_serve answers whatever its health.", {}, false, endpoint_statuses},
-  {"target", text, "external: an address or host name."},
+  {"target", text, "external: an address or host name; alias: the name whose addresses it answers."},
   {"dc", text, "dc: the DC."},
   {"service", text, "dc: the service whose backends must be up."},
   {"answers", any, "dc: the addresses it serves."},
@@ -231,7 +243,7 @@ constexpr std::array<field, 15> endpoint_fields{{
   {"location", text, "performance: the DC it is measured as."},
   {"regions", texts, "geographic: the regions it serves."},
   {"subnets", texts, "subnet: the client networks it serves."},
-  {"monitor", text, "external: the named probe that monitors it."},
+  {"monitor", text, "external, alias: the named probe that monitors it (alias: each resolved address)."},
 }};
 constexpr std::array<field, 2> external_dns_cluster_fields{{
   {"cluster", text, "The cluster (the webhook URL's last segment).", {}, true},
@@ -246,8 +258,9 @@ constexpr std::array<field, 6> external_dns_endpoint_fields{{
   {"weight", integer, "Its weight (webhook/weight)."},
 }};
 
-constexpr std::array<object_fields, 29> all{{
+constexpr std::array<object_fields, 30> all{{
   {"config", "A gtmesh config (docs/config.md).", config_fields},
+  {"resolver", "Recursive resolvers for ALIAS targets.", resolver_fields},
   {"cluster", "The cluster.", cluster_fields},
   {"cluster_tls", "Mutual TLS files.", cluster_tls_fields},
   {"measurement", "Measurement intervals.", measurement_fields},

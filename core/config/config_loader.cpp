@@ -84,6 +84,8 @@ load_result loader::read(std::string_view text) {
       parse_cluster(c);
     if (node m = child(root, "measurement"))
       parse_measurement(m);
+    if (node rs = child(root, "resolver")) // before profiles and zones: ALIASes need it
+      parse_resolver(rs);
     each(root, "datacenters", "", [&](const node& n, const std::string& f) { parse_datacenter(n, f); });
     each(root, "probes", "", [&](const node& n, const std::string& f) {
       if (auto p = parse_probe(n, f, true))
@@ -92,8 +94,10 @@ load_result loader::read(std::string_view text) {
     each(root, "services", "", [&](const node& n, const std::string& f) { parse_service(n, f); });
     each(root, "profiles", "", [&](const node& n, const std::string& f) { parse_profile(n, f); });
     each(root, "external_dns", "", [&](const node& n, const std::string& f) { parse_external_dns(n, f); });
-    if (scope_ == config_scope::whole)
+    if (scope_ == config_scope::whole) {
       each(root, "zones", "", [&](const node& n, const std::string& f) { parse_zone(n, f); });
+      check_apex_cnames();
+    }
     if (node g = child(root, "geo")) {
       if (is_map(g, "geo")) {
         check_keys(g, "geo", config_fields::keys_of("geo"));
@@ -301,11 +305,11 @@ std::string load_result::report() const {
 }
 
 load_result load_config_text(std::string_view yaml, const std::string& file, const method_catalog& methods,
-                             config_scope scope) {
+                             config_scope scope, config_origin origin) {
   std::string base = std::filesystem::path(file).parent_path().string();
   load_result r;
   {
-    loader l(file, base.empty() ? "." : base, methods, scope);
+    loader l(file, base.empty() ? "." : base, methods, scope, origin);
     r = l.run(yaml);
   }
 #ifndef GTMESH_FUZZING
@@ -316,7 +320,8 @@ load_result load_config_text(std::string_view yaml, const std::string& file, con
   return r;
 }
 
-load_result load_config_file(const std::string& path, const method_catalog& methods, config_scope scope) {
+load_result load_config_file(const std::string& path, const method_catalog& methods, config_scope scope,
+                             config_origin origin) {
   std::ifstream in(path);
   if (!in) {
     load_result r;
@@ -332,7 +337,7 @@ load_result load_config_file(const std::string& path, const method_catalog& meth
   char chunk[64 * 1024];
   while (text.size() <= max_config_bytes && in.read(chunk, sizeof chunk).gcount() > 0)
     text.append(chunk, static_cast<size_t>(in.gcount()));
-  return load_config_text(text, path, methods, scope);
+  return load_config_text(text, path, methods, scope, origin);
 }
 
 } // namespace gtmesh

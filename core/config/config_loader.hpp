@@ -35,6 +35,21 @@ struct load_result {
 /// of a 100,000-record cluster holds kilobytes, not the DNS plan.
 enum class config_scope : uint8_t { whole, measurement };
 
+/// Where a config comes from, which decides what a rule added after configs
+/// were committed does to it.
+enum class config_origin : uint8_t {
+  /// An operator's config on its way in (check-config, a push, the config
+  /// API, gtmesh serve): every broken rule is an error and the config is
+  /// refused.
+  operator_file,
+  /// A config the cluster committed already (a decider loading its store or
+  /// its log, at start or when applying an entry): a record that breaks a
+  /// rule added since (a CNAME at the zone apex) is left out with a warning
+  /// naming its line, so that an upgrade never refuses the whole config a
+  /// cluster serves. Every older rule is still an error.
+  committed,
+};
+
 /// Both loaders are total: whatever the bytes, they return a model or errors
 /// naming file:line:column and field, and never throw. Beyond the YAML
 /// reader's limit (yaml::max_depth nested levels, a YAML syntax error) they bound the
@@ -45,11 +60,13 @@ enum class config_scope : uint8_t { whole, measurement };
 /// catalog (normally `routing_methods()` from core/routing/all_methods.hpp). Relative paths inside it
 /// (geo.database, latency_table) are resolved against the file's directory.
 load_result load_config_file(const std::string& path, const method_catalog& methods,
-                             config_scope scope = config_scope::whole);
+                             config_scope scope = config_scope::whole,
+                             config_origin origin = config_origin::operator_file);
 
 /// Validates YAML text; `file` is the name errors carry and the base for
 /// relative paths. The same rules as load_config_file.
 load_result load_config_text(std::string_view yaml, const std::string& file, const method_catalog& methods,
-                             config_scope scope = config_scope::whole);
+                             config_scope scope = config_scope::whole,
+                             config_origin origin = config_origin::operator_file);
 
 } // namespace gtmesh

@@ -43,6 +43,11 @@ const probe_settings* config::find_probe(std::string_view name) const {
   return find_named(probes, name);
 }
 
+std::string resolver_settings::server::text() const {
+  return address.v4() ? address.to_string() + ":" + std::to_string(port)
+                      : "[" + address.to_string() + "]:" + std::to_string(port);
+}
+
 std::string answer_value::text() const {
   switch (type) {
     case dns::rr_type::a:
@@ -151,6 +156,8 @@ std::string_view to_string(endpoint_kind k) noexcept {
       return "dc";
     case endpoint_kind::nested:
       return "nested";
+    case endpoint_kind::alias:
+      return "alias";
   }
   return "?";
 }

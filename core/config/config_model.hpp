@@ -225,7 +225,19 @@ struct static_policy {
   balance_kind balance = balance_kind::all;
 };
 
-enum class record_mode : uint8_t { plain, dc, static_rules, profile };
+/// An ALIAS record (type ALIAS, docs/dns.md "ALIAS records"): it answers A
+/// and AAAA queries with the addresses `target` resolves to, as the
+/// deciders last resolved them through `resolver:`.
+struct alias_policy {
+  std::string target;  ///< absolute, lowercase, trailing dot
+  std::string monitor; ///< a probe name: agents probe each resolved address; "" = none
+  /// `ttl:` was written: answers get min(ttl, the target's TTL within the
+  /// resolver's bounds); else the target's TTL alone (record::ttl then
+  /// holds resolver.max_ttl, the longest an answer can get).
+  bool ttl_given = false;
+};
+
+enum class record_mode : uint8_t { plain, dc, static_rules, profile, alias };
 
 struct record {
   std::string name; ///< absolute, lowercase, trailing dot
@@ -242,6 +254,7 @@ struct record {
   std::unique_ptr<dc_policy> dc;
   std::unique_ptr<static_policy> static_rules;
   std::string profile;
+  std::unique_ptr<alias_policy> alias; ///< type ALIAS only
   config_location where;
 };
 
@@ -280,7 +293,9 @@ struct zone {
   config_location where;
 };
 
-enum class endpoint_kind : uint8_t { external, dc, nested };
+/// alias: answers the addresses its `target` resolves to (an ALIAS inside a
+/// profile: what Route 53 weighted and failover alias record sets become).
+enum class endpoint_kind : uint8_t { external, dc, nested, alias };
 /// always_serve: answered whatever its health says (Azure Traffic Manager's
 /// "always serve", octoDNS's `status: up`); an operator's drain still wins.
 enum class endpoint_status : uint8_t { enabled, disabled, stopped, always_serve };
@@ -291,7 +306,7 @@ struct endpoint {
   std::string name;
   endpoint_kind kind = endpoint_kind::external;
   endpoint_status status = endpoint_status::enabled;
-  std::string target;         ///< external: IPv4/IPv6 address or host name (CNAME)
+  std::string target;         ///< external: IPv4/IPv6 address or host name (CNAME); alias: the absolute name resolved
   std::string dc;             ///< dc: the DC; also the default location
   std::string service;        ///< dc: optional service whose backends gate health
   std::vector<answer_value> answers; ///< dc: the addresses/targets it answers
@@ -302,7 +317,7 @@ struct endpoint {
   std::string location;       ///< performance: a DC name
   std::vector<std::string> regions; ///< geographic
   std::vector<ip_range> subnets;    ///< subnet; empty = fallback endpoint
-  std::string monitor;        ///< external: a probe name in `probes`
+  std::string monitor;        ///< external, alias: a probe name in `probes`
   config_location where;
 };
 
@@ -341,6 +356,30 @@ struct tls_settings {
 struct cluster_settings {
   std::string name = "gtmesh";
   tls_settings tls;
+};
+
+/// `resolver:` (docs/config.md, "resolver"): the recursive resolvers the
+/// deciders ask for the addresses of ALIAS targets, and how long what they
+/// answer is believed.
+struct resolver_settings {
+  struct server {
+    ip_address address;
+    uint16_t port = 53;
+    std::string text() const; ///< "192.0.2.53:53", "[2001:db8::53]:53"
+  };
+  std::vector<server> servers; ///< empty = no `resolver:` section
+  int64_t timeout_ms = 2'000;  ///< one query's wait for its answer
+  int attempts = 3;            ///< queries per refresh, over the servers in turn
+  uint32_t min_ttl = 30;       ///< a target's TTL below this counts as this (seconds)
+  uint32_t max_ttl = 3600;     ///< ... above this as this
+  /// Last good addresses are answered this long after the last good
+  /// resolution while the resolvers fail (timeouts, SERVFAIL, garbage).
+  int64_t keep_last_good_ms = 86'400'000;
+  /// ... and this long after the resolvers first said the name or its
+  /// addresses are gone (NXDOMAIN, or NODATA for both A and AAAA).
+  int64_t keep_on_nxdomain_ms = 300'000;
+  config_location where;
+  bool configured() const noexcept { return !servers.empty(); }
 };
 
 /// One row of the latency table seed (SPEC section 8, `latency_table`).
@@ -397,6 +436,7 @@ struct config {
   /// worst-case failover takes longer are rejected; 0 = no budget.
   int64_t failover_budget_ms = 0;
   dnstap_settings dnstap;
+  resolver_settings resolver;
 
   // Every record's answers, in one arena: records hold runs of `answers`
   // (answer_span), each answer names its value in `answer_values`, where

@@ -68,6 +68,11 @@ void offer_profile(detection& d, const config& cfg, const profile& p, bool& noda
         if (!e.service.empty())
           offer_service(d, cfg, e.service);
         break;
+      case endpoint_kind::alias:
+        if (!e.monitor.empty())
+          if (const probe_settings* m = cfg.find_probe(e.monitor))
+            offer_probe(d, *m, "alias endpoint " + p.name + "/" + e.name + " monitor " + m->name);
+        break;
       case endpoint_kind::nested:
         if (const profile* child = cfg.find_profile(e.profile)) {
           bool child_nodata = false; // a child's all-down moves the parent, not the answer
@@ -125,13 +130,19 @@ record_budget failover_budget(const config& cfg, const zone& z, const record& r)
   } else if (r.mode == record_mode::profile) {
     if (const profile* p = cfg.find_profile(r.profile))
       offer_profile(d, cfg, *p, nodata, 1);
+  } else if (r.mode == record_mode::alias && r.alias && !r.alias->monitor.empty()) {
+    if (const probe_settings* m = cfg.find_probe(r.alias->monitor))
+      offer_probe(d, *m, "ALIAS " + r.alias->target + " monitor " + m->name);
   }
   if (d.ms < 0)
     return out;
   out.fails_over = true;
   out.terms.push_back({"detect", d.ms, d.detail});
   out.terms.push_back({"mesh", mesh_bound_ms, "agent batch + gossip + snapshot rebuild"});
-  out.terms.push_back({"ttl", int64_t{r.ttl} * 1000, "record TTL " + std::to_string(r.ttl) + " s"});
+  out.terms.push_back({"ttl", int64_t{r.ttl} * 1000,
+                       r.alias && !r.alias->ttl_given
+                         ? "the ALIAS target's TTL, at most resolver max_ttl " + std::to_string(r.ttl) + " s (set ttl to bound it)"
+                         : "record TTL " + std::to_string(r.ttl) + " s"});
   if (nodata) {
     // A policy NODATA's SOA TTL (answer_set::negative_ttl, docs/dns.md).
     const uint32_t negative = std::min({r.ttl, z.soa.ttl, z.soa.minimum});

@@ -97,6 +97,7 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
       publish(self);
     },
     [=](send_atom) {
+      tick_alias(self);
       send_unmeasured_prefixes(self);
       self->delayed_send(self, std::chrono::seconds(1), send_atom_v);
     },

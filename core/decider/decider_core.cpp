@@ -35,8 +35,8 @@ bool decider_core::activate(uint32_t version, const std::string& yaml, const std
   else if (active_ && active_->yaml == yaml && (active_->file == file || !active_->cfg->relative_paths) &&
            active_->cfg->latency_table.empty())
     loaded.cfg = active_->cfg;
-  else
-    loaded = load_config_text(yaml, file, routing_methods());
+  else // committed by the cluster: a rule added since leaves its record out, warned about (config_origin)
+    loaded = load_config_text(yaml, file, routing_methods(), config_scope::whole, config_origin::committed);
   validated_.reset();
   if (!loaded.ok()) {
     error = loaded.report();
@@ -51,7 +51,12 @@ bool decider_core::activate(uint32_t version, const std::string& yaml, const std
     error = compiled.error;
     return false;
   }
-  active_ = active_config{version, yaml, file, loaded.cfg, compiled.plan, std::hash<std::string>{}(yaml)};
+  std::string warnings;
+  for (const auto& w : loaded.warnings)
+    warnings += w.to_string() + "\n";
+  if (loaded.warnings.empty() && active_ && active_->cfg == loaded.cfg)
+    warnings = active_->warnings; // the same model as before: its warnings stand
+  active_ = active_config{version, yaml, file, loaded.cfg, compiled.plan, std::hash<std::string>{}(yaml), warnings};
   if (persist)
     pending_.config = state::stored_config{version, yaml, file, now_ms};
   dirty_ = true;
@@ -70,14 +75,17 @@ bool decider_core::restore(int64_t now_ms, std::string& error) {
       table_.restore_mark(origin, have);
     table_.take_changed_origins(); // already on disk
     overrides_ = store_->load_overrides();
+    restored_aliases_ = store_->load_aliases();
     applied_index_ = store_->load_applied_index();
     log_uid_ = store_->load_log_uid();
     // The newest stored config that still loads (a build may have tightened
     // validation); never a broken one.
     for (const auto& c : store_->config_history()) {
       std::string why;
-      if (activate(c.version, c.yaml, c.file, now_ms, why, false))
+      if (activate(c.version, c.yaml, c.file, now_ms, why, false)) {
+        seed_aliases(now_ms);
         return true;
+      }
       error += "stored config version " + std::to_string(c.version) + " no longer loads: " + why;
     }
   }
@@ -99,7 +107,29 @@ bool decider_core::restore(int64_t now_ms, std::string& error) {
   bootstrap_yaml_ = ss.str();
   if (initial_model) // activate() takes it if the text read now is the text it was loaded from
     validated_ = validated_config{bootstrap_yaml_, options_.initial_config_file, std::move(initial_model), now_ms};
-  return activate(0, bootstrap_yaml_, options_.initial_config_file, now_ms, error, false);
+  if (!activate(0, bootstrap_yaml_, options_.initial_config_file, now_ms, error, false))
+    return false;
+  seed_aliases(now_ms);
+  return true;
+}
+
+void decider_core::seed_aliases(int64_t now_ms) {
+  // The ALIAS addresses the store kept answer from the first snapshot on,
+  // before the alias service (started by the actor) has asked again.
+  if (!active_ || active_->plan->alias_targets.empty() || restored_aliases_.empty())
+    return;
+  std::vector<std::string> names;
+  for (const auto& t : active_->plan->alias_targets)
+    names.push_back(t.name);
+  alias_resolver seeded;
+  seeded.configure(active_->cfg->resolver, names, now_ms);
+  for (const auto& r : restored_aliases_)
+    seeded.restore(r, now_ms);
+  auto state = std::make_shared<alias_state>();
+  state->version = 0; // the service's own versions start above
+  state->names = seeded.all();
+  state->to_store = seeded.to_store();
+  aliases_ = std::move(state);
 }
 
 std::vector<std::string> decider_core::validate_config(const std::string& yaml, const std::string& file,
@@ -355,7 +385,13 @@ snapshot_ptr decider_core::build_snapshot(int64_t now_ms) {
     pending_.transitions.push_back(state::health_transition{now_ms, "", "protection " + e.record,
                                                             e.holding ? "live" : "holding",
                                                             e.holding ? "holding" : "live", e.why});
-  last_ = make_snapshot(active_->plan, view, now_ms, ++generation_, last_.get(), std::move(hold));
+  // ALIAS answers: the resolver's addresses with the agents' verdicts on
+  // each; the stamps of the previous snapshot's carry over where nothing moved.
+  std::shared_ptr<const alias_answers> aliases;
+  if (!active_->plan->alias_targets.empty())
+    aliases = build_alias_view(*active_->plan, aliases_.get(), in,
+                               last_ && last_->plan == active_->plan ? last_->aliases.get() : nullptr);
+  last_ = make_snapshot(active_->plan, view, now_ms, ++generation_, last_.get(), std::move(hold), std::move(aliases));
   last_fixed_now_ = isolated() ? now_ms : 0;
   last_built_ms_ = now_ms;
   ++counters_.snapshots;
@@ -363,6 +399,14 @@ snapshot_ptr decider_core::build_snapshot(int64_t now_ms) {
   flips_at_snapshot_ = table_.availability_flips();
   rebuild_latency_.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return last_;
+}
+
+void decider_core::set_aliases(std::shared_ptr<const alias_state> state) {
+  if (!state || (aliases_ && aliases_->version == state->version))
+    return;
+  aliases_ = std::move(state);
+  pending_.aliases = aliases_->to_store;
+  dirty_ = true;
 }
 
 int64_t decider_core::snapshot_valid_until() const noexcept {
@@ -514,6 +558,11 @@ std::string decider_core::status_text(int64_t now_ms) const {
       << generation_ << "\n";
   if (!config_error_.empty())
     out << "  CONFIG NOT APPLIED: " << config_error_ << "\n";
+  if (active_ && !active_->warnings.empty()) {
+    std::istringstream lines(active_->warnings);
+    for (std::string line; std::getline(lines, line);)
+      out << "  CONFIG WARNING: " << line << "\n";
+  }
   if (isolated_since_ >= 0)
     out << "  ISOLATED for " << format_age(now_ms - isolated_since_)
         << ": no majority of deciders reachable; measurements stopped ageing, answers stay last-known-good\n";
@@ -551,6 +600,23 @@ std::string decider_core::status_text(int64_t now_ms) const {
   for (const auto& o : overrides_)
     out << "  override: " << o.dc << (o.drained ? " drained" : " undrained") << " by " << o.by << " (log index "
         << o.version << ")\n";
+  if (aliases_)
+    for (const auto& [name, r] : aliases_->names) {
+      out << "  alias " << name << ": ";
+      if (!r.known)
+        out << "no addresses known";
+      for (const auto* family : {&r.a, &r.aaaa})
+        for (const auto& x : *family)
+          out << x.to_string() << " ";
+      if (r.known)
+        out << "TTL " << r.ttl;
+      if (r.resolved_at_ms)
+        out << ", resolved " << format_age(now_ms - r.resolved_at_ms) << " ago";
+      if (r.failures)
+        out << ", " << r.failures << " failed refresh(es), the last " << format_age(now_ms - r.failed_at_ms)
+            << " ago: " << r.last_failure;
+      out << "\n";
+    }
   for (const auto& p : protection_.status()) {
     out << "  PROTECTED " << p.record << ": " << p.why << "; holding the last-known-good health of";
     for (size_t i = 0; i < p.held.size(); ++i)
@@ -573,6 +639,32 @@ decider_status decider_core::status(int64_t now_ms) const {
   s.isolated = isolated();
   s.protections = protection_.status();
   s.protection_holds = protection_.triggered();
+  if (active_ && !active_->warnings.empty()) {
+    std::istringstream lines(active_->warnings);
+    for (std::string line; std::getline(lines, line);)
+      s.config_warnings.push_back(line);
+  }
+  if (aliases_) {
+    for (const auto& [name, r] : aliases_->names) {
+      alias_status a;
+      a.name = name;
+      a.known = r.known;
+      for (const auto* family : {&r.a, &r.aaaa})
+        for (const auto& x : *family)
+          a.addresses.push_back(x.to_string());
+      a.ttl = r.ttl;
+      a.resolved_at_ms = r.resolved_at_ms;
+      a.failed_at_ms = r.failed_at_ms;
+      a.failures = r.failures;
+      a.last_failure = r.last_failure;
+      a.explain = r.explain;
+      s.aliases.push_back(std::move(a));
+    }
+    const auto& f = aliases_->refreshes;
+    const auto& q = aliases_->queries;
+    s.alias_counters = alias_counters_status{f.refreshes, f.failures, f.partial, f.negative,  f.dropped,   q.queries,
+                                             q.tcp,       q.timeouts, q.errors, q.malformed, q.mismatched, q.network};
+  }
   s.snapshot_generation = generation_;
   s.snapshot_built_ms = last_ ? last_built_ms_ : 0;
   s.rebuild = rebuild_latency_;

@@ -14,6 +14,7 @@
 
 #include "core/config/config_loader.hpp"
 #include "core/consensus/replicated_state.hpp"
+#include "core/decider/alias_view.hpp"
 #include "core/decider/decider_status.hpp"
 #include "core/decider/monitor_protection.hpp"
 #include "core/decider/view_builder.hpp"
@@ -63,6 +64,10 @@ struct active_config {
   config_ptr cfg;
   plan_ptr plan;
   uint64_t hash = 0; ///< of yaml: breaks ties between equal versions deterministically
+  /// What the loader warned about, one "file:line:col: field: message" per
+  /// line; for a committed config also the records it left out
+  /// (config_origin::committed). Shown by status.
+  std::string warnings;
 };
 
 class decider_core {
@@ -174,6 +179,15 @@ public:
   /// When the last snapshot's prepared decisions expire (rebuild then).
   int64_t snapshot_valid_until() const noexcept;
 
+  // --- ALIAS (docs/dns.md, "ALIAS records") --------------------------------
+  /// What the alias resolver knows now (alias_service::current): the next
+  /// snapshot answers from it, and its last good resolutions are written at
+  /// the next flush (a restarted decider answers them at once).
+  void set_aliases(std::shared_ptr<const alias_state> state);
+  const alias_state* aliases() const noexcept { return aliases_.get(); }
+  /// The resolutions restore() found in the store.
+  const std::vector<state::alias_record>& restored_aliases() const noexcept { return restored_aliases_; }
+
   // --- persistence ---------------------------------------------------------
   /// Commits pending changes in one batch (state::store::commit says when it
   /// is synced); true if there was nothing
@@ -217,6 +231,8 @@ public:
 private:
   bool activate(uint32_t version, const std::string& yaml, const std::string& file, int64_t now_ms,
                 std::string& error, bool persist);
+  /// Answers from the ALIAS resolutions the store kept (restore()).
+  void seed_aliases(int64_t now_ms);
   /// view_inputs for a plan at now_ms (ageing paused while isolated).
   view_inputs inputs(int64_t now_ms) const;
   /// The agent-gone rule without regard to isolation.
@@ -266,6 +282,8 @@ private:
   std::map<std::string, agent_info> agents_;
   availability_map previous_up_;
   monitor_protection_state protection_;
+  std::shared_ptr<const alias_state> aliases_;
+  std::vector<state::alias_record> restored_aliases_;
   snapshot_ptr last_;
   int64_t last_built_ms_ = 0;
   uint64_t generation_ = 0;

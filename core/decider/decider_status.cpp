@@ -140,6 +140,21 @@ std::string to_json(const decider_status& s, int64_t now_ms) {
     field(o, "why", p.why);
   });
   field(o, "protection_holds", static_cast<double>(s.protection_holds));
+  array(o, "config_warnings", s.config_warnings, [&](const std::string& w) { field(o, "warning", w); });
+  array(o, "aliases", s.aliases, [&](const alias_status& a) {
+    field(o, "name", a.name);
+    field(o, "known", a.known);
+    array(o, "addresses", a.addresses, [&](const std::string& x) { field(o, "address", x); });
+    field(o, "ttl", static_cast<double>(a.ttl));
+    if (a.resolved_at_ms)
+      field(o, "resolved_seconds_ago", age_s(a.resolved_at_ms, now_ms));
+    field(o, "failures", static_cast<double>(a.failures));
+    if (a.failures) {
+      field(o, "failed_seconds_ago", age_s(a.failed_at_ms, now_ms));
+      field(o, "last_failure", a.last_failure);
+    }
+    field(o, "explain", a.explain);
+  });
   array(o, "agents", s.origins, [&](const origin_status& a) {
     field(o, "origin", a.origin);
     field(o, "dc", a.dc);

@@ -70,6 +70,25 @@ struct protection_status {
   std::string why;
 };
 
+/// What the decider knows of one ALIAS target (docs/dns.md, "ALIAS records").
+struct alias_status {
+  std::string name;
+  bool known = false; ///< addresses (or "none") are known
+  std::vector<std::string> addresses;
+  uint32_t ttl = 0;
+  int64_t resolved_at_ms = 0; ///< the last good resolution (0: never)
+  int64_t failed_at_ms = 0;
+  uint64_t failures = 0; ///< failed refreshes since the last good one
+  std::string last_failure;
+  std::string explain;
+};
+
+/// Counters of the decider's ALIAS resolution since it started.
+struct alias_counters_status {
+  uint64_t refreshes = 0, failures = 0, partial = 0, negative = 0, dropped = 0;
+  uint64_t queries = 0, tcp = 0, timeouts = 0, errors = 0, malformed = 0, mismatched = 0, network = 0;
+};
+
 struct decider_status {
   std::string node;
   int64_t at_ms = 0; ///< when this status was taken
@@ -93,6 +112,9 @@ struct decider_status {
   std::vector<dc_status> dcs;
   std::vector<protection_status> protections;
   uint64_t protection_holds = 0; ///< holds begun since the start
+  std::vector<std::string> config_warnings; ///< of the active config (records a committed config left out)
+  std::vector<alias_status> aliases;
+  alias_counters_status alias_counters;
   std::vector<origin_status> origins;
   std::vector<peer_status> peers;
   uint64_t frames_received = 0;

@@ -17,6 +17,8 @@ const char* mode_name(record_mode m) {
       return "static";
     case record_mode::profile:
       return "profile";
+    case record_mode::alias:
+      return "alias";
   }
   return "-";
 }

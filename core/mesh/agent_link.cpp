@@ -172,6 +172,15 @@ void on_frame(self_ptr self, const std::vector<char>& bytes) {
         st.options.on_client_prefixes(req.args);
       if (req.command == "revoked")
         take_revocations(self, req.args);
+      if (req.command == "alias-probes") {
+        if (!st.decider_is_decider || req.args.size() % 3 != 0 ||
+            req.args.size() / 3 > agent_link_state::max_alias_probes) {
+          ++st.frames_rejected;
+          return;
+        }
+        if (st.options.on_alias_probes)
+          st.options.on_alias_probes(req.args);
+      }
       return;
     }
     default:

@@ -53,6 +53,10 @@ struct agent_link_options {
   /// Client networks the DNS responders saw without measurements ("198.51.100.0/24"),
   /// forwarded by the decider for the client agent to probe.
   std::function<void(const std::vector<std::string>&)> on_client_prefixes;
+  /// ALIAS addresses to probe, from the decider (request "alias-probes"):
+  /// (probe, target, address) triples, the whole list each time. Checked
+  /// for shape here (a malformed list is counted and dropped).
+  std::function<void(const std::vector<std::string>&)> on_alias_probes;
   /// The decider holds sequence numbers of this origin above anything the
   /// agent produced (it restarted with its clock set back, or two instances
   /// share a name): continue numbering above `seq`.
@@ -81,6 +85,8 @@ struct agent_link_state {
   std::set<std::string> revoked;   ///< serials the deciders' log revokes, as last handed to the transport
   /// More serials than any cluster revokes: such a list is rejected whole.
   static constexpr size_t max_revocations = 100000;
+  /// More ALIAS addresses than any config asks to probe: such a list is rejected whole.
+  static constexpr size_t max_alias_probes = 10000;
   uint64_t ticks = 0;
   static inline const char* name = "gtmesh.mesh.agent_link";
 };

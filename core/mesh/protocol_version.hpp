@@ -38,6 +38,10 @@ inline constexpr std::string_view capability_config_conditions = "config-conditi
 /// an operator's signature or a decider's vouch; the signed-only policy
 /// entry; core/consensus/action_proof.hpp).
 inline constexpr std::string_view capability_signed_actions = "signed-actions";
+/// ALIAS: the config's resolver:, records of type ALIAS and endpoints of
+/// kind alias are understood, and an agent probes the addresses a decider
+/// names in an "alias-probes" request.
+inline constexpr std::string_view capability_alias = "alias";
 
 /// This build's capabilities, sent in its hello.
 const std::vector<std::string>& own_capabilities();

@@ -106,6 +106,53 @@ void append_decider_metrics(const decider::decider_status& s, int64_t now_ms, fa
   for (auto* f : {&connected, &lag, &heard})
     f->append_to(out);
 
+  // ALIAS resolution (docs/dns.md, "ALIAS records"); only with ALIAS targets.
+  if (!s.aliases.empty()) {
+    const decider::alias_counters_status& c = s.alias_counters;
+    counter("gtmesh_alias_refreshes_total", "Refreshes of ALIAS targets (A and AAAA asked), by result.")
+      .add(static_cast<double>(c.refreshes - c.failures - c.partial - c.negative), {{"result", "ok"}})
+      .add(static_cast<double>(c.partial), {{"result", "partial"}})
+      .add(static_cast<double>(c.negative), {{"result", "negative"}})
+      .add(static_cast<double>(c.failures), {{"result", "failed"}})
+      .append_to(out);
+    counter("gtmesh_alias_failures_total",
+            "Refreshes of ALIAS targets that got no answer (timeouts, SERVFAIL, garbage): the last good addresses "
+            "were kept.")
+      .add(static_cast<double>(c.failures))
+      .append_to(out);
+    counter("gtmesh_alias_dropped_total",
+            "ALIAS targets whose last good addresses were dropped (keep_last_good or keep_on_nxdomain ran out).")
+      .add(static_cast<double>(c.dropped))
+      .append_to(out);
+    counter("gtmesh_alias_queries_total", "DNS queries sent to the recursive resolvers, by transport.")
+      .add(static_cast<double>(c.queries), {{"transport", "udp"}})
+      .add(static_cast<double>(c.tcp), {{"transport", "tcp"}})
+      .append_to(out);
+    counter("gtmesh_alias_bad_replies_total",
+            "Queries to the recursive resolvers that failed or were answered wrongly, by reason (garbage and "
+            "replies to other queries are ignored, the wait goes on).")
+      .add(static_cast<double>(c.timeouts), {{"reason", "timeout"}})
+      .add(static_cast<double>(c.errors), {{"reason", "rcode"}})
+      .add(static_cast<double>(c.malformed), {{"reason", "malformed"}})
+      .add(static_cast<double>(c.mismatched), {{"reason", "mismatched"}})
+      .add(static_cast<double>(c.network), {{"reason", "network"}})
+      .append_to(out);
+    auto addresses = gauge("gtmesh_alias_addresses", "Addresses an ALIAS target resolved to, as answered now.");
+    auto age = gauge("gtmesh_alias_resolved_age_seconds", "Time since an ALIAS target's last good resolution.");
+    auto ttl = gauge("gtmesh_alias_ttl_seconds", "The TTL answers of an ALIAS target carry now.");
+    auto failing = gauge("gtmesh_alias_failing_refreshes",
+                         "Failed refreshes of an ALIAS target since its last good one (0: resolving fine).");
+    for (const auto& a : s.aliases) {
+      addresses.add(static_cast<double>(a.addresses.size()), {{"target", a.name}});
+      if (a.resolved_at_ms)
+        age.add(seconds_between(a.resolved_at_ms, now_ms), {{"target", a.name}});
+      ttl.add(a.ttl, {{"target", a.name}});
+      failing.add(static_cast<double>(a.failures), {{"target", a.name}});
+    }
+    for (auto* f : {&addresses, &age, &ttl, &failing})
+      f->append_to(out);
+  }
+
   auto peers = gauge("gtmesh_peer_connected", "1 while the link to the peer decider is up.");
   for (const auto& p : s.peers)
     peers.add(p.connected ? 1 : 0, {{"peer", p.address}});

@@ -53,6 +53,9 @@ struct answer_set {
   /// The smallest slow-start share of what answered (1 = none ramping):
   /// health-aware TTLs shorten by it.
   float ramp_share = 1.0f;
+  /// The TTL an ALIAS target's addresses allow (its TTL within the
+  /// resolver's bounds): the answer's TTL is at most this.
+  uint32_t ttl_cap = UINT32_MAX;
   uint16_t count = 0;
   std::array<uint32_t, max_answers> rdata;
 
@@ -70,6 +73,7 @@ struct answer_set {
     client_unmeasured = false;
     wildcard_encloser = 0;
     ramp_share = 1.0f;
+    ttl_cap = UINT32_MAX;
     count = 0;
   }
   /// Appends unless full or already present (answers never repeat an RR).

@@ -1,6 +1,7 @@
 #include "core/routing/engine.hpp"
 
 #include "core/config/failover_budget.hpp"
+#include "core/routing/alias/alias_select.hpp"
 #include "core/dns/wire/name.hpp"
 #include "core/routing/common/balance.hpp"
 #include "core/routing/common/health_ttl.hpp"
@@ -64,9 +65,19 @@ uint32_t find_zone(const routing_plan& plan, std::span<const uint8_t> name) noex
 } // namespace
 
 snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view> view, int64_t now_ms,
-                           uint64_t generation, const routing_snapshot* previous, std::shared_ptr<monitor_hold> hold) {
+                           uint64_t generation, const routing_snapshot* previous, std::shared_ptr<monitor_hold> hold,
+                           std::shared_ptr<const alias_answers> aliases) {
   auto s = std::make_shared<routing_snapshot>();
   auto prepared = std::make_shared<prepared_decisions>();
+  // Which ALIAS targets changed since the previous snapshot (by stamp).
+  const alias_answers* before = previous && previous->plan == plan ? previous->aliases.get() : nullptr;
+  std::vector<uint8_t> alias_changed(plan->alias_targets.size(), 1);
+  for (uint32_t t = 0; t < alias_changed.size(); ++t) {
+    const alias_target_answers* now = aliases ? aliases->target(t) : nullptr;
+    const alias_target_answers* was = before ? before->target(t) : nullptr;
+    alias_changed[t] = now && was ? now->stamp != was->stamp : now != was;
+  }
+  const alias_answers* with = aliases.get();
   // Kept rankings hold from their build time on: a clock that went back
   // could make a stale cell fresh again, so then everything is ranked anew.
   const bool same_plan = previous && previous->plan == plan && previous->prepared && previous->view &&
@@ -77,14 +88,15 @@ snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view
     // a hold that ends does not move a damped record (a DC that does not
     // qualify is dropped at once either way).
     prepare_dc_rankings(*plan, *view, now_ms, *prepared, previous->hold->prepared.get());
-    prepare_endpoint_availability(*plan, *view, now_ms, *prepared);
+    prepare_endpoint_availability(*plan, *view, now_ms, *prepared, nullptr, nullptr, with);
   } else if (same_plan) {
     view_change change = view->changes_since(*previous->view);
     prepare_dc_rankings(*plan, *view, now_ms, *prepared, previous->prepared.get(), &change);
-    prepare_endpoint_availability(*plan, *view, now_ms, *prepared, previous->prepared.get(), &change);
+    prepare_endpoint_availability(*plan, *view, now_ms, *prepared, previous->prepared.get(), &change, with,
+                                  &alias_changed);
   } else {
     prepare_dc_rankings(*plan, *view, now_ms, *prepared);
-    prepare_endpoint_availability(*plan, *view, now_ms, *prepared);
+    prepare_endpoint_availability(*plan, *view, now_ms, *prepared, nullptr, nullptr, with);
   }
   prepared->built_at_ms = now_ms;
   if (hold && hold->view) {
@@ -95,13 +107,16 @@ snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view
                                                                                     : previous->prepared.get();
     auto held = std::make_shared<prepared_decisions>();
     prepare_dc_rankings(*plan, *hold->view, now_ms, *held, served);
-    prepare_endpoint_availability(*plan, *hold->view, now_ms, *held);
+    prepare_endpoint_availability(*plan, *hold->view, now_ms, *held, nullptr, nullptr, with);
     held->built_at_ms = now_ms;
     prepared->valid_until_ms = std::min(prepared->valid_until_ms, held->valid_until_ms);
     hold->prepared = std::move(held);
     s->hold = std::move(hold);
   }
+  if (aliases) // a verdict on an address turning stale changes its answer
+    prepared->valid_until_ms = std::min(prepared->valid_until_ms, aliases->valid_until_ms);
   s->prepared = std::move(prepared);
+  s->aliases = std::move(aliases);
   s->plan = std::move(plan);
   s->view = std::move(view);
   s->generation = generation;
@@ -154,7 +169,8 @@ void resolve(const routing_snapshot& snapshot, const routing_query& query, query
     view = snapshot.hold->view.get();
     prepared = snapshot.hold->prepared.get();
   }
-  route_context rc{plan, *view, query, ctx, out, trace, r.id, 0, ctx.rotation[r.id & 0xff]++, prepared};
+  route_context rc{plan, *view, query, ctx, out, trace, r.id, 0, ctx.rotation[r.id & 0xff]++, prepared,
+                   snapshot.aliases.get()};
   if (trace) {
     trace->note(0, "record " + std::string(r.name) + " " + std::string(dns::to_string(r.type)) + " ttl " + std::to_string(r.ttl));
     if (held)
@@ -175,6 +191,9 @@ void resolve(const routing_snapshot& snapshot, const routing_query& query, query
     case record_mode::profile:
       evaluate_profile(r.policy, rc);
       break;
+    case record_mode::alias:
+      answer_alias_record(r, rc);
+      break;
   }
   out.status = out.count > 0 ? answer_status::answer : answer_status::nodata;
   if (r.health_ttl) {
@@ -190,6 +209,11 @@ void resolve(const routing_snapshot& snapshot, const routing_query& query, query
                                       : std::string("an answer in its slow-start ramp (share ") +
                                           std::to_string(static_cast<int>(out.ramp_share * 100.0f + 0.5f)) + "%)"));
   }
+  if (out.ttl > out.ttl_cap) {
+    out.ttl = out.ttl_cap;
+    if (trace)
+      trace->note(0, "TTL " + std::to_string(out.ttl) + ": the ALIAS target's (within resolver min_ttl and max_ttl)");
+  }
   if (query.client.has_ecs && out.scope > query.client.ecs_source_length)
     out.scope = query.client.ecs_source_length;
   if (trace) {
@@ -198,8 +222,8 @@ void resolve(const routing_snapshot& snapshot, const routing_query& query, query
     } else {
       trace->outcome = "NOERROR";
       for (uint16_t i = 0; i < out.count; ++i)
-        trace->outcome += " " + std::string(dns::to_string(plan.rdata[out.rdata[i]].type)) + " " +
-                          plan.answer_text(out.rdata[i]);
+        trace->outcome += " " + std::string(dns::to_string(snapshot.rdata_at(out.rdata[i]).entry.type)) + " " +
+                          snapshot.answer_text(out.rdata[i]);
     }
     trace->outcome += ", ttl " + std::to_string(out.ttl);
     if (query.client.has_ecs)

@@ -10,6 +10,7 @@ namespace gtmesh {
 
 class routing_plan;
 class measurement_view;
+class alias_answers;
 struct measurement_cell;
 struct view_change;
 
@@ -87,8 +88,11 @@ void prepare_dc_rankings(const routing_plan& plan, const measurement_view& view,
 /// With `previous` and `change` as for prepare_dc_rankings, only the profiles
 /// whose endpoints (nested children included) read a changed DC or monitor,
 /// or whose time ran out, are evaluated again.
+/// `aliases` answers alias endpoints; `alias_changed[t]` (with `change`)
+/// says ALIAS target t changed since `previous`.
 void prepare_endpoint_availability(const routing_plan& plan, const measurement_view& view, int64_t now_ms,
                                    prepared_decisions& out, const prepared_decisions* previous = nullptr,
-                                   const view_change* change = nullptr);
+                                   const view_change* change = nullptr, const alias_answers* aliases = nullptr,
+                                   const std::vector<uint8_t>* alias_changed = nullptr);
 
 } // namespace gtmesh

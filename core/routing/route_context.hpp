@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/routing/alias/alias_answers.hpp"
 #include "core/routing/answer_set.hpp"
 #include "core/routing/prepared_decisions.hpp"
 #include "core/routing/decision_trace.hpp"
@@ -25,6 +26,8 @@ struct route_context {
   uint32_t turn = 0;
   /// Rankings prepared with the snapshot, or null (rank live).
   const prepared_decisions* prepared = nullptr;
+  /// The snapshot's ALIAS answers, or null (none known).
+  const alias_answers* aliases = nullptr;
 
   /// The geo database's view of the client, looked up once per query. Using
   /// it makes the answer depend on the client, so it widens the ECS scope.

@@ -34,6 +34,13 @@ uint32_t routing_plan::find_monitor(std::string_view key) const noexcept {
   return no_index;
 }
 
+uint32_t routing_plan::find_alias(std::string_view name, std::string_view monitor) const noexcept {
+  for (uint32_t i = 0; i < alias_targets.size(); ++i)
+    if (alias_targets[i].name == name && alias_targets[i].monitor == monitor)
+      return i;
+  return no_index;
+}
+
 namespace {
 
 void put16(std::vector<uint8_t>& out, uint16_t v) {
@@ -89,6 +96,12 @@ private:
     return it == dc_ids_.end() ? no_index : it->second;
   }
   std::map<std::pair<std::string, dns::rr_type>, uint32_t> profile_ids_;
+  /// alias target index by "name \0 monitor" (100,000 ALIAS records must not scan).
+  std::unordered_map<std::string, uint32_t> alias_ids_;
+  uint32_t alias_id(const std::string& name, const std::string& monitor) const {
+    auto it = alias_ids_.find(name + '\0' + monitor);
+    return it == alias_ids_.end() ? no_index : it->second;
+  }
   /// rdata id per config::answer_values entry, no_index until encoded.
   std::vector<uint32_t> rdata_of_value_ = std::vector<uint32_t>(cfg_.answer_values.size(), no_index);
   std::string error_;
@@ -336,6 +349,10 @@ uint32_t plan_builder::compile_profile(const std::string& name, dns::rr_type typ
       case endpoint_kind::nested:
         ep.child = compile_profile(e.profile, type);
         break;
+      case endpoint_kind::alias:
+        if (dns::is_address(type))
+          ep.alias = alias_id(e.target, e.monitor);
+        break;
     }
     pp.endpoints.push_back(ep);
   }
@@ -434,6 +451,9 @@ void plan_builder::compile_record(const record& r, uint32_t zone_index, record_p
     case record_mode::profile:
       rp.policy = compile_profile(r.profile, r.type);
       break;
+    case record_mode::alias:
+      rp.policy = alias_id(r.alias->target, r.alias->monitor);
+      break;
   }
   compile_protection(r, rp);
 }
@@ -518,8 +538,12 @@ void plan_builder::add_name(std::span<const uint8_t> name, uint32_t zone_index, 
                             dns::rr_type type, uint32_t record) {
   auto& node = plan_.names.insert(name);
   node.zone = zone_index;
-  if (auto slot = dns::slot_of(static_cast<uint16_t>(type)))
+  if (type == dns::rr_type::alias) { // one record answers both address types
+    node.records[static_cast<int>(dns::rr_slot::a)] = record;
+    node.records[static_cast<int>(dns::rr_slot::aaaa)] = record;
+  } else if (auto slot = dns::slot_of(static_cast<uint16_t>(type))) {
     node.records[static_cast<int>(*slot)] = record;
+  }
   // Empty non-terminals between the name and the apex (RFC 8020).
   size_t i = 0;
   while (i < name.size() && name.size() - i > apex.size()) {
@@ -565,6 +589,27 @@ std::string plan_builder::run() {
         if (const probe_settings* probe = cfg_.find_probe(e.monitor))
           plan_.monitors.push_back(
             monitor_plan{p.name + "/" + e.name, probe->interval_ms * m.stale_after, probe->quorum});
+
+  auto add_alias = [&](const std::string& name, const std::string& monitor) {
+    if (!alias_ids_.emplace(name + '\0' + monitor, static_cast<uint32_t>(plan_.alias_targets.size())).second)
+      return;
+    alias_target_plan a;
+    a.name = name;
+    a.monitor = monitor;
+    if (const probe_settings* probe = monitor.empty() ? nullptr : cfg_.find_probe(monitor)) {
+      a.stale_ms = probe->interval_ms * m.stale_after;
+      a.quorum = probe->quorum;
+    }
+    plan_.alias_targets.push_back(std::move(a));
+  };
+  for (const auto& p : cfg_.profiles)
+    for (const auto& e : p.endpoints)
+      if (e.kind == endpoint_kind::alias)
+        add_alias(e.target, e.monitor);
+  for (const auto& z : cfg_.zones)
+    for (const auto& r : z.records)
+      if (r.mode == record_mode::alias && r.alias)
+        add_alias(r.alias->target, r.alias->monitor);
 
   plan_.layout.dc_count = plan_.dc_count();
   plan_.layout.service_count = static_cast<uint32_t>(plan_.service_names.size());
@@ -693,7 +738,8 @@ void plan_builder::index_profile_dependencies() {
   const uint32_t dcs = plan_.dc_count();
   plan_.profile_deps_first.assign(profiles + 1, 0);
   plan_.profile_deps.clear();
-  std::vector<uint32_t> seen_by(dcs + plan_.monitors.size(), no_index); // last profile that listed it
+  const auto monitors = static_cast<uint32_t>(plan_.monitors.size());
+  std::vector<uint32_t> seen_by(dcs + monitors + plan_.alias_targets.size(), no_index); // last profile that listed it
   std::vector<uint32_t> visited(profiles, no_index);                    // last profile that walked it
   for (uint32_t k = 0; k < profiles; ++k) {
     // Walk k and its nested children (the loader refused cycles; `visited`
@@ -711,6 +757,8 @@ void plan_builder::index_profile_dependencies() {
           dep = e.dc;
         else if (e.kind == endpoint_kind::external && e.monitor < plan_.monitors.size())
           dep = dcs + e.monitor;
+        else if (e.kind == endpoint_kind::alias && e.alias < plan_.alias_targets.size())
+          dep = dcs + monitors + e.alias;
         else if (e.kind == endpoint_kind::nested)
           stack.push_back(e.child);
         if (dep != no_index && seen_by[dep] != k) {

@@ -37,6 +37,14 @@ struct rdata_entry {
   static constexpr uint16_t no_name = UINT16_MAX;
 };
 
+/// One RDATA and the byte pool its entry's offset counts in: the plan's, or
+/// a snapshot's ALIAS answers (routing_snapshot::rdata_at).
+struct rdata_ref {
+  const rdata_entry& entry;
+  const uint8_t* pool;
+  const uint8_t* data() const noexcept { return pool + entry.offset; }
+};
+
 /// An answer a balance algorithm can pick: rdata plus weight and location
 /// (12 bytes: a plan of 100,000 records holds about 800,000 of them).
 struct answer_ref {
@@ -130,6 +138,9 @@ struct endpoint_plan {
   uint32_t status_cell = no_index;  ///< dc: host status of the DC
   uint32_t backends_cell = no_index; ///< dc with a service: its healthyBackends there
   uint32_t monitor_cell = no_index; ///< external with a monitor: the verdict
+  /// alias: its routing_plan::alias_targets index when the profile answers
+  /// A or AAAA (no_index: it cannot answer this type).
+  uint32_t alias = no_index;
   int64_t status_stale_ms = 0;
   int64_t backends_stale_ms = 0;
   int64_t monitor_stale_ms = 0;
@@ -195,6 +206,21 @@ struct zone_plan {
   std::shared_ptr<const dnssec::zone_keys> keys;
 };
 
+/// An ALIAS target: a name the deciders resolve (through `resolver:`) and
+/// the monitor that probes each of its addresses. One per distinct (name,
+/// monitor) among ALIAS records and alias endpoints.
+struct alias_target_plan {
+  std::string name;    ///< absolute, lowercase
+  std::string monitor; ///< probe name; "" = its addresses are always healthy
+  int64_t stale_ms = 0; ///< a verdict older than this is stale (probe interval x stale_after)
+  health::quorum_rule quorum; ///< of the DCs probing it (the probe's `quorum:`)
+  /// The measurement key of one address's verdict (agents report it,
+  /// source endpoint): "alias/MONITOR/NAME/ADDRESS".
+  std::string verdict_key(const std::string& address) const {
+    return "alias/" + monitor + "/" + name + "/" + address;
+  }
+};
+
 /// A monitored external endpoint: its measurement key and staleness limit.
 struct monitor_plan {
   std::string key; ///< "profile/endpoint"
@@ -212,6 +238,7 @@ public:
   std::vector<std::string> dc_names;
   std::vector<std::string> service_names;
   std::vector<monitor_plan> monitors;
+  std::vector<alias_target_plan> alias_targets; ///< ALIAS records' and alias endpoints' targets
   std::vector<protection_plan> protections; ///< records with `protect:`, in record order
   int64_t host_stale_ms = 0;
   std::vector<int64_t> service_stale_ms; ///< per service
@@ -246,6 +273,7 @@ public:
   /// included (CSR: profile k's are profile_deps[profile_deps_first[k] ..
   /// profile_deps_first[k + 1]]): a DC index d < dc_count() (its host and
   /// service cells, its drain), or dc_count() + m for monitored endpoint m.
+  /// dc_count() + monitors.size() + a is alias target a.
   /// A rebuild evaluates again only the profiles a change reaches.
   std::vector<uint32_t> profile_deps_first;
   std::vector<uint32_t> profile_deps;
@@ -261,6 +289,9 @@ public:
   uint32_t find_dc(std::string_view name) const noexcept;
   uint32_t find_service(std::string_view name) const noexcept;
   uint32_t find_monitor(std::string_view key) const noexcept;
+  uint32_t find_alias(std::string_view name, std::string_view monitor) const noexcept;
+  /// RDATA `id` of this plan's pool (id < rdata.size()).
+  rdata_ref rdata_at(uint32_t id) const noexcept { return {rdata[id], rdata_bytes.data()}; }
   /// Text of one answer, for traces.
   std::string answer_text(uint32_t rdata_id) const;
 };

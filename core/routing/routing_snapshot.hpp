@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/routing/alias/alias_answers.hpp"
 #include "core/routing/monitor_hold.hpp"
 #include "core/routing/prepared_decisions.hpp"
 #include "core/routing/measurement_view.hpp"
@@ -23,6 +24,20 @@ struct routing_snapshot {
   /// Records answered from last-known-good health (monitor-plane
   /// protection); null when none is.
   std::shared_ptr<const monitor_hold> hold;
+  /// The addresses of the plan's ALIAS targets and their health; null when
+  /// none is known (ALIAS records then answer NODATA).
+  std::shared_ptr<const alias_answers> aliases;
+
+  /// The RDATA behind an answer_set id: the plan's pool, or past it the
+  /// ALIAS answers'. No lookup, no allocation.
+  rdata_ref rdata_at(uint32_t id) const noexcept {
+    if (id < plan->rdata.size())
+      return plan->rdata_at(id);
+    const uint32_t i = id - aliases->base;
+    return {aliases->rdata[i], aliases->bytes.data()};
+  }
+  /// Presentation form of an answer, for traces and tools.
+  std::string answer_text(uint32_t id) const;
 };
 
 using snapshot_ptr = std::shared_ptr<const routing_snapshot>;
@@ -37,8 +52,13 @@ using snapshot_ptr = std::shared_ptr<const routing_snapshot>;
 /// on it, not the whole config (prepared->ranked says how many).
 ///
 /// With `hold` (its view set), its rankings are prepared against its view.
+///
+/// `aliases` (built for `plan`, or null) answers its ALIAS records and alias
+/// endpoints; with `previous`, only the profiles reading a target whose
+/// stamp moved are evaluated again for it.
 snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view> view, int64_t now_ms,
                            uint64_t generation = 0, const routing_snapshot* previous = nullptr,
-                           std::shared_ptr<monitor_hold> hold = nullptr);
+                           std::shared_ptr<monitor_hold> hold = nullptr,
+                           std::shared_ptr<const alias_answers> aliases = nullptr);
 
 } // namespace gtmesh

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace gtmesh::state {
@@ -77,6 +78,16 @@ struct wire_transition {
   std::string dc, s, f, to, r;
   MSGPACK_DEFINE_MAP(t, dc, s, f, to, r)
 };
+
+/// An ALIAS resolution: format v (1), addresses as text.
+struct wire_alias {
+  uint32_t v = 1;
+  std::vector<std::string> a, aaaa;
+  uint32_t ttl = 0;
+  int64_t t = 0;
+  MSGPACK_DEFINE_MAP(v, a, aaaa, ttl, t)
+};
+const std::string alias_prefix = "alias/";
 
 template <class T>
 std::string pack(const T& v) {
@@ -185,6 +196,24 @@ public:
       batch.Put(handles_[cf_default], "applied_index", be64(*w.applied_index));
     if (w.log_uid)
       batch.Put(handles_[cf_default], "log_uid", be64(*w.log_uid));
+    if (w.aliases) {
+      std::set<std::string> keep;
+      for (const auto& r : *w.aliases) {
+        wire_alias wa;
+        for (const auto& x : r.a)
+          wa.a.push_back(x.to_string());
+        for (const auto& x : r.aaaa)
+          wa.aaaa.push_back(x.to_string());
+        wa.ttl = r.ttl;
+        wa.t = r.resolved_at_ms;
+        keep.insert(alias_prefix + r.name);
+        batch.Put(handles_[cf_default], alias_prefix + r.name, pack(wa));
+      }
+      std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_default]));
+      for (it->Seek(alias_prefix); it->Valid() && it->key().starts_with(alias_prefix); it->Next())
+        if (!keep.count(it->key().ToString()))
+          batch.Delete(handles_[cf_default], it->key());
+    }
     for (const auto& t : w.transitions)
       batch.Put(handles_[cf_health], be64(static_cast<uint64_t>(t.at_ms)) + be64(health_seq_++),
                 pack(wire_transition{t.at_ms, t.dc, t.subject, t.from, t.to, t.reason}));
@@ -318,6 +347,34 @@ public:
 
   uint64_t load_applied_index() override { return read_u64("applied_index"); }
   uint64_t load_log_uid() override { return read_u64("log_uid"); }
+
+  std::vector<alias_record> load_aliases() override {
+    std::vector<alias_record> out;
+    if (!db_)
+      return out;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_default]));
+    for (it->Seek(alias_prefix); it->Valid() && it->key().starts_with(alias_prefix); it->Next()) {
+      wire_alias w;
+      if (!unpack(it->value(), w) || w.v != 1)
+        continue;
+      alias_record r;
+      r.name = it->key().ToString().substr(alias_prefix.size());
+      r.ttl = w.ttl;
+      r.resolved_at_ms = w.t;
+      bool ok = true;
+      for (const auto* from : {&w.a, &w.aaaa})
+        for (const auto& text : *from) {
+          auto a = ip_address::parse(text);
+          if (!a || a->v4() != (from == &w.a))
+            ok = false;
+          else
+            (from == &w.a ? r.a : r.aaaa).push_back(*a);
+        }
+      if (ok)
+        out.push_back(std::move(r));
+    }
+    return out;
+  }
 
   uint64_t read_u64(const char* key) {
     if (!db_)

@@ -12,6 +12,7 @@
 //   health        at_ms (BE u64), seq (BE u64) -> a health transition   (timeline)
 //   samples       dc \0 metric \0 at_ms (BE u64) -> value (IEEE double, BE)   (metric history)
 //   default       "applied_index", "log_uid" -> the Raft log (and index in it) config and overrides reflect
+//                 "alias/" name -> the last good resolution of an ALIAS target (older builds ignore these keys)
 // Every commit is one write batch: after commit() returns, a kill -9 loses
 // nothing that was committed. A batch with a config, a drain or a log
 // position is synced to the disk before commit() returns; one with only
@@ -20,6 +21,7 @@
 
 #include "core/mesh/envelope.hpp"
 #include "core/metrics/measurement.hpp"
+#include "core/net/ip_address.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -64,6 +66,15 @@ struct origin_measurements {
   std::vector<measurement> latest;
 };
 
+/// The last good resolution of one ALIAS target (core/decider/alias_resolver.hpp),
+/// so that a restarted decider answers it before it has asked again.
+struct alias_record {
+  std::string name; ///< absolute, lowercase
+  std::vector<ip_address> a, aaaa;
+  uint32_t ttl = 0;
+  int64_t resolved_at_ms = 0;
+};
+
 /// What one commit writes.
 struct write_set {
   std::optional<stored_config> config;
@@ -75,9 +86,11 @@ struct write_set {
   std::optional<int64_t> drop_samples_before; ///< metric history older than this is deleted
   std::optional<uint64_t> applied_index; ///< the Raft log index the config and overrides reflect
   std::optional<uint64_t> log_uid;       ///< the log that index is in
+  /// Every ALIAS resolution kept (replacing those stored; names left out are deleted).
+  std::optional<std::vector<alias_record>> aliases;
   bool empty() const noexcept {
     return !config && origins.empty() && marks.empty() && overrides.empty() &&
-           transitions.empty() && samples.empty() && !drop_samples_before && !applied_index && !log_uid;
+           transitions.empty() && samples.empty() && !drop_samples_before && !applied_index && !log_uid && !aliases;
   }
 };
 
@@ -102,6 +115,8 @@ public:
   /// The Raft log index the stored config and overrides reflect (0: none).
   virtual uint64_t load_applied_index() = 0;
   virtual uint64_t load_log_uid() = 0;
+  /// The ALIAS resolutions stored (records that do not read are skipped).
+  virtual std::vector<alias_record> load_aliases() = 0;
   /// Transitions at or after `since_ms`, oldest first, at most `limit`
   /// (the newest ones when there are more).
   virtual std::vector<health_transition> timeline(int64_t since_ms, size_t limit) = 0;

@@ -83,6 +83,34 @@ profiles:
   EXPECT_EQ(iad.pairs.size(), 2U) << "iad: its web backend and the monitored endpoint";
 }
 
+TEST(probe_plan, alias_addresses_the_deciders_name_are_probed_with_the_target_as_host) {
+  auto cfg = load(R"(
+datacenters: [{name: fra}]
+probes:
+  - {name: web, protocol: https, path: /health, interval: 5s}
+  - {name: pinned, protocol: http, host: status.example.net, path: /ok, port: 8080, interval: 5s}
+  - {name: bare, protocol: tcp}
+resolver: {servers: [127.0.0.1]}
+)");
+  ASSERT_TRUE(cfg);
+  std::vector<alias_probe> aliases{{"web", "lb.example.net.", "192.0.2.10"},
+                                   {"web", "lb.example.net.", "2001:db8::10"},
+                                   {"pinned", "lb.example.net.", "192.0.2.10"},
+                                   {"bare", "lb.example.net.", "192.0.2.10"},
+                                   {"nope", "lb.example.net.", "192.0.2.10"}};
+  auto plan = probe_plan::from_config(*cfg, "fra", aliases);
+  ASSERT_EQ(plan.pairs.size(), 3U) << "tcp without a port and an unknown probe are skipped";
+  EXPECT_EQ(plan.pairs[0].spec.url(), "https://192.0.2.10:443/health");
+  EXPECT_EQ(plan.pairs[0].spec.host_header, "lb.example.net") << "the target's name: what its load balancer expects";
+  EXPECT_EQ(plan.pairs[0].spec.sni, "lb.example.net");
+  EXPECT_EQ(plan.pairs[0].consumers[0].src, source::endpoint);
+  EXPECT_EQ(plan.pairs[0].consumers[0].key, "alias/web/lb.example.net./192.0.2.10");
+  EXPECT_EQ(plan.pairs[1].spec.url(), "https://[2001:db8::10]:443/health");
+  EXPECT_EQ(plan.pairs[2].spec.host_header, "status.example.net") << "a probe's own host wins";
+  EXPECT_EQ(plan.pairs[2].spec.url(), "http://192.0.2.10:8080/ok");
+  EXPECT_EQ(plan.warnings.size(), 2U);
+}
+
 /// One service with backends on real loopback servers, probed by a probe
 /// task driven by a manual clock, one second per step.
 class probe_timing : public ::testing::Test {

@@ -30,6 +30,7 @@
 #include <caf/send.hpp>
 
 #include <condition_variable>
+#include <optional>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -203,6 +204,7 @@ int agent(const args& a) {
   std::mutex mutex;
   std::condition_variable wake;
   config_ptr pending;
+  std::optional<std::vector<std::string>> pending_alias; ///< ALIAS addresses to probe, from the decider
   bool stopping = false;
   // What the tasks run on: the config's data outside the zones
   // (core/config/measurement_scope.hpp), by its SHA-256. A push that leaves
@@ -258,6 +260,11 @@ int agent(const args& a) {
       return "";
     };
     lo.on_client_prefixes = [&](const std::vector<std::string>& prefixes) { node.learn_prefixes(prefixes); };
+    lo.on_alias_probes = [&](const std::vector<std::string>& triples) {
+      std::lock_guard lock(mutex);
+      pending_alias = triples;
+      wake.notify_one();
+    };
     lo.on_sequence_behind = [&](uint64_t seq) { node.continue_above(seq); };
     auto link = sys.spawn(mesh::agent_link, lo);
     events.set_target(link);
@@ -283,7 +290,16 @@ int agent(const args& a) {
     });
     std::unique_lock lock(mutex);
     while (!stopping) {
-      wake.wait(lock, [&] { return stopping || pending; });
+      wake.wait(lock, [&] { return stopping || pending || pending_alias; });
+      if (pending_alias) {
+        std::vector<std::string> triples = std::move(*pending_alias);
+        pending_alias.reset();
+        lock.unlock();
+        const size_t n = node.set_alias_probes(triples);
+        if (!quiet)
+          log_line(log_level::info, "agent", "probing " + std::to_string(n) + " ALIAS address(es) the deciders resolved");
+        lock.lock();
+      }
       if (pending) {
         config_ptr next = std::move(pending);
         pending.reset();

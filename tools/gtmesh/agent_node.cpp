@@ -1,5 +1,7 @@
 #include "tools/gtmesh/agent_node.hpp"
 
+#include "core/dns/wire/name.hpp"
+
 #include <algorithm>
 #include <future>
 
@@ -72,6 +74,22 @@ std::string agent_node::reconfigure(config_ptr cfg) {
     runner_->start();
   }
   return "";
+}
+
+size_t agent_node::set_alias_probes(const std::vector<std::string>& triples) {
+  std::vector<agents::alias_probe> next;
+  for (size_t i = 0; i + 2 < triples.size(); i += 3) {
+    agents::alias_probe p{triples[i], triples[i + 1], triples[i + 2]};
+    if (p.probe.empty() || !ip_address::parse(p.address) || !dns::text_to_wire(p.target) ||
+        std::find(next.begin(), next.end(), p) != next.end())
+      continue;
+    next.push_back(std::move(p));
+  }
+  if (next == options_.alias_probes)
+    return next.size();
+  options_.alias_probes = std::move(next);
+  reconfigure(cfg_);
+  return options_.alias_probes.size();
 }
 
 void agent_node::learn_prefixes(const std::vector<std::string>& prefixes) {

@@ -48,6 +48,11 @@ public:
   std::string reconfigure(config_ptr cfg);
   /// Continues sequence numbers above `seq` (see agent_link_options).
   void continue_above(uint64_t seq) { stamper_->continue_above(seq); }
+  /// The ALIAS addresses the deciders ask this agent to probe (request
+  /// "alias-probes": probe, target, address triples): the tasks are rebuilt
+  /// with them when they changed (probe state carried over). Entries whose
+  /// address or name do not parse are left out. Returns how many it probes.
+  size_t set_alias_probes(const std::vector<std::string>& triples);
   /// Hands learned client networks to the client task.
   void learn_prefixes(const std::vector<std::string>& prefixes);
   const std::vector<std::string>& notes() const noexcept { return tasks_.notes; }

@@ -103,7 +103,11 @@ int decider(const args& a) {
     }
     election_timeout_ms = static_cast<unsigned>(*ms);
   }
-  load_result boot = load_config_file(config_path, routing_methods());
+  // The start-up config is what this cluster served before (an upgrade
+  // restarts deciders with the file they ran with): loaded as committed, a
+  // record that breaks a newer rule is left out with a warning rather than
+  // the decider refusing to start (config_origin).
+  load_result boot = load_config_file(config_path, routing_methods(), config_scope::whole, config_origin::committed);
   mesh::tls_files tls = tls_options(r, boot.cfg.get());
   std::string unknown, host;
   uint16_t port = 0;
@@ -120,6 +124,8 @@ int decider(const args& a) {
     log_report("decider", boot.report());
     return 1;
   }
+  if (!boot.warnings.empty())
+    log_report("decider", boot.report());
   if (advertise.empty()) {
     if (host == "0.0.0.0" || host == "::" || port == 0) {
       log_error("decider", "--listen %s is not an address the other deciders can use: give --advertise HOST:PORT",

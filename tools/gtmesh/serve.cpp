@@ -24,6 +24,7 @@
 #include "core/routing/state_file.hpp"
 #include "tools/gtmesh/command_table.hpp"
 #include "tools/gtmesh/commands.hpp"
+#include "core/decider/alias_view.hpp"
 
 #include <caf/all.hpp>
 
@@ -208,8 +209,10 @@ int serve(const args& a) {
     log_error("serve", "%s", error.c_str());
     return 1;
   }
-  // Moved, not copied: a copy held here would keep the first model alive
-  // for the life of the process, after reloads replaced it.
+  // `answering` below holds the snapshot answered from; it follows reloads, so
+  // the first model does not stay alive after a reload replaced it.
+  snapshot_ptr first_serving = first.snapshot;
+  int64_t serving_fixed_now = first.fixed_now_ms;
   responder->publish(std::move(first.snapshot), first.fixed_now_ms);
   responder->start();
   std::string bound_text;
@@ -265,9 +268,56 @@ int serve(const args& a) {
   // freed goes back once serving has begun.
   constexpr std::chrono::seconds trim_after_reload{2};
   std::optional<std::chrono::steady_clock::time_point> trim_at = std::chrono::steady_clock::now() + trim_after_reload;
+
+  // ALIAS records (docs/dns.md): resolved here as a decider does, through the
+  // config's resolver:, and answered from the next snapshot after each
+  // change. No agents probe their addresses here: a monitored ALIAS
+  // answers all of them (its all-down behaviour, fail_open).
+  std::unique_ptr<decider::alias_service> aliases;
+  std::shared_ptr<const decider::alias_state> alias_state;
+  snapshot_ptr answering = std::move(first_serving);
+  auto configure_aliases = [&](const routing_plan& plan) {
+    std::vector<std::string> names;
+    for (const auto& t : plan.alias_targets)
+      if (std::find(names.begin(), names.end(), t.name) == names.end())
+        names.push_back(t.name);
+    if (names.empty() && !aliases)
+      return;
+    if (!aliases)
+      aliases = std::make_unique<decider::alias_service>();
+    aliases->configure(plan.cfg->resolver, names);
+  };
+  configure_aliases(*answering->plan);
+  auto republish_aliases = [&] {
+    auto state = aliases ? aliases->current() : nullptr;
+    if (!state || state == alias_state)
+      return;
+    alias_state = state;
+    decider::view_inputs in;
+    in.now_ms = wall_clock_ms();
+    auto answers = decider::build_alias_view(*answering->plan, state.get(), in, answering->aliases.get());
+    const int64_t fixed = serving_fixed_now;
+    snapshot_ptr next = make_snapshot(answering->plan, answering->view, fixed ? fixed : in.now_ms, version + 1, answering.get(),
+                                      nullptr, std::move(answers));
+    self->request(actor, caf::infinite, dns::publish_atom::value, next, fixed)
+      .receive([&](uint64_t generation) { version = static_cast<uint32_t>(generation); },
+               [&](caf::error& e) { log_line(log_level::error, "serve", "ALIAS answers: " + system.render(e)); });
+    answering = std::move(next);
+  };
   for (;;) {
     int sig = 0;
-    if (trim_at) {
+    if (aliases) { // wake up often enough to answer new ALIAS addresses within ~0.2 s
+      republish_aliases();
+      constexpr timespec wait{0, 200'000'000};
+      sig = sigtimedwait(&signals, nullptr, &wait);
+      if (sig < 0) {
+        if (errno == EAGAIN && trim_at && std::chrono::steady_clock::now() >= *trim_at) {
+          malloc_trim(0);
+          trim_at.reset();
+        }
+        continue;
+      }
+    } else if (trim_at) {
       auto left = std::max(*trim_at - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero());
       auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
       timespec wait{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
@@ -296,6 +346,20 @@ int serve(const args& a) {
                  "reload failed; still serving generation " + std::to_string(version) + ":\n" + next.errors);
         continue;
       }
+      if (aliases || !next.snapshot->plan->alias_targets.empty()) {
+        // The new plan numbers its ALIAS targets anew: its answers from the
+        // resolver's current state, before it is served.
+        configure_aliases(*next.snapshot->plan);
+        decider::view_inputs in;
+        in.now_ms = wall_clock_ms();
+        auto answers = decider::build_alias_view(*next.snapshot->plan, aliases ? aliases->current().get() : nullptr, in, nullptr);
+        next.snapshot = make_snapshot(next.snapshot->plan, next.snapshot->view,
+                                      next.fixed_now_ms ? next.fixed_now_ms : in.now_ms, version + 1, nullptr, nullptr,
+                                      std::move(answers));
+        alias_state = nullptr; // answers from the next change on
+      }
+      answering = next.snapshot;
+      serving_fixed_now = next.fixed_now_ms;
       self->request(actor, caf::infinite, dns::publish_atom::value, next.snapshot, next.fixed_now_ms)
         .receive(
           [&](uint64_t generation) {

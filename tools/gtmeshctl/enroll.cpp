@@ -193,7 +193,8 @@ int enroll(const enroll_options& o) {
   auto fetched = fetch_config(o, *id, error);
   if (!fetched)
     return fail(error + (error.back() == '\n' ? "" : "\n") + "nothing was written");
-  load_result loaded = load_config_text(fetched->config.yaml, fetched->config.file, routing_methods());
+  load_result loaded = load_config_text(fetched->config.yaml, fetched->config.file, routing_methods(),
+                                        config_scope::whole, config_origin::committed); // the cluster's, as served
   if (!loaded.ok())
     return fail("the cluster's config version " + std::to_string(fetched->config.version) +
                 " does not load here (is this gtmeshctl older than the cluster?):\n" + loaded.report());

@@ -10,6 +10,7 @@
 //   policy_fields.cpp   criterion, metric, balance, on_all_down (records and profiles)
 //   profiles.cpp        profiles and their endpoints
 //   external_dns.cpp    what external-dns webhooks published
+//   alias.cpp           resolver:, ALIAS records, alias endpoints, CNAMEs at the apex
 //   references.cpp      checks across sections (names, cycles)
 
 #include "core/config/config_fields.hpp"
@@ -116,8 +117,9 @@ inline std::optional<bool> to_bool(std::string_view s) {
 // records file, line, column and field; nothing throws past run().
 class loader {
 public:
-  loader(std::string file, std::string base_dir, const method_catalog& methods, config_scope scope)
-      : file_(std::move(file)), base_dir_(std::move(base_dir)), methods_(methods), scope_(scope) {}
+  loader(std::string file, std::string base_dir, const method_catalog& methods, config_scope scope,
+         config_origin origin = config_origin::operator_file)
+      : file_(std::move(file)), base_dir_(std::move(base_dir)), methods_(methods), scope_(scope), origin_(origin) {}
 
   load_result run(std::string_view text);
 
@@ -126,6 +128,7 @@ private:
   std::string base_dir_;
   const method_catalog& methods_;
   config_scope scope_;
+  config_origin origin_;
   config_errors errors_;
   config_errors warnings_;
   config cfg_;
@@ -470,6 +473,19 @@ private:
   std::optional<answer_value> parse_target(const node& n, const std::string& field);
   void parse_latency_table(const node& n);
   void parse_dnstap(const node& n);
+  // alias.cpp
+  void parse_resolver(const node& n);
+  /// A record of type ALIAS: its target, monitor and TTL (r.type is set).
+  void parse_alias_record(const node& n, const std::string& field, record& r, const zone& z);
+  /// An endpoint of kind alias: its target and monitor.
+  void parse_alias_endpoint(const node& n, const std::string& field, endpoint& e);
+  /// A monitor of an ALIAS or alias endpoint: a known probe that can probe
+  /// an address (tcp needs its port).
+  void check_alias_monitor(const node& n, const std::string& field, const std::string& probe);
+  /// A CNAME at a zone's apex (a CNAME record, or a profile record whose
+  /// endpoints answer a host name as one): an error, or for a committed
+  /// config the record left out with a warning (config_origin).
+  void check_apex_cnames();
 
   // --- cross-reference checks -----------------------------------------------
 

@@ -42,8 +42,10 @@ void loader::parse_endpoint(const node& n, const std::string& field, profile& p)
       e.kind = endpoint_kind::dc;
     else if (*v == "nested")
       e.kind = endpoint_kind::nested;
+    else if (*v == "alias")
+      e.kind = endpoint_kind::alias;
     else
-      error(child(n, "kind"), join(field, "kind"), "unknown kind '" + *v + "' (allowed: external, dc, nested)");
+      error(child(n, "kind"), join(field, "kind"), "unknown kind '" + *v + "' (allowed: external, dc, nested, alias)");
   }
   if (auto v = str(n, "status", field)) {
     if (*v == "enabled")
@@ -117,6 +119,13 @@ void loader::parse_endpoint(const node& n, const std::string& field, profile& p)
       forbid("target", "nested endpoints answer through their child profile");
       forbid("dc", "only dc endpoints name a DC (use location for performance routing)");
       forbid("monitor", "nested endpoints are as healthy as their child profile");
+      break;
+    case endpoint_kind::alias:
+      parse_alias_endpoint(n, field, e);
+      forbid("dc", "only dc endpoints name a DC (use location for performance routing)");
+      forbid("profile", "only nested endpoints name a profile");
+      forbid("answers", "an alias endpoint answers its target's addresses");
+      forbid("service", "only dc endpoints name a service");
       break;
   }
   if (auto v = integer(n, "priority", field, 1, 1000))

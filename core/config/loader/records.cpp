@@ -223,6 +223,7 @@ void loader::parse_records_in_two(const node& list, const std::string& list_fiel
   helper.cfg_.services = cfg_.services;
   helper.cfg_.profiles = cfg_.profiles;
   helper.cfg_.probes = cfg_.probes;
+  helper.cfg_.resolver = cfg_.resolver;
   zone second;
   second.name = z.name;
   second.records.reserve(list.size() - half);
@@ -278,17 +279,25 @@ void loader::check_record_names(const zone& z, const std::string& field) {
     size_t hash = 0;
     uint32_t first = 0; ///< index of the name's first record + 1; 0: empty
     uint64_t types = 0; ///< bit t: a record of type t
+    uint32_t alias = 0; ///< index of its ALIAS record + 1; 0: none
   };
   // Every type a record can have (dns::parse_rr_type, ANY refused) is below
   // 63; a type above would share bit 63.
-  auto type_bit = [](dns::rr_type t) { return uint64_t{1} << std::min<uint16_t>(static_cast<uint16_t>(t), 63); };
+  // ALIAS (65401) gets bit 62, which no served type has.
+  auto type_bit = [](dns::rr_type t) {
+    return t == dns::rr_type::alias ? uint64_t{1} << 62
+                                    : uint64_t{1} << std::min<uint16_t>(static_cast<uint16_t>(t), 63);
+  };
   const uint64_t cname = type_bit(dns::rr_type::cname);
+  const uint64_t alias = type_bit(dns::rr_type::alias);
+  const uint64_t alias_conflicts = type_bit(dns::rr_type::a) | type_bit(dns::rr_type::aaaa) | cname;
   size_t capacity = 64;
   while (capacity < z.records.size() * 2)
     capacity *= 2;
   std::vector<name_slot> table(capacity);
   const size_t mask = capacity - 1;
   std::vector<uint32_t> cname_and_other; // first records of the names to warn about
+  std::vector<uint32_t> alias_beside;    // ALIAS records with an A, AAAA or CNAME at their name
   for (uint32_t i = 0; i < z.records.size(); ++i) {
     const record& r = z.records[i];
     const size_t h = std::hash<std::string>{}(r.name);
@@ -303,11 +312,20 @@ void loader::check_record_names(const zone& z, const std::string& field) {
     const uint64_t bit = type_bit(r.type);
     if (n.types & bit)
       error_at(r.where, field + ".records", "duplicate record " + r.name + " " + std::string(dns::to_string(r.type)));
-    const bool had_both = (n.types & cname) && (n.types & ~cname);
+    const bool had_both = (n.types & cname) && (n.types & ~(cname | alias));
+    const bool had_conflict = (n.types & alias) && (n.types & alias_conflicts);
     n.types |= bit;
-    if (!had_both && (n.types & cname) && (n.types & ~cname))
+    if (bit == alias && n.alias == 0)
+      n.alias = i + 1;
+    if (!had_both && (n.types & cname) && (n.types & ~(cname | alias)))
       cname_and_other.push_back(n.first - 1);
+    if (!had_conflict && (n.types & alias) && (n.types & alias_conflicts))
+      alias_beside.push_back(n.alias - 1);
   }
+  for (uint32_t a : alias_beside)
+    error_at(z.records[a].where, field + ".records[" + z.records[a].name + "]",
+             "an ALIAS answers A and AAAA at " + z.records[a].name +
+               " itself: no A, AAAA or CNAME record may share its name");
   std::sort(cname_and_other.begin(), cname_and_other.end(),
             [&](uint32_t a, uint32_t b) { return z.records[a].name < z.records[b].name; });
   for (uint32_t first : cname_and_other)
@@ -763,7 +781,8 @@ void loader::parse_record(const node& n, const std::string& field, zone& z) {
     auto t = dns::parse_rr_type(*v);
     using dns::rr_type;
     if (!t || *t == rr_type::any || *t == rr_type::opt)
-      error(child(n, "type"), join(field, "type"), "unknown record type '" + *v + "' (allowed: A, AAAA, CNAME, MX, TXT, SRV)");
+      error(child(n, "type"), join(field, "type"),
+            "unknown record type '" + *v + "' (allowed: A, AAAA, CNAME, MX, TXT, SRV, ALIAS)");
     else if (*t == rr_type::ns || *t == rr_type::soa)
       error(child(n, "type"), join(field, "type"), "SOA and NS come from the zone's soa and ns fields");
     else
@@ -771,6 +790,16 @@ void loader::parse_record(const node& n, const std::string& field, zone& z) {
   }
   if (auto v = integer(n, "ttl", field, 0, 2147483647))
     r.ttl = static_cast<uint32_t>(*v);
+  if (r.type == dns::rr_type::alias) {
+    parse_alias_record(n, field, r, z);
+    z.records.push_back(std::move(r));
+    return;
+  }
+  for (std::string_view key : {"target", "monitor"})
+    if (child(n, key))
+      error(child(n, key), join(field, key),
+            key == "target" ? "only an ALIAS record has a target (a CNAME's target is its answer)"
+                            : "only an ALIAS record has a monitor (a profile's endpoints name their own)");
   if (auto v = integer(n, "min_ttl", field, 0, 2147483647)) {
     if (*v > r.ttl)
       error(child(n, "min_ttl"), join(field, "min_ttl"),

@@ -5,6 +5,7 @@
 #include "core/decider/actor/links.hpp"
 #include "core/decider/actor/status_text.hpp"
 #include "core/decider/actor/writes.hpp"
+#include "core/decider/alias_hook.hpp"
 #include "core/decider/decider_actor.hpp"
 #include "core/dns/responder/responder_actor.hpp"
 #include "core/mesh/mesh_types.hpp"
@@ -218,6 +219,18 @@ void send_revoked(decider_self self, link_id only) {
     if (peer != st.links.end() && peer->second.has(capability_revoke))
       send_frame(self, link, bytes);
   }
+}
+
+void tick_alias(decider_self self) {
+  auto& st = self->state;
+  if (!st.alias)
+    st.alias = std::make_shared<alias_hook>();
+  if (st.alias->tick(*st.core))
+    schedule_rebuild(self);
+  st.alias->send_probes(
+    *st.core, st.agents,
+    [&](link_id l) { return st.local_links.count(l) || (st.links.count(l) && st.links[l].has(capability_alias)); },
+    [&](link_id l, const std::vector<uint8_t>& bytes) { send_frame(self, l, bytes); }, node_name(self));
 }
 
 void send_unmeasured_prefixes(decider_self self) {

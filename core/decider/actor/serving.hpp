@@ -61,6 +61,9 @@ void broadcast_config(decider_self self);
 /// understand it: capability `revoke`), so an agent refuses a revoked
 /// decider certificate too and closes a link that still uses one.
 void send_revoked(decider_self self, mesh::link_id only = 0);
+/// ALIAS (core/decider/alias_hook.hpp): the resolver's newest addresses
+/// into the snapshot, and to the agents that probe them (every second).
+void tick_alias(decider_self self);
 /// Client networks the responders answered without measurements go to
 /// every agent's client task (SPEC section 1: first seen -> measured).
 void send_unmeasured_prefixes(decider_self self);

@@ -26,6 +26,8 @@
 
 namespace gtmesh::decider {
 
+class alias_hook; // ALIAS: core/decider/alias_hook.hpp
+
 
 struct decider_actor_options {
   std::vector<std::string> peers; ///< the other deciders' mesh addresses (--peer; the committed membership wins)
@@ -151,6 +153,7 @@ struct decider_state {
   std::optional<dry_run_record> last_dry_run;
   std::string last_flush_error;
   std::chrono::steady_clock::time_point last_flush_error_logged{};
+  std::shared_ptr<alias_hook> alias; ///< ALIAS resolution and agents' probe lists (alias_hook.hpp)
 
   static inline const char* name = "gtmesh.decider";
 };

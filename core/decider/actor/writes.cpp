@@ -4,6 +4,7 @@
 #include "core/consensus/log_entry.hpp"
 #include "core/consensus/raft_node.hpp"
 #include "core/decider/actor/links.hpp"
+#include "core/decider/alias_hook.hpp"
 #include "core/decider/config_api.hpp"
 #include "core/decider/decider_actor.hpp"
 #include "core/mesh/mesh_types.hpp"
@@ -31,6 +32,9 @@ std::string config_features_lacking(decider_self self, const config& cfg) {
     if (!lacking.empty())
       return "cluster.tls.crl: " + lacking;
   }
+  if (config_needs_alias(cfg)) // ALIAS (alias_hook.hpp)
+    if (std::string lacking = members_lacking(self, capability_alias); !lacking.empty())
+      return "resolver: / ALIAS: " + lacking;
   return "";
 }
 

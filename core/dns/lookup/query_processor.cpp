@@ -77,12 +77,12 @@ void query_processor::add_rrsig(std::span<const uint8_t> owner, const dnssec::si
                            {rdata.data(), 18 + keys.apex.size() + dnssec::signature_size}, authority);
 }
 
-void query_processor::sign_answers(const routing_plan& plan, std::span<const uint8_t> owner,
+void query_processor::sign_answers(const routing_snapshot& snapshot, std::span<const uint8_t> owner,
                                    const dnssec::zone_keys& keys, uint32_t now_s) {
   if (answers_.count == 0)
     return;
   dnssec::rrset_signer& sg = signer();
-  const uint16_t type = static_cast<uint16_t>(plan.rdata[answers_.rdata[0]].type);
+  const uint16_t type = static_cast<uint16_t>(snapshot.rdata_at(answers_.rdata[0]).entry.type);
   const std::span<const uint8_t> name = owner.empty() ? query_.name() : owner;
   const size_t encloser = answers_.wildcard_encloser;
   if (encloser != 0 && encloser < name.size()) {
@@ -99,9 +99,9 @@ void query_processor::sign_answers(const routing_plan& plan, std::span<const uin
     sg.begin(keys, name, type, answers_.ttl);
   }
   for (uint16_t i = 0; i < answers_.count; ++i) {
-    const rdata_entry& e = plan.rdata[answers_.rdata[i]];
-    const auto [from, to] = response_writer::rdata_name_bytes(plan, answers_.rdata[i]);
-    sg.add_rdata({plan.rdata_bytes.data() + e.offset, e.length}, from, to);
+    const rdata_ref r = snapshot.rdata_at(answers_.rdata[i]);
+    const auto [from, to] = response_writer::rdata_name_bytes(r);
+    sg.add_rdata({r.data(), r.entry.length}, from, to);
   }
   add_rrsig(owner, sg.finish(now_s), keys, false);
 }
@@ -378,17 +378,18 @@ size_t query_processor::answer(std::span<uint8_t> buffer, const query_source& so
       if (answers_.count == 0)
         break;
       for (uint16_t i = 0; i < answers_.count; ++i)
-        writer_.add_answer(plan, answers_.rdata[i], answers_.ttl, owner);
+        writer_.add_answer(snapshot.rdata_at(answers_.rdata[i]), answers_.ttl, owner);
       if (const dnssec::zone_keys* keys = signing_keys(plan, answers_.zone)) {
-        sign_answers(plan, owner, *keys, now_s);
+        sign_answers(snapshot, owner, *keys, now_s);
         signed_response = true;
       }
-      const bool is_cname = answers_.count == 1 && plan.rdata[answers_.rdata[0]].type == rr_type::cname;
+      const bool is_cname =
+        answers_.count == 1 && snapshot.rdata_at(answers_.rdata[0]).entry.type == rr_type::cname;
       if (!is_cname || link >= settings_.max_cname_chain || query_.qtype == static_cast<uint16_t>(rr_type::cname) ||
           query_.qtype == static_cast<uint16_t>(rr_type::any))
         break;
       // Follow the CNAME while its target is in a zone served here.
-      std::span<const uint8_t> target = response_writer::rdata_name(plan, answers_.rdata[0]);
+      std::span<const uint8_t> target = response_writer::rdata_name(snapshot.rdata_at(answers_.rdata[0]));
       if (target.empty())
         break;
       rq.name = target;

@@ -132,7 +132,7 @@ private:
   };
   /// The RRSIG of the answer RRset just written (owner empty: the query
   /// name); a wildcard's answer also queues its wildcard_proof.
-  void sign_answers(const routing_plan& plan, std::span<const uint8_t> owner, const dnssec::zone_keys& keys,
+  void sign_answers(const routing_snapshot& snapshot, std::span<const uint8_t> owner, const dnssec::zone_keys& keys,
                     uint32_t now_s);
   void add_rrsig(std::span<const uint8_t> owner, const dnssec::signature* sig, const dnssec::zone_keys& keys,
                  bool authority);

@@ -36,17 +36,17 @@ void response_writer::begin(std::span<uint8_t> buffer, const parsed_query& q, si
   out_.seek(records_start_);
 }
 
-std::span<const uint8_t> response_writer::rdata_name(const routing_plan& plan, uint32_t rdata_id) noexcept {
-  const rdata_entry& e = plan.rdata[rdata_id];
+std::span<const uint8_t> response_writer::rdata_name(rdata_ref r) noexcept {
+  const rdata_entry& e = r.entry;
   if (e.name_at == rdata_entry::no_name || e.name_at >= e.length)
     return {};
-  const uint8_t* p = plan.rdata_bytes.data() + e.offset + e.name_at;
+  const uint8_t* p = r.data() + e.name_at;
   return {p, name_length(p, e.length - e.name_at)};
 }
 
-std::pair<size_t, size_t> response_writer::rdata_name_bytes(const routing_plan& plan, uint32_t rdata_id) noexcept {
-  const rdata_entry& e = plan.rdata[rdata_id];
-  const uint8_t* r = plan.rdata_bytes.data() + e.offset;
+std::pair<size_t, size_t> response_writer::rdata_name_bytes(rdata_ref ref) noexcept {
+  const rdata_entry& e = ref.entry;
+  const uint8_t* r = ref.data();
   if (e.type == rr_type::soa) {
     size_t m = name_length(r, e.length);
     return {0, m + name_length(r + m, e.length - m)};
@@ -56,8 +56,9 @@ std::pair<size_t, size_t> response_writer::rdata_name_bytes(const routing_plan& 
   return {e.name_at, e.name_at + name_length(r + e.name_at, e.length - e.name_at)};
 }
 
-void response_writer::write_rdata(const routing_plan& plan, const rdata_entry& e) noexcept {
-  const uint8_t* r = plan.rdata_bytes.data() + e.offset;
+void response_writer::write_rdata(rdata_ref ref) noexcept {
+  const rdata_entry& e = ref.entry;
+  const uint8_t* r = ref.data();
   if (e.type == rr_type::soa) {
     // MNAME and RNAME are both compressible (RFC 1035 3.3.13), then 20 bytes.
     size_t m = name_length(r, e.length);
@@ -77,9 +78,8 @@ void response_writer::write_rdata(const routing_plan& plan, const rdata_entry& e
   out_.write_bytes(r + e.name_at + n, e.length - e.name_at - n);
 }
 
-void response_writer::add_answer(const routing_plan& plan, uint32_t rdata_id, uint32_t ttl,
-                                 std::span<const uint8_t> owner) noexcept {
-  const rdata_entry& e = plan.rdata[rdata_id];
+void response_writer::add_answer(rdata_ref r, uint32_t ttl, std::span<const uint8_t> owner) noexcept {
+  const rdata_entry& e = r.entry;
   if (owner.empty() && e.name_at == rdata_entry::no_name && e.type != rr_type::soa) {
     // The common case (A, AAAA, TXT, SRV at the query name): one fixed-size
     // block, one bounds check.
@@ -99,7 +99,7 @@ void response_writer::add_answer(const routing_plan& plan, uint32_t rdata_id, ui
     p[9] = static_cast<uint8_t>(ttl);
     p[10] = static_cast<uint8_t>(e.length >> 8);
     p[11] = static_cast<uint8_t>(e.length);
-    std::memcpy(p + 12, plan.rdata_bytes.data() + e.offset, e.length);
+    std::memcpy(p + 12, r.data(), e.length);
     ++ancount_;
     return;
   }
@@ -107,18 +107,19 @@ void response_writer::add_answer(const routing_plan& plan, uint32_t rdata_id, ui
     out_.write_u16(0xc000 | header_size); // the query name, in the question
   else
     names_.write(out_, owner);
-  if (write_record_body(plan, e, ttl))
+  if (write_record_body(r, ttl))
     ++ancount_;
 }
 
-bool response_writer::write_record_body(const routing_plan& plan, const rdata_entry& e, uint32_t ttl) noexcept {
+bool response_writer::write_record_body(rdata_ref r, uint32_t ttl) noexcept {
+  const rdata_entry& e = r.entry;
   out_.write_u16(static_cast<uint16_t>(e.type));
   out_.write_u16(class_in);
   out_.write_u32(ttl);
   size_t length_at = out_.position();
   out_.write_u16(0);
   size_t start = out_.position();
-  write_rdata(plan, e);
+  write_rdata(r);
   out_.patch_u16(length_at, static_cast<uint16_t>(out_.position() - start));
   return out_.ok();
 }
@@ -140,9 +141,8 @@ void response_writer::add_plain_record(std::span<const uint8_t> owner, uint16_t 
 
 void response_writer::add_authority_soa(const routing_plan& plan, uint32_t zone, uint32_t ttl) noexcept {
   const zone_plan& z = plan.zones[zone];
-  const rdata_entry& e = plan.rdata[z.soa_rdata];
   names_.write(out_, z.wire);
-  if (write_record_body(plan, e, ttl)) // e.type is SOA
+  if (write_record_body(plan.rdata_at(z.soa_rdata), ttl)) // an SOA
     ++nscount_;
 }
 

@@ -35,9 +35,13 @@ public:
 
   /// Appends one answer record: owner `owner` (uncompressed wire form; empty
   /// means the query name, written as a pointer into the question), the
-  /// RDATA's own type, class IN, `ttl`, and RDATA `rdata_id` from `plan`
-  /// with its embedded names compressed (NS, CNAME, MX, SOA; never SRV).
-  void add_answer(const routing_plan& plan, uint32_t rdata_id, uint32_t ttl, std::span<const uint8_t> owner) noexcept;
+  /// RDATA's own type, class IN, `ttl`, and the RDATA `r` (the plan's, or a
+  /// snapshot's ALIAS answer: routing_snapshot::rdata_at) with its embedded
+  /// names compressed (NS, CNAME, MX, SOA; never SRV).
+  void add_answer(rdata_ref r, uint32_t ttl, std::span<const uint8_t> owner) noexcept;
+  void add_answer(const routing_plan& plan, uint32_t rdata_id, uint32_t ttl, std::span<const uint8_t> owner) noexcept {
+    add_answer(plan.rdata_at(rdata_id), ttl, owner);
+  }
 
   /// Appends the SOA of zone `zone` to the authority section with TTL `ttl`:
   /// the zone's negative TTL (RFC 2308 3: min(SOA TTL, SOA MINIMUM)) or a
@@ -70,18 +74,24 @@ public:
 
   /// The uncompressed name embedded in RDATA `rdata_id` (a CNAME target,
   /// say), or an empty span when the type carries no compressible name.
-  static std::span<const uint8_t> rdata_name(const routing_plan& plan, uint32_t rdata_id) noexcept;
+  static std::span<const uint8_t> rdata_name(rdata_ref r) noexcept;
+  static std::span<const uint8_t> rdata_name(const routing_plan& plan, uint32_t rdata_id) noexcept {
+    return rdata_name(plan.rdata_at(rdata_id));
+  }
 
   /// The bytes [first, second) of RDATA `rdata_id` that hold names (SOA's
   /// MNAME and RNAME, the embedded name of CNAME, NS, MX, SRV); {0, 0} when
   /// none. DNSSEC lowercases them for the canonical form (RFC 4034 6.2).
-  static std::pair<size_t, size_t> rdata_name_bytes(const routing_plan& plan, uint32_t rdata_id) noexcept;
+  static std::pair<size_t, size_t> rdata_name_bytes(rdata_ref r) noexcept;
+  static std::pair<size_t, size_t> rdata_name_bytes(const routing_plan& plan, uint32_t rdata_id) noexcept {
+    return rdata_name_bytes(plan.rdata_at(rdata_id));
+  }
 
 private:
-  void write_rdata(const routing_plan& plan, const rdata_entry& e) noexcept;
+  void write_rdata(rdata_ref r) noexcept;
   /// TYPE, CLASS, TTL, RDLENGTH and RDATA of one record whose owner name is
   /// already written; true if it fit.
-  bool write_record_body(const routing_plan& plan, const rdata_entry& e, uint32_t ttl) noexcept;
+  bool write_record_body(rdata_ref r, uint32_t ttl) noexcept;
 
   wire_cursor out_;
   name_compressor names_;

@@ -26,6 +26,8 @@ std::string_view to_string(rr_type t) noexcept {
       return "OPT";
     case rr_type::any:
       return "ANY";
+    case rr_type::alias:
+      return "ALIAS";
   }
   return "?";
 }
@@ -38,7 +40,7 @@ std::optional<rr_type> parse_rr_type(std::string_view name) noexcept {
     up[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[i])));
   std::string_view u(up, name.size());
   for (rr_type t : {rr_type::a, rr_type::ns, rr_type::cname, rr_type::soa, rr_type::mx, rr_type::txt,
-                    rr_type::aaaa, rr_type::srv, rr_type::any})
+                    rr_type::aaaa, rr_type::srv, rr_type::any, rr_type::alias})
     if (to_string(t) == u)
       return t;
   return std::nullopt;

@@ -19,6 +19,10 @@ enum class rr_type : uint16_t {
   srv = 33,
   opt = 41,
   any = 255,
+  /// ALIAS (PowerDNS's private-use code): a config record type, never on
+  /// the wire as an answer. It answers A and AAAA with the addresses its
+  /// target resolves to (docs/dns.md, "ALIAS records").
+  alias = 65401,
 };
 
 /// A or AAAA: rdata that are an address and nothing else.

@@ -1,4 +1,5 @@
 #include "core/routing/geographic/geographic.hpp"
+#include "core/routing/profile/profile_evaluator.hpp"
 
 #include <algorithm>
 #include <map>
@@ -68,7 +69,7 @@ selection geographic_method::select(const profile_plan& p, const endpoint_availa
         rc.trace->note(rc.depth, "geographic: child profile of '" + name + "' is disabled: NODATA");
       return selection::nodata;
     }
-    if (e.kind != endpoint_kind::nested && e.answers.count == 0) {
+    if (!endpoint_can_answer(p, e, rc)) {
       if (rc.trace)
         rc.trace->note(rc.depth, "geographic: '" + name + "' has no answer of this type: NODATA");
       return selection::nodata;

@@ -1,5 +1,6 @@
 #include "core/routing/profile/profile_evaluator.hpp"
 
+#include "core/routing/alias/alias_select.hpp"
 #include "core/routing/common/balance.hpp"
 #include "core/routing/common/slow_start.hpp"
 #include "core/routing/routing_method.hpp"
@@ -16,7 +17,7 @@ inline bool up(const measurement_cell& c, int64_t now, int64_t limit) noexcept {
 /// Health of one endpoint. `Traced` adds the evidence and the reason to
 /// `row`; the untraced instantiation is the query path and allocates nothing.
 template <bool Traced>
-bool endpoint_available(const endpoint_plan& e, route_context& rc, trace_candidate* row, expiry* exp) {
+bool endpoint_available(const endpoint_plan& e, bool v6, route_context& rc, trace_candidate* row, expiry* exp) {
   const int64_t now = rc.ctx.now_ms;
   auto say = [&](auto&& text) {
     if constexpr (Traced)
@@ -45,6 +46,8 @@ bool endpoint_available(const endpoint_plan& e, route_context& rc, trace_candida
     say([&] { return std::string(to_string(e.status)); });
     return false;
   }
+  if (e.kind == endpoint_kind::alias) // it answers what its target resolved to: none known, none answered
+    return alias_endpoint_available(e, v6, rc, e.status == endpoint_status::always_serve, Traced ? row : nullptr, exp);
   if (e.kind != endpoint_kind::nested && e.answers.count == 0) {
     say([&] { return std::string("has no answer for this record type"); });
     return false;
@@ -84,6 +87,8 @@ bool endpoint_available(const endpoint_plan& e, route_context& rc, trace_candida
       if (e.backends_cell != no_index && !evidence(e.backends_cell, e.backends_stale_ms, "healthyBackends"))
         return false;
       return true;
+    case endpoint_kind::alias: // answered above
+      return false;
     case endpoint_kind::nested: {
       const profile_plan& child = rc.plan.profile_plans[e.child];
       if (!child.source->enabled) {
@@ -114,6 +119,7 @@ int64_t recovered_at(const endpoint_plan& e, const measurement_view& view) noexc
       return std::max(view.up_since(e.status_cell),
                       e.backends_cell == no_index ? measurement_cell::never : view.up_since(e.backends_cell));
     case endpoint_kind::nested:
+    case endpoint_kind::alias:
       break;
   }
   return measurement_cell::never;
@@ -177,24 +183,36 @@ endpoint_availability::endpoint_availability(uint32_t profile_index, route_conte
 
 bool endpoint_availability::compute(size_t i) const noexcept {
   const endpoint_plan& e = profile_.endpoints[i];
+  const bool v6 = profile_.type == dns::rr_type::aaaa;
   if (ignore_health_)
     return (e.status == endpoint_status::enabled || e.status == endpoint_status::always_serve) &&
-           (e.kind == endpoint_kind::nested || e.answers.count > 0);
-  return endpoint_available<false>(e, rc_, nullptr, nullptr);
+           (e.kind == endpoint_kind::nested || e.answers.count > 0 ||
+            (e.kind == endpoint_kind::alias && alias_endpoint_available(e, v6, rc_, true)));
+  return endpoint_available<false>(e, v6, rc_, nullptr, nullptr);
+}
+
+bool endpoint_can_answer(const profile_plan& p, const endpoint_plan& e, route_context& rc) noexcept {
+  if (e.kind == endpoint_kind::nested)
+    return true;
+  if (e.kind == endpoint_kind::alias)
+    return alias_endpoint_available(e, p.type == dns::rr_type::aaaa, rc, true);
+  return e.answers.count > 0;
 }
 
 int count_available(uint32_t profile_index, route_context& rc, expiry* exp) {
   const profile_plan& p = rc.plan.profile_plans[profile_index];
+  const bool v6 = p.type == dns::rr_type::aaaa;
   int count = 0;
   for (const auto& e : p.endpoints)
-    if (endpoint_available<false>(e, rc, nullptr, exp))
+    if (endpoint_available<false>(e, v6, rc, nullptr, exp))
       ++count;
   return count;
 }
 
 void prepare_endpoint_availability(const routing_plan& plan, const measurement_view& view, int64_t now_ms,
                                    prepared_decisions& out, const prepared_decisions* previous,
-                                   const view_change* change) {
+                                   const view_change* change, const alias_answers* aliases,
+                                   const std::vector<uint8_t>* alias_changed) {
   // Availability reads no client data: any query context will do.
   static const uint8_t root[] = {0};
   routing_query query{root, 1, client_info{}};
@@ -202,6 +220,7 @@ void prepare_endpoint_availability(const routing_plan& plan, const measurement_v
   ctx.now_ms = now_ms;
   answer_set scratch;
   route_context rc{plan, view, query, ctx, scratch, nullptr};
+  rc.aliases = aliases;
   const size_t profiles = plan.profile_plans.size();
   // Fixed places: profile k's bits start at the same word in every build.
   out.profiles.assign(profiles, {});
@@ -213,7 +232,9 @@ void prepare_endpoint_availability(const routing_plan& plan, const measurement_v
   const bool reuse = previous && change && change->comparable && previous->profiles.size() == profiles &&
                      previous->available.size() == words && change->dc.size() == plan.dc_count() &&
                      change->monitor.size() == plan.monitors.size() &&
-                     plan.profile_deps_first.size() == profiles + 1;
+                     plan.profile_deps_first.size() == profiles + 1 &&
+                     (plan.alias_targets.empty() || (alias_changed && alias_changed->size() == plan.alias_targets.size()));
+  const uint32_t monitors = static_cast<uint32_t>(plan.monitors.size());
   if (reuse) {
     out.profiles = previous->profiles;
     out.available = previous->available;
@@ -227,7 +248,9 @@ void prepare_endpoint_availability(const routing_plan& plan, const measurement_v
     bool dirty = !reuse || set.valid_until_ms <= now_ms;
     for (uint32_t i = plan.profile_deps_first[k]; !dirty && i < plan.profile_deps_first[k + 1]; ++i) {
       const uint32_t dep = plan.profile_deps[i];
-      dirty = dep < dcs ? change->dc[dep] != 0 : change->monitor[dep - dcs] != 0;
+      dirty = dep < dcs              ? change->dc[dep] != 0
+              : dep < dcs + monitors ? change->monitor[dep - dcs] != 0
+                                     : (*alias_changed)[dep - dcs - monitors] != 0;
     }
     if (dirty) {
       const profile_plan& p = plan.profile_plans[k];
@@ -235,7 +258,7 @@ void prepare_endpoint_availability(const routing_plan& plan, const measurement_v
       expiry exp;
       std::fill_n(out.available.begin() + set.first_word, (n + 63) / 64, 0);
       for (size_t i = 0; i < n; ++i)
-        if (endpoint_available<false>(p.endpoints[i], rc, nullptr, &exp))
+        if (endpoint_available<false>(p.endpoints[i], p.type == dns::rr_type::aaaa, rc, nullptr, &exp))
           out.available[set.first_word + i / 64] |= uint64_t{1} << (i % 64);
       set.valid_until_ms = exp.until;
       ++out.profiles_evaluated;
@@ -264,7 +287,7 @@ void evaluate_profile(uint32_t profile_index, route_context& rc) {
       trace_candidate row;
       row.name = p.endpoints[i].source->name;
       row.kind = std::string(to_string(p.endpoints[i].kind));
-      bool ok = endpoint_available<true>(p.endpoints[i], rc, &row, nullptr);
+      bool ok = endpoint_available<true>(p.endpoints[i], p.type == dns::rr_type::aaaa, rc, &row, nullptr);
       available.set(i, ok);
       row.eligible = ok;
       rc.trace->add(rc.depth, std::move(row));
@@ -325,6 +348,10 @@ void evaluate_profile(uint32_t profile_index, route_context& rc) {
       ++rc.depth;
       evaluate_profile(e.child, rc);
       --rc.depth;
+    } else if (e.kind == endpoint_kind::alias) {
+      emit_alias_endpoint(e, p.type == dns::rr_type::aaaa, rc,
+                          rc.out.outcome == answer_outcome::fail_open || e.status == endpoint_status::always_serve,
+                          rc.trace ? &picked : nullptr);
     } else {
       balance_answers(e.answers, balance_kind::all, rc, rc.trace ? &picked : nullptr);
     }

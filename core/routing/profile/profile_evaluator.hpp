@@ -21,6 +21,11 @@ namespace gtmesh {
 /// Appends the answers to rc.out.
 void evaluate_profile(uint32_t profile_index, route_context& rc);
 
+/// Whether endpoint `e` of profile `p` has anything to answer `p`'s record
+/// type with, whatever its health: answers of that type (or a host name),
+/// a child profile, or resolved addresses of that type (alias).
+bool endpoint_can_answer(const profile_plan& p, const endpoint_plan& e, route_context& rc) noexcept;
+
 /// How many endpoints of a profile are available right now (for
 /// min_child_endpoints and for status displays).
 /// With `exp`, also notes when that count may change (prepared_decisions.hpp).

@@ -13,6 +13,7 @@
 #include <msgpack.hpp>
 #include <rocksdb/db.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -175,6 +176,42 @@ TEST_F(decider_core_test, validation_names_file_line_and_field_and_a_dry_run_cha
   EXPECT_EQ(d->config_version(), 1u);
   EXPECT_NE(report.find("www.example.com. A from 192.0.2.1: 192.0.2.250 -> 192.0.2.251"), std::string::npos)
     << report;
+}
+
+TEST_F(decider_core_test, a_cname_at_the_apex_is_refused_in_a_push_and_left_out_of_a_committed_config) {
+  // What an importer (Route 53 apex alias) used to write, before the rule.
+  const std::string apex = config_v1 + "      - {name: \"@\", type: CNAME, answers: [lb.example.net.]}\n";
+  const int line = static_cast<int>(std::count(config_v1.begin(), config_v1.end(), '\n')) + 1;
+  auto d = open();
+  ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
+  // A push (check-config, gtmeshctl push, the config API): refused at its line.
+  auto errors = d->validate_config(apex, "c.yaml", t0, false, nullptr);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("c.yaml:" + std::to_string(line) + ":"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("a CNAME at the zone apex"), std::string::npos) << errors[0];
+  // The same text committed already (before the upgrade): served without
+  // the record, the rest of the zone as before, the warning in status.
+  ASSERT_TRUE(d->apply_view(committed(apex, 2, 3), t0).config);
+  EXPECT_EQ(d->config_version(), 2u);
+  EXPECT_TRUE(d->config_error().empty()) << d->config_error();
+  const std::string status = d->status_text(t0);
+  EXPECT_NE(status.find("CONFIG WARNING: c.yaml:" + std::to_string(line) + ":"), std::string::npos) << status;
+  EXPECT_NE(status.find("served without the record"), std::string::npos) << status;
+  auto snap = d->build_snapshot(t0);
+  query_context ctx;
+  ctx.now_ms = t0;
+  answer_set out;
+  resolve(*snap, routing_query{*dns::text_to_wire("example.com"), 5, client_info{}}, ctx, out);
+  EXPECT_EQ(out.status, answer_status::nodata) << "no CNAME at the apex";
+  EXPECT_EQ(answers(snap, "www.example.com", t0), std::vector<std::string>{"192.0.2.250"});
+  // And from the store after a restart (restore loads it as committed too).
+  std::string err;
+  ASSERT_TRUE(d->flush(err)) << err;
+  d.reset();
+  auto again = open();
+  ASSERT_TRUE(again->restore(t0, err)) << err;
+  EXPECT_EQ(again->config_version(), 2u);
+  EXPECT_NE(again->status_text(t0).find("CONFIG WARNING"), std::string::npos);
 }
 
 /// The SOA serial of the first zone of `p` (the config sets none: it is the version).

@@ -10,6 +10,7 @@
 #include "core/dnssec/rrset_signer.hpp"
 #include "core/dnssec/zone_keys.hpp"
 #include "core/routing/all_methods.hpp"
+#include "core/routing/alias/alias_answers.hpp"
 #include "core/routing/engine.hpp"
 #include "core/routing/state_file.hpp"
 #include "tests/core/dns/dns_test_messages.hpp"
@@ -186,6 +187,71 @@ TEST(dnssec, a_do1_answer_carries_an_rrsig_openssl_verifies_and_a_changed_rrset_
   EXPECT_EQ(u32(12), 1'795'953'600u - 3600u);
   a[0].rdata[3] ^= 1; // another address: the signature must not hold for it
   EXPECT_FALSE(verify(*key, apex, sigs[0], a, owner));
+}
+
+TEST(dnssec, an_alias_answer_is_signed_like_any_answer_and_a_new_resolution_gets_a_new_signature) {
+  const std::string text = "datacenters: [{name: fra}]\nresolver: {servers: [127.0.0.1]}\nzones:\n"
+                           "  - name: example.com\n    dnssec: {key: " + key_file(dnssec::algorithm_ecdsap256sha256) +
+                           "}\n    soa: {primary: ns1, admin: hostmaster}\n    ns: [ns1]\n    records:\n"
+                           "      - {name: \"@\", type: ALIAS, target: lb.example.net.}\n";
+  load_result loaded = load_config_text(text, "alias.yaml", routing_methods());
+  ASSERT_TRUE(loaded.ok()) << loaded.report();
+  compile_result compiled = compile_plan(loaded.cfg, 1);
+  ASSERT_TRUE(compiled.plan) << compiled.error;
+  alias_resolution lb;
+  lb.known = true;
+  lb.ttl = 60;
+  lb.a = {*ip_address::parse("192.0.2.10"), *ip_address::parse("192.0.2.11")};
+  auto snapshot_of = [&](const alias_resolution& r, const alias_answers* previous) {
+    auto a = build_alias_answers(*compiled.plan, [&](uint32_t) { return &r; },
+                                 [](uint32_t, const ip_address&) { return alias_health{}; }, previous);
+    return make_snapshot(compiled.plan, empty_view(*compiled.plan), 1'795'953'600'000, 1, nullptr, nullptr, a);
+  };
+  auto s1 = snapshot_of(lb, nullptr);
+  std::string error;
+  auto key = dnssec::load_key_file(key_file(dnssec::algorithm_ecdsap256sha256), 13, error);
+  ASSERT_TRUE(key) << error;
+  const auto apex = *text_to_wire("example.com.");
+  worker_counters c;
+  query_processor p(lookup_settings{}, c, nullptr, nullptr, 3);
+  auto ask = [&](const snapshot_ptr& s, uint16_t type) {
+    test::query_spec q = test::spec("example.com", type);
+    q.edns = q.dnssec_ok = true;
+    return test::parse_message(answer(p, s, q, 1'795'953'600'000));
+  };
+  auto check = [&](const snapshot_ptr& s, size_t addresses) {
+    auto m = ask(s, 1);
+    ASSERT_TRUE(m);
+    std::vector<test::record> a, sigs;
+    for (const auto& r : m->answers)
+      (r.type == 46 ? sigs : a).push_back(r);
+    ASSERT_EQ(a.size(), addresses);
+    ASSERT_EQ(sigs.size(), 1u);
+    EXPECT_EQ(a[0].type, 1);
+    EXPECT_EQ(a[0].ttl, 60u) << "the target's TTL";
+    EXPECT_TRUE(verify(*key, apex, sigs[0], a, apex));
+  };
+  check(s1, 2);
+  // The resolver moved the target: the new RRset gets its own signature
+  // (the cache is keyed by the RRset, not by the record).
+  lb.a = {*ip_address::parse("192.0.2.12")};
+  check(snapshot_of(lb, s1->aliases.get()), 1);
+  // No AAAA: a signed NODATA whose NSEC lists A (the ALIAS answers it) but not AAAA.
+  auto six = ask(s1, 28);
+  ASSERT_TRUE(six);
+  EXPECT_TRUE(six->answers.empty());
+  bool nsec = false;
+  for (const auto& r : six->authority)
+    if (r.type == 47) {
+      nsec = true;
+      // Window 0: type 1 (A) is bit 1 of octet 0; 28 (AAAA) bit 4 of octet 3.
+      const size_t at = 2 + apex.size(); // next name \000.apex
+      const uint8_t octets = r.rdata[at + 1];
+      ASSERT_GE(octets, 1);
+      EXPECT_TRUE(r.rdata[at + 2] & 0x40) << "A listed";
+      EXPECT_FALSE(octets >= 4 && (r.rdata[at + 2 + 3] & 0x08)) << "AAAA not listed";
+    }
+  EXPECT_TRUE(nsec);
 }
 
 TEST(dnssec, a_policy_nodata_signs_its_soa_and_nsec_with_the_records_ttl) {

@@ -110,5 +110,43 @@ TEST_F(allocation, no_heap_allocation_per_decision) {
   EXPECT_GT(allocations.load(), 0);
 }
 
+TEST_F(allocation, alias_answers_allocate_nothing) {
+  load(R"(      - {name: "@", type: ALIAS, target: lb.example.net., monitor: mon}
+      - {name: www, type: A, profile: p}
+resolver: {servers: [127.0.0.1]}
+)",
+       R"(
+profiles:
+  - {name: p, method: priority, endpoints: [{name: x, kind: alias, target: elb.example.net., monitor: mon}, {name: y, kind: alias, target: lb.example.net.}]}
+)");
+  alias_resolution lb, elb;
+  lb.known = elb.known = true;
+  lb.ttl = elb.ttl = 60;
+  lb.a = {*ip_address::parse("192.0.2.10"), *ip_address::parse("192.0.2.11")};
+  lb.aaaa = {*ip_address::parse("2001:db8::10")};
+  elb.a = {*ip_address::parse("198.51.100.1")};
+  auto aliases = build_alias_answers(
+    *plan, [&](uint32_t t) { return plan->alias_targets[t].name == "lb.example.net." ? &lb : &elb; },
+    [](uint32_t, const ip_address& a) { return alias_health{a.to_string() != "192.0.2.11", "", INT64_MAX}; },
+    nullptr);
+  snapshot_ptr snap = make_snapshot(plan, view, now, 1, nullptr, nullptr, aliases);
+  const auto apex = *dns::text_to_wire("example.com"), www = *dns::text_to_wire("www.example.com");
+  const client_info c = client_info::from_source(*ip_address::parse("198.51.100.7"));
+  answer_set out;
+  long answered = 0;
+  allocations = 0;
+  counting = true;
+  for (int round = 0; round < 200; ++round)
+    for (uint16_t type : {1, 28, 255})
+      for (const auto* w : {&apex, &www}) {
+        routing_query q{*w, type, c};
+        resolve(*snap, q, ctx, out);
+        answered += out.count;
+      }
+  counting = false;
+  EXPECT_EQ(allocations.load(), 0);
+  EXPECT_EQ(answered, 200 * 5) << "apex A 1 (one withdrawn), AAAA 1, ANY 1; www A and ANY elb's one, AAAA none";
+}
+
 } // namespace
 } // namespace gtmesh::test
