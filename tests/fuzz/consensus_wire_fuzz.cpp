@@ -97,10 +97,25 @@ void apply_checked(replicated_state& s, const log_entry& e, uint64_t index) {
   // A config entry's condition (if_version, keep_api_changes) is judged
   // against the state before it applies, the same on every decider.
   const std::string conflict = e.kind == entry_kind::config ? s.condition_failed(e) : std::string();
+  // An operator action whose author is not proven (action_proof.hpp) is
+  // ignored before anything else, and changes nothing.
+  std::string author;
+  const std::string unproven = s.unproven(e, author);
+  const size_t revoked_before = s.revoked().size();
+  const bool signed_only_before = s.signed_only();
   apply_result r = s.apply(e, index);
   check(!r.malformed, "apply() of a decoded entry says malformed");
   check(s.applied_index() >= index, "applied_index() behind an applied entry");
   check(s.history().size() <= std::max(history_before, replicated_state::history_limit), "history above its limit");
+  check(r.unproven == unproven, "apply() judged the author otherwise than unproven() did");
+  if (!unproven.empty()) {
+    check(r.ignored && !r.duplicate, "an unproven action was not ignored");
+    check(e.kind != entry_kind::bootstrap_config, "a bootstrap judged for its author");
+    check(s.config_version() == before && s.history().size() == history_before && s.drains().size() == drains_before &&
+            s.revoked().size() == revoked_before && s.signed_only() == signed_only_before,
+          "an unproven action changed the state");
+    return;
+  }
   switch (e.kind) {
     case entry_kind::bootstrap_config:
     case entry_kind::config:
@@ -125,6 +140,7 @@ void apply_checked(replicated_state& s, const log_entry& e, uint64_t index) {
         check(!s.history().empty() && s.history().back().version == r.version &&
                 s.history().back().index == index,
               "the applied config is not last in the history");
+        check(s.history().back().by == author, "the applied config names another author than its proof");
         check(s.view()->yaml && *s.view()->yaml == e.yaml, "the view does not hold the applied text");
         check(s.log_uid() != 0, "a config applied without naming the log");
       }
@@ -135,6 +151,7 @@ void apply_checked(replicated_state& s, const log_entry& e, uint64_t index) {
         auto it = s.drains().find(e.dc);
         check(it != s.drains().end() && it->second.drained == e.drained && it->second.index == index,
               "the applied drain is not held");
+        check(it->second.by == author, "the applied drain names another author than its proof");
       } else {
         check(s.drains().size() == drains_before, "a duplicate drain changed the drains");
       }
@@ -144,8 +161,12 @@ void apply_checked(replicated_state& s, const log_entry& e, uint64_t index) {
       auto it = s.revoked().find(e.serial);
       check(it != s.revoked().end(), "the applied revocation is not held");
       check(r.duplicate || it->second.index == index, "a new revocation does not name its index");
+      check(r.duplicate || it->second.by == author, "a new revocation names another author than its proof");
       break;
     }
+    case entry_kind::policy:
+      check(!r.ignored && s.signed_only() == e.signed_only, "an applied policy is not in force");
+      break;
   }
 }
 
@@ -154,7 +175,7 @@ void fuzz_entry(const uint8_t* data, size_t size) {
   if (!decode(data, size, e))
     return;
   check(e.kind == entry_kind::config || e.kind == entry_kind::bootstrap_config || e.kind == entry_kind::drain ||
-          e.kind == entry_kind::revoke,
+          e.kind == entry_kind::revoke || e.kind == entry_kind::policy,
         "an entry of no known kind decoded");
   check(e.dc.size() <= max_entry_name_bytes && e.by.size() <= max_entry_name_bytes &&
           e.file.size() <= max_entry_file_bytes && e.message.size() <= max_entry_message_bytes,

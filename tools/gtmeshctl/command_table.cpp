@@ -149,6 +149,13 @@ program_spec make_program() {
      .details = "LINK: a peer's advertised address, an agent's name, or * for all. SPEC: "
                 "drop=0.3,dup=0.1,reorder=0.2,reorder_window=50ms,delay=100ms, partition, or none. Local to "
                 "that decider, never replicated (docs/mesh.md, \"Fault injection\")."},
+    {.path = "signed-only",
+     .args = "on|off",
+     .summary = "the cluster's signed-only policy: with it on, only operator actions gtmeshctl signs apply",
+     .examples = {"gtmeshctl --tls-ca tls/ca.pem --tls-cert tls/alice.pem --tls-key tls/alice.key signed-only on"},
+     .details = "Committed through the log, and signed itself (it needs --tls-cert and --tls-key). With it on, the "
+                "console, the HTTP API and the external-dns webhook change nothing (docs/mesh.md, \"Who did "
+                "it\")."},
     {.path = "ca",
      .summary = "the cluster CA and role certificates for mutual TLS",
      .details = "Every mesh link is mutual TLS with a certificate whose role (decider, agent of a DC, "
