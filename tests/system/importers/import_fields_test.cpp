@@ -339,5 +339,21 @@ TEST(import_checks, octodns_alias_values_no_alias_record_takes_are_left_out_by_p
     EXPECT_TRUE(r.accounted(p)) << p;
 }
 
+// Found by import_route53_fuzz: a number too large for a double ('1e2800')
+// made nlohmann throw out_of_range, which parse_json_text let escape (the
+// command said "a bug", the fuzz target aborted).
+TEST(import_checks, a_number_json_cannot_hold_is_an_input_error_naming_its_line) {
+  try {
+    parse_json_text("{\"ResourceRecordSets\": [\n  {\"TTL\": 1e2800}]}", "rrsets.json");
+    ADD_FAILURE() << "no error";
+  } catch (const input_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rrsets.json:2:11: "), std::string::npos) << what;
+    EXPECT_NE(what.find("1e2800"), std::string::npos) << what;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not an input_error: " << e.what();
+  }
+}
+
 } // namespace
 } // namespace gtmesh::test

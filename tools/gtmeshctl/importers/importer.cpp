@@ -1189,18 +1189,33 @@ json parse_json_text(std::string_view text, const std::string& file) {
   if (!config_json::json_depth_within(text))
     throw input_error(file + ": nested more than " + std::to_string(config_json::max_json_depth) +
                       " levels deep; not an export");
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    // e.byte is where the parser stopped: tell it as line:column.
-    size_t at = std::min<size_t>(e.byte ? e.byte - 1 : 0, text.size());
+  // Offset `at` of `text` as FILE:LINE:COLUMN.
+  auto where = [&](size_t at) {
+    at = std::min(at, text.size());
     size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
     size_t bol = text.rfind('\n', at ? at - 1 : 0);
     size_t col = at - (bol == std::string_view::npos || at == 0 ? 0 : bol + 1) + 1;
+    return file + ":" + std::to_string(line) + ":" + std::to_string(col);
+  };
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    // e.byte is where the parser stopped.
     std::string what = e.what();
     if (auto p = what.find("parse error"); p != std::string::npos)
       what = what.substr(p);
-    throw input_error(file + ":" + std::to_string(line) + ":" + std::to_string(col) + ": not valid JSON (" + what + ")");
+    throw input_error(where(e.byte ? e.byte - 1 : 0) + ": not valid JSON (" + what + ")");
+  } catch (const json::out_of_range& e) {
+    // A number no double holds ("number overflow parsing '1e2800'"): the
+    // exception has no offset, so the number's first occurrence is it.
+    std::string what = e.what();
+    if (auto p = what.find("number overflow"); p != std::string::npos)
+      what = what.substr(p);
+    size_t at = 0;
+    if (auto open = what.find('\''), close = what.rfind('\''); open != std::string::npos && close > open + 1)
+      if (size_t found = text.find(what.substr(open + 1, close - open - 1)); found != std::string_view::npos)
+        at = found;
+    throw input_error(where(at) + ": a number out of range (" + what + ")");
   }
 }
 
