@@ -303,20 +303,24 @@ def check_bad_inputs(tmp):
     p = run([GTMESHCTL, "import", "octodns", bad_yaml])
     if p.returncode != 1 or "example.org.yaml:" not in p.stderr:
         fail("bad YAML: expected exit 1 naming the file, got %d: %s" % (p.returncode, p.stderr))
-    nine = []
-    for i in range(9):
-        nine += ["--resolver", "10.0.0.%d" % (i + 1)]
     for args in (["import"], ["import", "bind", "x"], ["import", "azure-tm", "a.json", "--bogus"],
                  ["import", "azure-tm", "a.json", "-o"],
-                 # a resolver is an address (the deciders ask it over DNS), at most 8 of them
-                 ["import", "route53", "a.json", "--resolver", "dns.example.net"],
-                 ["import", "octodns", "a.yaml", "--resolver", "10.0.0.2:99999"],
-                 ["import", "route53", "a.json"] + nine,
                  # Azure Traffic Manager has no alias: no --resolver
                  ["import", "azure-tm", "a.json", "--resolver", "10.0.0.2"]):
         p = run([GTMESHCTL] + args)
         if p.returncode != 2:
             fail("usage error %s: expected exit 2, got %d" % (args, p.returncode))
+    # A resolver is an address the deciders ask over DNS, at most 8 of them.
+    nine = []
+    for i in range(9):
+        nine += ["--resolver", "10.0.0.%d" % (i + 1)]
+    for args, says in ((["route53", "a.json", "--resolver", "dns.example.net"], "'dns.example.net': expected ADDRESS"),
+                       (["octodns", "a.yaml", "--resolver", "10.0.0.2:99999"], "'10.0.0.2:99999': expected ADDRESS"),
+                       (["route53", "a.json", "--resolver", "[2001:db8::53]53"], "expected ADDRESS"),
+                       (["route53", "a.json"] + nine, "at most 8 --resolver")):
+        p = run([GTMESHCTL, "import"] + args)
+        if p.returncode != 2 or says not in p.stderr:
+            fail("--resolver %s: expected exit 2 saying %r, got %d: %s" % (args[2:], says, p.returncode, p.stderr))
 
 
 def main():
