@@ -8,7 +8,7 @@ from .. import util
 from ..cluster import www
 from ..dns import Answer
 from ..scenario import scenario
-from .health import baseline
+from ..steps import baseline
 
 
 class Pusher(threading.Thread):

@@ -2,11 +2,10 @@
 import os
 
 from .. import util
-from ..cluster import CFG, marker_address
-from ..dns import A, steady
+from ..cluster import CFG
+from ..dns import steady
 from ..scenario import scenario
-from .configs import acked_lost, history_has
-from .processes import first_answer_after_restart
+from ..steps import acked_lost, first_answer_after_restart, history_has, marker
 
 # Each RocksDB (state/ and raft/) preallocates its log: a tmpfs below ~32 MB
 # cannot even start a decider. The stores keep 8 MB in reserve.
@@ -14,10 +13,6 @@ TMPFS_MB = 96
 # The consensus server restarts from its log with backoff 1 s doubling to
 # 30 s: after a long full spell the next try can be 30 s away.
 CONSENSUS_BACKOFF_MAX_S = 30.0
-
-
-def marker(n):
-    return A(marker_address(n))
 
 
 @scenario("disk-full",

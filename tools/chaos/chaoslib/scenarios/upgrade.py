@@ -4,7 +4,7 @@ import os
 from .. import util
 from ..cluster import SRC, www
 from ..scenario import scenario
-from .health import baseline
+from ..steps import baseline
 
 RELEASE = "0.1.0"
 
