@@ -5,6 +5,7 @@ them from here and never from each other.
   hold(seconds, t)                 keeps a fault in place for its stated duration
   marker(n)                        the answer of cfg.chaos.example for config marker n
   history_has / acked_lost         one decider's / every decider's committed history
+                                   (acked_lost polls to a bound)
   wait_histories(ctx, c, acked, bound)
                                    every decider's history holds every acknowledged
                                    push, polled until the stated bound and failed
@@ -49,14 +50,15 @@ def history_has(c, d, version, sha):
     return any(h.version == version and h.sha == sha for h in (c.config_history(d) or []))
 
 
-def acked_lost(c, pushes):
-    """How many acknowledged pushes are not at their version on every decider."""
-    hists = {d: c.config_history(d) or [] for d in c.deciders}
-    lost = 0
-    for r in pushes:
-        if r.acked and not all(any(h.version == r.version and h.sha == r.sha for h in hist)
-                               for hist in hists.values()):
-            lost += 1
+def acked_lost(c, pushes, bound=0.0):
+    """How many acknowledged pushes are not at their version on every
+    decider, polled until none is or `bound` seconds passed (followers apply
+    a commit a heartbeat after the acknowledgement: wait_histories)."""
+    def lost_now():
+        hists = {d: c.config_history(d) or [] for d in c.deciders}
+        return sum(1 for r in pushes if r.acked and not all(
+            any(h.version == r.version and h.sha == r.sha for h in hist) for hist in hists.values()))
+    _, _, lost = util.wait_for(lost_now, bound, 0.2, want=0)
     return lost
 
 

@@ -115,7 +115,7 @@ def invalid_push(ctx):
               "%s applies it: version %s, %s" % (lacking, st.version if st else "?",
                                                        "CONFIG NOT APPLIED: " + st.config_error
                                                        if st and st.config_error else "no config error"))
-    ctx.configs(sum(1 for x in pushed if x.acked), acked_lost(c, pushed))
+    ctx.configs(sum(1 for x in pushed if x.acked), acked_lost(c, pushed, c.bounds.applied_everywhere))
 
 
 KILL_MOMENTS = ("target-before-ack", "target-after-ack", "other-before-ack", "other-after-ack",

@@ -67,8 +67,10 @@ def disk_full(ctx):
     ctx.check(r.acked or r.clean_failure or unknown, "the push through the full decider is acknowledged, fails "
               "cleanly, or is reported as of unknown outcome (%s, rc %d)" % (r.outcome, r.rc))
     if r.acked:
-        ok = all(history_has(c, d, r.version, r.sha) for d in ("decider1", "decider3"))
-        ctx.check(ok, "acknowledged while decider2's disk is full: decider1 and decider3 hold v%d" % r.version)
+        ok, _, _ = util.wait_for(lambda: all(history_has(c, d, r.version, r.sha) for d in ("decider1", "decider3")),
+                                 b.applied_everywhere, 0.2)
+        ctx.check(ok, "acknowledged while decider2's disk is full: decider1 and decider3 hold v%d (within %.1f s)"
+                  % (r.version, b.applied_everywhere))
     # 3. A push through a healthy decider.
     served.add(marker(3))
     q.expect(q.mark("push through decider1"), served)
@@ -154,6 +156,6 @@ def disk_full(ctx):
             held = sorted(d for d, shas in hists.items() if x.sha in shas)
             ctx.check(held in ([], sorted(c.deciders)), "the unacknowledged push %s is on every decider or on none "
                       "(%s)" % (os.path.basename(x.path), held or "none"))
-    lost = acked_lost(c, pushes)
+    lost = acked_lost(c, pushes, b.applied_everywhere)
     ctx.configs(sum(1 for x in pushes if x.acked), lost)
     ctx.check(lost == 0, "every acknowledged push is at its version on every decider (%d lost)" % lost)
