@@ -42,7 +42,7 @@ void alias_hook::send_probes(const decider_core& core, const std::map<mesh::link
     if (list.empty() && list_.empty())
       return;
     list_ = std::move(list);
-    frame_ = mesh::frame(mesh::message_kind::request, sender, mesh::request_body{"alias-probes", list_});
+    frame_ = mesh::frame(mesh::message_kind::request, sender, mesh::request_body{"alias-probes", list_, {}});
     sent_.clear();
   }
   if (frame_.empty())

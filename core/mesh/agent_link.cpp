@@ -42,7 +42,8 @@ void report(self_ptr self, const std::string& status) {
   auto& st = self->state;
   send_frame(self, frame(message_kind::request, st.options.origin,
                          request_body{"node-report", {st.options.origin, st.options.dc,
-                                                      std::to_string(st.config_version), status}}));
+                                                      std::to_string(st.config_version), status},
+                                      {}}));
 }
 
 void connect(self_ptr self) {
@@ -140,7 +141,7 @@ void on_frame(self_ptr self, const std::vector<char>& bytes) {
       if (ack.config_version > st.config_version && ack.config_version > st.rejected_version &&
           now - st.config_requested_at > std::chrono::seconds(1)) {
         st.config_requested_at = now; // asked again if the answer is lost
-        send_frame(self, frame(message_kind::request, st.options.origin, request_body{"config", {}}));
+        send_frame(self, frame(message_kind::request, st.options.origin, request_body{"config", {}, {}}));
       }
       return;
     }

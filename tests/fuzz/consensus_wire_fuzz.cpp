@@ -10,6 +10,9 @@
 //      more (the two encodings must be equal) and released with
 //      release_raft_message, so LeakSanitizer sees every allocation freed.
 //      A rejected message must have allocated nothing (LeakSanitizer again).
+//      What decode_raft_message refuses may be a removed notice
+//      (decode_removed_notice): one that decodes encodes back to the same
+//      fields.
 //   1: one log entry: consensus::decode (core/consensus/log_entry.hpp),
 //      its limits, a round trip through encode, then apply() to an empty
 //      state and to a state that already holds configs, drains and push ids.
@@ -97,10 +100,25 @@ void apply_checked(replicated_state& s, const log_entry& e, uint64_t index) {
   // A config entry's condition (if_version, keep_api_changes) is judged
   // against the state before it applies, the same on every decider.
   const std::string conflict = e.kind == entry_kind::config ? s.condition_failed(e) : std::string();
+  // An operator action whose author is not proven (action_proof.hpp) is
+  // ignored before anything else, and changes nothing.
+  std::string author;
+  const std::string unproven = s.unproven(e, author);
+  const size_t revoked_before = s.revoked().size();
+  const bool signed_only_before = s.signed_only();
   apply_result r = s.apply(e, index);
   check(!r.malformed, "apply() of a decoded entry says malformed");
   check(s.applied_index() >= index, "applied_index() behind an applied entry");
   check(s.history().size() <= std::max(history_before, replicated_state::history_limit), "history above its limit");
+  check(r.unproven == unproven, "apply() judged the author otherwise than unproven() did");
+  if (!unproven.empty()) {
+    check(r.ignored && !r.duplicate, "an unproven action was not ignored");
+    check(e.kind != entry_kind::bootstrap_config, "a bootstrap judged for its author");
+    check(s.config_version() == before && s.history().size() == history_before && s.drains().size() == drains_before &&
+            s.revoked().size() == revoked_before && s.signed_only() == signed_only_before,
+          "an unproven action changed the state");
+    return;
+  }
   switch (e.kind) {
     case entry_kind::bootstrap_config:
     case entry_kind::config:
@@ -125,6 +143,7 @@ void apply_checked(replicated_state& s, const log_entry& e, uint64_t index) {
         check(!s.history().empty() && s.history().back().version == r.version &&
                 s.history().back().index == index,
               "the applied config is not last in the history");
+        check(s.history().back().by == author, "the applied config names another author than its proof");
         check(s.view()->yaml && *s.view()->yaml == e.yaml, "the view does not hold the applied text");
         check(s.log_uid() != 0, "a config applied without naming the log");
       }
@@ -135,6 +154,7 @@ void apply_checked(replicated_state& s, const log_entry& e, uint64_t index) {
         auto it = s.drains().find(e.dc);
         check(it != s.drains().end() && it->second.drained == e.drained && it->second.index == index,
               "the applied drain is not held");
+        check(it->second.by == author, "the applied drain names another author than its proof");
       } else {
         check(s.drains().size() == drains_before, "a duplicate drain changed the drains");
       }
@@ -144,8 +164,12 @@ void apply_checked(replicated_state& s, const log_entry& e, uint64_t index) {
       auto it = s.revoked().find(e.serial);
       check(it != s.revoked().end(), "the applied revocation is not held");
       check(r.duplicate || it->second.index == index, "a new revocation does not name its index");
+      check(r.duplicate || it->second.by == author, "a new revocation names another author than its proof");
       break;
     }
+    case entry_kind::policy:
+      check(!r.ignored && s.signed_only() == e.signed_only, "an applied policy is not in force");
+      break;
   }
 }
 
@@ -154,7 +178,7 @@ void fuzz_entry(const uint8_t* data, size_t size) {
   if (!decode(data, size, e))
     return;
   check(e.kind == entry_kind::config || e.kind == entry_kind::bootstrap_config || e.kind == entry_kind::drain ||
-          e.kind == entry_kind::revoke,
+          e.kind == entry_kind::revoke || e.kind == entry_kind::policy,
         "an entry of no known kind decoded");
   check(e.dc.size() <= max_entry_name_bytes && e.by.size() <= max_entry_name_bytes &&
           e.file.size() <= max_entry_file_bytes && e.message.size() <= max_entry_message_bytes,
@@ -251,10 +275,26 @@ struct decoded {
   decoded& operator=(const decoded&) = delete;
 };
 
+void fuzz_removed_notice(const uint8_t* data, size_t size) {
+  raft_envelope from;
+  uint64_t index = 0;
+  if (!decode_removed_notice(data, size, from, index))
+    return;
+  check(index != 0 && from.from_id != 0 && !from.from_address.empty(), "a removed notice without its fields");
+  std::vector<uint8_t> once = encode_removed_notice(from, index);
+  raft_envelope again;
+  uint64_t index_again = 0;
+  if (!decode_removed_notice(once.data(), once.size(), again, index_again))
+    fail("an encoded removed notice does not decode");
+  if (index_again != index || again.cluster_id != from.cluster_id || again.from_id != from.from_id ||
+      again.from_address != from.from_address || encode_removed_notice(again, index_again) != once)
+    fail("a removed notice changes in a round trip");
+}
+
 void fuzz_raft(const uint8_t* data, size_t size) {
   decoded first(data, size);
   if (!first.ok)
-    return;
+    return fuzz_removed_notice(data, size);
   check_decoded(first.from, first.m);
   std::vector<uint8_t> once = encode_raft_message(first.from, first.m);
   decoded second(once.data(), once.size());

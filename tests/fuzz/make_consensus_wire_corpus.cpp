@@ -107,6 +107,33 @@ log_entry guarded_push_entry() {
   return e;
 }
 
+/// A drain vouched for by the decider that authenticated its client.
+log_entry vouched_drain_entry() {
+  log_entry e = drain_entry();
+  e.push_id = 0x1111;
+  e.vouched_client = "alice";
+  e.vouched_via = "HTTPS listener (console)";
+  e.vouched_by = "decider2";
+  return e;
+}
+
+/// A drain with a signature (no CA here: judged unproven everywhere).
+log_entry signed_drain_entry() {
+  log_entry e = drain_entry();
+  e.push_id = 0x2222;
+  e.signature = gtmesh::mesh::action_signature{std::vector<uint8_t>(300, 0x30), 1'800'000'000'000, std::vector<uint8_t>(70, 7)};
+  return e;
+}
+
+log_entry policy_entry(bool on) {
+  log_entry e;
+  e.kind = entry_kind::policy;
+  e.signed_only = on;
+  e.push_id = 0x3333;
+  e.signature = gtmesh::mesh::action_signature{std::vector<uint8_t>(300, 0x30), 1'800'000'000'000, std::vector<uint8_t>(70, 7)};
+  return e;
+}
+
 replicated_state busy_state() {
   replicated_state s;
   s.apply(bootstrap_entry(), 1);
@@ -115,6 +142,7 @@ replicated_state busy_state() {
   s.skip(4);
   s.apply(api_entry(6), 5);
   s.apply(revoke_entry(), 6);
+  s.apply(vouched_drain_entry(), 7);
   return s;
 }
 
@@ -197,6 +225,8 @@ int main(int argc, char** argv) {
     m.timeout_now = {5, 15, 3};
     write("timeout_now", 0, encode_raft_message(sender, m));
   }
+  // A member's removed notice (not a libraft RPC: decode_removed_notice).
+  write("removed_notice", 0, encode_removed_notice(sender, 42));
   {
     // Rejected: a type out of range, a sender without an id.
     raft_message m = message(7);
@@ -220,6 +250,9 @@ int main(int argc, char** argv) {
   write("entry_revoke", 1, encode(revoke_entry()));
   write("entry_api_if_version", 1, encode(api_entry(6)));
   write("entry_push_keep_api_changes", 1, encode(guarded_push_entry()));
+  write("entry_drain_vouched", 1, encode(vouched_drain_entry()));
+  write("entry_drain_signed", 1, encode(signed_drain_entry()));
+  write("entry_policy_signed_only", 1, encode(policy_entry(true)));
   {
     // Above 64 KiB the text is stored compressed (mesh/config_compression.hpp).
     log_entry big = config_entry();

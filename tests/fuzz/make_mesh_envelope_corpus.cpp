@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
   }
   seed("config_reply", message_kind::config_reply,
        config_reply_body{false, 0, {"cfg.yaml:3:1: zones: at least one zone is required"}, ""});
-  seed("request", message_kind::request, request_body{"explain", {"www.example.com", "A", "198.51.100.7"}});
+  seed("request", message_kind::request, request_body{"explain", {"www.example.com", "A", "198.51.100.7"}, {}});
   seed("reply", message_kind::reply, reply_body{true, "{\"ok\":true}"});
   seed("hello", message_kind::hello, hello_body{"decider-1", 1, "fra", "127.0.0.1:7400"});
   seed("proposal", message_kind::proposal, proposal_body{7, {0x81, 0xa1, 0x6b, 0x01}});

@@ -21,6 +21,11 @@ const option_spec import_out{"--output", "OUT", "write the config to OUT instead
 const option_spec import_geo{"--geo-database", "PATH",
                              "the geo database the config names when a geographic profile comes out (made "
                              "absolute; default GeoLite2-Country.mmdb next to the config)"};
+const option_spec import_resolver{"--resolver", "ADDR[:PORT]",
+                                  "a recursive resolver the deciders ask for ALIAS targets' addresses (resolver.servers, "
+                                  "at most 8); without it a config with ALIAS gets the placeholder 127.0.0.1:53, "
+                                  "reported",
+                                  false, true};
 
 program_spec make_program() {
   program_spec p;
@@ -149,6 +154,13 @@ program_spec make_program() {
      .details = "LINK: a peer's advertised address, an agent's name, or * for all. SPEC: "
                 "drop=0.3,dup=0.1,reorder=0.2,reorder_window=50ms,delay=100ms, partition, or none. Local to "
                 "that decider, never replicated (docs/mesh.md, \"Fault injection\")."},
+    {.path = "signed-only",
+     .args = "on|off",
+     .summary = "the cluster's signed-only policy: with it on, only operator actions gtmeshctl signs apply",
+     .examples = {"gtmeshctl --tls-ca tls/ca.pem --tls-cert tls/alice.pem --tls-key tls/alice.key signed-only on"},
+     .details = "Committed through the log, and signed itself (it needs --tls-cert and --tls-key). With it on, the "
+                "console, the HTTP API and the external-dns webhook change nothing (docs/mesh.md, \"Who did "
+                "it\")."},
     {.path = "ca",
      .summary = "the cluster CA and role certificates for mutual TLS",
      .details = "Every mesh link is mutual TLS with a certificate whose role (decider, agent of a DC, "
@@ -229,13 +241,14 @@ program_spec make_program() {
     {.path = "import octodns",
      .args = "ZONE.yaml",
      .summary = "an octoDNS zone file as a gtmesh config",
-     .options = {import_zone, import_out, import_geo},
+     .options = {import_zone, import_out, import_geo, import_resolver},
      .examples = {"gtmeshctl import octodns example.com.yaml -o gtmesh.yaml"}},
     {.path = "import route53",
      .args = "RRSETS.json [HEALTHCHECKS.json]",
      .summary = "Route 53 record sets (and their health checks) as a gtmesh config",
-     .options = {import_zone, import_out, import_geo},
-     .examples = {"gtmeshctl import route53 rrsets.json healthchecks.json --zone example.com -o gtmesh.yaml"}},
+     .options = {import_zone, import_out, import_geo, import_resolver},
+     .examples = {"gtmeshctl import route53 rrsets.json healthchecks.json --zone example.com -o gtmesh.yaml",
+                  "gtmeshctl import route53 rrsets.json --resolver 10.0.0.2 --resolver 10.0.1.2 -o gtmesh.yaml"}},
     {.path = "enroll",
      .args = "DC",
      .summary = "on a new machine, as root: install and start the agents of DC (gtmesh-agent@DC)",

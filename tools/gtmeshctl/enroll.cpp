@@ -58,7 +58,7 @@ std::optional<fetched_config> fetch_config(const enroll_options& o, const mesh::
     auto client = mesh::mesh_client::connect(target, self, o.tls, o.timeout, why);
     if (client) {
       client->send(mesh::encode(mesh::envelope{mesh::schema_version, mesh::message_kind::request, self.name,
-                                               mesh::encode_body(mesh::request_body{"config", {}})}));
+                                               mesh::encode_body(mesh::request_body{"config", {}, {}})}));
       auto env = client->receive({mesh::message_kind::config_push, mesh::message_kind::reply}, o.timeout, why);
       if (env && env->kind == mesh::message_kind::reply) {
         // A refusal (wrong role, a certificate the decider does not accept)

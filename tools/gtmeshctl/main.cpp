@@ -18,13 +18,17 @@
 
 #include "core/config/config_loader.hpp"
 #include "core/decider/config_api.hpp"
+#include "core/consensus/action_proof.hpp"
 #include "core/consensus/cluster_backup.hpp"
+#include "core/consensus/log_entry.hpp"
+#include "core/consensus/replicated_state.hpp"
 #include "core/runtime/durable_file.hpp"
 #include "core/config/duration.hpp"
 #include "core/mesh/config_compression.hpp"
 #include "core/mesh/envelope.hpp"
 #include "core/mesh/mesh_client.hpp"
 #include "core/routing/all_methods.hpp"
+#include "core/text/display_text.hpp"
 #include "core/text/iso_time.hpp"
 #include "core/text/wrap.hpp"
 #include "tools/gtmesh/commands.hpp"
@@ -179,11 +183,34 @@ uint64_t random_push_id() {
   return id ? id : 1;
 }
 
+/// The operator's signature over an action (core/consensus/action_proof.hpp,
+/// docs/mesh.md "Who did it"), made with the key of --tls-cert, so that every
+/// decider can prove who did it; nothing in plain mode (no key: the decider
+/// that takes the action vouches for it). False (and said) if the key cannot sign.
+bool sign_action(const mesh::tls_files& tls, const std::vector<std::string>& fields, mesh::action_signature& out) {
+  if (tls.key.empty())
+    return true;
+  std::string error;
+  auto signature = consensus::sign_action(fields, tls.cert, tls.key, unix_now_ms(), error);
+  if (!signature) {
+    std::fprintf(stderr, "gtmeshctl: cannot sign the action: %s\n", error.c_str());
+    return false;
+  }
+  out = std::move(*signature);
+  return true;
+}
+
+/// A log entry's fields as the decider will build it, for signing.
+std::vector<std::string> action_fields(const consensus::log_entry& e, const std::string& yaml_sha256 = {}) {
+  return consensus::entry_action_fields(e, yaml_sha256);
+}
+
 struct request {
   mesh::message_kind kind = mesh::message_kind::request;
   std::vector<uint8_t> body;
   bool retryable = false; ///< a push or drain: retry on the reasons a retry may fix
   std::string output_file; ///< backup: the reply is the file, written here
+  std::string* reply_text = nullptr; ///< set: an ok reply's text goes here, not to the terminal
 };
 
 /// A failure after which the change cannot be in the log: no leader was
@@ -325,8 +352,9 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
     return out;
   }
   const std::string refused_by_leader = "not applied: " + std::string(mesh::refused_by_leader_prefix);
+  const std::string unproven = "not applied: " + std::string(mesh::unproven_prefix);
   if (!reply.ok && req.retryable && reply.text.rfind("not applied: ", 0) == 0 &&
-      reply.text.rfind(refused_by_leader, 0) != 0) {
+      reply.text.rfind(refused_by_leader, 0) != 0 && reply.text.rfind(unproven, 0) != 0) {
     out.retry = true;
     out.retry_reason = target + ": " + reply.text;
     const std::string leader_is = "(the leader is ";
@@ -352,6 +380,11 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
       return out;
     }
     std::printf("wrote %s (%zu bytes)\n%s", req.output_file.c_str(), reply.text.size(), consensus::describe_backup(b).c_str());
+    out.rc = 0;
+    return out;
+  }
+  if (reply.ok && req.reply_text) {
+    *req.reply_text = reply.text;
     out.rc = 0;
     return out;
   }
@@ -397,21 +430,11 @@ int send_request(const std::vector<std::string>& deciders, const mesh::node_iden
 int main(int argc, char** argv) {
   cli::args all(argv + 1, argv + argc);
   const cli::program_spec& table = cli::gtmeshctl_program();
-  if (std::string problems = cli::check_table(table); !problems.empty()) {
-    std::fprintf(stderr, "gtmeshctl: internal error: the command table is inconsistent:\n%s", problems.c_str());
-    return 70;
-  }
   // Help, and which command with which options, before anything is read,
   // sent or written.
-  cli::command_line line = cli::parse_command_line(table, all);
-  if (line.what == cli::command_line::kind::help) {
-    std::fputs((line.command ? cli::command_help(table, *line.command) : cli::global_usage(table)).c_str(), stdout);
-    return 0;
-  }
-  if (line.what == cli::command_line::kind::usage) {
-    std::fputs(cli::usage_error_text(table, line).c_str(), stderr);
-    return 2;
-  }
+  cli::command_line line;
+  if (auto done = cli::start(table, all, line))
+    return *done;
   current = line.command;
   // import reads its own options (-o, --zone, --geo-database); the global
   // ones mean nothing to it.
@@ -530,6 +553,7 @@ int main(int argc, char** argv) {
 
   // Build the request before connecting: a bad local config never leaves.
   request req;
+  std::vector<std::string> api_args; ///< get/apply/delete/export: the config-api call
   std::vector<std::pair<std::string, std::string>> members_then; ///< member: the changes, in order
   const std::string& cmd = pos[0];
   if (cmd == "push") {
@@ -555,8 +579,22 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
-    req.body = mesh::encode_body(mesh::config_body{0, text.str(), std::filesystem::path(pos[1]).filename(), dry_run,
-                                                   dry_run ? 0 : random_push_id(), based_on, !force, message});
+    mesh::config_body push{0, text.str(), std::filesystem::path(pos[1]).filename(), dry_run,
+                           dry_run ? 0 : random_push_id(), based_on, !force, message, {}};
+    if (!dry_run) {
+      // Signed as the decider builds its log entry (writes.cpp handle_push).
+      consensus::log_entry e;
+      e.kind = consensus::entry_kind::config;
+      e.yaml = push.yaml;
+      e.file = consensus::entry_file_name(push.file);
+      e.message = display_text(push.message, consensus::max_entry_message_bytes);
+      e.push_id = push.push_id;
+      e.keep_api_changes = push.keep_api_changes;
+      e.based_on = push.keep_api_changes ? push.based_on : 0;
+      if (!sign_action(tls, action_fields(e, consensus::sha256_hex(e.yaml)), push.signature))
+        return 1;
+    }
+    req.body = mesh::encode_body(push);
     req.retryable = !dry_run;
     // The text travels compressed (mesh/config_compression.hpp); the loader
     // above already refused a text over its 64 MiB.
@@ -586,15 +624,22 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
-    req.body = mesh::encode_body(mesh::request_body{cmd, {since, limit, json ? "json" : ""}});
+    req.body = mesh::encode_body(mesh::request_body{cmd, {since, limit, json ? "json" : ""}, {}});
   } else if (cmd == "explain" && (pos.size() == 2 || pos.size() == 3)) {
     req.body = mesh::encode_body(
-      mesh::request_body{cmd, {pos[1], pos.size() == 3 ? pos[2] : "A", client, ecs, json ? "json" : ""}});
+      mesh::request_body{cmd, {pos[1], pos.size() == 3 ? pos[2] : "A", client, ecs, json ? "json" : ""}, {}});
   } else if ((cmd == "drain" || cmd == "undrain") && pos.size() == 2) {
     // The id makes retries of this drain apply once (a late retry must not
     // undo an undrain issued after it).
-    req.body = mesh::encode_body(
-      mesh::request_body{cmd, {pos[1], "gtmeshctl:" + user_name(), std::to_string(random_push_id())}});
+    mesh::request_body drain{cmd, {pos[1], "gtmeshctl:" + user_name(), std::to_string(random_push_id())}, {}};
+    consensus::log_entry e;
+    e.kind = consensus::entry_kind::drain;
+    e.dc = pos[1];
+    e.drained = cmd == "drain";
+    e.push_id = std::stoull(drain.args[2]);
+    if (!sign_action(tls, action_fields(e), drain.signature))
+      return 1;
+    req.body = mesh::encode_body(drain);
     req.retryable = true;
   } else if (cmd == "member" && pos.size() >= 2 &&
              ((pos[1] == "list" && pos.size() == 2) || ((pos[1] == "add" || pos[1] == "remove") && pos.size() == 3) ||
@@ -608,7 +653,7 @@ int main(int argc, char** argv) {
     }
     req.retryable = pos[1] != "list";
   } else if (cmd == "backup" && pos.size() == 2) {
-    req.body = mesh::encode_body(mesh::request_body{"backup", {}});
+    req.body = mesh::encode_body(mesh::request_body{"backup", {}, {}});
     req.output_file = pos[1];
     req.retryable = true; // read-only: "not the leader" is retried at the leader
   } else if (cmd == "show-backup" && pos.size() == 2) {
@@ -644,8 +689,15 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
-    req.body = mesh::encode_body(mesh::request_body{
-      "revoke", {serial, subject, std::to_string(random_push_id()), "gtmeshctl:" + user_name()}});
+    mesh::request_body revoke{"revoke", {serial, subject, std::to_string(random_push_id()), "gtmeshctl:" + user_name()}, {}};
+    consensus::log_entry e;
+    e.kind = consensus::entry_kind::revoke;
+    e.serial = serial;
+    e.subject = display_text(subject, consensus::max_entry_name_bytes);
+    e.push_id = std::stoull(revoke.args[2]);
+    if (!sign_action(tls, action_fields(e), revoke.signature))
+      return 1;
+    req.body = mesh::encode_body(revoke);
     req.retryable = true;
   } else if (cmd == "get" || cmd == "delete" || cmd == "apply" || cmd == "export") {
     // The per-object config API over the mesh link (docs/api.md).
@@ -668,16 +720,36 @@ int main(int argc, char** argv) {
     } else {
       return usage();
     }
-    args.resize(8);
+    args.resize(9);
     args[3] = if_match;
     args[4] = dry_run ? "1" : "";
     args[6] = message;
-    req.body = mesh::encode_body(mesh::request_body{"config-api", args});
+    api_args = args;
+    req.body = mesh::encode_body(mesh::request_body{"config-api", args, {}});
   } else if (cmd == "send-garbage" && pos.size() == 1) {
-    req.body = mesh::encode_body(mesh::request_body{"status", {}});
+    req.body = mesh::encode_body(mesh::request_body{"status", {}, {}});
   } else if (cmd == "fault" && (pos.size() == 1 || pos.size() == 3)) {
-    req.body = mesh::encode_body(mesh::request_body{cmd, pos.size() == 3 ? std::vector<std::string>{pos[1], pos[2]}
-                                                                          : std::vector<std::string>{}});
+    mesh::request_body fault{cmd, pos.size() == 3 ? std::vector<std::string>{pos[1], pos[2]} : std::vector<std::string>{},
+                             {}};
+    if (pos.size() == 3 && !sign_action(tls, {"fault", pos[1], pos[2]}, fault.signature))
+      return 1;
+    req.body = mesh::encode_body(fault);
+  } else if (cmd == "signed-only" && pos.size() == 2 && (pos[1] == "on" || pos[1] == "off")) {
+    // The cluster's signed-only policy: an entry of the log, signed itself.
+    if (tls.key.empty()) {
+      std::fprintf(stderr, "gtmeshctl: signed-only needs the operator's certificate and key (--tls-cert, --tls-key): "
+                           "the policy is changed by a signed action only\n");
+      return 2;
+    }
+    mesh::request_body policy{cmd, {pos[1], std::to_string(random_push_id())}, {}};
+    consensus::log_entry e;
+    e.kind = consensus::entry_kind::policy;
+    e.signed_only = pos[1] == "on";
+    e.push_id = std::stoull(policy.args[1]);
+    if (!sign_action(tls, action_fields(e), policy.signature))
+      return 1;
+    req.body = mesh::encode_body(policy);
+    req.retryable = true;
   } else {
     return usage();
   }
@@ -705,7 +777,10 @@ int main(int argc, char** argv) {
     auto wait = std::max(std::chrono::milliseconds(*timeout), std::chrono::milliseconds(65'000));
     for (const auto& [op, address] : members_then) {
       request change = req;
-      change.body = mesh::encode_body(mesh::request_body{"member", {op, address}});
+      mesh::request_body member{"member", {op, address}, {}};
+      if (op != "list" && !sign_action(tls, {"member", op, address}, member.signature))
+        return 1;
+      change.body = mesh::encode_body(member);
       int rc = send_request(deciders, self, tls, wait, std::chrono::milliseconds(*retry_for), change, cmd, false);
       if (rc != 0)
         return rc;
@@ -722,8 +797,45 @@ int main(int argc, char** argv) {
         std::this_thread::sleep_for(pause);
         pause = std::min(pause * 2, std::chrono::milliseconds(1600));
       }
+      request change = req;
+      if (!dry_run && !tls.key.empty()) {
+        // Signed (docs/mesh.md, "Who did it"): the decider says what config
+        // the change makes from which version (a dry run), the operator signs
+        // that, and the decider takes it only if it still makes exactly that.
+        std::string text;
+        request what = req;
+        std::vector<std::string> dry = api_args;
+        dry[4] = "1";
+        what.body = mesh::encode_body(mesh::request_body{"config-api", dry, {}});
+        what.reply_text = &text;
+        rc = send_request(deciders, self, tls, std::chrono::milliseconds(*timeout),
+                          std::chrono::milliseconds(*retry_for), what, cmd, true);
+        if (rc != 0)
+          return rc;
+        auto r = nlohmann::json::parse(text, nullptr, false);
+        if (r.is_discarded() || !r.is_object() || r.value("status", 500) != 200 || !r["body"].is_object() ||
+            !r["body"].contains("sha256")) {
+          rc = print_api_reply(cmd, text, false);
+          if (rc == exit_overtaken)
+            continue;
+          return rc == 0 ? 1 : rc;
+        }
+        consensus::log_entry e;
+        e.kind = consensus::entry_kind::config;
+        e.file = decider::config_api::api_file;
+        e.message = display_text(message, consensus::max_entry_message_bytes);
+        e.source = consensus::config_source::api;
+        e.if_version = r["body"].value("version", 0u);
+        e.push_id = random_push_id();
+        std::vector<std::string> signed_args = api_args;
+        signed_args[8] = std::to_string(e.push_id);
+        mesh::request_body body{"config-api", signed_args, {}};
+        if (!sign_action(tls, action_fields(e, r["body"].value("sha256", std::string())), body.signature))
+          return 1;
+        change.body = mesh::encode_body(body);
+      }
       rc = send_request(deciders, self, tls, std::chrono::milliseconds(*timeout), std::chrono::milliseconds(*retry_for),
-                        req, cmd, dry_run);
+                        change, cmd, dry_run);
       if (rc == exit_overtaken && !if_match.empty())
         break;
     }

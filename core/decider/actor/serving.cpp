@@ -190,7 +190,7 @@ std::vector<uint8_t> config_frame(decider_self self) {
   // as it is active (34 MB at 100,000 records) to save one encoding, when
   // every caller copies the bytes out anyway (issue 42).
   const active_config* c = self->state.core->config();
-  return frame(message_kind::config_push, node_name(self), config_body{c->version, c->yaml, c->file, false, 0, 0, false, {}});
+  return frame(message_kind::config_push, node_name(self), config_body{c->version, c->yaml, c->file, false, 0, 0, false, {}, {}});
 }
 
 void broadcast_config(decider_self self) {
@@ -207,7 +207,7 @@ void send_revoked(decider_self self, link_id only) {
   std::vector<std::string> serials;
   for (const auto& r : st.revoked)
     serials.push_back(r.serial);
-  auto bytes = frame(message_kind::request, node_name(self), request_body{"revoked", std::move(serials)});
+  auto bytes = frame(message_kind::request, node_name(self), request_body{"revoked", std::move(serials), {}});
   for (const auto& [link, origin] : st.agents) {
     if (only != 0 && link != only)
       continue;
@@ -236,7 +236,7 @@ void send_unmeasured_prefixes(decider_self self) {
         [=](std::vector<std::string>& prefixes) {
           if (prefixes.empty())
             return;
-          auto bytes = frame(message_kind::request, node_name(self), request_body{"client-prefixes", prefixes});
+          auto bytes = frame(message_kind::request, node_name(self), request_body{"client-prefixes", prefixes, {}});
           for (const auto& [link, origin] : self->state.agents)
             send_frame(self, link, bytes);
         },
@@ -250,6 +250,7 @@ void on_committed(decider_self self, const consensus::replicated_view_ptr& view)
   auto change = st.core->apply_view(*view, wall_clock_ms());
   if (view->signed_only != st.signed_only) {
     st.signed_only = view->signed_only;
+    st.signed_only_by = view->signed_only_by;
     log(self, std::string("the signed-only policy is ") + (st.signed_only ? "on" : "off") + " (set by " +
                 view->signed_only_by + "): " +
                 (st.signed_only ? "only operator actions signed by gtmeshctl apply; the console, the HTTP API and "

@@ -131,6 +131,7 @@ struct decider_state {
   std::vector<consensus::revocation_record> revoked;
   /// The cluster's signed-only policy, as last committed (action_proof.hpp).
   bool signed_only = false;
+  std::string signed_only_by;
   bool ready_told = false;
   bool peers_differ_logged = false;
   bool rebuild_scheduled = false;

@@ -68,6 +68,9 @@ std::string status_text(decider_self self) {
   for (const auto& [origin, n] : st.nodes)
     out << "  node " << origin << " (dc " << n.dc << "): config version " << n.config_version << ", " << n.status
         << ", reported " << format_age(now - n.at_ms) << " ago\n";
+  if (st.signed_only)
+    out << "  signed-only policy: on, set by " << st.signed_only_by
+        << " (only actions gtmeshctl signs apply; the console, the HTTP API and the webhook change nothing)\n";
   for (const auto& r : st.revoked)
     out << "  revoked: certificate serial " << r.serial << " (" << (r.subject.empty() ? "?" : r.subject) << ") by "
         << r.by << " (log index " << r.index << ")\n";

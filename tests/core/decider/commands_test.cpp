@@ -228,7 +228,7 @@ public:
 
   /// A request frame on `link`, as gtmeshctl sends it.
   void request(mesh::link_id link, const std::string& command, std::vector<std::string> args) {
-    auto bytes = mesh::frame(mesh::message_kind::request, "gtmeshctl", mesh::request_body{command, std::move(args)});
+    auto bytes = mesh::frame(mesh::message_kind::request, "gtmeshctl", mesh::request_body{command, std::move(args), {}});
     (*me)->send(decider, mesh::frame_atom_v, link, std::vector<char>(bytes.begin(), bytes.end()));
   }
 

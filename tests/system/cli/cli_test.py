@@ -43,7 +43,7 @@ COMMANDS = {
              "help"],
     GTMESHCTL: ["push", "get", "apply", "delete", "export", "status", "configs", "explain", "drain", "undrain",
                 "member list", "member add", "member remove", "member replace", "history", "backup", "show-backup",
-                "fault", "ca init", "ca issue", "ca revoke", "dnssec keygen", "dnssec ds", "dnssec rollover-plan",
+                "fault", "signed-only", "ca init", "ca issue", "ca revoke", "dnssec keygen", "dnssec ds", "dnssec rollover-plan",
                 "dnssec dump-static", "tap", "import azure-tm", "import octodns", "import route53", "enroll",
                 "send-garbage", "help"],
 }

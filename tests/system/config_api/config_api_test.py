@@ -300,9 +300,42 @@ def run_checks(env, work, tls, op, agent, anon):
     check(status == 400, "an If-Match that is no version: 400 (%s)" % status)
     check(op[1].request("GET", "/api/v1/zones")[0] == 200 and op[0].request("GET", "/api/v1/zones")[0] == 200,
           "every decider still answers after them")
+    signed_only_checks(env, work, op)
     kill_during_put(env, work, op)
     webhook_checks(env, op)
     flood_checks(op)
+
+
+def signed_only_checks(env, work, op):
+    """Who did it (docs/mesh.md): gtmeshctl signs what it changes, so every
+    decider records the operator certificate as proven; with the cluster's
+    signed-only policy on, what a decider can only vouch for (the HTTP API)
+    is refused, and gtmeshctl's signed changes go through."""
+    zone = "/api/v1/zones/demo.example/records"
+    out = ctl(env, 1, "configs").stdout
+    check(re.search(r"^\d+ \S+ \d+ api\.yaml gtmeshctl_\(signed\) \d+ api split$", out, re.M) is not None,
+          "gtmeshctl apply was signed: its version names the certificate as proven (%s)" % out[-400:])
+    r = ctl(env, 2, "signed-only", "on")
+    check(r.returncode == 0 and "signed-only policy is on" in r.stdout,
+          "gtmeshctl signed-only on (%s %s)" % (r.stdout.strip(), r.stderr.strip()))
+    st = ctl(env, 3, "status").stdout
+    check("signed-only policy: on, set by gtmeshctl (signed)" in st, "every decider says so in its status")
+    status, h, body = op[0].request("PUT", zone + "/vouched/A", {"answers": ["192.0.2.31"]})
+    check(status == 403 and "signed-only" in body.get("error", ""),
+          "an HTTP API change (vouched for, not signed) is refused: %s %s" % (status, body))
+    check(op[1].request("GET", zone + "/vouched/A")[0] == 404, "and nothing was written")
+    apply_file = os.path.join(work, "signed.yaml")
+    with open(apply_file, "w") as f:
+        f.write("zones:\n  - name: demo.example\n    records:\n      - {name: signed, type: A, ttl: 5, answers: "
+                "[192.0.2.32]}\n")
+    r = ctl(env, 3, "apply", apply_file, "--message", "signed change")
+    check(r.returncode == 0, "gtmeshctl apply (signed) goes through (%s)" % r.stderr.strip()[:200])
+    check(wait_for(lambda: dns_answers(env, "signed.demo.example") == [["192.0.2.32"]] * 3, 15),
+          "and every responder serves it")
+    r = ctl(env, 1, "signed-only", "off")
+    check(r.returncode == 0, "gtmeshctl signed-only off (%s)" % r.stderr.strip())
+    status, _, body = op[0].request("PUT", zone + "/vouched/A", {"answers": ["192.0.2.31"]})
+    check(status in (200, 201), "with the policy off the HTTP API changes the config again (%s %s)" % (status, body))
 
 
 def webhook_checks(env, op):
