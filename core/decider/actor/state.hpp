@@ -70,6 +70,11 @@ struct decider_state {
   /// system (malloc_trim): its model, plan and snapshot are freed only once
   /// the responders have moved to the new one.
   int trim_in_flushes = -1;
+  /// The active config as agents get it (config_frame(), compressed), and
+  /// which it is.
+  std::vector<uint8_t> config_frame_bytes;
+  uint32_t config_frame_version = 0;
+  uint64_t config_frame_hash = 0;
 
   /// A configured peer decider and the link we dialled to it.
   struct peer {
