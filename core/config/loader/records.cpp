@@ -243,6 +243,11 @@ void loader::parse_records_in_two(const node& list, const std::string& list_fiel
   reserve_values(cfg_.answer_values.size() + value_index.size());
   for (size_t i = 0; i < value_index.size(); ++i)
     value_index[i] = intern_value(std::move(helper.cfg_.answer_values[i]));
+  // The helper's copies go as soon as they are taken over: this is the
+  // load's peak, with the whole node table and nearly all the model alive
+  // (issue 42).
+  std::vector<answer_value>().swap(helper.cfg_.answer_values);
+  decltype(helper.value_slots_)().swap(helper.value_slots_);
   const auto answer_base = static_cast<uint32_t>(cfg_.answers.size());
   const auto location_base = static_cast<uint32_t>(cfg_.answer_locations.size());
   cfg_.answers.reserve(cfg_.answers.size() + helper.cfg_.answers.size());
@@ -252,6 +257,7 @@ void loader::parse_records_in_two(const node& list, const std::string& list_fiel
       a.location += location_base;
     cfg_.answers.push_back(a);
   }
+  std::vector<answer_item>().swap(helper.cfg_.answers);
   cfg_.answer_locations.insert(cfg_.answer_locations.end(), helper.cfg_.answer_locations.begin(),
                                helper.cfg_.answer_locations.end());
   for (record& r : second.records) {
