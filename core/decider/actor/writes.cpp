@@ -260,6 +260,7 @@ void config_api_call_unguarded(decider_self self, const command_caller& caller, 
     st.api_doc = std::make_shared<const api::json>(std::move(*doc));
     st.api_doc_version = version;
   }
+  st.api_doc_used = std::chrono::steady_clock::now();
   const api::json& doc = *st.api_doc;
   if (method == "GET")
     return answer(api::read(doc, version, arg(1)));
