@@ -11,6 +11,7 @@
 //   profiles.cpp        profiles and their endpoints
 //   external_dns.cpp    what external-dns webhooks published
 //   alias.cpp           resolver:, ALIAS records, alias endpoints, CNAMEs at the apex
+//   transfers.cpp       zones' transfer:
 //   references.cpp      checks across sections (names, cycles)
 
 #include "core/config/config_fields.hpp"
@@ -473,6 +474,8 @@ private:
   std::optional<answer_value> parse_target(const node& n, const std::string& field);
   void parse_latency_table(const node& n);
   void parse_dnstap(const node& n);
+  // transfers.cpp: zone transfers (docs/transfers.md)
+  void parse_transfer(const node& n, const std::string& field, zone& z);
   // alias.cpp
   void parse_resolver(const node& n);
   /// A record of type ALIAS: its target, monitor and TTL (r.type is set).
