@@ -76,6 +76,14 @@ constexpr placement placements[] = {
   {dns_counter::dnstap_dropped_qps_limit, "gtmesh_dnstap_dropped_total", "reason", "qps_limit"},
   {dns_counter::dnstap_dropped_sink_down, "gtmesh_dnstap_dropped_total", "reason", "sink_down"},
   {dns_counter::dnstap_sink_opened, "gtmesh_dnstap_sink_opened_total", nullptr, nullptr},
+  {dns_counter::xfr_axfr, "gtmesh_dns_transfers_total", "result", "axfr_full"},
+  {dns_counter::xfr_ixfr_full, "gtmesh_dns_transfers_total", "result", "ixfr_full"},
+  {dns_counter::xfr_ixfr_current, "gtmesh_dns_transfers_total", "result", "ixfr_up_to_date"},
+  {dns_counter::xfr_refused, "gtmesh_dns_transfers_total", "result", "refused"},
+  {dns_counter::xfr_notauth, "gtmesh_dns_transfers_total", "result", "notauth"},
+  {dns_counter::xfr_busy, "gtmesh_dns_transfers_total", "result", "busy"},
+  {dns_counter::xfr_aborted, "gtmesh_dns_transfers_total", "result", "aborted"},
+  {dns_counter::xfr_messages, "gtmesh_dns_transfer_messages_total", nullptr, nullptr},
   {dns_counter::qtype_a, "gtmesh_dns_queries_by_type_total", "qtype", "A"},
   {dns_counter::qtype_aaaa, "gtmesh_dns_queries_by_type_total", "qtype", "AAAA"},
   {dns_counter::qtype_cname, "gtmesh_dns_queries_by_type_total", "qtype", "CNAME"},
@@ -117,6 +125,10 @@ const std::map<std::string, const char*> helps = {
   {"gtmesh_dnstap_messages_total", "dnstap frames written to the sink (AUTH_QUERY and AUTH_RESPONSE each count)."},
   {"gtmesh_dnstap_dropped_total",
    "dnstap messages not logged: the thread's ring was full, over qps_limit, or the sink was down or failed a write."},
+  {"gtmesh_dns_transfers_total",
+   "Zone transfer requests over TCP by result: AXFR or IXFR answered with the whole zone, IXFR up to date (SOA "
+   "alone), refused (not allowed), notauth (no such zone), busy (too many at once), aborted (the client left)."},
+  {"gtmesh_dns_transfer_messages_total", "Zone transfer messages sent."},
   {"gtmesh_dnstap_sink_opened_total", "dnstap sink connections (or files) opened, reconnects and rotations included."},
 };
 

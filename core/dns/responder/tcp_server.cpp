@@ -1,5 +1,7 @@
 #include "core/dns/responder/tcp_server.hpp"
 
+#include "core/dns/transfer/zone_transfer.hpp"
+
 #include <asio.hpp>
 
 #include <algorithm>
@@ -251,7 +253,14 @@ struct tcp_server::impl {
   /// returns the response size, or 0 for no response.
   size_t answer(uint8_t* message, size_t length, const ip_address& peer, uint16_t peer_port,
                 const dnstap::tap_endpoint& local);
+  /// A zone transfer request (zone_transfer.hpp): its messages, built from
+  /// the current snapshot, or SERVFAIL when `max_transfers` are in progress.
+  transfer_answer transfer(const transfer_request& request, const ip_address& peer);
   std::unique_ptr<dnstap::tap_capture> tap;
+  /// Transfers being written now: each holds its zone's messages in memory,
+  /// so at most this many at once (the others get SERVFAIL and retry).
+  static constexpr size_t max_transfers = 4;
+  size_t transfers_in_progress = 0;
 
   responder_options options;
   snapshot_publisher& publisher;
@@ -316,6 +325,10 @@ private:
                      [self = shared_from_this(), length](const asio::error_code& ec, size_t) {
                        if (ec || !self->open_)
                          return self->close();
+                       if (auto request = parse_transfer_request({self->buffer_.get() + 2, length})) {
+                         self->server_.table.set_busy(*self, now());
+                         return self->send_transfer(self->server_.transfer(*request, self->peer_));
+                       }
                        size_t size = self->server_.answer(self->buffer_.get() + 2, length, self->peer_, self->peer_port_,
                                                             self->local());
                        if (size == 0) {
@@ -350,6 +363,63 @@ private:
                         self->read_length();
                       });
   }
+
+  /// Writes a transfer's messages one after the other. Each message written
+  /// restarts the write timeout, so a secondary that keeps reading is never
+  /// cut off while one that stops is closed like any stalled reader.
+  void send_transfer(transfer_answer answer) {
+    const bool counted = answer.outcome == transfer_outcome::full || answer.outcome == transfer_outcome::up_to_date;
+    if (counted)
+      ++server_.transfers_in_progress;
+    transfer_ = std::move(answer.messages);
+    transfer_next_ = 0;
+    transfer_counted_ = counted;
+    write_transfer();
+  }
+
+  void end_transfer(bool complete) {
+    if (transfer_counted_) {
+      --server_.transfers_in_progress;
+      if (!complete)
+        server_.counters.bump(dns_counter::xfr_aborted);
+    }
+    transfer_counted_ = false;
+    transfer_.clear();
+    transfer_.shrink_to_fit();
+  }
+
+  void write_transfer() {
+    if (transfer_next_ == transfer_.size()) {
+      end_transfer(true);
+      server_.table.set_idle(*this, now());
+      server_.schedule_sweep();
+      return read_length();
+    }
+    const std::vector<uint8_t>& m = transfer_[transfer_next_];
+    prefix_[0] = static_cast<uint8_t>(m.size() >> 8);
+    prefix_[1] = static_cast<uint8_t>(m.size());
+    std::array<asio::const_buffer, 2> buffers{asio::buffer(prefix_), asio::buffer(m)};
+    asio::async_write(socket_, buffers, [self = shared_from_this()](const asio::error_code& ec, size_t) {
+      if (!self->open_ || ec) {
+        if (ec && self->open_)
+          self->server_.counters.bump(dns_counter::send_errors);
+        self->end_transfer(false);
+        return self->close();
+      }
+      self->server_.counters.bump(dns_counter::xfr_messages);
+      ++self->transfer_next_;
+      // Progress: the write timeout starts again for the next message.
+      self->server_.table.set_idle(*self, now());
+      self->server_.table.set_busy(*self, now());
+      self->server_.schedule_sweep();
+      self->write_transfer();
+    });
+  }
+
+  std::vector<std::vector<uint8_t>> transfer_;
+  size_t transfer_next_ = 0;
+  bool transfer_counted_ = false;
+  std::array<uint8_t, 2> prefix_{};
 
   impl& server_;
   asio::ip::tcp::socket socket_;
@@ -389,6 +459,42 @@ size_t tcp_server::impl::answer(uint8_t* message, size_t length, const ip_addres
                 processor.asked_record());
   publisher.leave(reader);
   return size;
+}
+
+transfer_answer tcp_server::impl::transfer(const transfer_request& request, const ip_address& peer) {
+  counters.bump(dns_counter::tcp_queries);
+  counters.bump(dns_counter::responses);
+  if (transfers_in_progress >= max_transfers) {
+    counters.bump(dns_counter::xfr_busy);
+    counters.bump(dns_counter::servfail);
+    transfer_answer busy;
+    busy.outcome = transfer_outcome::refused;
+    busy.messages.push_back(transfer_error(request, rcode::servfail));
+    return busy;
+  }
+  const published_snapshot* published = publisher.enter(reader);
+  const routing_snapshot* snapshot = published ? published->snapshot.get() : nullptr;
+  const int64_t now = published && published->fixed_now_ms != 0 ? published->fixed_now_ms : wall_clock_ms();
+  transfer_answer a = build_transfer(snapshot, request, peer, now);
+  publisher.leave(reader);
+  switch (a.outcome) {
+    case transfer_outcome::full:
+      counters.bump(request.qtype == type_axfr ? dns_counter::xfr_axfr : dns_counter::xfr_ixfr_full);
+      counters.bump(dns_counter::noerror);
+      break;
+    case transfer_outcome::up_to_date:
+      counters.bump(dns_counter::xfr_ixfr_current);
+      counters.bump(dns_counter::noerror);
+      break;
+    case transfer_outcome::refused:
+      counters.bump(dns_counter::xfr_refused);
+      counters.bump(dns_counter::refused);
+      break;
+    case transfer_outcome::notauth:
+      counters.bump(dns_counter::xfr_notauth);
+      break;
+  }
+  return a;
 }
 
 void tcp_server::impl::close(tcp_connection_table::entry& e, dns_counter why) {
