@@ -129,31 +129,35 @@ std::optional<transfer_request> parse_transfer_request(std::span<const uint8_t> 
   const uint16_t flags = get16(m, 2);
   if ((flags & header_flag::qr) || (flags & header_flag::opcode_mask) != 0 || get16(m, 4) != 1)
     return std::nullopt;
-  transfer_request r;
-  r.id = get16(m, 0);
-  // The question: plain labels only.
+  // The question: plain labels only. Read once without allocating, so that
+  // the TCP path's ordinary queries (every one passes here) allocate nothing.
   size_t at = header_size;
+  size_t name_length = 0;
   for (;;) {
-    if (at >= m.size() || r.zone.size() > 255)
+    if (at >= m.size())
       return std::nullopt;
     const uint8_t len = m[at];
-    if (len & 0xc0)
+    if ((len & 0xc0) || at + 1 + len > m.size())
       return std::nullopt;
-    if (at + 1 + len > m.size())
+    name_length += 1 + len;
+    if (name_length > 255)
       return std::nullopt;
-    r.zone.push_back(len);
-    for (size_t i = 0; i < len; ++i)
-      r.zone.push_back(lower(m[at + 1 + i]));
     at += 1 + len;
     if (len == 0)
       break;
   }
-  if (r.zone.size() > 255 || at + 4 > m.size())
+  if (at + 4 > m.size())
     return std::nullopt;
-  r.qtype = get16(m, at);
+  const uint16_t qtype = get16(m, at);
+  if (qtype != type_axfr && qtype != type_ixfr)
+    return std::nullopt;
+  transfer_request r;
+  r.id = get16(m, 0);
+  r.qtype = qtype;
   r.qclass = get16(m, at + 2);
-  if (r.qtype != type_axfr && r.qtype != type_ixfr)
-    return std::nullopt;
+  r.zone.reserve(name_length);
+  for (size_t p = header_size; p < at; ++p)
+    r.zone.push_back(lower(m[p]));
   r.question.assign(m.begin() + header_size, m.begin() + static_cast<std::ptrdiff_t>(at + 4));
   at += 4;
   // IXFR: the client's SOA in the authority section (after any answers,

@@ -62,7 +62,8 @@ struct transfer_request {
 /// `message` (without the TCP length prefix) as a transfer request: a
 /// query (QR clear, opcode QUERY) with one well-formed question of type
 /// AXFR or IXFR. nullopt for anything else, which is then answered as an
-/// ordinary query. Never throws, any input.
+/// ordinary query, after allocating nothing (the TCP server asks this of
+/// every message). Reads nothing outside `message`, any input.
 std::optional<transfer_request> parse_transfer_request(std::span<const uint8_t> message);
 
 enum class transfer_outcome : uint8_t {
