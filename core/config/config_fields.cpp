@@ -40,10 +40,11 @@ constexpr std::array<field, 13> config_fields{{
    "external_dns_cluster"},
   {"resolver", object, "The recursive resolvers the deciders ask for ALIAS targets' addresses.", "resolver"},
 }};
-constexpr std::array<field, 2> transfer_fields{{
+constexpr std::array<field, 3> transfer_fields{{
   {"view", text, "What dynamic records transfer as: current (default), fail_safe or omit.", {}, false, transfer_views},
   {"allow", list, "Who may transfer the zone (AXFR/IXFR): addresses or prefixes, or {address: PREFIX}.",
    "transfer_rule", true},
+  {"notify", texts, "Secondaries sent a NOTIFY when the serial moves: ADDRESS or ADDRESS:PORT ([IPv6]:PORT)."},
 }};
 constexpr std::array<field, 1> transfer_rule_fields{{
   {"address", text, "The client's address or prefix.", {}, true},

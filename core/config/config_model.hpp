@@ -303,6 +303,12 @@ struct transfer_settings {
   bool enabled = false; ///< the zone has `transfer:`
   transfer_view view = transfer_view::current;
   std::vector<transfer_rule> allow;
+  /// Secondaries sent a NOTIFY (RFC 1996) when the zone's serial moves.
+  struct notify_target {
+    ip_address address;
+    uint16_t port = 53;
+  };
+  std::vector<notify_target> notify;
   config_location where;
   /// `address` may transfer the zone.
   bool allows(const ip_address& address) const noexcept;

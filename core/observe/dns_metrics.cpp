@@ -84,6 +84,9 @@ constexpr placement placements[] = {
   {dns_counter::xfr_busy, "gtmesh_dns_transfers_total", "result", "busy"},
   {dns_counter::xfr_aborted, "gtmesh_dns_transfers_total", "result", "aborted"},
   {dns_counter::xfr_messages, "gtmesh_dns_transfer_messages_total", nullptr, nullptr},
+  {dns_counter::notify_sent, "gtmesh_dns_notify_total", "event", "sent"},
+  {dns_counter::notify_acked, "gtmesh_dns_notify_total", "event", "acked"},
+  {dns_counter::notify_failed, "gtmesh_dns_notify_total", "event", "failed"},
   {dns_counter::qtype_a, "gtmesh_dns_queries_by_type_total", "qtype", "A"},
   {dns_counter::qtype_aaaa, "gtmesh_dns_queries_by_type_total", "qtype", "AAAA"},
   {dns_counter::qtype_cname, "gtmesh_dns_queries_by_type_total", "qtype", "CNAME"},
@@ -129,6 +132,8 @@ const std::map<std::string, const char*> helps = {
    "Zone transfer requests over TCP by result: AXFR or IXFR answered with the whole zone, IXFR up to date (SOA "
    "alone), refused (not allowed), notauth (no such zone), busy (too many at once), aborted (the client left)."},
   {"gtmesh_dns_transfer_messages_total", "Zone transfer messages sent."},
+  {"gtmesh_dns_notify_total",
+   "NOTIFY (RFC 1996) to secondaries: messages sent (retries included), answered, given up after every retry."},
   {"gtmesh_dnstap_sink_opened_total", "dnstap sink connections (or files) opened, reconnects and rotations included."},
 };
 

@@ -51,6 +51,10 @@ inline std::string join(const std::string& parent, std::string_view key) {
   return parent + "." + std::string(key);
 }
 
+/// "192.0.2.53", "192.0.2.53:5353", "2001:db8::53", "[2001:db8::53]:5353"
+/// (alias.cpp; the port defaults to 53).
+std::optional<resolver_settings::server> parse_server(std::string_view text);
+
 /// A mapping key as text; non-scalar keys (`? [a, b]: x`) have none.
 inline std::optional<std::string> key_text(const node& key) {
   if (key.is_scalar())

@@ -9,6 +9,8 @@ namespace {
 
 /// Most entries one zone's `allow` may list.
 constexpr size_t max_transfer_rules = 64;
+/// Most secondaries one zone notifies.
+constexpr size_t max_notify_targets = 32;
 
 } // namespace
 
@@ -69,6 +71,28 @@ void loader::parse_transfer(const node& n, const std::string& field, zone& z) {
       continue;
     }
     out.allow.push_back(transfer_rule{*range, where(item)});
+  }
+  if (node list = child(n, "notify"); list && !list.is_null()) {
+    const std::string nf = join(field, "notify");
+    if (!list.is_sequence()) {
+      error(list, nf, "expected a list of secondaries, e.g. [192.0.2.53, \"[2001:db8::53]:5353\"]");
+      return;
+    }
+    if (list.size() > max_notify_targets)
+      error(list, nf, std::to_string(list.size()) + " secondaries; at most " + std::to_string(max_notify_targets));
+    for (size_t i = 0; i < list.size(); ++i) {
+      const node item = list[i];
+      const std::string tf = nf + "[" + std::to_string(i) + "]";
+      if (!item.is_scalar()) {
+        error(item, tf, "expected ADDRESS or ADDRESS:PORT ([IPv6]:PORT)");
+        continue;
+      }
+      auto s = parse_server(item.text());
+      if (!s)
+        error(item, tf, "expected ADDRESS or ADDRESS:PORT ([IPv6]:PORT), got '" + item.text() + "'");
+      else
+        out.notify.push_back(transfer_settings::notify_target{s->address, s->port});
+    }
   }
 }
 

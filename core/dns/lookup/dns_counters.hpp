@@ -84,6 +84,9 @@ enum class dns_counter : uint8_t {
   xfr_busy,           ///< SERVFAIL: too many transfers in progress
   xfr_aborted,        ///< the connection closed before the transfer was sent
   xfr_messages,       ///< transfer messages sent
+  notify_sent,        ///< NOTIFY messages sent (retries included)
+  notify_acked,       ///< NOTIFYs a secondary answered
+  notify_failed,      ///< NOTIFYs given up after every retry
   // Well-formed queries by QTYPE (qtype_counter() maps a type to one; every
   // type not listed counts as qtype_other, so the set stays bounded).
   qtype_a,

@@ -5,6 +5,8 @@
 #include <asio.hpp>
 
 #include <algorithm>
+#include <array>
+#include <functional>
 #include <cerrno>
 #include <chrono>
 #include <thread>
@@ -261,6 +263,10 @@ struct tcp_server::impl {
   /// so at most this many at once (the others get SERVFAIL and retry).
   static constexpr size_t max_transfers = 4;
   size_t transfers_in_progress = 0;
+  /// One NOTIFY to one secondary, until it answers or the tries run out.
+  struct notify_send;
+  void notify_attempt(std::shared_ptr<notify_send> n);
+  uint16_t notify_id = 0;
 
   responder_options options;
   snapshot_publisher& publisher;
@@ -461,6 +467,41 @@ size_t tcp_server::impl::answer(uint8_t* message, size_t length, const ip_addres
   return size;
 }
 
+struct tcp_server::impl::notify_send {
+  explicit notify_send(asio::io_context& io) : socket(io), timer(io) {}
+  asio::ip::udp::socket socket;
+  asio::steady_timer timer;
+  asio::ip::udp::endpoint to;
+  std::vector<uint8_t> message;
+  std::array<uint8_t, 512> reply{};
+  int tries = 0;
+  bool done = false;
+};
+
+/// Sends once, waits 1 s, 2 s, 4 s, 8 s, 16 s for the answer in turn.
+void tcp_server::impl::notify_attempt(std::shared_ptr<notify_send> n) {
+  static constexpr int max_tries = 5;
+  if (n->done)
+    return;
+  if (n->tries == max_tries) {
+    n->done = true;
+    counters.bump(dns_counter::notify_failed);
+    asio::error_code ignored;
+    n->socket.close(ignored);
+    return;
+  }
+  ++n->tries;
+  counters.bump(dns_counter::notify_sent);
+  asio::error_code ec;
+  n->socket.send(asio::buffer(n->message), 0, ec);
+  n->timer.expires_after(std::chrono::seconds(1 << (n->tries - 1)));
+  n->timer.async_wait([this, n](const asio::error_code& wait_ec) {
+    if (wait_ec == asio::error::operation_aborted || n->done)
+      return;
+    notify_attempt(n);
+  });
+}
+
 transfer_answer tcp_server::impl::transfer(const transfer_request& request, const ip_address& peer) {
   counters.bump(dns_counter::tcp_queries);
   counters.bump(dns_counter::responses);
@@ -652,6 +693,58 @@ void tcp_server::stop() noexcept {
   impl_->io.stop();
   if (impl_->thread.joinable())
     impl_->thread.join();
+}
+
+void tcp_server::notify(std::vector<uint8_t> apex, std::vector<std::pair<ip_address, uint16_t>> targets) {
+  asio::post(impl_->io, [this, apex = std::move(apex), targets = std::move(targets)] {
+    impl& s = *impl_;
+    for (const auto& [address, port] : targets) {
+      auto n = std::make_shared<impl::notify_send>(s.io);
+      n->to = asio::ip::udp::endpoint(to_asio(address), port);
+      asio::error_code ec;
+      n->socket.open(n->to.protocol(), ec);
+      if (ec) {
+        s.counters.bump(dns_counter::notify_failed);
+        continue;
+      }
+      const uint16_t id = ++s.notify_id;
+      // Header: the id, opcode NOTIFY with AA; the question: apex SOA IN.
+      n->message = {static_cast<uint8_t>(id >> 8), static_cast<uint8_t>(id), 0x24, 0x00, 0, 1, 0, 0, 0, 0, 0, 0};
+      n->message.insert(n->message.end(), apex.begin(), apex.end());
+      n->message.insert(n->message.end(), {0, 6, 0, 1});
+      // The answer: a response from the target with our id and QR set.
+      auto wait_reply = std::make_shared<std::function<void()>>();
+      *wait_reply = [&s, n, id, wait_reply] {
+        n->socket.async_receive(asio::buffer(n->reply), [&s, n, id, wait_reply](const asio::error_code& rec, size_t size) {
+          if (rec || n->done) {
+            if (!n->done && rec != asio::error::operation_aborted)
+              (*wait_reply)(); // e.g. ICMP port unreachable from a retry: keep listening
+            else
+              *wait_reply = nullptr;
+            return;
+          }
+          if (size >= 12 && (n->reply[0] << 8 | n->reply[1]) == id && (n->reply[2] & 0x80) &&
+              ((n->reply[2] >> 3) & 0x0f) == 4) {
+            n->done = true;
+            s.counters.bump(dns_counter::notify_acked);
+            n->timer.cancel();
+            asio::error_code ignored;
+            n->socket.close(ignored);
+            *wait_reply = nullptr;
+            return;
+          }
+          (*wait_reply)();
+        });
+      };
+      n->socket.connect(n->to, ec); // only the target's answers arrive
+      if (ec) {
+        s.counters.bump(dns_counter::notify_failed);
+        continue;
+      }
+      (*wait_reply)();
+      s.notify_attempt(n);
+    }
+  });
 }
 
 const worker_counters& tcp_server::counters() const noexcept { return impl_->counters; }

@@ -55,6 +55,15 @@ TEST(transfer_config, view_and_allow_load_into_the_model) {
   EXPECT_TRUE(t.allows(*ip_address::parse("10.20.30.40")));
   EXPECT_FALSE(t.allows(*ip_address::parse("11.0.0.1")));
 
+  auto notify = load(zone_with(R"({allow: [192.0.2.1], notify: [192.0.2.53, "198.51.100.53:5353", "[2001:db8::53]:53"]})"));
+  ASSERT_TRUE(notify.ok()) << notify.report();
+  const auto& targets = notify.cfg->zones[0].transfer.notify;
+  ASSERT_EQ(targets.size(), 3u);
+  EXPECT_EQ(targets[0].address.to_string(), "192.0.2.53");
+  EXPECT_EQ(targets[0].port, 53);
+  EXPECT_EQ(targets[1].port, 5353);
+  EXPECT_EQ(targets[2].address.to_string(), "2001:db8::53");
+
   auto plain = load(zone_with("{allow: [192.0.2.1]}"));
   ASSERT_TRUE(plain.ok()) << plain.report();
   EXPECT_EQ(plain.cfg->zones[0].transfer.view, transfer_view::current) << "current is the default";
@@ -77,7 +86,11 @@ TEST(transfer_config, every_mistake_names_its_line_and_field) {
   expect_error(zone_with("{allow: [127.0.0.300]}"), 7, "transfer.allow[0]", "'127.0.0.300'");
   expect_error(zone_with("{allow: [{address: nowhere}]}"), 7, "transfer.allow[0].address", "'nowhere'");
   expect_error(zone_with("{allow: [{addr: 127.0.0.1}]}"), 7, "transfer.allow[0]", "addr");
-  expect_error(zone_with("{allow: [127.0.0.1], notify: [192.0.2.1]}"), 7, "transfer.notify", "unknown key");
+  expect_error(zone_with("{allow: [127.0.0.1], notify: 192.0.2.1}"), 7, "transfer.notify", "expected a list");
+  expect_error(zone_with("{allow: [127.0.0.1], notify: [192.0.2.1:99999]}"), 7, "transfer.notify[0]", "'192.0.2.1:99999'");
+  expect_error(zone_with("{allow: [127.0.0.1], notify: [{address: 192.0.2.1}]}"), 7, "transfer.notify[0]",
+               "expected ADDRESS");
+  expect_error(zone_with("{allow: [127.0.0.1], journal: 10}"), 7, "transfer.journal", "unknown key");
   expect_error(zone_with("[127.0.0.1]"), 7, "transfer", "");
 }
 

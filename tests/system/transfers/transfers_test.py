@@ -12,14 +12,19 @@
 5. Knot (knotd) and NSD, started here with their own configs on free
    loopback ports, pull example.com and answer every name of it exactly as
    gtmesh does (dig, answer by answer).
+6. NOTIFY: with `notify:` naming a Knot, a reload that changes one record
+   moves the serial, and Knot holds the new serial and answer within 2 s
+   (its own refresh is an hour away).
 """
 
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dns_lib"))
@@ -78,11 +83,12 @@ def answers(host, port, name, qtype):
     return status_of(out), sorted(rows)
 
 
-def start_knot(workdir, primary_port):
-    """knotd as a secondary of gtmesh; returns (process, port, log path)."""
-    d = os.path.join(workdir, "knot")
+def start_knot(workdir, primary_port, port=None, name="knot"):
+    """knotd as a secondary of gtmesh (NOTIFY accepted from 127.0.0.1);
+    returns (process, port, log path)."""
+    d = os.path.join(workdir, name)
     os.makedirs(d)
-    port = free_port()
+    port = port or free_port()
     conf = os.path.join(d, "knot.conf")
     with open(conf, "w") as f:
         f.write(f"""server:
@@ -98,6 +104,10 @@ log:
 remote:
   - id: gtmesh
     address: 127.0.0.1@{primary_port}
+acl:
+  - id: notify_from_gtmesh
+    address: 127.0.0.1
+    action: notify
 template:
   - id: default
     storage: "{d}"
@@ -107,6 +117,7 @@ template:
 zone:
   - domain: example.com
     master: gtmesh
+    acl: notify_from_gtmesh
 """)
     log_path = os.path.join(d, "knot.log")
     proc = subprocess.Popen(["knotd", "-c", conf], stdout=open(log_path, "w"), stderr=subprocess.STDOUT,
@@ -190,7 +201,7 @@ def big_zone(path, count):
 def main():
     t = Checks("dns_transfers")
     workdir = tempfile.mkdtemp(prefix="gtmesh-transfers-")
-    server = big = knot = nsd = None
+    server = big = knot = nsd = knot2 = None
     logs = []
     try:
         server = GtmeshServer(workdir, CONFIG, state=STATE, extra=["--udp-threads", "1"]).start()
@@ -256,6 +267,46 @@ def main():
         nsd, nsd_port, nsd_log = start_nsd(workdir, port)
         logs += [nsd_log, os.path.join(workdir, "nsd", "nsd.out")]
         compare_secondary(t, "NSD", nsd_port, server)
+        # 6. NOTIFY on a new serial.
+        knot2_port = free_port()
+        notify_config = os.path.join(workdir, "notify.yaml")
+        text = open(CONFIG).read().replace('      allow: [127.0.0.1, "::1"]\n',
+                                           f'      allow: [127.0.0.1, "::1"]\n      notify: ["127.0.0.1:{knot2_port}"]\n')
+        t.check("notify:" in text, "the notify variant of the example")
+        with open(notify_config, "w") as f:
+            f.write(text)
+        notifier = GtmeshServer(workdir, notify_config, state=STATE, extra=["--udp-threads", "1"],
+                                name="notifier").start()
+        big = notifier  # stopped in finally
+        knot2, _, knot2_log = start_knot(workdir, notifier.port, knot2_port, "knot2")
+        logs.append(knot2_log)
+
+        def serial_at_knot():
+            out = dig("127.0.0.1", knot2_port, "example.com", "SOA", "+short", "+time=1", "+tries=1").split()
+            return out[2] if len(out) >= 3 and out[2].isdigit() else None
+
+        wait_until(lambda: serial_at_knot() == "1", 20, "Knot to load serial 1 from the notifier")
+        with open(notify_config, "w") as f:
+            f.write(text.replace("answers: [192.0.2.25]", "answers: [192.0.2.26]"))
+        offset = len(notifier.log_text())
+        notifier.signal(signal.SIGHUP)
+        notifier.wait_log(r"reloaded", offset)
+        t.equal(answers(notifier.host, notifier.port, "mail.example.com.", "A")[1][0][3], "192.0.2.26",
+                "gtmesh answers the changed record after the reload")
+        changed_at = time.monotonic()
+        try:
+            wait_until(lambda: serial_at_knot() == "2", 2, "Knot to hold serial 2")
+            moved = True
+        except Exception:
+            moved = False
+        t.check(moved, f"NOTIFY: Knot holds serial 2 {time.monotonic() - changed_at:.2f} s after the reload (within 2 s)")
+        t.equal(answers("127.0.0.1", knot2_port, "mail.example.com.", "A"),
+                answers(notifier.host, notifier.port, "mail.example.com.", "A"), "Knot answers the changed record")
+        counted = notifier.counters()
+        t.check(counted["notify_acked"] >= 1 and counted["notify_sent"] >= 2,
+                "NOTIFYs sent (start and reload) and answered are counted", str(counted))
+        stop(knot2)
+
         final = server.counters()
         t.check(final["xfr_axfr"] + final["xfr_ixfr_full"] >= after["xfr_axfr"] + after["xfr_ixfr_full"] + 2,
                 "the secondaries' transfers were counted", str(final))
@@ -266,6 +317,7 @@ def main():
     finally:
         stop(knot)
         stop(nsd)
+        stop(knot2)
         for s in (server, big):
             if s:
                 s.kill()
