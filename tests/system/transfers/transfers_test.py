@@ -9,7 +9,7 @@
 3. A transfer from 127.0.0.2 (not in allow), and of example.net (no
    transfer:), are REFUSED and counted; a name that is no zone is NOTAUTH.
 4. A zone of 3,000 records goes out in several messages, every record once.
-5. Knot (knotd) and NSD, started here with their own configs on free
+5. Knot (knotd), NSD and BIND (named), started here with their own configs on free
    loopback ports, pull example.com and answer every name of it exactly as
    gtmesh does (dig, answer by answer).
 6. NOTIFY: with `notify:` naming a Knot, a reload that changes one record
@@ -163,6 +163,39 @@ zone:
     return proc, port, log_path
 
 
+def start_bind(workdir, primary_port):
+    """named (BIND 9) as a secondary of gtmesh; returns (process, port, log path)."""
+    d = os.path.join(workdir, "bind")
+    os.makedirs(d)
+    port = free_port()
+    conf = os.path.join(d, "named.conf")
+    with open(conf, "w") as f:
+        f.write(f"""options {{
+  directory "{d}";
+  pid-file "{d}/named.pid";
+  listen-on port {port} {{ 127.0.0.1; }};
+  listen-on-v6 {{ none; }};
+  recursion no;
+  dnssec-validation no;
+  notify no;
+}};
+controls {{ }};
+zone "example.com" {{
+  type secondary;
+  primaries {{ 127.0.0.1 port {primary_port}; }};
+  file "example.com.db";
+  allow-notify {{ 127.0.0.1; }};
+}};
+""")
+    check = subprocess.run(["named-checkconf", conf], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if check.returncode != 0:
+        raise RuntimeError("named-checkconf: " + check.stdout)
+    log_path = os.path.join(d, "named.log")
+    proc = subprocess.Popen(["named", "-g", "-c", conf], stdout=open(log_path, "w"), stderr=subprocess.STDOUT,
+                            preexec_fn=_die_with_parent)
+    return proc, port, log_path
+
+
 def compare_secondary(t, name, port, gtmesh):
     """The secondary holds the zone (serial 1), then answers every name as gtmesh does."""
     def loaded():
@@ -201,7 +234,7 @@ def big_zone(path, count):
 def main():
     t = Checks("dns_transfers")
     workdir = tempfile.mkdtemp(prefix="gtmesh-transfers-")
-    server = big = knot = nsd = knot2 = None
+    server = big = knot = nsd = knot2 = bind = None
     logs = []
     try:
         server = GtmeshServer(workdir, CONFIG, state=STATE, extra=["--udp-threads", "1"]).start()
@@ -267,6 +300,9 @@ def main():
         nsd, nsd_port, nsd_log = start_nsd(workdir, port)
         logs += [nsd_log, os.path.join(workdir, "nsd", "nsd.out")]
         compare_secondary(t, "NSD", nsd_port, server)
+        bind, bind_port, bind_log = start_bind(workdir, port)
+        logs.append(bind_log)
+        compare_secondary(t, "BIND", bind_port, server)
         # 6. NOTIFY on a new serial.
         knot2_port = free_port()
         notify_config = os.path.join(workdir, "notify.yaml")
@@ -308,7 +344,7 @@ def main():
         stop(knot2)
 
         final = server.counters()
-        t.check(final["xfr_axfr"] + final["xfr_ixfr_full"] >= after["xfr_axfr"] + after["xfr_ixfr_full"] + 2,
+        t.check(final["xfr_axfr"] + final["xfr_ixfr_full"] >= after["xfr_axfr"] + after["xfr_ixfr_full"] + 3,
                 "the secondaries' transfers were counted", str(final))
         code, _ = server.stop()
         t.equal(code, 0, "gtmesh exits cleanly")
@@ -318,6 +354,7 @@ def main():
         stop(knot)
         stop(nsd)
         stop(knot2)
+        stop(bind)
         for s in (server, big):
             if s:
                 s.kill()
