@@ -22,6 +22,8 @@ constexpr std::array<sv, 4> endpoint_kinds{"external", "dc", "nested", "alias"};
 constexpr std::array<sv, 4> endpoint_statuses{"enabled", "disabled", "stopped", "always_serve"};
 constexpr std::array<sv, 2> profile_statuses{"enabled", "disabled"};
 
+constexpr std::array<sv, 3> transfer_views{"current", "fail_safe", "omit"};
+
 constexpr std::array<field, 13> config_fields{{
   {"cluster", object, "The cluster's name and mutual TLS files.", "cluster"},
   {"measurement", object, "How often agents measure, and when a value is stale.", "measurement"},
@@ -37,6 +39,15 @@ constexpr std::array<field, 13> config_fields{{
   {"external_dns", list, "What external-dns webhooks published, per cluster (written by the webhook).",
    "external_dns_cluster"},
   {"resolver", object, "The recursive resolvers the deciders ask for ALIAS targets' addresses.", "resolver"},
+}};
+constexpr std::array<field, 3> transfer_fields{{
+  {"view", text, "What dynamic records transfer as: current (default), fail_safe or omit.", {}, false, transfer_views},
+  {"allow", list, "Who may transfer the zone (AXFR/IXFR): addresses or prefixes, or {address: PREFIX}.",
+   "transfer_rule", true},
+  {"notify", texts, "Secondaries sent a NOTIFY when the serial moves: ADDRESS or ADDRESS:PORT ([IPv6]:PORT)."},
+}};
+constexpr std::array<field, 1> transfer_rule_fields{{
+  {"address", text, "The client's address or prefix.", {}, true},
 }};
 constexpr std::array<field, 7> resolver_fields{{
   {"servers", texts, "Recursive resolvers: ADDRESS or ADDRESS:PORT ([IPv6]:PORT), asked in turn.", {}, true},
@@ -119,13 +130,14 @@ constexpr std::array<field, 6> service_fields{{
   {"processes", map_of_texts, "Per DC, process names whose cpu/mem are read."},
   {"interval", duration, "How often the service agent reports."},
 }};
-constexpr std::array<field, 6> zone_fields{{
+constexpr std::array<field, 7> zone_fields{{
   {"name", text, "The zone's name.", {}, true},
   {"soa", object, "The SOA record.", "soa"},
   {"ns", texts, "The zone's name servers."},
   {"ns_ttl", integer, "The NS records' TTL."},
   {"records", list, "The zone's records.", "record"},
   {"dnssec", object, "Online signing.", "dnssec"},
+  {"transfer", object, "Zone transfers to secondaries (AXFR, IXFR; docs/transfers.md).", "transfer"},
 }};
 constexpr std::array<field, 8> soa_fields{{
   {"primary", text, "The primary name server.", {}, true},
@@ -258,7 +270,7 @@ constexpr std::array<field, 6> external_dns_endpoint_fields{{
   {"weight", integer, "Its weight (webhook/weight)."},
 }};
 
-constexpr std::array<object_fields, 30> all{{
+constexpr std::array<object_fields, 32> all{{
   {"config", "A gtmesh config (docs/config.md).", config_fields},
   {"resolver", "Recursive resolvers for ALIAS targets.", resolver_fields},
   {"cluster", "The cluster.", cluster_fields},
@@ -276,6 +288,8 @@ constexpr std::array<object_fields, 30> all{{
   {"zone", "A zone.", zone_fields},
   {"soa", "A zone's SOA.", soa_fields},
   {"dnssec", "A zone's online signing.", dnssec_fields},
+  {"transfer", "A zone's transfers to secondaries.", transfer_fields},
+  {"transfer_rule", "Who may transfer a zone.", transfer_rule_fields, "text"},
   {"record", "A record.", record_fields},
   {"answer", "One answer written as an object.", answer_fields},
   {"dc_policy", "DC mode.", dc_policy_fields},

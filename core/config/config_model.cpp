@@ -48,6 +48,26 @@ std::string resolver_settings::server::text() const {
                       : "[" + address.to_string() + "]:" + std::to_string(port);
 }
 
+std::string_view to_string(transfer_view v) noexcept {
+  switch (v) {
+    case transfer_view::current:
+      return "current";
+    case transfer_view::fail_safe:
+      return "fail_safe";
+    case transfer_view::omit:
+      return "omit";
+  }
+  return "?";
+}
+
+bool transfer_settings::allows(const ip_address& address) const noexcept {
+  const ip_key k = address.key();
+  for (const transfer_rule& r : allow)
+    if (r.from.v4 == address.v4() && r.from.first <= k && k <= r.from.last)
+      return true;
+  return false;
+}
+
 std::string answer_value::text() const {
   switch (type) {
     case dns::rr_type::a:

@@ -283,6 +283,37 @@ struct dnssec_settings {
   config_location where;
 };
 
+/// How a zone's dynamic records (DC mode, static rules, profiles) appear in
+/// its zone transfer (docs/transfers.md, "The fallback view"): every answer
+/// a client with no location may currently get (healthy candidates only),
+/// the record's fail-safe answers, or nothing.
+enum class transfer_view : uint8_t { current, fail_safe, omit };
+std::string_view to_string(transfer_view v) noexcept;
+
+/// One entry of a zone's `transfer.allow`: clients in this range may
+/// transfer the zone.
+struct transfer_rule {
+  ip_range from;
+  config_location where;
+};
+
+/// `transfer:` of a zone (docs/transfers.md): AXFR (and IXFR, answered with
+/// the whole zone) over TCP to the clients `allow` lists.
+struct transfer_settings {
+  bool enabled = false; ///< the zone has `transfer:`
+  transfer_view view = transfer_view::current;
+  std::vector<transfer_rule> allow;
+  /// Secondaries sent a NOTIFY (RFC 1996) when the zone's serial moves.
+  struct notify_target {
+    ip_address address;
+    uint16_t port = 53;
+  };
+  std::vector<notify_target> notify;
+  config_location where;
+  /// `address` may transfer the zone.
+  bool allows(const ip_address& address) const noexcept;
+};
+
 struct zone {
   std::string name; ///< absolute, lowercase
   dnssec_settings dnssec;
@@ -290,6 +321,7 @@ struct zone {
   std::vector<std::string> ns;
   uint32_t ns_ttl = 3600;
   std::vector<record> records;
+  transfer_settings transfer;
   config_location where;
 };
 

@@ -55,9 +55,13 @@ json field_schema(const config_fields::field& f, const std::vector<std::string>&
     case shape::object:
       s = json{{"$ref", "#/$defs/" + std::string(f.of)}};
       break;
-    case shape::list:
-      s = json{{"type", "array"}, {"items", json{{"$ref", "#/$defs/" + std::string(f.of)}}}};
+    case shape::list: {
+      json item{{"$ref", "#/$defs/" + std::string(f.of)}};
+      if (config_fields::get(f.of).or_shape == "text") // an element may be a scalar too (`allow: [127.0.0.1]`)
+        item = json{{"anyOf", json::array({scalar(), item})}};
+      s = json{{"type", "array"}, {"items", item}};
       break;
+    }
     case shape::map_of_texts:
       s = json{{"type", "object"}, {"additionalProperties", texts()}};
       break;

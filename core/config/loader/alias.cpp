@@ -9,9 +9,6 @@
 
 namespace gtmesh::config_loading {
 
-namespace {
-
-/// "192.0.2.53", "192.0.2.53:5353", "2001:db8::53", "[2001:db8::53]:5353".
 std::optional<resolver_settings::server> parse_server(std::string_view text) {
   resolver_settings::server s;
   std::string_view host = text;
@@ -44,6 +41,8 @@ std::optional<resolver_settings::server> parse_server(std::string_view text) {
     s.port = static_cast<uint16_t>(*port);
   return s;
 }
+
+namespace {
 
 /// Most recursive resolvers a config names: asked in turn, a few suffice.
 constexpr size_t max_resolver_servers = 8;

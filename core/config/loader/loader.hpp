@@ -11,6 +11,7 @@
 //   profiles.cpp        profiles and their endpoints
 //   external_dns.cpp    what external-dns webhooks published
 //   alias.cpp           resolver:, ALIAS records, alias endpoints, CNAMEs at the apex
+//   transfers.cpp       zones' transfer:
 //   references.cpp      checks across sections (names, cycles)
 
 #include "core/config/config_fields.hpp"
@@ -49,6 +50,10 @@ inline std::string join(const std::string& parent, std::string_view key) {
     return std::string(key);
   return parent + "." + std::string(key);
 }
+
+/// "192.0.2.53", "192.0.2.53:5353", "2001:db8::53", "[2001:db8::53]:5353"
+/// (alias.cpp; the port defaults to 53).
+std::optional<resolver_settings::server> parse_server(std::string_view text);
 
 /// A mapping key as text; non-scalar keys (`? [a, b]: x`) have none.
 inline std::optional<std::string> key_text(const node& key) {
@@ -473,6 +478,8 @@ private:
   std::optional<answer_value> parse_target(const node& n, const std::string& field);
   void parse_latency_table(const node& n);
   void parse_dnstap(const node& n);
+  // transfers.cpp: zone transfers (docs/transfers.md)
+  void parse_transfer(const node& n, const std::string& field, zone& z);
   // alias.cpp
   void parse_resolver(const node& n);
   /// A record of type ALIAS: its target, monitor and TTL (r.type is set).

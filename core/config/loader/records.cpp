@@ -126,6 +126,8 @@ void loader::parse_zone(const node& n, const std::string& field) {
   }
   if (node d = child(n, "dnssec"))
     parse_dnssec(d, join(field, "dnssec"), z.dnssec);
+  if (node t = child(n, "transfer"))
+    parse_transfer(t, join(field, "transfer"), z);
   auto ns = str_list(n, "ns", field);
   if (ns.empty())
     error(n, join(field, "ns"), "at least one name server is required");

@@ -75,6 +75,18 @@ enum class dns_counter : uint8_t {
   dnstap_dropped_qps_limit,
   dnstap_dropped_sink_down,
   dnstap_sink_opened,
+  // Zone transfers over TCP (core/dns/transfer): by kind and result.
+  xfr_axfr,           ///< AXFR answered with the whole zone
+  xfr_ixfr_full,      ///< IXFR answered with the whole zone
+  xfr_ixfr_current,   ///< IXFR from the current serial: the SOA alone
+  xfr_refused,        ///< REFUSED: the zone has no transfer: or the client is not in its allow
+  xfr_notauth,        ///< NOTAUTH: not a zone served here
+  xfr_busy,           ///< SERVFAIL: too many transfers in progress
+  xfr_aborted,        ///< the connection closed before the transfer was sent
+  xfr_messages,       ///< transfer messages sent
+  notify_sent,        ///< NOTIFY messages sent (retries included)
+  notify_acked,       ///< NOTIFYs a secondary answered
+  notify_failed,      ///< NOTIFYs given up after every retry
   // Well-formed queries by QTYPE (qtype_counter() maps a type to one; every
   // type not listed counts as qtype_other, so the set stays bounded).
   qtype_a,

@@ -12,7 +12,8 @@
 //  - names in a served zone: NOERROR with answers, NODATA (NOERROR, no
 //    answer, the zone's SOA in authority with the negative TTL) or NXDOMAIN
 //    (same authority); AA set;
-//  - names outside every zone, classes other than IN/ANY, AXFR/IXFR: REFUSED;
+//  - names outside every zone, classes other than IN/ANY, AXFR/IXFR (over
+//    UDP; over TCP the TCP server answers transfers, core/dns/transfer): REFUSED;
 //  - a CNAME answer whose target lies in a served zone is followed (at most
 //    max_cname_chain links) and the target's records, or its NXDOMAIN/NODATA,
 //    are added, as an authoritative server does (RFC 1034 4.3.2);

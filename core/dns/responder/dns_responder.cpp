@@ -151,7 +151,31 @@ uint64_t dns_responder::publish(snapshot_ptr snapshot, int64_t fixed_now_ms) {
     }
     cookies = cookies_;
   }
+  if (snapshot && snapshot->plan)
+    notify_secondaries(*snapshot);
   return publisher_.publish(std::move(snapshot), fixed_now_ms, std::move(cookies));
+}
+
+void dns_responder::notify_secondaries(const routing_snapshot& snapshot) {
+  if (!tcp_) // no TCP listener: no transfers, so nothing to announce
+    return;
+  const routing_plan& plan = *snapshot.plan;
+  for (const zone_plan& z : plan.zones) {
+    if (!z.source || !z.source->transfer.enabled || z.source->transfer.notify.empty())
+      continue;
+    const rdata_ref soa = plan.rdata_at(z.soa_rdata);
+    const uint8_t* s = soa.data() + soa.entry.length - 20;
+    const uint32_t serial = static_cast<uint32_t>(s[0]) << 24 | static_cast<uint32_t>(s[1]) << 16 |
+                            static_cast<uint32_t>(s[2]) << 8 | s[3];
+    auto [it, fresh] = notified_serials_.try_emplace(z.source->name, serial);
+    if (!fresh && it->second == serial)
+      continue;
+    it->second = serial;
+    std::vector<std::pair<ip_address, uint16_t>> targets;
+    for (const auto& t : z.source->transfer.notify)
+      targets.emplace_back(t.address, t.port);
+    tcp_->notify(z.wire, std::move(targets));
+  }
 }
 
 std::string dns_responder::cookie_error() const {

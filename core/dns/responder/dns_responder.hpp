@@ -22,6 +22,7 @@
 #include "core/routing/routing_snapshot.hpp"
 
 #include <memory>
+#include <unordered_map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -91,6 +92,10 @@ private:
   std::vector<std::unique_ptr<udp_worker>> udp_;
   std::unique_ptr<tcp_server> tcp_;
   std::unique_ptr<dnstap::tap_writer> tap_; ///< one ring per socket thread
+  /// The serial each zone with transfer.notify was last announced with
+  /// (by zone name): a NOTIFY goes out when a publication moves it.
+  std::unordered_map<std::string, uint32_t> notified_serials_;
+  void notify_secondaries(const routing_snapshot& snapshot);
   bool started_ = false;
 };
 

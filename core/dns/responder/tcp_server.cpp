@@ -1,8 +1,12 @@
 #include "core/dns/responder/tcp_server.hpp"
 
+#include "core/dns/transfer/zone_transfer.hpp"
+
 #include <asio.hpp>
 
 #include <algorithm>
+#include <array>
+#include <functional>
 #include <cerrno>
 #include <chrono>
 #include <thread>
@@ -251,7 +255,18 @@ struct tcp_server::impl {
   /// returns the response size, or 0 for no response.
   size_t answer(uint8_t* message, size_t length, const ip_address& peer, uint16_t peer_port,
                 const dnstap::tap_endpoint& local);
+  /// A zone transfer request (zone_transfer.hpp): its messages, built from
+  /// the current snapshot, or SERVFAIL when `max_transfers` are in progress.
+  transfer_answer transfer(const transfer_request& request, const ip_address& peer);
   std::unique_ptr<dnstap::tap_capture> tap;
+  /// Transfers being written now: each holds its zone's messages in memory,
+  /// so at most this many at once (the others get SERVFAIL and retry).
+  static constexpr size_t max_transfers = 4;
+  size_t transfers_in_progress = 0;
+  /// One NOTIFY to one secondary, until it answers or the tries run out.
+  struct notify_send;
+  void notify_attempt(std::shared_ptr<notify_send> n);
+  uint16_t notify_id = 0;
 
   responder_options options;
   snapshot_publisher& publisher;
@@ -316,6 +331,10 @@ private:
                      [self = shared_from_this(), length](const asio::error_code& ec, size_t) {
                        if (ec || !self->open_)
                          return self->close();
+                       if (auto request = parse_transfer_request({self->buffer_.get() + 2, length})) {
+                         self->server_.table.set_busy(*self, now());
+                         return self->send_transfer(self->server_.transfer(*request, self->peer_));
+                       }
                        size_t size = self->server_.answer(self->buffer_.get() + 2, length, self->peer_, self->peer_port_,
                                                             self->local());
                        if (size == 0) {
@@ -350,6 +369,63 @@ private:
                         self->read_length();
                       });
   }
+
+  /// Writes a transfer's messages one after the other. Each message written
+  /// restarts the write timeout, so a secondary that keeps reading is never
+  /// cut off while one that stops is closed like any stalled reader.
+  void send_transfer(transfer_answer answer) {
+    const bool counted = answer.outcome == transfer_outcome::full || answer.outcome == transfer_outcome::up_to_date;
+    if (counted)
+      ++server_.transfers_in_progress;
+    transfer_ = std::move(answer.messages);
+    transfer_next_ = 0;
+    transfer_counted_ = counted;
+    write_transfer();
+  }
+
+  void end_transfer(bool complete) {
+    if (transfer_counted_) {
+      --server_.transfers_in_progress;
+      if (!complete)
+        server_.counters.bump(dns_counter::xfr_aborted);
+    }
+    transfer_counted_ = false;
+    transfer_.clear();
+    transfer_.shrink_to_fit();
+  }
+
+  void write_transfer() {
+    if (transfer_next_ == transfer_.size()) {
+      end_transfer(true);
+      server_.table.set_idle(*this, now());
+      server_.schedule_sweep();
+      return read_length();
+    }
+    const std::vector<uint8_t>& m = transfer_[transfer_next_];
+    prefix_[0] = static_cast<uint8_t>(m.size() >> 8);
+    prefix_[1] = static_cast<uint8_t>(m.size());
+    std::array<asio::const_buffer, 2> buffers{asio::buffer(prefix_), asio::buffer(m)};
+    asio::async_write(socket_, buffers, [self = shared_from_this()](const asio::error_code& ec, size_t) {
+      if (!self->open_ || ec) {
+        if (ec && self->open_)
+          self->server_.counters.bump(dns_counter::send_errors);
+        self->end_transfer(false);
+        return self->close();
+      }
+      self->server_.counters.bump(dns_counter::xfr_messages);
+      ++self->transfer_next_;
+      // Progress: the write timeout starts again for the next message.
+      self->server_.table.set_idle(*self, now());
+      self->server_.table.set_busy(*self, now());
+      self->server_.schedule_sweep();
+      self->write_transfer();
+    });
+  }
+
+  std::vector<std::vector<uint8_t>> transfer_;
+  size_t transfer_next_ = 0;
+  bool transfer_counted_ = false;
+  std::array<uint8_t, 2> prefix_{};
 
   impl& server_;
   asio::ip::tcp::socket socket_;
@@ -389,6 +465,77 @@ size_t tcp_server::impl::answer(uint8_t* message, size_t length, const ip_addres
                 processor.asked_record());
   publisher.leave(reader);
   return size;
+}
+
+struct tcp_server::impl::notify_send {
+  explicit notify_send(asio::io_context& io) : socket(io), timer(io) {}
+  asio::ip::udp::socket socket;
+  asio::steady_timer timer;
+  asio::ip::udp::endpoint to;
+  std::vector<uint8_t> message;
+  std::array<uint8_t, 512> reply{};
+  int tries = 0;
+  bool done = false;
+};
+
+/// Sends once, waits 1 s, 2 s, 4 s, 8 s, 16 s for the answer in turn.
+void tcp_server::impl::notify_attempt(std::shared_ptr<notify_send> n) {
+  static constexpr int max_tries = 5;
+  if (n->done)
+    return;
+  if (n->tries == max_tries) {
+    n->done = true;
+    counters.bump(dns_counter::notify_failed);
+    asio::error_code ignored;
+    n->socket.close(ignored);
+    return;
+  }
+  ++n->tries;
+  counters.bump(dns_counter::notify_sent);
+  asio::error_code ec;
+  n->socket.send(asio::buffer(n->message), 0, ec);
+  n->timer.expires_after(std::chrono::seconds(1 << (n->tries - 1)));
+  n->timer.async_wait([this, n](const asio::error_code& wait_ec) {
+    if (wait_ec == asio::error::operation_aborted || n->done)
+      return;
+    notify_attempt(n);
+  });
+}
+
+transfer_answer tcp_server::impl::transfer(const transfer_request& request, const ip_address& peer) {
+  counters.bump(dns_counter::tcp_queries);
+  counters.bump(dns_counter::responses);
+  if (transfers_in_progress >= max_transfers) {
+    counters.bump(dns_counter::xfr_busy);
+    counters.bump(dns_counter::servfail);
+    transfer_answer busy;
+    busy.outcome = transfer_outcome::refused;
+    busy.messages.push_back(transfer_error(request, rcode::servfail));
+    return busy;
+  }
+  const published_snapshot* published = publisher.enter(reader);
+  const routing_snapshot* snapshot = published ? published->snapshot.get() : nullptr;
+  const int64_t now = published && published->fixed_now_ms != 0 ? published->fixed_now_ms : wall_clock_ms();
+  transfer_answer a = build_transfer(snapshot, request, peer, now);
+  publisher.leave(reader);
+  switch (a.outcome) {
+    case transfer_outcome::full:
+      counters.bump(request.qtype == type_axfr ? dns_counter::xfr_axfr : dns_counter::xfr_ixfr_full);
+      counters.bump(dns_counter::noerror);
+      break;
+    case transfer_outcome::up_to_date:
+      counters.bump(dns_counter::xfr_ixfr_current);
+      counters.bump(dns_counter::noerror);
+      break;
+    case transfer_outcome::refused:
+      counters.bump(dns_counter::xfr_refused);
+      counters.bump(dns_counter::refused);
+      break;
+    case transfer_outcome::notauth:
+      counters.bump(dns_counter::xfr_notauth);
+      break;
+  }
+  return a;
 }
 
 void tcp_server::impl::close(tcp_connection_table::entry& e, dns_counter why) {
@@ -546,6 +693,58 @@ void tcp_server::stop() noexcept {
   impl_->io.stop();
   if (impl_->thread.joinable())
     impl_->thread.join();
+}
+
+void tcp_server::notify(std::vector<uint8_t> apex, std::vector<std::pair<ip_address, uint16_t>> targets) {
+  asio::post(impl_->io, [this, apex = std::move(apex), targets = std::move(targets)] {
+    impl& s = *impl_;
+    for (const auto& [address, port] : targets) {
+      auto n = std::make_shared<impl::notify_send>(s.io);
+      n->to = asio::ip::udp::endpoint(to_asio(address), port);
+      asio::error_code ec;
+      n->socket.open(n->to.protocol(), ec);
+      if (ec) {
+        s.counters.bump(dns_counter::notify_failed);
+        continue;
+      }
+      const uint16_t id = ++s.notify_id;
+      // Header: the id, opcode NOTIFY with AA; the question: apex SOA IN.
+      n->message = {static_cast<uint8_t>(id >> 8), static_cast<uint8_t>(id), 0x24, 0x00, 0, 1, 0, 0, 0, 0, 0, 0};
+      n->message.insert(n->message.end(), apex.begin(), apex.end());
+      n->message.insert(n->message.end(), {0, 6, 0, 1});
+      // The answer: a response from the target with our id and QR set.
+      auto wait_reply = std::make_shared<std::function<void()>>();
+      *wait_reply = [&s, n, id, wait_reply] {
+        n->socket.async_receive(asio::buffer(n->reply), [&s, n, id, wait_reply](const asio::error_code& rec, size_t size) {
+          if (rec || n->done) {
+            if (!n->done && rec != asio::error::operation_aborted)
+              (*wait_reply)(); // e.g. ICMP port unreachable from a retry: keep listening
+            else
+              *wait_reply = nullptr;
+            return;
+          }
+          if (size >= 12 && (n->reply[0] << 8 | n->reply[1]) == id && (n->reply[2] & 0x80) &&
+              ((n->reply[2] >> 3) & 0x0f) == 4) {
+            n->done = true;
+            s.counters.bump(dns_counter::notify_acked);
+            n->timer.cancel();
+            asio::error_code ignored;
+            n->socket.close(ignored);
+            *wait_reply = nullptr;
+            return;
+          }
+          (*wait_reply)();
+        });
+      };
+      n->socket.connect(n->to, ec); // only the target's answers arrive
+      if (ec) {
+        s.counters.bump(dns_counter::notify_failed);
+        continue;
+      }
+      (*wait_reply)();
+      s.notify_attempt(n);
+    }
+  });
 }
 
 const worker_counters& tcp_server::counters() const noexcept { return impl_->counters; }

@@ -209,6 +209,12 @@ public:
   void start();
   void stop() noexcept;
 
+  /// Sends a NOTIFY (RFC 1996) for zone `apex` (wire form) to each target
+  /// from this server's thread, over UDP: retried after 1, 2, 4 and 8 s
+  /// until the target answers (at most 5 sends), then given up (counted).
+  /// Callable from any thread.
+  void notify(std::vector<uint8_t> apex, std::vector<std::pair<ip_address, uint16_t>> targets);
+
   const worker_counters& counters() const noexcept;
   const answer_counters& answer_counts() const noexcept;
   unmeasured_queue& unmeasured() noexcept;

@@ -16,6 +16,8 @@ std::string_view to_string(rcode r) noexcept {
       return "NOTIMP";
     case rcode::refused:
       return "REFUSED";
+    case rcode::notauth:
+      return "NOTAUTH";
     case rcode::badvers:
       return "BADVERS";
     case rcode::badcookie:

@@ -36,6 +36,7 @@ enum class rcode : uint16_t {
   nxdomain = 3,
   notimp = 4,
   refused = 5,
+  notauth = 9, ///< RFC 5936 2.2.1: a transfer of a zone this server does not have
   badvers = 16,
   badcookie = 23, ///< RFC 7873 8
 };

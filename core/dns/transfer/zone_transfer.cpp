@@ -1,0 +1,284 @@
+#include "core/dns/transfer/zone_transfer.hpp"
+
+#include "core/dns/wire/dns_header.hpp"
+#include "core/dns/wire/name.hpp"
+#include "core/routing/engine.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace gtmesh::dns {
+
+namespace {
+
+uint16_t get16(std::span<const uint8_t> m, size_t at) { return static_cast<uint16_t>(m[at] << 8 | m[at + 1]); }
+
+void put16(std::vector<uint8_t>& out, uint16_t v) {
+  out.push_back(static_cast<uint8_t>(v >> 8));
+  out.push_back(static_cast<uint8_t>(v));
+}
+
+void put32(std::vector<uint8_t>& out, uint32_t v) {
+  put16(out, static_cast<uint16_t>(v >> 16));
+  put16(out, static_cast<uint16_t>(v));
+}
+
+/// Skips a name (labels, or ending in a compression pointer) from `at`;
+/// returns the offset after it, or 0 if it runs out of the message.
+size_t skip_name(std::span<const uint8_t> m, size_t at) {
+  for (int labels = 0; at < m.size() && labels < 128; ++labels) {
+    const uint8_t len = m[at];
+    if (len == 0)
+      return at + 1;
+    if ((len & 0xc0) == 0xc0)
+      return at + 2 <= m.size() ? at + 2 : 0;
+    if (len & 0xc0)
+      return 0;
+    at += 1 + len;
+  }
+  return 0;
+}
+
+
+
+/// A message with the header and (when `question`) the question of `r`.
+std::vector<uint8_t> begin_message(const transfer_request& r, rcode code, bool question) {
+  std::vector<uint8_t> m;
+  m.reserve(question ? header_size + r.question.size() : header_size);
+  put16(m, r.id);
+  put16(m, static_cast<uint16_t>(header_flag::qr | header_flag::aa | static_cast<uint16_t>(code)));
+  put16(m, question ? 1 : 0);
+  put16(m, 0);
+  put16(m, 0);
+  put16(m, 0);
+  if (question)
+    m.insert(m.end(), r.question.begin(), r.question.end());
+  return m;
+}
+
+void append_rr(std::vector<uint8_t>& m, const transfer_record& rr) {
+  m.insert(m.end(), rr.owner.begin(), rr.owner.end());
+  put16(m, rr.type);
+  put16(m, 1); // IN
+  put32(m, rr.ttl);
+  put16(m, static_cast<uint16_t>(rr.rdata.size()));
+  m.insert(m.end(), rr.rdata.begin(), rr.rdata.end());
+}
+
+size_t rr_size(const transfer_record& rr) { return rr.owner.size() + 10 + rr.rdata.size(); }
+
+transfer_answer refusal(const transfer_request& r, transfer_outcome why) {
+  transfer_answer a;
+  a.outcome = why;
+  a.messages.push_back(begin_message(r, why == transfer_outcome::notauth ? rcode::notauth : rcode::refused, true));
+  return a;
+}
+
+/// The answers of one record, by type, RDATA sorted and unique.
+using rrsets = std::map<uint16_t, std::set<std::vector<uint8_t>>>;
+
+void add_answer(const routing_snapshot& s, uint32_t id, rrsets& out) {
+  const rdata_ref ref = s.rdata_at(id);
+  out[static_cast<uint16_t>(ref.entry.type)].emplace(ref.data(), ref.data() + ref.entry.length);
+}
+
+void add_group(const routing_snapshot& s, const answer_group& g, rrsets& out) {
+  for (uint32_t i = 0; i < g.count; ++i)
+    add_answer(s, s.plan->answers[g.first + i].rdata, out);
+}
+
+/// What `current_rounds` decisions for a client with no location answer.
+/// Returns the smallest TTL they gave (an ALIAS's is capped by its target).
+uint32_t add_current(const routing_snapshot& s, const record_plan& r, std::span<const uint8_t> owner, uint16_t qtype,
+                     int64_t now_ms, rrsets& out) {
+  query_context ctx;
+  ctx.now_ms = now_ms;
+  ctx.random.reseed(r.id);
+  answer_set answers;
+  routing_query q;
+  q.name = owner;
+  q.type = qtype;
+  // No ECS, an address no geo database or subnet rule places: a client
+  // with no location.
+  q.client = client_info::from_source(qtype == static_cast<uint16_t>(rr_type::aaaa) ? ip_address::from_key(0, false)
+                                                                                    : ip_address::from_key(0, true));
+  uint32_t ttl = r.ttl;
+  for (int round = 0; round < current_rounds; ++round) {
+    ctx.begin_query();
+    answers = answer_set{};
+    resolve(s, q, ctx, answers);
+    if (answers.status != answer_status::answer || answers.record != r.id)
+      continue;
+    ttl = std::min(ttl, std::min(r.ttl, answers.ttl_cap));
+    for (uint16_t i = 0; i < answers.count; ++i)
+      add_answer(s, answers.rdata[i], out);
+  }
+  return ttl;
+}
+
+} // namespace
+
+std::vector<uint8_t> transfer_error(const transfer_request& request, rcode code) {
+  return begin_message(request, code, true);
+}
+
+std::optional<transfer_request> parse_transfer_request(std::span<const uint8_t> m) {
+  if (m.size() < header_size)
+    return std::nullopt;
+  const uint16_t flags = get16(m, 2);
+  if ((flags & header_flag::qr) || (flags & header_flag::opcode_mask) != 0 || get16(m, 4) != 1)
+    return std::nullopt;
+  // The question: plain labels only. Read once without allocating, so that
+  // the TCP path's ordinary queries (every one passes here) allocate nothing.
+  size_t at = header_size;
+  size_t name_length = 0;
+  for (;;) {
+    if (at >= m.size())
+      return std::nullopt;
+    const uint8_t len = m[at];
+    if ((len & 0xc0) || at + 1 + len > m.size())
+      return std::nullopt;
+    name_length += 1 + len;
+    if (name_length > 255)
+      return std::nullopt;
+    at += 1 + len;
+    if (len == 0)
+      break;
+  }
+  if (at + 4 > m.size())
+    return std::nullopt;
+  const uint16_t qtype = get16(m, at);
+  if (qtype != type_axfr && qtype != type_ixfr)
+    return std::nullopt;
+  transfer_request r;
+  r.id = get16(m, 0);
+  r.qtype = qtype;
+  r.qclass = get16(m, at + 2);
+  r.zone.reserve(name_length);
+  for (size_t p = header_size; p < at; ++p)
+    r.zone.push_back(lower(m[p]));
+  r.question.assign(m.begin() + header_size, m.begin() + static_cast<std::ptrdiff_t>(at + 4));
+  at += 4;
+  // IXFR: the client's SOA in the authority section (after any answers,
+  // which a query has none of). Its serial is the first of the last five
+  // 32-bit fields of the RDATA, whatever the names before them look like.
+  if (r.qtype == type_ixfr && get16(m, 6) == 0 && get16(m, 8) >= 1) {
+    const size_t after_owner = skip_name(m, at);
+    if (after_owner != 0 && after_owner + 10 <= m.size() && get16(m, after_owner) == static_cast<uint16_t>(rr_type::soa)) {
+      const size_t rdlength = get16(m, after_owner + 8);
+      const size_t rdata = after_owner + 10;
+      if (rdlength >= 22 && rdata + rdlength <= m.size()) {
+        const size_t s = rdata + rdlength - 20;
+        r.client_serial = static_cast<uint32_t>(get16(m, s)) << 16 | get16(m, s + 2);
+      }
+    }
+  }
+  return r;
+}
+
+std::vector<transfer_record> transfer_records(const routing_snapshot& s, uint32_t zone, int64_t now_ms) {
+  const routing_plan& plan = *s.plan;
+  const zone_plan& z = plan.zones[zone];
+  const transfer_view view = z.source ? z.source->transfer.view : transfer_view::omit;
+  std::vector<transfer_record> out;
+  {
+    const rdata_ref soa = plan.rdata_at(z.soa_rdata);
+    out.push_back(transfer_record{z.wire, static_cast<uint16_t>(rr_type::soa), z.soa_ttl,
+                                  std::vector<uint8_t>(soa.data(), soa.data() + soa.entry.length)});
+  }
+  for (const record_plan& r : plan.records) {
+    if (r.zone != zone || r.type == rr_type::soa)
+      continue;
+    auto wire = text_to_wire(r.name);
+    if (!wire)
+      continue;
+    std::vector<uint8_t> owner = std::move(*wire);
+    for (auto& c : owner)
+      c = lower(c);
+    rrsets sets;
+    uint32_t ttl = r.ttl;
+    switch (r.mode) {
+      case record_mode::plain:
+        add_group(s, r.plain, sets);
+        break;
+      case record_mode::dc:
+      case record_mode::static_rules:
+      case record_mode::profile:
+        if (view == transfer_view::current) {
+          ttl = add_current(s, r, owner, static_cast<uint16_t>(r.type), now_ms, sets);
+        } else if (view == transfer_view::fail_safe) {
+          if (r.mode == record_mode::dc)
+            add_group(s, plan.dc_plans[r.policy].fail_safe, sets);
+          else if (r.mode == record_mode::profile)
+            add_group(s, plan.profile_plans[r.policy].fail_safe, sets);
+        }
+        break;
+      case record_mode::alias:
+        if (view != transfer_view::omit) {
+          ttl = std::min(add_current(s, r, owner, static_cast<uint16_t>(rr_type::a), now_ms, sets),
+                         add_current(s, r, owner, static_cast<uint16_t>(rr_type::aaaa), now_ms, sets));
+        }
+        break;
+    }
+    for (auto& [type, rdatas] : sets)
+      for (const auto& rd : rdatas)
+        out.push_back(transfer_record{owner, type, ttl, rd});
+  }
+  return out;
+}
+
+transfer_answer build_transfer(const routing_snapshot* s, const transfer_request& request, const ip_address& peer,
+                               int64_t now_ms, size_t max_message) {
+  if (!s || !s->plan || (request.qclass != 1 && request.qclass != 255))
+    return refusal(request, transfer_outcome::notauth);
+  const routing_plan& plan = *s->plan;
+  uint32_t zone = UINT32_MAX;
+  for (uint32_t i = 0; i < plan.zones.size(); ++i)
+    if (plan.zones[i].wire.size() == request.zone.size() &&
+        std::equal(request.zone.begin(), request.zone.end(), plan.zones[i].wire.begin(),
+                   [](uint8_t a, uint8_t b) { return a == lower(b); }))
+      zone = i;
+  if (zone == UINT32_MAX)
+    return refusal(request, transfer_outcome::notauth);
+  const zone_plan& z = plan.zones[zone];
+  if (!z.source || !z.source->transfer.enabled || !z.source->transfer.allows(peer))
+    return refusal(request, transfer_outcome::refused);
+
+  std::vector<transfer_record> records = transfer_records(*s, zone, now_ms);
+  transfer_answer a;
+  const transfer_record& soa = records.front();
+  const uint32_t serial = static_cast<uint32_t>(get16(soa.rdata, soa.rdata.size() - 20)) << 16 |
+                          get16(soa.rdata, soa.rdata.size() - 18);
+  if (request.qtype == type_ixfr && request.client_serial == serial) {
+    a.outcome = transfer_outcome::up_to_date;
+    std::vector<uint8_t> m = begin_message(request, rcode::noerror, true);
+    append_rr(m, soa);
+    m[7] = 1; // ANCOUNT
+    a.messages.push_back(std::move(m));
+    a.records = 1;
+    return a;
+  }
+  records.push_back(soa); // SOA first and last (RFC 5936 2.2)
+  a.outcome = transfer_outcome::full;
+  std::vector<uint8_t> m = begin_message(request, rcode::noerror, true);
+  uint16_t count = 0;
+  auto finish = [&] {
+    m[6] = static_cast<uint8_t>(count >> 8);
+    m[7] = static_cast<uint8_t>(count);
+    a.messages.push_back(std::move(m));
+    m = begin_message(request, rcode::noerror, false);
+    count = 0;
+  };
+  for (const transfer_record& rr : records) {
+    if (count > 0 && (m.size() + rr_size(rr) > max_message || count == UINT16_MAX))
+      finish();
+    append_rr(m, rr);
+    ++count;
+    ++a.records;
+  }
+  finish();
+  return a;
+}
+
+} // namespace gtmesh::dns

@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+"""System test: zone transfers from the deciders' responders (tools/cluster.sh,
+three deciders). A pushed config gives demo.example `transfer:` (view
+fail_safe); every decider then transfers the zone by AXFR with the same
+serial, the committed config version, and the same records; a transfer from
+127.0.0.2 is refused.
+"""
+
+import os
+import shutil
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dns_lib"))
+from cluster_helpers import cluster, ctl, read_env, wait_for  # noqa: E402
+from gtmesh_dns import Checks, kdig  # noqa: E402
+
+
+def records(out):
+    rows = []
+    for line in out.splitlines():
+        if line.strip() and not line.startswith(";"):
+            f = line.split()
+            rows.append((f[0].lower(), f[1], f[3], " ".join(f[4:])))
+    return rows
+
+
+def main():
+    t = Checks("dns_transfers_cluster")
+    work = tempfile.mkdtemp(prefix="gtmesh-xfr-cluster-")
+    started = False
+    try:
+        cluster("start", work)
+        started = True
+        env = read_env(os.path.join(work, "cluster.env"))
+        mesh = {n: env["MESH%d" % n] for n in (1, 2, 3)}
+        dns = {n: env["DNS%d" % n].rsplit(":", 1) for n in (1, 2, 3)}
+        text = open(os.path.join(work, "cluster.yaml")).read()
+        anchor = "    ns: [ns1.demo.example.]\n"
+        t.check(anchor in text, "the cluster config has demo.example's ns line")
+        pushed = os.path.join(work, "v2.yaml")
+        open(pushed, "w").write(text.replace(anchor, anchor + "    transfer: {view: fail_safe, allow: [127.0.0.1]}\n", 1))
+        r = ctl(mesh[1], "push", pushed)
+        t.check(r.returncode == 0, "push of version 2 with transfer:", (r.stdout + r.stderr).strip())
+
+        def axfr(n):
+            host, port = dns[n]
+            return records(kdig(host, port, "AXFR", "demo.example"))
+
+        def serial_2_everywhere():
+            got = {n: axfr(n) for n in dns}
+            ok = all(len(g) >= 2 and g[0][2] == "SOA" and g[0][3].split()[2] == "2" for g in got.values())
+            return got if ok else None
+
+        got = wait_for(serial_2_everywhere, 30)
+        t.check(got is not None, "every decider transfers demo.example with serial 2 (the committed version)")
+        if got:
+            t.equal(sorted(got[2]), sorted(got[1]), "decider 2 transfers what decider 1 does")
+            t.equal(sorted(got[3]), sorted(got[1]), "decider 3 transfers what decider 1 does")
+            t.check(got[1][-1] == got[1][0], "SOA first and last")
+            t.check(any(r[0] == "ns1.demo.example." and r[2] == "A" for r in got[1]), "the static records are in it")
+        host, port = dns[2]
+        out = kdig(host, port, "-b", "127.0.0.2", "AXFR", "demo.example")
+        t.check("REFUSED" in out, "a transfer from 127.0.0.2 is refused by decider 2", out)
+    except Exception as e:  # report, then fail
+        t.check(False, f"unexpected error: {e}")
+    finally:
+        if started:
+            cluster("stop", work, check=False)
+        shutil.rmtree(work, ignore_errors=True)
+    t.finish()
+
+
+if __name__ == "__main__":
+    main()

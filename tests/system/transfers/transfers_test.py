@@ -1,0 +1,370 @@
+#!/usr/bin/python3
+"""System test: zone transfers out of `gtmesh serve` (docs/transfers.md).
+
+1. kdig and dig AXFR of configs/examples/transfers.yaml (with
+   configs/states/transfers.yaml: iad down) give exactly the zone's records,
+   SOA first and last, the dynamic record www as its healthy DCs' addresses.
+2. IXFR from the current serial is the SOA alone; from an older one, the
+   whole zone.
+3. A transfer from 127.0.0.2 (not in allow), and of example.net (no
+   transfer:), are REFUSED and counted; a name that is no zone is NOTAUTH.
+4. A zone of 3,000 records goes out in several messages, every record once.
+5. Knot (knotd), NSD and BIND (named), started here with their own configs on free
+   loopback ports, pull example.com and answer every name of it exactly as
+   gtmesh does (dig, answer by answer).
+6. NOTIFY: with `notify:` naming a Knot, a reload that changes one record
+   moves the serial, and Knot holds the new serial and answer within 2 s
+   (its own refresh is an hour away).
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dns_lib"))
+from gtmesh_dns import Checks, GtmeshServer, _die_with_parent, dig, kdig, status_of, wait_until  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(SRC, "tools"))
+from free_port import free_port  # noqa: E402
+
+CONFIG = os.path.join(SRC, "configs", "examples", "transfers.yaml")
+STATE = os.path.join(SRC, "configs", "states", "transfers.yaml")
+SOA = "ns1.example.com. hostmaster.example.com. 1 3600 600 604800 60"
+
+# What the example's transfer holds: (owner, ttl, type, rdata). www is DC
+# mode over fra, iad and sin with iad down: fra's and sin's addresses.
+EXPECTED = sorted([
+    ("example.com.", "3600", "SOA", SOA),
+    ("example.com.", "3600", "NS", "ns1.example.com."),
+    ("example.com.", "3600", "NS", "ns2.example.com."),
+    ("ns1.example.com.", "30", "A", "192.0.2.53"),
+    ("ns2.example.com.", "30", "A", "198.51.100.53"),
+    ("ns2.example.com.", "30", "AAAA", "2001:db8::53"),
+    ("example.com.", "3600", "MX", "10 mail.example.com."),
+    ("example.com.", "3600", "MX", "20 mail2.example.com."),
+    ("example.com.", "30", "TXT", '"v=spf1 mx -all"'),
+    ("mail.example.com.", "30", "A", "192.0.2.25"),
+    ("mail2.example.com.", "30", "A", "198.51.100.25"),
+    ("docs.example.com.", "30", "CNAME", "www.example.com."),
+    ("_sip._tcp.example.com.", "30", "SRV", "10 60 5060 sip.example.com."),
+    ("sip.example.com.", "30", "A", "192.0.2.60"),
+    ("www.example.com.", "30", "A", "192.0.2.10"),
+    ("www.example.com.", "30", "A", "203.0.113.10"),
+])
+
+
+def xfr_records(out):
+    """(owner, ttl, type, rdata) of every record line of dig/kdig AXFR output."""
+    rows = []
+    for line in out.splitlines():
+        if not line.strip() or line.startswith(";"):
+            continue
+        f = line.split()
+        rows.append((f[0].lower(), f[1], f[3], " ".join(f[4:])))
+    return rows
+
+
+def answers(host, port, name, qtype):
+    """(status, sorted answer records) of a dig query."""
+    out = dig(host, port, name, qtype, "+noall", "+answer", "+comments")
+    rows = []
+    for line in out.splitlines():
+        if line.strip() and not line.startswith(";"):
+            f = line.split()
+            rows.append((f[0].lower(), f[1], f[3], " ".join(f[4:])))
+    return status_of(out), sorted(rows)
+
+
+def start_knot(workdir, primary_port, port=None, name="knot"):
+    """knotd as a secondary of gtmesh (NOTIFY accepted from 127.0.0.1);
+    returns (process, port, log path)."""
+    d = os.path.join(workdir, name)
+    os.makedirs(d)
+    port = port or free_port()
+    conf = os.path.join(d, "knot.conf")
+    with open(conf, "w") as f:
+        f.write(f"""server:
+    rundir: "{d}"
+    listen: 127.0.0.1@{port}
+database:
+    storage: "{d}"
+control:
+    listen: "{d}/knot.sock"
+log:
+  - target: stderr
+    any: info
+remote:
+  - id: gtmesh
+    address: 127.0.0.1@{primary_port}
+acl:
+  - id: notify_from_gtmesh
+    address: 127.0.0.1
+    action: notify
+template:
+  - id: default
+    storage: "{d}"
+    zonefile-sync: -1
+    zonefile-load: none
+    journal-content: none
+zone:
+  - domain: example.com
+    master: gtmesh
+    acl: notify_from_gtmesh
+""")
+    log_path = os.path.join(d, "knot.log")
+    proc = subprocess.Popen(["knotd", "-c", conf], stdout=open(log_path, "w"), stderr=subprocess.STDOUT,
+                            preexec_fn=_die_with_parent)
+    return proc, port, log_path
+
+
+def start_nsd(workdir, primary_port):
+    """nsd as a secondary of gtmesh; returns (process, port, log path)."""
+    d = os.path.join(workdir, "nsd")
+    os.makedirs(d)
+    port = free_port()
+    conf = os.path.join(d, "nsd.conf")
+    with open(conf, "w") as f:
+        f.write(f"""server:
+    ip-address: 127.0.0.1@{port}
+    port: {port}
+    username: ""
+    zonesdir: "{d}"
+    database: ""
+    zonelistfile: "{d}/zone.list"
+    xfrdfile: "{d}/xfrd.state"
+    xfrdir: "{d}"
+    pidfile: "{d}/nsd.pid"
+    logfile: "{d}/nsd.log"
+    server-count: 1
+    verbosity: 2
+    do-ip6: no
+remote-control:
+    control-enable: no
+zone:
+    name: example.com
+    zonefile: "{d}/example.com.zone"
+    request-xfr: AXFR 127.0.0.1@{primary_port} NOKEY
+    allow-notify: 127.0.0.1 NOKEY
+""")
+    check = subprocess.run(["nsd-checkconf", conf], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if check.returncode != 0:
+        raise RuntimeError("nsd-checkconf: " + check.stdout)
+    log_path = os.path.join(d, "nsd.log")
+    proc = subprocess.Popen(["nsd", "-d", "-c", conf], stdout=open(os.path.join(d, "nsd.out"), "w"),
+                            stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+    return proc, port, log_path
+
+
+def start_bind(workdir, primary_port):
+    """named (BIND 9) as a secondary of gtmesh; returns (process, port, log path)."""
+    d = os.path.join(workdir, "bind")
+    os.makedirs(d)
+    port = free_port()
+    conf = os.path.join(d, "named.conf")
+    with open(conf, "w") as f:
+        f.write(f"""options {{
+  directory "{d}";
+  pid-file "{d}/named.pid";
+  listen-on port {port} {{ 127.0.0.1; }};
+  listen-on-v6 {{ none; }};
+  recursion no;
+  dnssec-validation no;
+  notify no;
+}};
+controls {{ }};
+zone "example.com" {{
+  type secondary;
+  primaries {{ 127.0.0.1 port {primary_port}; }};
+  file "example.com.db";
+  allow-notify {{ 127.0.0.1; }};
+}};
+""")
+    check = subprocess.run(["named-checkconf", conf], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if check.returncode != 0:
+        raise RuntimeError("named-checkconf: " + check.stdout)
+    log_path = os.path.join(d, "named.log")
+    proc = subprocess.Popen(["named", "-g", "-c", conf], stdout=open(log_path, "w"), stderr=subprocess.STDOUT,
+                            preexec_fn=_die_with_parent)
+    return proc, port, log_path
+
+
+def compare_secondary(t, name, port, gtmesh):
+    """The secondary holds the zone (serial 1), then answers every name as gtmesh does."""
+    def loaded():
+        out = dig("127.0.0.1", port, "example.com", "SOA", "+time=1", "+tries=1")
+        return status_of(out) == "NOERROR" and SOA in out
+    wait_until(loaded, 20, f"{name} to load example.com from gtmesh")
+    t.check(True, f"{name} on 127.0.0.1:{port} pulled example.com from gtmesh (serial 1)")
+    asked = sorted({(owner, qtype) for owner, _, qtype, _ in EXPECTED})
+    for owner, qtype in asked:
+        want = answers(gtmesh.host, gtmesh.port, owner, qtype)
+        got = answers("127.0.0.1", port, owner, qtype)
+        t.equal(got, want, f"{name}: {owner} {qtype} as gtmesh answers it")
+    for owner, qtype in [("nothere.example.com.", "A"), ("mail.example.com.", "AAAA")]:
+        t.equal(answers("127.0.0.1", port, owner, qtype)[0], answers(gtmesh.host, gtmesh.port, owner, qtype)[0],
+                f"{name}: {owner} {qtype} has gtmesh's status")
+
+
+def stop(proc):
+    if proc and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def big_zone(path, count):
+    with open(path, "w") as f:
+        f.write("datacenters:\n  - {name: fra}\nzones:\n  - name: big.test\n"
+                "    soa: {primary: ns1.big.test., admin: hostmaster.big.test.}\n    ns: [ns1.big.test.]\n"
+                "    transfer: {view: omit, allow: [127.0.0.0/8]}\n    records:\n")
+        for i in range(count):
+            f.write(f"      - {{name: host{i}, type: A, answers: [10.{i // 65536}.{i // 256 % 256}.{i % 256}]}}\n")
+
+
+def main():
+    t = Checks("dns_transfers")
+    workdir = tempfile.mkdtemp(prefix="gtmesh-transfers-")
+    server = big = knot = nsd = knot2 = bind = None
+    logs = []
+    try:
+        server = GtmeshServer(workdir, CONFIG, state=STATE, extra=["--udp-threads", "1"]).start()
+        host, port = server.host, server.port
+        before = server.counters()
+
+        # 1. kdig and dig AXFR.
+        out = kdig(host, port, "AXFR", "example.com")
+        got = xfr_records(out)
+        t.check(len(got) >= 2 and got[0][2] == "SOA" and got[-1][2] == "SOA", "kdig AXFR: SOA first and last",
+                out)
+        t.equal(sorted(got[:-1]), EXPECTED, "kdig AXFR: every record of example.com once, www as fra and sin")
+        t.equal(got[-1], got[0], "kdig AXFR: the closing SOA is the opening one")
+        out = dig(host, port, "AXFR", "example.com")
+        got = xfr_records(out)
+        t.equal(sorted(got[:-1]), EXPECTED, "dig AXFR: the same records")
+        t.check("Transfer failed" not in out and got[-1][2] == "SOA", "dig AXFR completes", out)
+
+        # 2. IXFR.
+        out = kdig(host, port, "IXFR=1", "example.com")
+        t.equal(xfr_records(out), [("example.com.", "3600", "SOA", SOA)], "IXFR from the current serial: the SOA alone")
+        out = kdig(host, port, "IXFR=0", "example.com")
+        got = xfr_records(out)
+        t.equal(sorted(got[:-1]), EXPECTED, "IXFR from an older serial: the whole zone")
+
+        # 3. Refusals, counted.
+        out = dig(host, port, "-b", "127.0.0.2", "AXFR", "example.com")
+        t.check("Transfer failed" in out and "www.example.com" not in out, "dig -b 127.0.0.2 AXFR: refused", out)
+        out = kdig(host, port, "-b", "127.0.0.2", "AXFR", "example.com")
+        t.check("REFUSED" in out and "www.example.com" not in out, "kdig -b 127.0.0.2 AXFR: REFUSED", out)
+        out = kdig(host, port, "AXFR", "example.net")
+        t.check("REFUSED" in out and "192.0.2.80" not in out, "example.net (no transfer:): REFUSED", out)
+        out = kdig(host, port, "AXFR", "example.org")
+        t.check("NOTAUTH" in out, "example.org (no such zone): NOTAUTH", out)
+        out = dig(host, port, "www.example.net", "A", "+notcp")
+        t.equal(status_of(out), "NOERROR", "ordinary queries still answer")
+        after = server.counters()
+        delta = {k: after[k] - before[k] for k in after if k.startswith("xfr_")}
+        t.equal(delta["xfr_refused"], 3, "three refusals counted (two from 127.0.0.2, example.net)")
+        t.equal(delta["xfr_notauth"], 1, "one NOTAUTH counted")
+        t.equal(delta["xfr_axfr"], 2, "two AXFRs counted")
+        t.equal(delta["xfr_ixfr_current"], 1, "one IXFR up to date counted")
+        t.equal(delta["xfr_ixfr_full"], 1, "one IXFR answered in full counted")
+
+        # 4. A zone bigger than one message.
+        big_config = os.path.join(workdir, "big.yaml")
+        big_zone(big_config, 3000)
+        big = GtmeshServer(workdir, big_config, extra=["--udp-threads", "1"], name="big").start()
+        out = kdig(big.host, big.port, "AXFR", "big.test")
+        got = xfr_records(out)
+        m = re.search(r"\((\d+) messages", out)
+        t.check(m is not None and int(m.group(1)) > 1, "3,000 records: several messages", out[-300:])
+        hosts = sorted(r[0] for r in got if r[2] == "A")
+        t.equal(len(hosts), 3000, "3,000 A records")
+        t.equal(len(set(hosts)), 3000, "each once")
+        t.check(got[0][2] == "SOA" and got[-1][2] == "SOA", "SOA first and last")
+        stop(big.proc)
+
+        # 5. Real secondaries.
+        knot, knot_port, knot_log = start_knot(workdir, port)
+        logs.append(knot_log)
+        compare_secondary(t, "Knot", knot_port, server)
+        nsd, nsd_port, nsd_log = start_nsd(workdir, port)
+        logs += [nsd_log, os.path.join(workdir, "nsd", "nsd.out")]
+        compare_secondary(t, "NSD", nsd_port, server)
+        bind, bind_port, bind_log = start_bind(workdir, port)
+        logs.append(bind_log)
+        compare_secondary(t, "BIND", bind_port, server)
+        # 6. NOTIFY on a new serial.
+        knot2_port = free_port()
+        notify_config = os.path.join(workdir, "notify.yaml")
+        text = open(CONFIG).read().replace('      allow: [127.0.0.1, "::1"]\n',
+                                           f'      allow: [127.0.0.1, "::1"]\n      notify: ["127.0.0.1:{knot2_port}"]\n')
+        t.check("notify:" in text, "the notify variant of the example")
+        with open(notify_config, "w") as f:
+            f.write(text)
+        notifier = GtmeshServer(workdir, notify_config, state=STATE, extra=["--udp-threads", "1"],
+                                name="notifier").start()
+        big = notifier  # stopped in finally
+        knot2, _, knot2_log = start_knot(workdir, notifier.port, knot2_port, "knot2")
+        logs.append(knot2_log)
+
+        def serial_at_knot():
+            out = dig("127.0.0.1", knot2_port, "example.com", "SOA", "+short", "+time=1", "+tries=1").split()
+            return out[2] if len(out) >= 3 and out[2].isdigit() else None
+
+        wait_until(lambda: serial_at_knot() == "1", 20, "Knot to load serial 1 from the notifier")
+        with open(notify_config, "w") as f:
+            f.write(text.replace("answers: [192.0.2.25]", "answers: [192.0.2.26]"))
+        offset = len(notifier.log_text())
+        notifier.signal(signal.SIGHUP)
+        notifier.wait_log(r"reloaded", offset)
+        t.equal(answers(notifier.host, notifier.port, "mail.example.com.", "A")[1][0][3], "192.0.2.26",
+                "gtmesh answers the changed record after the reload")
+        changed_at = time.monotonic()
+        try:
+            wait_until(lambda: serial_at_knot() == "2", 2, "Knot to hold serial 2")
+            moved = True
+        except Exception:
+            moved = False
+        t.check(moved, f"NOTIFY: Knot holds serial 2 {time.monotonic() - changed_at:.2f} s after the reload (within 2 s)")
+        t.equal(answers("127.0.0.1", knot2_port, "mail.example.com.", "A"),
+                answers(notifier.host, notifier.port, "mail.example.com.", "A"), "Knot answers the changed record")
+        counted = notifier.counters()
+        t.check(counted["notify_acked"] >= 1 and counted["notify_sent"] >= 2,
+                "NOTIFYs sent (start and reload) and answered are counted", str(counted))
+        stop(knot2)
+
+        final = server.counters()
+        t.check(final["xfr_axfr"] + final["xfr_ixfr_full"] >= after["xfr_axfr"] + after["xfr_ixfr_full"] + 3,
+                "the secondaries' transfers were counted", str(final))
+        code, _ = server.stop()
+        t.equal(code, 0, "gtmesh exits cleanly")
+    except Exception as e:  # report, then fail
+        t.check(False, f"unexpected error: {e}")
+    finally:
+        stop(knot)
+        stop(nsd)
+        stop(knot2)
+        stop(bind)
+        for s in (server, big):
+            if s:
+                s.kill()
+        if t.failed:
+            for path in [server.log_path if server else None] + logs:
+                if path and os.path.exists(path):
+                    print(f"--- {path}\n{open(path).read()[-3000:]}")
+        shutil.rmtree(workdir, ignore_errors=True)
+    t.finish()
+
+
+if __name__ == "__main__":
+    main()
