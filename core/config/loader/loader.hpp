@@ -473,6 +473,13 @@ private:
   std::optional<answer_value> parse_target(const node& n, const std::string& field);
   void parse_latency_table(const node& n);
   void parse_dnstap(const node& n);
+  // rum.cpp
+  void parse_rum(const node& n);
+  /// Each app's measure jobs name a profile endpoint or a DC.
+  void check_rum_jobs();
+  /// The `rum:` block under `map` (a profile, a DC-mode record) into `out`,
+  /// which it enables (defaults when the block is absent).
+  void parse_rum_steering(const node& map, const std::string& field, rum_steering& out);
   // alias.cpp
   void parse_resolver(const node& n);
   /// A record of type ALIAS: its target, monitor and TTL (r.type is set).
