@@ -130,8 +130,15 @@ raft_node::raft_node(raft_node_options options, std::unique_ptr<state::raft_stor
 }
 
 raft_node::~raft_node() {
-  if (!initialized_)
+  if (standby_wait_) {
+    auto done = std::move(standby_wait_->done);
+    standby_wait_.reset();
+    completions_.push_back([done] { done(RAFT_SHUTDOWN); });
+  }
+  if (!initialized_) {
+    drain();
     return;
+  }
   bool closed = false;
   raft_.data = &closed;
   raft_close(&raft_, [](raft* r) { *static_cast<bool*>(r->data) = true; });
@@ -191,6 +198,13 @@ void raft_node::receive(const uint8_t* data, size_t size) {
   if (broken_)
     return;
   if (!decode_raft_message(data, size, from, m)) {
+    uint64_t removed_at = 0;
+    if (started_ && decode_removed_notice(data, size, from, removed_at) && cluster_id_ != 0 &&
+        from.cluster_id == cluster_id_ && from.from_id == server_id(from.from_address)) {
+      on_removed_notice(from.from_address, removed_at);
+      drain();
+      return;
+    }
     ++refused_;
     return;
   }
@@ -225,6 +239,13 @@ void raft_node::receive(const uint8_t* data, size_t size) {
     }
     return;
   }
+  // A decider that asks for votes but is outside our committed
+  // configuration was removed while it was away: say so (header).
+  if (m.type == RAFT_IO_REQUEST_VOTE && configuration_index() > 0 && raft_.configuration_uncommitted_index == 0 &&
+      std::none_of(raft_.configuration.servers, raft_.configuration.servers + raft_.configuration.n,
+                   [&](const raft_server& srv) { return srv.id == from.from_id; }))
+    answer_non_member(from.from_address);
+  const bool from_leader_rpc = m.type == RAFT_IO_APPEND_ENTRIES || m.type == RAFT_IO_INSTALL_SNAPSHOT;
   if (m.type == RAFT_IO_APPEND_ENTRIES) {
     // Guards 1 and 2 (see the header): this request vouches for entries up
     // to prevLogIndex + n, nothing beyond.
@@ -246,8 +267,50 @@ void raft_node::receive(const uint8_t* data, size_t size) {
       r.last_log_index = 0;
   }
   recv_cb_(&io_, &m);
+  if (from_leader_rpc && raft_.state == RAFT_FOLLOWER && raft_.follower_state.current_leader.id == from.from_id)
+    leader_heard_ms_ = options_.now_ms();
   drain();
   answering_ = false;
+}
+
+uint64_t raft_node::configuration_index() const noexcept {
+  return raft_.configuration_uncommitted_index != 0 ? raft_.configuration_uncommitted_index
+                                                     : raft_.configuration_index;
+}
+
+bool raft_node::leader_heard() const noexcept {
+  return started_ && !broken_ && raft_.state == RAFT_FOLLOWER && raft_.follower_state.current_leader.id != 0 &&
+         options_.now_ms() - leader_heard_ms_ <= 2ull * options_.election_timeout_ms;
+}
+
+void raft_node::answer_non_member(const std::string& address) {
+  const int64_t now = static_cast<int64_t>(options_.now_ms());
+  if (notice_sent_at_.size() > 64)
+    notice_sent_at_.clear(); // a bound; the cost of forgetting is one more notice
+  auto [it, fresh] = notice_sent_at_.emplace(address, now);
+  if (!fresh && now - it->second < static_cast<int64_t>(options_.election_timeout_ms))
+    return;
+  it->second = now;
+  if (options_.send)
+    options_.send(address, encode_removed_notice(raft_envelope{cluster_id_, id_, options_.address},
+                                                 configuration_index()));
+}
+
+void raft_node::on_removed_notice(const std::string& from_address, uint64_t index) {
+  // Only a configuration newer than any we know: a member that lags behind
+  // our own (re-)addition does not remove us.
+  if (index <= configuration_index() || index <= removed_at_)
+    return;
+  std::string error;
+  if (!store_->set_removed_at(index, error)) {
+    io_error("keep the removed notice", error);
+    return;
+  }
+  removed_at_ = index;
+  changed_ = true;
+  if (options_.log)
+    options_.log("decider " + from_address + " says this decider was removed from the cluster (its configuration at "
+                 "log index " + std::to_string(index) + " leaves it out, and this decider's log ends before it)");
 }
 
 uint64_t raft_node::term_at(uint64_t index) const noexcept {
@@ -304,6 +367,8 @@ bool raft_node::is_leader() const noexcept {
 std::string raft_node::leader_address() const {
   if (!started_)
     return {};
+  if (raft_.state == RAFT_FOLLOWER && !leader_heard())
+    return {}; // a spare or a removed decider is sent nothing: its last leader may be long gone
   raft_id id = 0;
   const char* address = nullptr;
   raft_leader(const_cast<raft*>(&raft_), &id, &address);
@@ -315,7 +380,7 @@ bool raft_node::has_quorum() const noexcept {
     return false;
   if (raft_.state == RAFT_LEADER)
     return true; // a leader that loses its majority steps down within the election timeout
-  return raft_.state == RAFT_FOLLOWER && raft_.follower_state.current_leader.id != 0;
+  return leader_heard();
 }
 
 bool raft_node::unavailable() const noexcept {
@@ -427,6 +492,8 @@ std::vector<raft_voter_status> raft_node::members() const {
 std::string raft_node::own_role() const {
   if (!started_)
     return "";
+  if (removed_at_ > configuration_index())
+    return "removed";
   for (unsigned i = 0; i < raft_.configuration.n; ++i)
     if (raft_.configuration.servers[i].id == id_)
       return role_name(raft_.configuration.servers[i].role);
@@ -436,6 +503,8 @@ std::string raft_node::own_role() const {
 int raft_node::change_membership(member_change kind, const std::string& address, change_done_fn done) {
   if (!started_ || broken_ || raft_.state != RAFT_LEADER)
     return RAFT_NOTLEADER;
+  if (standby_wait_)
+    return RAFT_CANTCHANGE; // a removal waits for its standby
   const raft_id id = server_id(address);
   const raft_server* member = nullptr;
   unsigned voters = 0, reachable_voters = 0;
@@ -475,7 +544,6 @@ int raft_node::change_membership(member_change kind, const std::string& address,
   step make_standby = [this, id](raft_change* req, raft_change_cb cb) {
     return raft_assign(&raft_, req, id, RAFT_STANDBY, cb);
   };
-  step remove_it = [this, id](raft_change* req, raft_change_cb cb) { return raft_remove(&raft_, req, id, cb); };
   // `next` once the step before it succeeded, then `done`.
   auto then = [this, done](step next) {
     return [this, done, next](int status) {
@@ -486,19 +554,73 @@ int raft_node::change_membership(member_change kind, const std::string& address,
         done(rv);
     };
   };
+  // A standby is removed once it knows it is one (header).
+  auto when_standby_known = [this, id, done](int status) {
+    if (status != 0)
+      return done(status);
+    remove_when_standby_known(id, raft_.configuration_index, done);
+  };
   int rv = 0;
   if (kind == member_change::add)
     rv = member ? begin_change(make_voter, done) // a spare or standby left by an earlier try
                 : begin_change(add_spare, then(make_voter));
+  else if (member->role == RAFT_VOTER)
+    rv = begin_change(make_standby, when_standby_known);
+  else if (member->role == RAFT_STANDBY) // left by an earlier try, or a leader that stepped down as one
+    remove_when_standby_known(id, raft_.configuration_index, done);
   else
-    rv = member->role == RAFT_VOTER ? begin_change(make_standby, then(remove_it)) : begin_change(remove_it, done);
+    rv = begin_change([this, id](raft_change* req, raft_change_cb cb) { return raft_remove(&raft_, req, id, cb); },
+                      done);
   drain();
   return rv;
+}
+
+void raft_node::remove_when_standby_known(uint64_t id, uint64_t index, change_done_fn done) {
+  if (!is_leader()) {
+    // The leader removed itself: a standby now, it stepped down; the next
+    // leader finishes (gtmeshctl follows it).
+    completions_.push_back([done] { done(RAFT_NOTLEADER); });
+    return;
+  }
+  standby_wait_ = standby_wait{id, index, options_.now_ms() + standby_wait_ms(), std::move(done)};
+  check_standby_wait();
+}
+
+void raft_node::check_standby_wait() {
+  if (!standby_wait_)
+    return;
+  auto finish = [this](int status) {
+    auto done = std::move(standby_wait_->done);
+    standby_wait_.reset();
+    completions_.push_back([done, status] { done(status); });
+  };
+  if (!is_leader())
+    return finish(RAFT_LEADERSHIPLOST);
+  unsigned i = 0;
+  while (i < raft_.configuration.n && raft_.configuration.servers[i].id != standby_wait_->id)
+    ++i;
+  if (i == raft_.configuration.n)
+    return finish(0); // removed already
+  const bool known = raft_.leader_state.progress && raft_.leader_state.progress[i].match_index >= standby_wait_->index;
+  if (!known && options_.now_ms() < standby_wait_->deadline_ms)
+    return;
+  if (!known && options_.log)
+    options_.log(std::string("removing ") + raft_.configuration.servers[i].address +
+                 " although it did not confirm that it is a standby (down or cut off?); it learns that it was removed "
+                 "when it next asks the others for votes");
+  const uint64_t id = standby_wait_->id;
+  auto done = std::move(standby_wait_->done);
+  standby_wait_.reset();
+  int rv = begin_change([this, id](raft_change* req, raft_change_cb cb) { return raft_remove(&raft_, req, id, cb); },
+                        done);
+  if (rv != 0)
+    completions_.push_back([done, rv] { done(rv); });
 }
 
 void raft_node::drain() {
   if (draining_)
     return;
+  check_standby_wait();
   draining_ = true;
   while (!completions_.empty()) {
     auto fn = std::move(completions_.front());
@@ -567,6 +689,7 @@ int raft_node::io_load(raft_io* io, raft_term* term, raft_id* voted_for, raft_sn
                       "cluster in the data folder");
     n->cluster_id_ = p.cluster_id;
   }
+  n->removed_at_ = p.removed_at;
   *term = p.term;
   *voted_for = p.vote;
   *snapshot = nullptr;
@@ -686,6 +809,12 @@ int raft_node::io_send(raft_io* io, raft_io_send* req, const raft_message* messa
   }
   if (copy.type == RAFT_IO_APPEND_ENTRIES && bytes.size() > large_rpc_bytes)
     n->inflight_until_[message->server_address] = now + large_rpc_wait_ms(bytes.size());
+  // libraft waits 30 s for a snapshot's answer before it sends it again,
+  // ignoring the follower meanwhile: one lost with its receiver (killed
+  // while installing it) outlasted the 5 s catch-up round of `member add`,
+  // and the next add too. Wait as long as its size warrants (header).
+  if (copy.type == RAFT_IO_INSTALL_SNAPSHOT)
+    raft_set_install_snapshot_timeout(&n->raft_, static_cast<unsigned>(large_rpc_wait_ms(bytes.size())));
   if (n->options_.send)
     n->options_.send(message->server_address, std::move(bytes));
   req->cb = cb;

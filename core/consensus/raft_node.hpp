@@ -41,6 +41,25 @@
 // mixed into this cluster's log. A decider started to join (`join`) does
 // not bootstrap: it waits, with an empty log, for the leader of the cluster
 // that added it, takes that cluster's id from its first RPC and catches up.
+//
+// Joining, removing and restarting in the middle of either (docs/mesh.md,
+// "Changing the deciders"):
+//   - a snapshot sent to a decider being caught up waits for its answer
+//     only as long as its size warrants (large_rpc_wait_ms), not libraft's
+//     default 30 s: a decider killed while installing it and restarted on
+//     its folder gets it again within the catch-up round (5 s), so the
+//     `member add` in flight, or the next one, completes;
+//   - a voter being removed is made a standby and removed only once it has
+//     stored the configuration that says so (or after
+//     2 x election timeout out of contact): a removed decider that was up
+//     knows it no longer votes;
+//   - one that was down or cut off then still thinks it votes; when it asks
+//     for votes, a member whose committed configuration leaves it out
+//     answers with a removed notice (raft_wire.hpp), which it keeps in its
+//     store: own_role() is then "removed" until a newer configuration names
+//     it again;
+//   - a follower names a leader only while it hears from it (a spare or a
+//     removed decider is sent nothing, and would name a stale one forever).
 
 #include "core/consensus/replicated_state.hpp"
 #include "core/mesh/config_compression.hpp"
@@ -52,6 +71,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -132,10 +152,12 @@ public:
   void receive(const uint8_t* data, size_t size);
   /// A change of membership, run by the leader one at a time:
   ///   add     the address joins as a spare, is caught up from the log (or
-  ///           a snapshot) and promoted to voter once it keeps up;
+  ///           a snapshot) and promoted to voter once it keeps up (a spare
+  ///           left by an earlier try is promoted);
   ///   remove  the address is made a standby first (so that it learns, from
   ///           the log it still receives, that it no longer votes), then
-  ///           removed.
+  ///           removed once it has stored that configuration, or after
+  ///           standby_wait_ms() without it (down or cut off).
   /// Returns 0 and calls `done` with 0 or a RAFT_* status (RAFT_NOCONNECTION:
   /// the new decider did not catch up), or returns the status at once:
   /// RAFT_NOTLEADER, RAFT_CANTCHANGE (another change is in flight, or no
@@ -147,8 +169,13 @@ public:
   /// Every server of the configuration in force (voters, standbys, spares).
   std::vector<raft_voter_status> members() const;
   /// The role of this decider in the configuration in force ("" when it is
-  /// not in it: removed, or joining and not added yet).
+  /// not in it: removed, or joining and not added yet), or "removed" once a
+  /// member's removed notice says a newer committed configuration leaves it
+  /// out.
   std::string own_role() const;
+  /// How long a removal waits for its standby to store the configuration
+  /// that made it one.
+  uint64_t standby_wait_ms() const noexcept { return 2ull * options_.election_timeout_ms; }
 
   /// Appends `entry` (an encoded log_entry) when this node leads; `done`
   /// fires once it is committed and applied, or failed. Returns 0, or
@@ -159,7 +186,7 @@ public:
   /// The leader's address ("" when unknown; ours when leading).
   std::string leader_address() const;
   /// Leading with a majority reachable, or following a leader heard from
-  /// within the election timeout.
+  /// within two election timeouts.
   bool has_quorum() const noexcept;
   bool unavailable() const noexcept;
   raft_status status() const;
@@ -216,6 +243,17 @@ private:
   uint64_t term_at(uint64_t index) const noexcept;
   /// Runs queued completions until none is left (they may queue more).
   void drain();
+  /// Newest configuration index this node knows (committed or not).
+  uint64_t configuration_index() const noexcept;
+  /// Following a leader heard from within two election timeouts.
+  bool leader_heard() const noexcept;
+  /// The removal of `id` once it has stored the configuration at `index`
+  /// that made it a standby (or standby_wait_ms() passed).
+  void remove_when_standby_known(uint64_t id, uint64_t index, change_done_fn done);
+  void check_standby_wait();
+  /// A Raft RPC from a decider outside our committed configuration: tell it.
+  void answer_non_member(const std::string& address);
+  void on_removed_notice(const std::string& from_address, uint64_t configuration_index);
 
   raft_node_options options_;
   std::unique_ptr<state::raft_store> store_;
@@ -243,6 +281,16 @@ private:
   uint64_t newer_format_entries_ = 0;
   std::map<std::string, int64_t> refused_logged_at_; ///< address -> ms, to rate-limit logs
   std::map<std::string, uint64_t> inflight_until_;    ///< peer -> until when a large append is in flight
+  uint64_t leader_heard_ms_ = 0; ///< a follower: when its leader's last AppendEntries or snapshot came
+  struct standby_wait {
+    uint64_t id = 0;
+    uint64_t index = 0; ///< the configuration entry that made it a standby
+    uint64_t deadline_ms = 0;
+    change_done_fn done;
+  };
+  std::optional<standby_wait> standby_wait_; ///< a removal waiting for its standby
+  uint64_t removed_at_ = 0; ///< a removed notice's configuration index (0: none)
+  std::map<std::string, int64_t> notice_sent_at_; ///< address -> ms, one removed notice per election timeout
 };
 
 } // namespace gtmesh::consensus

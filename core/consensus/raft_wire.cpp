@@ -228,6 +228,35 @@ bool decode_raft_message(const uint8_t* data, size_t size, raft_envelope& from, 
   return false;
 }
 
+std::vector<uint8_t> encode_removed_notice(const raft_envelope& from, uint64_t configuration_index) {
+  wire_raft w;
+  w.c = from.cluster_id;
+  w.fi = from.from_id;
+  w.fa = from.from_address;
+  w.ty = removed_notice_type;
+  w.a = configuration_index;
+  return mesh::pack(w);
+}
+
+bool decode_removed_notice(const uint8_t* data, size_t size, raft_envelope& from,
+                           uint64_t& configuration_index) noexcept {
+  wire_raft w;
+  if (!mesh::unpack_into(data, size, w))
+    return false;
+  if (w.ty != removed_notice_type || w.fi == 0 || w.fa.empty() || w.fa.size() > 300 ||
+      w.fa.find('\0') != std::string::npos || w.a == 0)
+    return false;
+  try {
+    from.cluster_id = w.c;
+    from.from_id = w.fi;
+    from.from_address = std::move(w.fa);
+  } catch (...) {
+    return false;
+  }
+  configuration_index = w.a;
+  return true;
+}
+
 void release_raft_message(raft_message& m) noexcept {
   switch (m.type) {
     case RAFT_IO_APPEND_ENTRIES:

@@ -35,4 +35,15 @@ bool decode_raft_message(const uint8_t* data, size_t size, raft_envelope& from, 
 /// handed to libraft after all.
 void release_raft_message(raft_message& m) noexcept;
 
+/// Not a libraft RPC: a member's answer to a Raft RPC from a decider that
+/// its committed configuration (at `configuration_index`) leaves out, i.e.
+/// one removed while it was down or cut off (raft_node.hpp). Same envelope,
+/// its own type number; a decider of an older build refuses it as
+/// malformed (counted, nothing else), as it did before there was one.
+inline constexpr uint16_t removed_notice_type = 100;
+std::vector<uint8_t> encode_removed_notice(const raft_envelope& from, uint64_t configuration_index);
+/// False for anything but a well-formed removed notice.
+bool decode_removed_notice(const uint8_t* data, size_t size, raft_envelope& from,
+                           uint64_t& configuration_index) noexcept;
+
 } // namespace gtmesh::consensus

@@ -2,12 +2,15 @@
 
 #include "core/config/duration.hpp"
 #include "core/config/yaml_tree.hpp"
+#include "core/dns/wire/name.hpp"
 
 #include <charconv>
 #include <cmath>
 #include <ctime>
-#include <set>
+#include <algorithm>
 #include <fstream>
+#include <map>
+#include <set>
 
 namespace gtmesh {
 
@@ -104,8 +107,9 @@ private:
         std::set<std::string> seen;
         for (size_t i = 0; i < root.size(); ++i) {
           std::string k = key_text(root.key_at(i)).value_or("?");
-          if (k != "now" && k != "hosts" && k != "services" && k != "clients" && k != "endpoints" && k != "drained")
-            error(root.key_at(i), k, "unknown key (allowed: now, hosts, services, clients, endpoints, drained)");
+          if (k != "now" && k != "hosts" && k != "services" && k != "clients" && k != "endpoints" && k != "drained" &&
+              k != "aliases")
+            error(root.key_at(i), k, "unknown key (allowed: now, hosts, services, clients, endpoints, drained, aliases)");
           else if (!seen.insert(k).second)
             error(root.key_at(i), k, "duplicate key");
         }
@@ -121,13 +125,17 @@ private:
         read_clients(child(root, "clients"));
         read_endpoints(child(root, "endpoints"));
         read_drained(child(root, "drained"));
+        read_aliases(child(root, "aliases"));
       }
     }
     view_->finish();
     res.now_ms = now_;
     res.errors = std::move(errors_);
-    if (res.errors.empty())
+    if (res.errors.empty()) {
       res.view = view_;
+      if (has_aliases_)
+        res.aliases = build_aliases();
+    }
   }
 
   std::string file_;
@@ -136,6 +144,10 @@ private:
   int64_t now_ = 0;
   config_errors errors_;
   std::string field_; ///< the entry being read, for the last-resort error
+  bool has_aliases_ = false;
+  /// By target name (absolute, lowercase): what it resolved to, and the
+  /// addresses its monitor withdraws.
+  std::map<std::string, std::pair<alias_resolution, std::set<std::string>>> aliases_;
 
   void error(const node& n, const std::string& field, std::string msg) {
     yaml::mark m = n.position();
@@ -351,6 +363,127 @@ private:
           view_->set_up_since(view_->layout().monitor(mon), up_since);
       }
     }
+  }
+
+  /// aliases: {TARGET: {addresses: [...], ttl: S, age: D, down: [...]}}
+  void read_aliases(const node& n) {
+    if (!map_at(n, "aliases"))
+      return;
+    has_aliases_ = true;
+    const resolver_settings& rs = plan_.cfg->resolver;
+    for (size_t i = 0; i < n.size(); ++i) {
+      auto key = key_of(n.key_at(i), "aliases");
+      if (!key)
+        continue;
+      const std::string name = dns::canonical_text(*key);
+      const std::string f = "aliases." + *key;
+      field_ = f;
+      bool target = false, monitored = false;
+      for (const auto& t : plan_.alias_targets)
+        if (t.name == name) {
+          target = true;
+          monitored = monitored || !t.monitor.empty();
+        }
+      if (!target) {
+        error(n.key_at(i), f, "no ALIAS record or alias endpoint of the config has the target '" + name + "'");
+        continue;
+      }
+      if (aliases_.count(name)) {
+        error(n.key_at(i), f, "the target '" + name + "' is listed twice");
+        continue;
+      }
+      const node entry = n.value_at(i);
+      if (!entry.is_map()) {
+        error(entry, f, "expected a mapping {addresses: [...], ttl: S, age: D, down: [...]}");
+        continue;
+      }
+      std::set<std::string> seen;
+      for (size_t k = 0; k < entry.size(); ++k) {
+        std::string key_name = key_text(entry.key_at(k)).value_or("?");
+        if (key_name != "addresses" && key_name != "ttl" && key_name != "age" && key_name != "down")
+          error(entry.key_at(k), f + "." + key_name, "unknown key (allowed: addresses, ttl, age, down)");
+        else if (!seen.insert(key_name).second)
+          error(entry.key_at(k), f + "." + key_name, "duplicate key");
+      }
+      alias_resolution r;
+      r.known = true;
+      r.resolved_at_ms = now_;
+      r.explain = "from the state file";
+      std::set<std::string> listed;
+      auto addresses = [&](const node& list, const std::string& lf, auto&& each) {
+        if (!list.is_sequence()) {
+          error(list, lf, "expected a list of IPv4 and IPv6 addresses");
+          return;
+        }
+        for (size_t k = 0; k < list.size(); ++k) {
+          const node item = list[k];
+          auto a = item.is_scalar() ? ip_address::parse(item.scalar()) : std::nullopt;
+          if (!a)
+            error(item, lf + "[" + std::to_string(k) + "]", "not an IPv4 or IPv6 address");
+          else
+            each(*a, item, lf + "[" + std::to_string(k) + "]");
+        }
+      };
+      if (const node list = child(entry, "addresses"))
+        addresses(list, f + ".addresses", [&](const ip_address& a, const node& item, const std::string& af) {
+          if (!listed.insert(a.to_string()).second)
+            error(item, af, "the address " + a.to_string() + " is listed twice");
+          else
+            (a.v4() ? r.a : r.aaaa).push_back(a);
+        });
+      else
+        error(entry, f + ".addresses", "required: the addresses the target resolved to (may be [])");
+      long long ttl = 60;
+      if (const node t = child(entry, "ttl")) {
+        long long v = 0;
+        const std::string s = t.is_scalar() ? t.text() : "";
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (s.empty() || ec != std::errc{} || p != s.data() + s.size() || v < 0 || v > 2'147'483'647)
+          error(t, f + ".ttl", "expected the target's TTL in seconds (0..2147483647)");
+        else
+          ttl = v;
+      }
+      // As the deciders keep it: within the resolver's bounds.
+      r.ttl = static_cast<uint32_t>(std::clamp<long long>(ttl, rs.min_ttl, rs.max_ttl));
+      if (const node a = child(entry, "age")) {
+        auto ms = a.is_scalar() ? parse_duration_ms(std::string(a.scalar())) : std::nullopt;
+        int64_t then = 0;
+        if (!ms || __builtin_sub_overflow(now_, *ms, &then) || then < min_time_ms)
+          error(a, f + ".age", "expected a duration such as 12s: how long ago it was resolved");
+        else
+          r.resolved_at_ms = then;
+      }
+      std::set<std::string> down;
+      if (const node list = child(entry, "down")) {
+        if (!monitored)
+          error(list, f + ".down", "'" + name + "' has no monitor: its addresses are never withdrawn");
+        addresses(list, f + ".down", [&](const ip_address& a, const node& item, const std::string& af) {
+          if (!listed.count(a.to_string()))
+            error(item, af, a.to_string() + " is not one of the target's addresses");
+          else
+            down.insert(a.to_string());
+        });
+      }
+      aliases_[name] = {std::move(r), std::move(down)};
+    }
+  }
+
+  std::shared_ptr<const alias_answers> build_aliases() const {
+    return build_alias_answers(
+      plan_,
+      [&](uint32_t t) -> const alias_resolution* {
+        auto it = aliases_.find(plan_.alias_targets[t].name);
+        return it == aliases_.end() ? nullptr : &it->second.first;
+      },
+      [&](uint32_t t, const ip_address& a) {
+        alias_health h;
+        auto it = aliases_.find(plan_.alias_targets[t].name);
+        h.healthy = it == aliases_.end() || !it->second.second.count(a.to_string());
+        h.detail = std::string("monitor ") + plan_.alias_targets[t].monitor + (h.healthy ? " up" : " down") +
+                   " (state file)";
+        return h;
+      },
+      nullptr);
   }
 
   void read_drained(const node& n) {

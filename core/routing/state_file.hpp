@@ -15,11 +15,18 @@
 //   endpoints:
 //     api-eu/eu-a: up                # "profile/endpoint": monitor verdict
 //   drained: [iad]
+//   aliases:                         # ALIAS targets as the deciders resolved them
+//     lb.example.net.: {addresses: [192.0.2.10, 2001:db8::10], ttl: 60, age: 12s, down: [192.0.2.10]}
 //
 // Values are numbers, or up/down for status metrics. `age` is a duration
-// before `now`. See docs/explain.md.
+// before `now`. An `aliases` entry gives one target of the config's ALIAS
+// records and alias endpoints its addresses (`ttl` the target's, default
+// 60, kept within resolver.min_ttl..max_ttl as the deciders keep it; `down`
+// the addresses its monitor withdraws); a target not listed is not
+// resolved (NODATA). See docs/explain.md.
 
 #include "core/config/config_error.hpp"
+#include "core/routing/alias/alias_answers.hpp"
 #include "core/routing/measurement_view.hpp"
 #include "core/routing/routing_plan.hpp"
 
@@ -35,6 +42,9 @@ inline constexpr size_t max_state_bytes = 16 * 1024 * 1024;
 struct state_load_result {
   std::shared_ptr<measurement_view> view; ///< null when errors is not empty
   int64_t now_ms = 0; ///< the file's `now`, else the default passed in
+  /// The ALIAS answers of the `aliases` section, for the snapshot beside
+  /// `view`; null when the state has none (ALIAS records answer NODATA).
+  std::shared_ptr<const alias_answers> aliases;
   config_errors errors;
 };
 

@@ -83,6 +83,7 @@ public:
     out.term = read_u64("m:term");
     out.vote = read_u64("m:vote");
     out.cluster_id = read_u64("m:cluster");
+    out.removed_at = read_u64("m:removed");
     bool corrupt = false;
     out.snapshot = read_snapshot(corrupt);
     if (corrupt) {
@@ -132,6 +133,12 @@ public:
   bool set_cluster_id(uint64_t id, std::string& error) override {
     rocksdb::WriteBatch b;
     b.Put("m:cluster", be64(id));
+    return write(b, error);
+  }
+
+  bool set_removed_at(uint64_t configuration_index, std::string& error) override {
+    rocksdb::WriteBatch b;
+    b.Put("m:removed", be64(configuration_index));
     return write(b, error);
   }
 

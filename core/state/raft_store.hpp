@@ -7,6 +7,8 @@
 // never loses an acknowledged entry. No RocksDB or libraft type escapes.
 //
 //   m:term, m:vote, m:cluster        u64 each
+//   m:removed                        u64: the configuration index of a removed
+//                                    notice (raft_node.hpp); older builds ignore it
 //   e:<index BE64>                   {term, type, data}
 //   s:snapshot                       {index, term, servers, conf index, data}
 
@@ -42,6 +44,7 @@ struct raft_persisted {
   uint64_t term = 0;
   uint64_t vote = 0;
   uint64_t cluster_id = 0;
+  uint64_t removed_at = 0; ///< 0: no removed notice kept
   std::optional<raft_snapshot_record> snapshot;
   uint64_t start_index = 1; ///< index of entries[0]
   std::vector<raft_entry_record> entries;
@@ -65,6 +68,7 @@ public:
   virtual bool set_term(uint64_t term, std::string& error) = 0;
   virtual bool set_vote(uint64_t server_id, std::string& error) = 0;
   virtual bool set_cluster_id(uint64_t id, std::string& error) = 0;
+  virtual bool set_removed_at(uint64_t configuration_index, std::string& error) = 0;
   /// Writes entries at first_index, first_index + 1, ...
   virtual bool append(uint64_t first_index, const std::vector<raft_entry_ref>& entries, std::string& error) = 0;
   /// Deletes every entry at or after `from_index`.

@@ -10,6 +10,9 @@
 //      more (the two encodings must be equal) and released with
 //      release_raft_message, so LeakSanitizer sees every allocation freed.
 //      A rejected message must have allocated nothing (LeakSanitizer again).
+//      What decode_raft_message refuses may be a removed notice
+//      (decode_removed_notice): one that decodes encodes back to the same
+//      fields.
 //   1: one log entry: consensus::decode (core/consensus/log_entry.hpp),
 //      its limits, a round trip through encode, then apply() to an empty
 //      state and to a state that already holds configs, drains and push ids.
@@ -272,10 +275,26 @@ struct decoded {
   decoded& operator=(const decoded&) = delete;
 };
 
+void fuzz_removed_notice(const uint8_t* data, size_t size) {
+  raft_envelope from;
+  uint64_t index = 0;
+  if (!decode_removed_notice(data, size, from, index))
+    return;
+  check(index != 0 && from.from_id != 0 && !from.from_address.empty(), "a removed notice without its fields");
+  std::vector<uint8_t> once = encode_removed_notice(from, index);
+  raft_envelope again;
+  uint64_t index_again = 0;
+  if (!decode_removed_notice(once.data(), once.size(), again, index_again))
+    fail("an encoded removed notice does not decode");
+  if (index_again != index || again.cluster_id != from.cluster_id || again.from_id != from.from_id ||
+      again.from_address != from.from_address || encode_removed_notice(again, index_again) != once)
+    fail("a removed notice changes in a round trip");
+}
+
 void fuzz_raft(const uint8_t* data, size_t size) {
   decoded first(data, size);
   if (!first.ok)
-    return;
+    return fuzz_removed_notice(data, size);
   check_decoded(first.from, first.m);
   std::vector<uint8_t> once = encode_raft_message(first.from, first.m);
   decoded second(once.data(), once.size());

@@ -225,6 +225,8 @@ int main(int argc, char** argv) {
     m.timeout_now = {5, 15, 3};
     write("timeout_now", 0, encode_raft_message(sender, m));
   }
+  // A member's removed notice (not a libraft RPC: decode_removed_notice).
+  write("removed_notice", 0, encode_removed_notice(sender, 42));
   {
     // Rejected: a type out of range, a sender without an id.
     raft_message m = message(7);

@@ -475,4 +475,22 @@ std::string check_table(const program_spec& p) {
   return problems;
 }
 
+std::optional<int> start(const program_spec& p, const args& all, command_line& line) {
+  if (std::string problems = check_table(p); !problems.empty()) {
+    std::fprintf(stderr, "%s: internal error: the command table is inconsistent:\n%s", std::string(p.name).c_str(),
+                 problems.c_str());
+    return 70;
+  }
+  line = parse_command_line(p, all);
+  if (line.what == command_line::kind::help) {
+    std::fputs((line.command ? command_help(p, *line.command) : global_usage(p)).c_str(), stdout);
+    return 0;
+  }
+  if (line.what == command_line::kind::usage) {
+    std::fputs(usage_error_text(p, line).c_str(), stderr);
+    return 2;
+  }
+  return std::nullopt;
+}
+
 } // namespace gtmesh::cli

@@ -20,6 +20,7 @@
 // and one more word ("member add"). It cannot run by itself: without a
 // subcommand it is a usage error naming them, and its help lists them.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -110,6 +111,12 @@ int print_usage_error(const program_spec& p, std::string_view path, const std::s
 /// parse_command_line would, to its own row (or one of its subcommands).
 /// Programs check it at start: a broken table exits 70 before doing anything.
 std::string check_table(const program_spec& p);
+
+/// How every program starts: its table checked (an inconsistent one exits
+/// 70), the command line parsed, help printed to stdout (exit 0) or a usage
+/// error to stderr (exit 2). Returns that exit code when the program is
+/// done, nothing when it goes on with `line`.
+std::optional<int> start(const program_spec& p, const args& all, command_line& line);
 
 /// The options of `c`, plus the global ones, by every spelling.
 std::vector<std::string> accepted_options(const program_spec& p, const command_spec& c);

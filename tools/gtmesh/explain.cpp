@@ -156,6 +156,7 @@ int explain(const args& a) {
       return 1;
     }
     snap.view = st.view;
+    snap.aliases = st.aliases; // its `aliases:` (ALIAS addresses), if any
     now = st.now_ms;
   }
   auto name = dns::text_to_wire(pos[0]);

@@ -38,19 +38,9 @@ const command commands[] = {
 int main(int argc, char** argv) {
   namespace cli = gtmesh::cli;
   const cli::program_spec& table = cli::gtmesh_program();
-  if (std::string problems = cli::check_table(table); !problems.empty()) {
-    std::fprintf(stderr, "gtmesh: internal error: the command table is inconsistent:\n%s", problems.c_str());
-    return 70;
-  }
-  cli::command_line line = cli::parse_command_line(table, cli::args(argv + 1, argv + argc));
-  if (line.what == cli::command_line::kind::help) {
-    std::fputs((line.command ? cli::command_help(table, *line.command) : cli::global_usage(table)).c_str(), stdout);
-    return 0;
-  }
-  if (line.what == cli::command_line::kind::usage) {
-    std::fputs(cli::usage_error_text(table, line).c_str(), stderr);
-    return 2;
-  }
+  cli::command_line line;
+  if (auto done = cli::start(table, cli::args(argv + 1, argv + argc), line))
+    return *done;
   // Fixed malloc thresholds instead of glibc's sliding ones: once a big
   // block has been freed glibc raises its trim threshold to 64 MB per arena,
   // and a config load on a worker thread then left ~50 MB of free pages

@@ -21,6 +21,11 @@ const option_spec import_out{"--output", "OUT", "write the config to OUT instead
 const option_spec import_geo{"--geo-database", "PATH",
                              "the geo database the config names when a geographic profile comes out (made "
                              "absolute; default GeoLite2-Country.mmdb next to the config)"};
+const option_spec import_resolver{"--resolver", "ADDR[:PORT]",
+                                  "a recursive resolver the deciders ask for ALIAS targets' addresses (resolver.servers, "
+                                  "at most 8); without it a config with ALIAS gets the placeholder 127.0.0.1:53, "
+                                  "reported",
+                                  false, true};
 
 program_spec make_program() {
   program_spec p;
@@ -236,13 +241,14 @@ program_spec make_program() {
     {.path = "import octodns",
      .args = "ZONE.yaml",
      .summary = "an octoDNS zone file as a gtmesh config",
-     .options = {import_zone, import_out, import_geo},
+     .options = {import_zone, import_out, import_geo, import_resolver},
      .examples = {"gtmeshctl import octodns example.com.yaml -o gtmesh.yaml"}},
     {.path = "import route53",
      .args = "RRSETS.json [HEALTHCHECKS.json]",
      .summary = "Route 53 record sets (and their health checks) as a gtmesh config",
-     .options = {import_zone, import_out, import_geo},
-     .examples = {"gtmeshctl import route53 rrsets.json healthchecks.json --zone example.com -o gtmesh.yaml"}},
+     .options = {import_zone, import_out, import_geo, import_resolver},
+     .examples = {"gtmeshctl import route53 rrsets.json healthchecks.json --zone example.com -o gtmesh.yaml",
+                  "gtmeshctl import route53 rrsets.json --resolver 10.0.0.2 --resolver 10.0.1.2 -o gtmesh.yaml"}},
     {.path = "enroll",
      .args = "DC",
      .summary = "on a new machine, as root: install and start the agents of DC (gtmesh-agent@DC)",

@@ -92,6 +92,17 @@ int import_command(const std::vector<std::string>& args) {
     } else if (a == "--geo-database") {
       if (!value(o.geo_database))
         return usage(system_word, "--geo-database needs a value (PATH)");
+    } else if (a == "--resolver") {
+      std::string server;
+      if (!value(server))
+        return usage(system_word, "--resolver needs a value (ADDR[:PORT])");
+      if (!importing::valid_resolver_server(server))
+        return usage(system_word, "--resolver '" + server + "': expected ADDRESS, ADDRESS:PORT or [IPv6]:PORT, e.g. "
+                                  "127.0.0.1:53");
+      if (o.resolvers.size() == importing::max_resolver_servers)
+        return usage(system_word, "at most " + std::to_string(importing::max_resolver_servers) +
+                                    " --resolver (resolver.servers)");
+      o.resolvers.push_back(server);
     } else if (a.size() > 1 && a[0] == '-') {
       return usage(system_word, "unknown option '" + a + "'");
     } else {

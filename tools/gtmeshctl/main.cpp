@@ -430,21 +430,11 @@ int send_request(const std::vector<std::string>& deciders, const mesh::node_iden
 int main(int argc, char** argv) {
   cli::args all(argv + 1, argv + argc);
   const cli::program_spec& table = cli::gtmeshctl_program();
-  if (std::string problems = cli::check_table(table); !problems.empty()) {
-    std::fprintf(stderr, "gtmeshctl: internal error: the command table is inconsistent:\n%s", problems.c_str());
-    return 70;
-  }
   // Help, and which command with which options, before anything is read,
   // sent or written.
-  cli::command_line line = cli::parse_command_line(table, all);
-  if (line.what == cli::command_line::kind::help) {
-    std::fputs((line.command ? cli::command_help(table, *line.command) : cli::global_usage(table)).c_str(), stdout);
-    return 0;
-  }
-  if (line.what == cli::command_line::kind::usage) {
-    std::fputs(cli::usage_error_text(table, line).c_str(), stderr);
-    return 2;
-  }
+  cli::command_line line;
+  if (auto done = cli::start(table, all, line))
+    return *done;
   current = line.command;
   // import reads its own options (-o, --zone, --geo-database); the global
   // ones mean nothing to it.

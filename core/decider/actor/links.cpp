@@ -203,9 +203,11 @@ void on_membership(decider_self self, const std::vector<std::string>& members, c
   st.was_voter = st.was_voter || role == "voter";
   std::string reason;
   if (role != "voter" && !members.empty()) {
-    if (st.options.join && !st.was_voter && role != "standby")
+    // "removed": a member's committed configuration leaves it out
+    // (consensus/raft_node.hpp), whatever its own log says.
+    if (st.options.join && !st.was_voter && role != "standby" && role != "removed")
       reason = std::string(joining_reason); // not in the membership yet, or a spare being caught up
-    else if (role.empty())
+    else if (role.empty() || role == "removed")
       reason = "removed from the cluster (gtmeshctl member remove): it answers no DNS query; to bring it back, empty "
                "its data folder and start it with --join, then gtmeshctl member add " + st.options.address;
     else

@@ -8,10 +8,13 @@
 // with another set of deciders is refused.
 
 #include "core/consensus/raft_node.hpp"
+#include "core/consensus/raft_wire.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <map>
 #include <set>
@@ -80,7 +83,19 @@ public:
     ASSERT_TRUE(nodes_[i]->start(error)) << error;
   }
 
-  void crash(size_t i) { nodes_[i].reset(); } // the process is gone; its disk stays
+  /// The process is gone; its disk stays. With `unsent`, so are the RPCs it
+  /// queued and the network has not delivered yet (killed before they left).
+  void crash(size_t i, bool unsent = false) {
+    nodes_[i].reset();
+    if (unsent)
+      network_.erase(std::remove_if(network_.begin(), network_.end(),
+                                    [&](const message& m) { return m.from == addresses_[i]; }),
+                     network_.end());
+  }
+  /// Called before each delivery (true: the message is lost) and after it.
+  std::function<bool(const message&)> before_delivery;
+  std::function<void(const message&)> after_delivery;
+  uint64_t now() const { return now_; }
   std::string store_dir(size_t i) const { return (dir_ / ("n" + std::to_string(i))).string(); }
   const std::vector<std::string>& addresses() const { return addresses_; }
   void wipe(size_t i) { std::filesystem::remove_all(dir_ / ("n" + std::to_string(i))); }
@@ -177,7 +192,11 @@ private:
         continue; // the transport refuses frames above its limit (and closes the link)
       if (loss_ > 0 && std::uniform_real_distribution<double>(0, 1)(random_) < loss_)
         continue;
+      if (before_delivery && before_delivery(m))
+        continue;
       nodes_[to]->receive(m.body.data(), m.body.size());
+      if (after_delivery)
+        after_delivery(m);
     }
   }
 
@@ -646,6 +665,226 @@ TEST(raft_node, one_membership_change_at_a_time_and_a_decider_that_never_comes_s
   // The last voter cannot be removed; an unknown address is removed already.
   EXPECT_EQ(change(c, raft_node::member_change::remove, "10.0.0.9:7400"), 0);
   EXPECT_EQ(roles(c.node(c.wait_for_leader())).count("10.0.0.9:7400"), 0u);
+}
+
+/// The type of an RPC body (removed_notice_type for a removed notice, 0 for
+/// anything else).
+unsigned rpc_type(const std::vector<uint8_t>& body) {
+  raft_envelope from;
+  raft_message m;
+  if (decode_raft_message(body.data(), body.size(), from, m)) {
+    unsigned t = m.type;
+    release_raft_message(m);
+    return t;
+  }
+  uint64_t index = 0;
+  return decode_removed_notice(body.data(), body.size(), from, index) ? removed_notice_type : 0;
+}
+
+/// Where a joining decider is killed (-9) during `member add` (issue 42
+/// item 7: killed while installing the snapshot it stayed a spare).
+enum class join_kill {
+  before_the_add,            ///< started with --join, killed before anyone wrote to it
+  after_the_first_rpc,       ///< it has stored the cluster id, not a single entry
+  while_the_snapshot_travels, ///< the snapshot is lost with it
+  after_storing_the_snapshot, ///< stored, its answer never sent
+  once_a_voter_at_the_leader, ///< promoted at the leader, before it heard
+};
+
+std::string name_of(join_kill k) {
+  switch (k) {
+    case join_kill::before_the_add:
+      return "before_the_add";
+    case join_kill::after_the_first_rpc:
+      return "after_the_first_rpc";
+    case join_kill::while_the_snapshot_travels:
+      return "while_the_snapshot_travels";
+    case join_kill::after_storing_the_snapshot:
+      return "after_storing_the_snapshot";
+    default:
+      return "once_a_voter_at_the_leader";
+  }
+}
+
+class a_joining_decider_killed : public ::testing::TestWithParam<join_kill> {};
+
+// Restarted on its folder (the same flags), it becomes a voter with the
+// cluster's state: the add in flight completes, or the operator's next one
+// does, within libraft's catch-up round (5 s) of the restart, not after
+// libraft's 30 s snapshot timeout.
+TEST_P(a_joining_decider_killed, restarted_on_its_folder_becomes_a_voter_within_the_catch_up_bound) {
+  const join_kill at = GetParam();
+  sim_cluster c(3, 31 + static_cast<uint64_t>(at));
+  for (uint64_t v = 1; v <= 40; ++v) // past a snapshot: the joiner gets one
+    push(c, "v" + std::to_string(v), v);
+  size_t d = c.add_node();
+  const std::string joiner = c.address(d);
+  bool killed = false;
+  auto kill = [&](bool unsent) {
+    if (!killed && c.up(d)) {
+      killed = true;
+      c.crash(d, unsent);
+    }
+  };
+  if (at == join_kill::after_the_first_rpc)
+    c.after_delivery = [&](const message& m) {
+      if (m.to == joiner)
+        kill(true);
+    };
+  if (at == join_kill::while_the_snapshot_travels)
+    c.before_delivery = [&](const message& m) {
+      if (m.to == joiner && rpc_type(m.body) == RAFT_IO_INSTALL_SNAPSHOT && !killed) {
+        kill(true);
+        return true;
+      }
+      return false;
+    };
+  if (at == join_kill::after_storing_the_snapshot)
+    c.after_delivery = [&](const message& m) {
+      if (m.to == joiner && rpc_type(m.body) == RAFT_IO_INSTALL_SNAPSHOT)
+        kill(true);
+    };
+  if (at == join_kill::before_the_add)
+    kill(true);
+
+  size_t l = c.wait_for_leader();
+  auto first = std::make_shared<int>(-1);
+  ASSERT_EQ(c.node(l).change_membership(raft_node::member_change::add, joiner, [first](int s) { *first = s; }), 0);
+  if (at == join_kill::once_a_voter_at_the_leader) {
+    ASSERT_TRUE(c.run_until([&] { return roles(c.node(l))[joiner] == "voter"; }, 10'000));
+    kill(true);
+  } else {
+    c.run_until([&] { return killed; }, 5'000);
+  }
+  ASSERT_TRUE(killed);
+  c.before_delivery = nullptr;
+  c.after_delivery = nullptr;
+  c.run(300);
+  c.start(d, {}, true); // the same folder, the same flags
+  const uint64_t restarted = c.now();
+  // The add in flight ends (done, or "did not catch up" if the restart came
+  // too late for its round); then the operator's next add, as gtmeshctl
+  // retries it.
+  ASSERT_TRUE(c.run_until([&] { return *first != -1; }, 10'000));
+  if (*first != 0)
+    ASSERT_EQ(change(c, raft_node::member_change::add, joiner), 0) << "first add: " << *first;
+  ASSERT_TRUE(c.run_until([&] { return c.state(d).config_version() == 40 && c.node(d).own_role() == "voter"; },
+                          10'000))
+    << "applied " << c.state(d).applied_index() << ", role '" << c.node(d).own_role() << "'";
+  EXPECT_LT(c.now() - restarted, 15'000u) << "first add: " << *first;
+  l = c.wait_for_leader();
+  EXPECT_EQ(roles(c.node(l))[joiner], "voter");
+  EXPECT_EQ(history(c.state(d)), history(c.state(l)));
+  EXPECT_EQ(c.node(d).leader_address(), c.address(l));
+  EXPECT_EQ(push(c, "v41", 41), 41u);
+  EXPECT_TRUE(c.run_until([&] { return c.state(d).config_version() == 41; }, 5'000));
+}
+
+INSTANTIATE_TEST_SUITE_P(at, a_joining_decider_killed,
+                         ::testing::Values(join_kill::before_the_add, join_kill::after_the_first_rpc,
+                                           join_kill::while_the_snapshot_travels,
+                                           join_kill::after_storing_the_snapshot,
+                                           join_kill::once_a_voter_at_the_leader),
+                         [](const ::testing::TestParamInfo<join_kill>& p) { return name_of(p.param); });
+
+// A voter cut off from the leader while it is removed used to miss the
+// standby step (the removal followed at once, and removed deciders are sent
+// nothing), kept thinking it votes and kept answering DNS (issue 42 item
+// 11, chaos row `membership`). The removal now waits for it to know.
+TEST(raft_node, a_voter_is_removed_only_once_it_knows_it_is_a_standby) {
+  sim_cluster c(4, 41);
+  push(c, "v1", 1);
+  size_t l = c.wait_for_leader();
+  size_t x = (l + 1) % 4;
+  // Whatever the leader sends x for 1 s is lost (a link that drops and
+  // comes back); x's own messages get through.
+  const uint64_t cut_until = c.now() + 1'000;
+  c.before_delivery = [&](const message& m) { return m.to == c.address(x) && c.now() < cut_until; };
+  auto done = std::make_shared<int>(-1);
+  ASSERT_EQ(c.node(l).change_membership(raft_node::member_change::remove, c.address(x), [done](int s) { *done = s; }),
+            0);
+  ASSERT_TRUE(c.run_until([&] { return *done != -1; }, 10'000));
+  ASSERT_EQ(*done, 0);
+  EXPECT_EQ(c.node(x).own_role(), "standby"); // it knew before it was removed
+  EXPECT_EQ(roles(c.node(l)).count(c.address(x)), 0u);
+  EXPECT_GE(c.now(), cut_until);
+}
+
+// A voter that was down while it was removed (the removal waits
+// standby_wait_ms() for it, then goes on) comes back thinking it votes; the
+// members it asks for votes tell it, and it keeps that across a restart.
+TEST(raft_node, a_decider_removed_while_it_was_down_learns_it_when_it_comes_back) {
+  sim_cluster c(4, 42);
+  push(c, "v1", 1);
+  size_t l = c.wait_for_leader();
+  size_t x = (l + 1) % 4;
+  c.crash(x);
+  const uint64_t t0 = c.now();
+  ASSERT_EQ(change(c, raft_node::member_change::remove, c.address(x)), 0);
+  EXPECT_GE(c.now() - t0, c.node(l).standby_wait_ms()); // it was waited for
+  EXPECT_LT(c.now() - t0, c.node(l).standby_wait_ms() + 2'000);
+  for (uint64_t v = 2; v <= 40; ++v) // past a snapshot: its log is far behind
+    push(c, "v" + std::to_string(v), v);
+  l = c.wait_for_leader();
+  const uint64_t term = c.node(l).status().term;
+  c.start(x);
+  EXPECT_EQ(c.node(x).own_role(), "voter"); // what its own log says
+  ASSERT_TRUE(c.run_until([&] { return c.node(x).own_role() == "removed"; }, 5'000));
+  EXPECT_EQ(c.node(x).leader_address(), "");
+  c.crash(x);
+  c.start(x);
+  EXPECT_EQ(c.node(x).own_role(), "removed") << "kept across a restart";
+  c.run(3'000);
+  EXPECT_EQ(c.node(c.wait_for_leader()).status().term, term) << "the removed decider disturbed no one";
+  EXPECT_EQ(roles(c.node(c.wait_for_leader())).count(c.address(x)), 0u);
+}
+
+// A removed notice only counts for a configuration newer than the
+// receiver's: a member that has not heard of a decider's (re-)addition yet
+// does not remove it.
+TEST(raft_node, a_removed_notice_older_than_the_receivers_configuration_changes_nothing) {
+  sim_cluster c(3, 43);
+  push(c, "v1", 1);
+  size_t l = c.wait_for_leader();
+  size_t f = (l + 1) % 3;
+  const uint64_t index = c.node(f).status().commit_index;
+  raft_envelope from{c.node(l).status().cluster_id, raft_node::server_id(c.address(l)), c.address(l)};
+  auto stale = encode_removed_notice(from, 1); // the bootstrap configuration
+  c.node(f).receive(stale.data(), stale.size());
+  EXPECT_EQ(c.node(f).own_role(), "voter");
+  raft_envelope other{from.cluster_id + 1, from.from_id, from.from_address};
+  auto foreign = encode_removed_notice(other, index + 100); // another cluster's
+  c.node(f).receive(foreign.data(), foreign.size());
+  EXPECT_EQ(c.node(f).own_role(), "voter");
+  EXPECT_GT(c.node(f).status().refused_rpcs, 0u);
+  EXPECT_EQ(push(c, "v2", 2), 2u);
+}
+
+// A spare is sent nothing once its add failed: it used to name the leader
+// it last heard forever, long after that one was gone (issue 42 item 7).
+TEST(raft_node, a_follower_names_no_leader_it_has_not_heard_from) {
+  sim_cluster c(3, 44);
+  push(c, "v1", 1);
+  size_t d = c.add_node();
+  size_t l = c.wait_for_leader();
+  auto first = std::make_shared<int>(-1);
+  ASSERT_EQ(c.node(l).change_membership(raft_node::member_change::add, c.address(d), [first](int s) { *first = s; }),
+            0);
+  // It hears the leader, then its answers stop coming: the add fails.
+  ASSERT_TRUE(c.run_until([&] { return c.node(d).own_role() == "spare" && !c.node(d).leader_address().empty(); },
+                          5'000));
+  c.before_delivery = [&](const message& m) { return m.from == c.address(d); };
+  ASSERT_TRUE(c.run_until([&] { return *first != -1; }, 30'000));
+  EXPECT_EQ(*first, RAFT_NOCONNECTION);
+  c.before_delivery = nullptr;
+  c.run(3'000);
+  EXPECT_EQ(c.node(d).own_role(), "spare");
+  EXPECT_EQ(c.node(d).leader_address(), "");
+  EXPECT_FALSE(c.node(d).has_quorum());
+  EXPECT_EQ(c.node(l).leader_address(), c.address(l));
+  for (size_t i = 0; i < 3; ++i)
+    if (i != l)
+      EXPECT_EQ(c.node(i).leader_address(), c.address(l)) << i; // followers that hear it still do
 }
 
 TEST(raft_node, a_cluster_seeded_from_a_snapshot_on_every_node_keeps_its_state_and_numbering) {

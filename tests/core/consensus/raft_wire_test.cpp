@@ -75,5 +75,33 @@ TEST(raft_wire, an_address_with_a_nul_byte_is_refused) {
   release_raft_message(m);
 }
 
+// A member's answer to a decider that its committed configuration leaves
+// out (raft_node.hpp): not a libraft RPC, so decode_raft_message refuses it
+// (as a decider of an older build does), and decode_removed_notice takes
+// nothing else.
+TEST(raft_wire, a_removed_notice_round_trips_and_is_no_raft_rpc) {
+  auto bytes = encode_removed_notice(raft_envelope{7, 2, "127.0.0.1:7402"}, 42);
+  raft_envelope from;
+  uint64_t index = 0;
+  ASSERT_TRUE(decode_removed_notice(bytes.data(), bytes.size(), from, index));
+  EXPECT_EQ(from.cluster_id, 7u);
+  EXPECT_EQ(from.from_id, 2u);
+  EXPECT_EQ(from.from_address, "127.0.0.1:7402");
+  EXPECT_EQ(index, 42u);
+  raft_message m;
+  EXPECT_FALSE(decode_raft_message(bytes.data(), bytes.size(), from, m));
+
+  raft_message t = message(RAFT_IO_TIMEOUT_NOW);
+  auto rpc = encode_raft_message(raft_envelope{7, 2, "127.0.0.1:7402"}, t);
+  EXPECT_FALSE(decode_removed_notice(rpc.data(), rpc.size(), from, index));
+  for (auto bad : {encode_removed_notice(raft_envelope{7, 2, "127.0.0.1:7402"}, 0),
+                   encode_removed_notice(raft_envelope{7, 0, "127.0.0.1:7402"}, 42),
+                   encode_removed_notice(raft_envelope{7, 2, std::string("127.0.0.1\0:7402", 15)}, 42),
+                   encode_removed_notice(raft_envelope{7, 2, ""}, 42)})
+    EXPECT_FALSE(decode_removed_notice(bad.data(), bad.size(), from, index));
+  bytes.pop_back();
+  EXPECT_FALSE(decode_removed_notice(bytes.data(), bytes.size(), from, index));
+}
+
 } // namespace
 } // namespace gtmesh::consensus

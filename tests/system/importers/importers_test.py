@@ -13,9 +13,15 @@ Table format:
   report: [substrings]                  each must appear on an "import: " line
   probes: [{field: value, ...}]         each must match some probe of the output
                                         (a subset match, nested maps too)
+  aliases: {TARGET: [addresses]}        what each ALIAS target resolves to: the
+                                        state's `aliases:` (docs/explain.md) for
+                                        every target of an ALIAS record or alias
+                                        endpoint; each must be one of the output
+  resolver: [servers]                   the output's resolver.servers
   rows:
     - name: www.example.com  type: A  client: 198.51.100.7
       down: [targets]                   monitored endpoints with these targets are down
+                                        (an ALIAS target: each of its addresses)
       answers: [values]                 exactly these answers (any order)
       one_of: [values]                  one answer, from these; over several seeds
                                         every one of them is seen
@@ -86,7 +92,24 @@ def monitored_endpoints(config):
                 yield p["name"], e["name"], norm(e["target"])
 
 
-def state_for(config, down, path):
+def alias_targets(config):
+    """{target: monitored?} over ALIAS records and alias endpoints."""
+    out = {}
+    for z in config.get("zones", []):
+        for r in z.get("records", []):
+            if r.get("type") == "ALIAS":
+                t = norm(r["target"])
+                out[t] = out.get(t, False) or "monitor" in r
+    for p in config.get("profiles", []):
+        for e in p.get("endpoints", []):
+            if e.get("kind") == "alias":
+                t = norm(e["target"])
+                out[t] = out.get(t, False) or "monitor" in e
+    return out
+
+
+def state_for(config, down, path, resolved):
+    """`resolved`: {target: [addresses]}, the table's aliases."""
     down = {norm(d) for d in down or []}
     lines = ["now: 2026-11-29T12:00:00Z", "endpoints:"]
     n = 0
@@ -95,6 +118,15 @@ def state_for(config, down, path):
         n += 1
     if n == 0:
         lines[-1] = "endpoints: {}"
+    targets = alias_targets(config)
+    if targets:
+        lines.append("aliases:")
+        for target, monitored in sorted(targets.items()):
+            addresses = [str(a) for a in resolved.get(target, [])]
+            entry = "{addresses: [%s]" % ", ".join(addresses)
+            if monitored and target in down:
+                entry += ", down: [%s]" % ", ".join(addresses)
+            lines.append("  %s.: %s}" % (target, entry))
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -182,6 +214,17 @@ def check_fixture(system, table_path, tmp):
     with open(out) as f:
         config = yaml.safe_load(f)
     check_apex(label, config)
+    resolved = {norm(t): a for t, a in (table.get("aliases") or {}).items()}
+    targets = alias_targets(config)
+    for target in sorted(set(resolved) - set(targets)):
+        fail("%s: the table resolves %s, which no ALIAS record or alias endpoint of the output names (targets: %s)" %
+             (label, target, sorted(targets)))
+    for target in sorted(set(targets) - set(resolved)):
+        fail("%s: the output has the ALIAS target %s, which the table's aliases: does not resolve" % (label, target))
+    if "resolver" in table:
+        have = (config.get("resolver") or {}).get("servers")
+        if have != table["resolver"]:
+            fail("%s: resolver.servers is %s, expected %s" % (label, have, table["resolver"]))
     for want in table.get("probes", []):
         if not any(subset_match(want, probe) for probe in config.get("probes", [])):
             fail("%s: no probe matches %s (probes: %s)" % (label, want, config.get("probes")))
@@ -189,7 +232,7 @@ def check_fixture(system, table_path, tmp):
     for i, row in enumerate(table.get("rows", [])):
         where = "%s row %d (%s %s from %s, down %s)" % (label, i + 1, row["name"], row.get("type", "A"),
                                                        row.get("client", "192.0.2.1"), row.get("down", []))
-        state_for(config, row.get("down"), state)
+        state_for(config, row.get("down"), state, resolved)
         if "one_of" in row:
             allowed = {norm(v) for v in row["one_of"]}
             seen = set()
@@ -261,10 +304,23 @@ def check_bad_inputs(tmp):
     if p.returncode != 1 or "example.org.yaml:" not in p.stderr:
         fail("bad YAML: expected exit 1 naming the file, got %d: %s" % (p.returncode, p.stderr))
     for args in (["import"], ["import", "bind", "x"], ["import", "azure-tm", "a.json", "--bogus"],
-                 ["import", "azure-tm", "a.json", "-o"]):
+                 ["import", "azure-tm", "a.json", "-o"],
+                 # Azure Traffic Manager has no alias: no --resolver
+                 ["import", "azure-tm", "a.json", "--resolver", "10.0.0.2"]):
         p = run([GTMESHCTL] + args)
         if p.returncode != 2:
             fail("usage error %s: expected exit 2, got %d" % (args, p.returncode))
+    # A resolver is an address the deciders ask over DNS, at most 8 of them.
+    nine = []
+    for i in range(9):
+        nine += ["--resolver", "10.0.0.%d" % (i + 1)]
+    for args, says in ((["route53", "a.json", "--resolver", "dns.example.net"], "'dns.example.net': expected ADDRESS"),
+                       (["octodns", "a.yaml", "--resolver", "10.0.0.2:99999"], "'10.0.0.2:99999': expected ADDRESS"),
+                       (["route53", "a.json", "--resolver", "[2001:db8::53]53"], "expected ADDRESS"),
+                       (["route53", "a.json"] + nine, "at most 8 --resolver")):
+        p = run([GTMESHCTL, "import"] + args)
+        if p.returncode != 2 or says not in p.stderr:
+            fail("--resolver %s: expected exit 2 saying %r, got %d: %s" % (args[2:], says, p.returncode, p.stderr))
 
 
 def main():

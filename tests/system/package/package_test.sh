@@ -54,7 +54,7 @@ grep -E "^[EW]:" "$work/lintian.log"
 # 3. A clean Debian 12 root with the package installed by apt (a skip when
 # mmdebstrap reports the archive unreachable: clean_root.sh).
 cp "$deb" "$work/gtmesh.deb"
-if ! make_clean_root "$root" systemd "$work/mmdebstrap.log"; then
+if ! make_clean_root "$root" systemd,systemd-sysv "$work/mmdebstrap.log"; then
   check 1 "mmdebstrap makes a clean Debian 12 root"
   exit 1
 fi

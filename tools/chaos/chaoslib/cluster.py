@@ -109,8 +109,10 @@ HANDSHAKE_TIMEOUT_S = 3.0
 CONNECT_TIMEOUT_S = 2.0
 BACKOFF_MIN_S = 0.2
 BACKOFF_MAX_S = 5.0
-# Raft among the deciders (gtmesh decider --election-timeout, default 1 s).
+# Raft among the deciders (gtmesh decider --election-timeout, default 1 s;
+# the leader's heartbeat, consensus_actor_options::heartbeat_ms, 100 ms).
 ELECTION_TIMEOUT_S = 1.0
+RAFT_HEARTBEAT_S = 0.1
 
 
 class Bounds:
@@ -148,13 +150,20 @@ class Bounds:
         # A Raft leader lost: an election timeout (randomised up to twice
         # it), one vote round; then gtmeshctl's retry (300 ms) finds it.
         self.new_leader = 2 * ELECTION_TIMEOUT_S + 1.0 + s.slack_s
+        # An acknowledged push is committed by a majority and applied by the
+        # decider that answered (docs/mesh.md, "A push"); a follower in
+        # contact learns the commit from the leader's next AppendEntries (at
+        # once, or the next heartbeat) and applies it.
+        self.applied_everywhere = RAFT_HEARTBEAT_S + s.slack_s
         self.text = ("failover = probe %.1fs x (threshold %d + 1) + timeout %.1fs + slack %.1fs = %.1fs; "
                      "dc_unreachable on the agents' own decider = min(idle timeout %.1fs + dc-down-after %.1fs, "
                      "stale %.1fs) + slack = %.1fs, on every responder = stale + slack = %.1fs; "
-                     "reconnect = connect timeout %.1fs + backoff ceiling %.1fs + probes %.1fs + slack = %.1fs"
+                     "reconnect = connect timeout %.1fs + backoff ceiling %.1fs + probes %.1fs + slack = %.1fs; "
+                     "applied_everywhere = Raft heartbeat %.1fs + slack = %.1fs"
                      % (probe, s.unhealthy_threshold, timeout, s.slack_s, self.failover, IDLE_TIMEOUT_S,
                         self.dc_down_after, stale, self.dc_unreachable_own, self.dc_unreachable,
-                        CONNECT_TIMEOUT_S, BACKOFF_MAX_S, probe * (s.healthy_threshold + 1), self.reconnect))
+                        CONNECT_TIMEOUT_S, BACKOFF_MAX_S, probe * (s.healthy_threshold + 1), self.reconnect,
+                        RAFT_HEARTBEAT_S, self.applied_everywhere))
 
 
 class PushResult:

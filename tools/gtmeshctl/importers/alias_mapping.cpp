@@ -1,51 +1,43 @@
-// How the importers write an alias (importer.hpp, "aliases"): the one place
-// to change when gtmesh's ALIAS record is in the loader. Switching over:
-// set gtmesh_has_alias_records (importer.hpp) to true; the record and the
-// endpoint below are then written in the ALIAS syntax, config_builder
-// accepts type ALIAS and kind alias (importer.cpp, add_record/add_profile),
-// and the apex pass (keep_cnames_off_apexes) no longer meets them, since it
-// only takes out external host-name endpoints. Then update the alias rows of
-// docs/migrate.md and the apex rows of tests/data/import/route53/
-// apex-alias-rrsets.table.yaml (they expect the apex left out today).
+// How the importers write an alias (importer.hpp, "aliases"): an ALIAS
+// record, a record of one address type over one alias endpoint, or an alias
+// endpoint inside a profile. config_builder checks what they write (targets,
+// names, an ALIAS beside an A, AAAA or CNAME) and adds `resolver:`.
 
 #include "tools/gtmeshctl/importers/importer.hpp"
 
 namespace gtmesh::cli::importing {
 
+std::string alias_target(std::string_view target) {
+  std::string t = ascii_lower(target);
+  if (!t.empty() && !t.ends_with(".") && !is_ip_address(t)) // an address stays one (and is refused)
+    t += '.';
+  return t;
+}
+
 void add_alias_record(config_builder& b, const std::string& zone, const std::string& name, const std::string& target,
-                      long long ttl, const std::string& monitor, const std::string& source, report& r) {
-  if constexpr (gtmesh_has_alias_records) {
-    json rec = {{"name", name}, {"type", "ALIAS"}, {"target", target}, {"ttl", ttl}};
-    if (!monitor.empty())
-      rec["monitor"] = monitor;
-    b.add_record(zone, std::move(rec), source);
-    return;
-  }
-  if (name == "@") {
-    r.left_out(source, "alias to " + target + " at the zone apex: gtmesh writes no CNAME there (beside the SOA and NS "
-                       "it breaks the zone, RFC 1034 3.6.2) and its ALIAS record is not there yet; left out");
-    return;
-  }
-  if (b.has_record(zone, name, "CNAME")) {
-    r.note(source, "alias to " + target + ": the CNAME written for " + name + "'s other alias answers it too");
-    return;
-  }
-  r.note(source, "alias to " + target + ": written as a CNAME to it, where the source answers the target's "
-                 "addresses (gtmesh's ALIAS record is not there yet)" +
-                   std::string(monitor.empty() ? "" : "; its health check does not apply to a plain record"));
-  b.add_record(zone, {{"name", name}, {"type", "CNAME"}, {"ttl", ttl}, {"answers", {target}}}, source);
+                      std::optional<long long> ttl, const std::string& monitor, const std::string& source) {
+  json rec = {{"name", name}, {"type", "ALIAS"}, {"target", alias_target(target)}};
+  if (ttl)
+    rec["ttl"] = *ttl;
+  if (!monitor.empty())
+    rec["monitor"] = monitor;
+  b.add_record(zone, std::move(rec), source);
+}
+
+void add_alias_type_record(config_builder& b, const std::string& zone, const std::string& name,
+                           const std::string& type, const std::string& target, long long ttl,
+                           const std::string& monitor, const std::string& profile_base, const std::string& source) {
+  json prof = {{"name", b.reserve_profile_name(profile_base)},
+               {"method", "priority"},
+               {"endpoints", json::array({alias_endpoint("alias", target, monitor, source)})}};
+  const std::string pname = prof["name"].get<std::string>();
+  b.add_profile(std::move(prof), source);
+  b.add_record(zone, {{"name", name}, {"type", type}, {"ttl", ttl}, {"profile", pname}}, source);
 }
 
 json alias_endpoint(const std::string& name, const std::string& target, const std::string& monitor,
                     const std::string& source) {
-  json ep = {{"name", name}};
-  if constexpr (gtmesh_has_alias_records) {
-    ep["kind"] = "alias";
-  } else {
-    ep["kind"] = "external"; // answered as a CNAME; never at an apex (finish)
-    ep["_alias"] = true;
-  }
-  ep["target"] = target;
+  json ep = {{"name", name}, {"kind", "alias"}, {"target", alias_target(target)}};
   if (!monitor.empty())
     ep["monitor"] = monitor;
   ep["_from"] = source;

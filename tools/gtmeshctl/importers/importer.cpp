@@ -272,6 +272,54 @@ bool valid_host_name(std::string_view text) {
          dns::text_to_wire(dns::canonical_text(text)).has_value();
 }
 
+std::string alias_target_problem(std::string_view target) {
+  std::string t(target);
+  while (t.size() > 1 && t.ends_with("."))
+    t.pop_back();
+  if (t.empty() || t == ".")
+    return "an alias needs a target host name";
+  if (is_ip_address(t))
+    return "alias target " + t + " is an address: an alias names a host whose addresses it answers";
+  if (t.find('*') != std::string::npos)
+    return "alias target " + t + " is a wildcard: an alias names one host";
+  if (!valid_host_name(t))
+    return "alias target " + t + " is not a host name";
+  return "";
+}
+
+bool valid_resolver_server(std::string_view text) {
+  // The loader's rule (core/config/loader/alias.cpp parse_server).
+  std::string_view host = text, port;
+  if (text.starts_with('[')) {
+    const size_t close = text.find(']');
+    if (close == std::string_view::npos)
+      return false;
+    host = text.substr(1, close - 1);
+    std::string_view rest = text.substr(close + 1);
+    if (!rest.empty()) {
+      if (!rest.starts_with(':'))
+        return false;
+      port = rest.substr(1);
+      if (port.empty())
+        return false;
+    }
+  } else if (const size_t colon = text.find(':');
+             colon != std::string_view::npos && text.find(':', colon + 1) == std::string_view::npos) {
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+    if (port.empty())
+      return false;
+  }
+  if (!ip_address::parse(host))
+    return false;
+  if (port.empty())
+    return true;
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos)
+    return false;
+  const int n = std::stoi(std::string(port));
+  return n >= 1 && n <= 65535;
+}
+
 std::optional<std::pair<double, double>> region_location(std::string_view region) {
   // Rounded public coordinates of each region's metro area: the performance
   // method only needs them until agents have measured real RTTs.
@@ -344,6 +392,13 @@ const std::string& source_of(const json& object, const std::string& fallback) {
 bool is_text(const json& v) { return v.is_string(); }
 
 std::string text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+/// alias_target_problem of a JSON value (not text: a problem too).
+std::string target_problem(const json& target) {
+  if (!is_text(target))
+    return "an alias needs a target host name";
+  return alias_target_problem(target.get<std::string>());
+}
 
 bool in_range(const json& v, long long lo, long long hi) {
   return v.is_number_integer() && v.get<long long>() >= lo && v.get<long long>() <= hi;
@@ -442,9 +497,20 @@ void config_builder::add_record(const std::string& zone_name, json record, const
                                " (a domain name; '*' only as the whole leftmost label); left out");
     return;
   }
-  if (type == "ALIAS" && gtmesh_has_alias_records) {
-    if (!is_text(record["target"]) || !valid_host_name(record["target"].get<std::string>())) {
-      report_.left_out(source, "alias target " + text(record["target"]) + " is not a host name; left out");
+  if (type == "ALIAS") {
+    if (std::string why = target_problem(record.value("target", json())); !why.empty()) {
+      report_.left_out(source, why + "; left out");
+      return;
+    }
+    if (dns::canonical_text(text(record["target"])) == absolute(name, z)) {
+      report_.left_out(source, "an alias of " + name + " to its own name; left out");
+      return;
+    }
+    const char* beside = has_record(z, name, "A") ? "A" : has_record(z, name, "AAAA") ? "AAAA"
+                       : has_record(z, name, "CNAME") ? "CNAME" : nullptr;
+    if (beside) {
+      report_.left_out(source, "an ALIAS answers A and AAAA at '" + name + "', where an " + beside +
+                                 " record is already written (the loader refuses both); left out");
       return;
     }
   } else if (type != "A" && type != "AAAA" && type != "CNAME" && type != "MX" && type != "TXT" && type != "SRV") {
@@ -456,7 +522,14 @@ void config_builder::add_record(const std::string& zone_name, json record, const
                              "for every resolver (RFC 1034 3.6.2, RFC 2181 10.1); left out");
     return;
   }
-  if (!in_range(record["ttl"], 0, 2147483647)) {
+  if ((type == "A" || type == "AAAA" || type == "CNAME") && has_record(z, name, "ALIAS")) {
+    report_.left_out(source, "an ALIAS record already answers A and AAAA at '" + name + "' (the loader refuses a " +
+                               type + " beside it); " + label + " left out");
+    return;
+  }
+  if (type == "ALIAS" && !record.contains("ttl")) {
+    // No ttl: the target's, within the resolver's bounds.
+  } else if (!in_range(record["ttl"], 0, 2147483647)) {
     report_.note(source, "ttl " + text(record["ttl"]) + " is outside 0..2147483647; 300 used");
     record["ttl"] = 300;
   }
@@ -557,10 +630,15 @@ void config_builder::add_profile(json profile, const std::string& source) {
     const std::string from = source_of(e, source);
     const std::string ename = e["name"].get<std::string>();
     auto drop = [&](const std::string& why) { report_.left_out(from, "endpoint " + ename + " of profile " + pname + ": " + why + "; left out"); };
-    if (e["kind"] == "external" || e["kind"] == "alias") {
+    if (e["kind"] == "external") {
       const std::string target = text(e["target"]);
       if (!is_ip_address(target) && !valid_host_name(target)) {
         drop("target '" + target + "' is neither an address nor a host name");
+        continue;
+      }
+    } else if (e["kind"] == "alias") {
+      if (std::string why = target_problem(e.value("target", json())); !why.empty()) {
+        drop(why);
         continue;
       }
     }
@@ -798,15 +876,8 @@ void config_builder::keep_cnames_off_apexes() {
     json kept = json::array();
     for (auto& e : copy["endpoints"]) {
       if (e["kind"] == "external" && !is_ip_address(text(e["target"]))) {
-        const std::string target = text(e["target"]);
-        if (e.value("_alias", false))
-          report_.left_out(source_of(e, from),
-                           "alias to " + target + " answers the apex of " + zone + ": gtmesh writes no CNAME there "
-                           "(beside the SOA and NS it breaks the zone, RFC 1034 3.6.2) and its ALIAS record is not "
-                           "there yet; left out at the apex");
-        else
-          report_.left_out(source_of(e, from),
-                           "host name " + target + " would be answered as a CNAME at the apex of " + zone +
+        report_.left_out(source_of(e, from),
+                         "host name " + text(e["target"]) + " would be answered as a CNAME at the apex of " + zone +
                            ", which breaks the zone (RFC 1034 3.6.2); left out at the apex");
         continue;
       }
@@ -1013,7 +1084,7 @@ void config_builder::drop_unloadable_profiles() {
 
 namespace {
 
-/// Removes the builder's own members ("_from", "_alias") from an object list.
+/// Removes the builder's own members ("_from") from an object list.
 void strip_private(json& list) {
   for (auto& o : list) {
     for (auto it = o.begin(); it != o.end();)
@@ -1077,6 +1148,27 @@ json config_builder::finish(const options& o) {
   }
   if (!probes_.empty())
     doc["probes"] = probes_;
+  // ALIAS targets are resolved by the deciders through recursive resolvers,
+  // which no export names.
+  bool aliases = false;
+  for (const auto& z : zones_)
+    for (const auto& rec : z["records"])
+      aliases = aliases || rec["type"] == "ALIAS";
+  for (const auto& p : profiles_)
+    for (const auto& e : p["endpoints"])
+      aliases = aliases || e["kind"] == "alias";
+  if (aliases) {
+    json servers = json::array();
+    for (const auto& s : o.resolvers)
+      servers.push_back(s);
+    if (servers.empty()) {
+      servers.push_back("127.0.0.1:53");
+      report_.note("resolver.servers", "the deciders resolve ALIAS targets through recursive resolvers, which the "
+                                       "export does not name; wrote 127.0.0.1:53, a placeholder (a resolver on each "
+                                       "decider host): pass --resolver ADDR[:PORT]");
+    }
+    doc["resolver"] = {{"servers", servers}};
+  }
   json zones = zones_;
   for (auto& z : zones)
     strip_private(z["records"]);
@@ -1097,18 +1189,33 @@ json parse_json_text(std::string_view text, const std::string& file) {
   if (!config_json::json_depth_within(text))
     throw input_error(file + ": nested more than " + std::to_string(config_json::max_json_depth) +
                       " levels deep; not an export");
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    // e.byte is where the parser stopped: tell it as line:column.
-    size_t at = std::min<size_t>(e.byte ? e.byte - 1 : 0, text.size());
+  // Offset `at` of `text` as FILE:LINE:COLUMN.
+  auto where = [&](size_t at) {
+    at = std::min(at, text.size());
     size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
     size_t bol = text.rfind('\n', at ? at - 1 : 0);
     size_t col = at - (bol == std::string_view::npos || at == 0 ? 0 : bol + 1) + 1;
+    return file + ":" + std::to_string(line) + ":" + std::to_string(col);
+  };
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    // e.byte is where the parser stopped.
     std::string what = e.what();
     if (auto p = what.find("parse error"); p != std::string::npos)
       what = what.substr(p);
-    throw input_error(file + ":" + std::to_string(line) + ":" + std::to_string(col) + ": not valid JSON (" + what + ")");
+    throw input_error(where(e.byte ? e.byte - 1 : 0) + ": not valid JSON (" + what + ")");
+  } catch (const json::out_of_range& e) {
+    // A number no double holds ("number overflow parsing '1e2800'"): the
+    // exception has no offset, so the number's first occurrence is it.
+    std::string what = e.what();
+    if (auto p = what.find("number overflow"); p != std::string::npos)
+      what = what.substr(p);
+    size_t at = 0;
+    if (auto open = what.find('\''), close = what.rfind('\''); open != std::string::npos && close > open + 1)
+      if (size_t found = text.find(what.substr(open + 1, close - open - 1)); found != std::string_view::npos)
+        at = found;
+    throw input_error(where(at) + ": a number out of range (" + what + ")");
   }
 }
 

@@ -41,6 +41,9 @@ struct options {
   std::string second_file;   ///< route53: the health checks (optional)
   std::string zone;          ///< --zone
   std::string geo_database;  ///< --geo-database, made absolute
+  /// --resolver (repeatable, each valid_resolver_server): resolver.servers
+  /// of a config with ALIAS; none: a placeholder, reported.
+  std::vector<std::string> resolvers;
 };
 
 /// Nothing usable came out of the input (unreadable, not JSON/YAML, not the
@@ -136,6 +139,11 @@ bool valid_subnet(std::string_view text);
 /// A host name the loader takes as a CNAME target or an endpoint's target
 /// (a domain name, not all digits and dots).
 bool valid_host_name(std::string_view text);
+/// A resolver address the loader takes under resolver.servers: ADDRESS,
+/// IPv4:PORT or [IPv6]:PORT.
+bool valid_resolver_server(std::string_view text);
+/// Most resolvers resolver.servers takes (the loader's limit).
+inline constexpr size_t max_resolver_servers = 8;
 
 /// Approximate coordinates of cloud regions (Azure names like "westeurope",
 /// AWS codes like "eu-central-1") for the performance method's distance
@@ -159,10 +167,13 @@ public:
   /// Names that are not domain names are left out (reported at `source`).
   void set_zone_ns(const std::string& zone, const std::vector<std::string>& ns, const std::string& soa_primary,
                    const std::string& source);
-  /// Adds a record {name, type, ttl, answers|profile}; the name, the ttl and
-  /// each answer are checked (a bad answer is left out, a record left with
-  /// none too). A second one with the same name and type is reported and
-  /// dropped. A CNAME at the apex is never written (RFC 1034 3.6.2).
+  /// Adds a record {name, type, ttl, answers|profile} or {name, type: ALIAS,
+  /// target, ttl?, monitor?}; the name, the ttl and each answer (the
+  /// target) are checked (a bad answer is left out, a record left with none
+  /// too). A second one with the same name and type is reported and
+  /// dropped, and so is an ALIAS beside an A, AAAA or CNAME (or one of
+  /// those beside an ALIAS): whichever came second. A CNAME at the apex is
+  /// never written (RFC 1034 3.6.2).
   void add_record(const std::string& zone, json record, const std::string& source);
   /// A free profile name based on `base` (sanitised, suffixed -2, -3 ...).
   std::string reserve_profile_name(const std::string& base);
@@ -182,9 +193,11 @@ public:
   /// The whole config: drops what would not load (profiles with no endpoint,
   /// nested endpoints naming a missing profile or closing a cycle, records
   /// naming a missing profile, each reported), keeps CNAMEs away from zone
-  /// apexes, adds a datacenter when none was needed, and `geo:` when a
+  /// apexes, adds a datacenter when none was needed, `geo:` when a
   /// geographic profile is present or a performance profile ranks located
-  /// DCs by the client's location. Throws input_error when no record is left.
+  /// DCs by the client's location, and `resolver:` (o.resolvers, else a
+  /// reported placeholder) when an ALIAS record or alias endpoint is.
+  /// Throws input_error when no record is left.
   json finish(const options& o);
 
 private:
@@ -205,25 +218,32 @@ private:
 //
 // An alias answers a name with another name's addresses: a Route 53
 // AliasTarget to a name outside the zone (a load balancer, CloudFront, S3,
-// another zone), an octoDNS ALIAS record. gtmesh's ALIAS record (a record
-// {name, type: ALIAS, target, ttl, monitor} answering A and AAAA with the
-// target's addresses, and inside profiles an endpoint {name, kind: alias,
-// target, monitor} answering the target's addresses of the record's type)
-// is being built in the loader. Until it is there, an alias is written as a
-// CNAME (its target's name; reported) away from a zone apex, and reported
-// and left out at an apex, where a CNAME beside the SOA and NS breaks the
-// zone (RFC 1034 3.6.2, RFC 2181 10.1). Switching over is this flag and the
-// two functions behind it (alias_mapping.cpp); finish() keeps every other
-// host-name endpoint off the apex by itself.
-inline constexpr bool gtmesh_has_alias_records = false;
+// another zone), an octoDNS ALIAS record. gtmesh writes them as what
+// answers the same: an ALIAS record {name, type: ALIAS, target, ttl?,
+// monitor?} answering A and AAAA with the target's addresses (at the apex
+// too, where a CNAME may not stand: RFC 1034 3.6.2), or inside a profile an
+// endpoint {name, kind: alias, target, monitor?} answering the target's
+// addresses of the record's type. Never a CNAME: the source answers
+// addresses, not the target's name. Targets are written absolute (final
+// dot); one that is an address or a wildcard is left out (reported).
 
-/// A record for an alias `name` (relative; "@" the apex) to `target`.
-/// `monitor` ("" none) is the probe deciding the target's health.
+/// `target` as an alias target: lowercase, with its final dot.
+std::string alias_target(std::string_view target);
+/// Why `target` cannot be an alias target as the loader reads one (an
+/// address, a wildcard, not a host name), or "".
+std::string alias_target_problem(std::string_view target);
+/// An ALIAS record for `name` (relative; "@" the apex) answering A and AAAA
+/// with `target`'s addresses; without `ttl` the target's TTL (within the
+/// resolver's bounds) is answered. `monitor` ("" none) withdraws addresses.
 void add_alias_record(config_builder& b, const std::string& zone, const std::string& name, const std::string& target,
-                      long long ttl, const std::string& monitor, const std::string& source, report& r);
-/// An endpoint for an alias to `target` inside a profile. Until the switch
-/// it is an external host-name endpoint marked as an alias, which finish()
-/// leaves out (reported at `source`) where the profile answers an apex.
+                      std::optional<long long> ttl, const std::string& monitor, const std::string& source);
+/// A record of one address type (A or AAAA) answered by one alias endpoint:
+/// profile `profile_base` (made unique), method priority. For an alias of
+/// one type only, which an ALIAS record would widen to both types.
+void add_alias_type_record(config_builder& b, const std::string& zone, const std::string& name,
+                           const std::string& type, const std::string& target, long long ttl,
+                           const std::string& monitor, const std::string& profile_base, const std::string& source);
+/// An endpoint for an alias to `target` inside a profile (kind alias).
 json alias_endpoint(const std::string& name, const std::string& target, const std::string& monitor,
                     const std::string& source);
 

@@ -397,12 +397,26 @@ void import_record(const std::string& zone, const std::string& raw_name, const j
     return;
   }
   if (type == "ALIAS") {
+    // octoDNS's ALIAS (valid at the root only) is served as the target's
+    // addresses: gtmesh's ALIAS record, which answers A and AAAA.
     auto values = plain_values(rec, at, r);
     if (values.empty()) {
       r.left_out(at, "an ALIAS record needs a value; left out");
       return;
     }
-    add_alias_record(b, zone, name, ascii_lower(values[0]), ttl, "", at, r);
+    const bool listed = rec.contains("values") && rec["values"].is_array();
+    const std::string vat = listed ? ptr(ptr(at, "values"), 0) : ptr(at, "value");
+    for (size_t i = 1; i < values.size(); ++i)
+      r.left_out(ptr(ptr(at, "values"), i), "an ALIAS record has one value (octoDNS reads `value`); left out");
+    if (dynamic)
+      r.left_out(ptr(at, "dynamic"), "octoDNS routes no ALIAS record dynamically; ignored");
+    if (name != "@")
+      r.note(at, "octoDNS accepts ALIAS at the zone's root only; written as an ALIAS at " + name +
+                   ", which gtmesh answers anywhere");
+    if (!values[0].ends_with("."))
+      r.note(vat, "octoDNS requires the target fully qualified, with its final dot; taken as " +
+                    alias_target(values[0]));
+    add_alias_record(b, zone, name, values[0], ttl, "", at);
     return;
   }
   if (dynamic) {

@@ -14,7 +14,12 @@
 // record set of the zone is a nested endpoint on that record's profile (so
 // EvaluateTargetHealth is the child's availability); an alias to an AWS
 // resource or a name outside the zone goes through the alias mapping
-// (alias_mapping.cpp): a CNAME away from the apex, left out at the apex.
+// (alias_mapping.cpp): an alias endpoint in a profile; without
+// SetIdentifier an ALIAS record when the name has A and AAAA aliases to the
+// same target, else a record of its one type over an alias endpoint (an
+// ALIAS would answer the other type too). EvaluateTargetHealth true becomes
+// a monitor: a probe standing for the AWS resource's own health
+// (target_health_probe).
 //
 // Route 53's schema is strict (strings are strings, numbers numbers): a
 // record set or health check with a field of another type is reported by
@@ -356,6 +361,7 @@ public:
         b_.add_record(zone_, {{"name", rel}, {"type", first.type}, {"ttl", ttl_of(group)}, {"profile", profile}},
                       first.at);
     }
+    write_plain_aliases();
     b_.set_zone_ns(zone_, apex_ns, soa_primary, ns_at.empty() ? "zones[" + zone_ + "]" : ns_at);
     r_.note("zones[" + zone_ + "]", "soa primary and ns from the export's SOA and NS record sets (Route 53's name "
                                     "servers): make them the gtmesh nodes that serve the zone");
@@ -374,6 +380,15 @@ private:
   std::map<std::string, std::string> profiles_; ///< group key -> profile
   std::set<std::string> building_;
   std::string zone_, apex_;
+
+  /// A record set without SetIdentifier aliasing a name outside the zone:
+  /// written once every record set of the export is read (write_plain_aliases).
+  struct plain_alias {
+    std::string key, type, target, at; ///< at: its AliasTarget
+    bool evaluate = false;
+  };
+  std::map<std::string, std::vector<plain_alias>> plain_aliases_; ///< by relative name
+  std::vector<std::string> plain_alias_names_;
 
   static bool supported(const std::string& t) {
     return t == "A" || t == "AAAA" || t == "CNAME" || t == "MX" || t == "TXT" || t == "SRV";
@@ -428,7 +443,8 @@ private:
                              " have different TTLs; gtmesh has one per record: the lowest, " + std::to_string(*ttl));
     if (!ttl) {
       // Alias records have no TTL: Route 53 uses the target's (60 s for AWS resources).
-      r_.note(group[0].at, "alias records carry no TTL; ttl 60 used");
+      r_.note(group[0].at, "alias records carry no TTL; ttl 60 used (an alias endpoint's answers carry its target's "
+                           "TTL where that is lower)");
       return 60;
     }
     return *ttl;
@@ -452,7 +468,7 @@ private:
     if (const json* alias = get_object(*s.j, "AliasTarget", s.at, r_)) {
       const std::string aat = ptr(s.at, "AliasTarget");
       get_string(*alias, "HostedZoneId", aat, r_);
-      get_bool(*alias, "EvaluateTargetHealth", aat, r_); // one record: nothing to fail over to
+      const bool evaluate = get_bool(*alias, "EvaluateTargetHealth", aat, r_).value_or(false);
       std::string dns = get_string(*alias, "DNSName", aat, r_).value_or("");
       if (!address_type(s.type)) {
         r_.left_out(s.at, "an alias of type " + s.type + " has no gtmesh equivalent (aliases answer A, AAAA and "
@@ -470,7 +486,23 @@ private:
                         s.at);
         return;
       }
-      add_alias_record(b_, zone_, rel, ascii_lower(dns), ttl_of(groups_[key]), "", aat, r_);
+      if (s.type == "CNAME") {
+        // Route 53 points a CNAME alias at a record set of its own zone,
+        // answering that record's CNAME; the export does not have it.
+        r_.note(aat, "alias of type CNAME to " + dns + ", which is not in the export: written as a CNAME to it");
+        b_.add_record(zone_,
+                      {{"name", rel}, {"type", "CNAME"}, {"ttl", ttl_of(groups_[key])},
+                       {"answers", json::array({decode_name(dns)})}},
+                      aat);
+        return;
+      }
+      if (std::string why = alias_target_problem(decode_name(dns)); !why.empty()) {
+        r_.left_out(aat, why + "; record set left out");
+        return;
+      }
+      if (!plain_aliases_.count(rel))
+        plain_alias_names_.push_back(rel);
+      plain_aliases_[rel].push_back({key, s.type, alias_target(decode_name(dns)), aat, evaluate});
       return;
     }
     json answers = json::array();
@@ -481,6 +513,80 @@ private:
       return;
     }
     b_.add_record(zone_, {{"name", rel}, {"type", s.type}, {"ttl", ttl_of(groups_[key])}, {"answers", answers}}, s.at);
+  }
+
+  /// The probe standing for EvaluateTargetHealth on an alias to `target`
+  /// (an AWS resource) answering `fqdn`; reported at `at`. Route 53 takes
+  /// the resource's own health (a load balancer with no healthy registered
+  /// target is unhealthy), which no probe sees directly; what comes closest
+  /// from outside is a request through it: a load balancer without a
+  /// healthy target answers 502-504 (an S3 website endpoint 5xx when S3
+  /// fails; it speaks HTTP only). Any other answer means it is serving.
+  std::string target_health_probe(const std::string& target, const std::string& fqdn, const std::string& at) {
+    const bool s3 = target.find("s3-website") != std::string::npos;
+    std::string host = fqdn;
+    while (host.size() > 1 && host.ends_with("."))
+      host.pop_back();
+    json p = {{"protocol", s3 ? "http" : "https"},
+              {"port", s3 ? 80 : 443},
+              {"host", host},
+              {"path", "/"},
+              {"interval", "30s"},
+              {"timeout", "6s"},
+              {"unhealthy_threshold", 3},
+              {"healthy_threshold", 3},
+              {"match", {{"status", "200-499"}}}};
+    std::string name = b_.add_probe("target-health-" + host, p, at);
+    r_.note(at, "true: Route 53 takes the health of the AWS resource " + target + " itself; gtmesh probes each "
+                "address it resolves to with probe " + name + " (" + (s3 ? "http port 80" : "https port 443") +
+                ", GET / with Host " + host + ", healthy on 200-499: " +
+                (s3 ? "an S3 website endpoint answers 5xx when it fails" : "a load balancer without a healthy "
+                                                                           "target answers 502-504") +
+                "); give the probe your listener's port and a health path before you push");
+    return name;
+  }
+
+  /// The aliases of record sets without SetIdentifier to names outside the
+  /// zone: an ALIAS record where a name has A and AAAA aliases to one target
+  /// (an ALIAS answers both), else a record of the alias's one type over
+  /// one alias endpoint, so that the other type answers as Route 53 does.
+  void write_plain_aliases() {
+    for (const auto& name : plain_alias_names_) {
+      const auto& list = plain_aliases_[name];
+      const plain_alias* a = nullptr;
+      const plain_alias* aaaa = nullptr;
+      for (const auto& p : list)
+        (p.type == "A" ? a : aaaa) = &p;
+      const std::string fqdn = groups_[list[0].key][0].name;
+      auto monitor = [&](const plain_alias& p) {
+        return p.evaluate ? target_health_probe(p.target, fqdn, ptr(p.at, "EvaluateTargetHealth")) : std::string();
+      };
+      if (a && aaaa && a->target == aaaa->target) {
+        const plain_alias& lead = a->evaluate || !aaaa->evaluate ? *a : *aaaa;
+        const plain_alias& other = &lead == a ? *aaaa : *a;
+        r_.note(other.at, "alias to " + other.target + ": one ALIAS record with the " + lead.type + " alias (" +
+                            lead.at + ") answers A and AAAA");
+        if (a->evaluate != aaaa->evaluate)
+          r_.note(ptr(other.at, "EvaluateTargetHealth"), "false, where the " + lead.type + " alias's is true: the "
+                                                          "ALIAS record has one monitor, for both types");
+        add_alias_record(b_, zone_, name, lead.target, std::nullopt, monitor(lead), lead.at);
+        continue;
+      }
+      for (const plain_alias* p : {a, aaaa}) {
+        if (!p)
+          continue;
+        const std::string other = p->type == "A" ? "AAAA" : "A";
+        const std::string why =
+          (a && aaaa) ? "the " + other + " alias has another target"
+          : groups_.count(fqdn + " " + other) ? "the " + other + " record sets of " + fqdn + " answer " + other
+                                              : "Route 53 answers " + other + " queries with NODATA here";
+        r_.note(p->at, "alias of type " + p->type + " to " + p->target + ": an " + p->type + " record answered by "
+                         "one alias endpoint (an ALIAS record would answer " + other + " queries too, and " + why +
+                         ")");
+        add_alias_type_record(b_, zone_, name, p->type, p->target, ttl_of(groups_[p->key]), monitor(*p), base(p->key),
+                              p->at);
+      }
+    }
   }
 
   /// The probe for a HealthCheckId, or "" (reported) when it cannot be one.
@@ -605,16 +711,32 @@ private:
         r_.left_out(aat, "an alias needs DNSName; left out");
         return std::nullopt;
       }
-      if (relative(s.name) != "@") // at the apex finish() leaves it out, and says so
-        r_.note(aat, "alias to " + dns + " (an AWS resource or a name outside the zone): answered as a CNAME to it, "
-                   "where Route 53 answers its addresses" +
-                   std::string(evaluate && hc.empty() ? "; EvaluateTargetHealth has no gtmesh equivalent without a "
-                                                        "health check, so it counts as healthy"
-                               : evaluate ? "; its health check decides its health (EvaluateTargetHealth has no "
-                                            "gtmesh equivalent)"
-                                          : ""));
-      std::string monitor = hc.empty() ? "" : probe(hc, s.at, dns);
-      return alias_endpoint(ename, ascii_lower(dns), monitor, aat);
+      if (std::string why = alias_target_problem(decode_name(dns)); !why.empty()) {
+        r_.left_out(aat, why + "; left out");
+        return std::nullopt;
+      }
+      const std::string target = alias_target(decode_name(dns));
+      std::string monitor;
+      if (!hc.empty()) {
+        monitor = probe(hc, s.at, target);
+        if (evaluate && !monitor.empty())
+          r_.note(ptr(aat, "EvaluateTargetHealth"), "true beside health check " + hc + ": Route 53 needs both "
+                                                    "healthy; gtmesh's endpoint has one monitor, the health check's");
+      }
+      if (s.type == "CNAME") {
+        // Route 53 points a CNAME alias at a record set of its own zone.
+        r_.note(aat, "alias of type CNAME to " + dns + ", which is not in the export: an endpoint answering a CNAME "
+                     "to it (never at a zone apex)");
+        if (evaluate && hc.empty())
+          r_.note(ptr(aat, "EvaluateTargetHealth"), "true: the target is not in the export; counts as healthy");
+        json ep = {{"name", ename}, {"kind", "external"}, {"target", decode_name(dns)}, {"_from", aat}};
+        if (!monitor.empty())
+          ep["monitor"] = monitor;
+        return ep;
+      }
+      if (evaluate && monitor.empty()) // no health check, or one that maps to no probe (reported)
+        monitor = target_health_probe(target, s.name, ptr(aat, "EvaluateTargetHealth"));
+      return alias_endpoint(ename, target, monitor, aat);
     }
     auto vals = values(s);
     if (vals.empty()) {

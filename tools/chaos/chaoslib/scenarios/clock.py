@@ -9,8 +9,7 @@ from .. import util
 from ..cluster import www
 from ..dns import steady
 from ..scenario import scenario
-from .health import baseline
-from .network import hold
+from ..steps import baseline, hold
 
 SKEWS = ("+5s", "-5s", "+1h", "-1h")
 

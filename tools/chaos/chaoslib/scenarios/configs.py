@@ -6,29 +6,10 @@ import subprocess
 import time
 
 from .. import history, util
-from ..cluster import CFG, SRC, PushResult, marker_address
-from ..dns import A, steady
+from ..cluster import CFG, SRC, PushResult
+from ..dns import steady
 from ..scenario import scenario
-
-
-def marker(n):
-    return A(marker_address(n))
-
-
-def history_has(c, d, version, sha):
-    """True when decider d's committed history has sha at version."""
-    return any(h.version == version and h.sha == sha for h in (c.config_history(d) or []))
-
-
-def acked_lost(c, pushes):
-    """How many acknowledged pushes are not at their version on every decider."""
-    hists = {d: c.config_history(d) or [] for d in c.deciders}
-    lost = 0
-    for r in pushes:
-        if r.acked and not all(any(h.version == r.version and h.sha == r.sha for h in hist)
-                               for hist in hists.values()):
-            lost += 1
-    return lost
+from ..steps import acked_lost, history_has, marker
 
 
 GEO = os.path.join("geo", "chaos.mmdb")   # relative: resolved against each decider's own folder
@@ -134,7 +115,7 @@ def invalid_push(ctx):
               "%s applies it: version %s, %s" % (lacking, st.version if st else "?",
                                                        "CONFIG NOT APPLIED: " + st.config_error
                                                        if st and st.config_error else "no config error"))
-    ctx.configs(sum(1 for x in pushed if x.acked), acked_lost(c, pushed))
+    ctx.configs(sum(1 for x in pushed if x.acked), acked_lost(c, pushed, c.bounds.applied_everywhere))
 
 
 KILL_MOMENTS = ("target-before-ack", "target-after-ack", "other-before-ack", "other-after-ack",

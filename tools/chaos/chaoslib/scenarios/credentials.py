@@ -7,7 +7,7 @@ from .. import util
 from ..cluster import Cluster, www
 from ..procs import faketime_env, faketime_library
 from ..scenario import scenario
-from .health import baseline
+from ..steps import baseline
 
 
 def _issue(c, name, role, dc=None):

@@ -8,14 +8,7 @@ from .. import util
 from ..cluster import API, API_ANSWERS, FAIL_SAFE, WWW, www
 from ..dns import A, Resolver, dig, dnsperf
 from ..scenario import scenario
-
-
-def baseline(ctx, c, q, dc="fra"):
-    t = q.mark("baseline")
-    q.expect(t, www(dc))
-    secs = q.wait_converged(t, www(dc), 10)
-    ctx.require(secs is not None, "baseline: every responder answers %s" % www(dc))
-    return t
+from ..steps import baseline
 
 
 @scenario("dc-failover",

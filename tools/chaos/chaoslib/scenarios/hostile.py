@@ -10,7 +10,7 @@ from .. import util
 from ..cluster import www
 from ..netns import CLONE_NEWNET, _libc
 from ..scenario import scenario
-from .health import baseline
+from ..steps import baseline
 
 
 class SlotHolder(threading.Thread):

@@ -6,18 +6,10 @@ from .. import util
 from ..cluster import BACKOFF_MAX_S, CONNECT_TIMEOUT_S, IDLE_TIMEOUT_S, www
 from ..dns import steady
 from ..scenario import scenario
-from .health import baseline
+from ..steps import baseline, hold, marker
 
 # Log events that mean a link (or the majority) was lost.
 LINK_LOSS = ("peer-down", "decider-disconnected", "agent-left", "no-majority")
-
-
-def hold(seconds_since, t):
-    """Keeps a fault in place until `seconds_since` after t (the fault's
-    duration is a scenario parameter, not a synchronisation)."""
-    left = t + seconds_since - time.monotonic()
-    if left > 0:
-        time.sleep(left)
 
 
 def link_events(c, since_mark, kinds=LINK_LOSS, deciders=None, about=None):
@@ -125,7 +117,6 @@ def dc_partition(ctx):
                "serves the push within the reconnect bound after the heal; every decider ends with the same history",
           order=40)
 def decider_one_way(ctx):
-    from .configs import marker
     c = ctx.cluster()
     b = c.bounds
     q = ctx.query_loop(c)

@@ -2,10 +2,10 @@
 import time
 
 from .. import util
-from ..cluster import FAIL_SAFE, WWW, www
+from ..cluster import FAIL_SAFE, www
 from ..dns import TIMEOUT, steady
 from ..scenario import scenario
-from .health import baseline
+from ..steps import baseline, first_answer_after_restart, hold
 
 
 @scenario("kill-agent",
@@ -44,20 +44,6 @@ def stop_agent(ctx):
     ctx.also_within(q, t, "agent-fra stopped -> iad on decider1 (its agent's decider: idle timeout + "
                     "dc-down-after)", iad, b.dc_unreachable_own, ["decider1"])
     ctx.phase(q, "agent-fra continued -> fra", agent.resume, fra, b.reconnect, before=iad)
-
-
-def first_answer_after_restart(c, d, seconds=10, name=WWW):
-    """Restarts decider d (already dead) and queries its responder as soon as
-    its port file is there: (first Answer, seconds from start to that answer)."""
-    t0 = time.monotonic()
-    c.start_decider(d)
-    ans = TIMEOUT
-    deadline = t0 + seconds
-    while time.monotonic() < deadline:
-        ans = c.query(d, name, timeout=0.3)
-        if ans != TIMEOUT:
-            break
-    return ans, time.monotonic() - t0
 
 
 @scenario("kill-decider",
@@ -146,7 +132,6 @@ def stop_decider(ctx):
                "answers fra throughout" % FAIL_SAFE,
           order=88)
 def all_links_gone(ctx):
-    from .network import hold
     c = ctx.cluster()
     b = c.bounds
     q = ctx.query_loop(c)

@@ -5,7 +5,7 @@ import shutil
 from ..cluster import CFG, marker_address, www
 from ..dns import A, Answer
 from ..scenario import scenario
-from .health import baseline
+from ..steps import baseline
 
 
 @scenario("restore",

@@ -2,11 +2,10 @@
 import os
 
 from .. import util
-from ..cluster import CFG, marker_address
-from ..dns import A, steady
+from ..cluster import CFG
+from ..dns import steady
 from ..scenario import scenario
-from .configs import acked_lost, history_has
-from .processes import first_answer_after_restart
+from ..steps import acked_lost, first_answer_after_restart, history_has, marker
 
 # Each RocksDB (state/ and raft/) preallocates its log: a tmpfs below ~32 MB
 # cannot even start a decider. The stores keep 8 MB in reserve.
@@ -14,10 +13,6 @@ TMPFS_MB = 96
 # The consensus server restarts from its log with backoff 1 s doubling to
 # 30 s: after a long full spell the next try can be 30 s away.
 CONSENSUS_BACKOFF_MAX_S = 30.0
-
-
-def marker(n):
-    return A(marker_address(n))
 
 
 @scenario("disk-full",
@@ -72,8 +67,10 @@ def disk_full(ctx):
     ctx.check(r.acked or r.clean_failure or unknown, "the push through the full decider is acknowledged, fails "
               "cleanly, or is reported as of unknown outcome (%s, rc %d)" % (r.outcome, r.rc))
     if r.acked:
-        ok = all(history_has(c, d, r.version, r.sha) for d in ("decider1", "decider3"))
-        ctx.check(ok, "acknowledged while decider2's disk is full: decider1 and decider3 hold v%d" % r.version)
+        ok, _, _ = util.wait_for(lambda: all(history_has(c, d, r.version, r.sha) for d in ("decider1", "decider3")),
+                                 b.applied_everywhere, 0.2)
+        ctx.check(ok, "acknowledged while decider2's disk is full: decider1 and decider3 hold v%d (within %.1f s)"
+                  % (r.version, b.applied_everywhere))
     # 3. A push through a healthy decider.
     served.add(marker(3))
     q.expect(q.mark("push through decider1"), served)
@@ -159,6 +156,6 @@ def disk_full(ctx):
             held = sorted(d for d, shas in hists.items() if x.sha in shas)
             ctx.check(held in ([], sorted(c.deciders)), "the unacknowledged push %s is on every decider or on none "
                       "(%s)" % (os.path.basename(x.path), held or "none"))
-    lost = acked_lost(c, pushes)
+    lost = acked_lost(c, pushes, b.applied_everywhere)
     ctx.configs(sum(1 for x in pushes if x.acked), lost)
     ctx.check(lost == 0, "every acknowledged push is at its version on every decider (%d lost)" % lost)
