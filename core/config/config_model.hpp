@@ -138,6 +138,10 @@ struct metric_ref {
   source src = source::host;
   std::string service; ///< only for source::service
   metric_id metric = metric_id::host_status;
+  /// Client source, real users' measurements (docs/rum.md): 1 rum_latency
+  /// (ms, lower is better), 2 rum_availability (0..1); `metric` is then
+  /// client rtt, which the view's cells are never read for.
+  uint8_t rum = 0;
   std::string text() const; ///< "service web healthyBackends"
 };
 

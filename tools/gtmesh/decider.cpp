@@ -256,6 +256,10 @@ int decider(const args& a) {
   if (!http_listen.empty()) {
     actor_options.board = std::make_shared<decider::status_board>();
     ops.add_decider(actor_options.board);
+    // Real users' measurements (docs/rum.md): taken here, used from the
+    // config's rum: section on.
+    actor_options.rum = std::make_shared<rum::rum_service>();
+    ops.add_rum(actor_options.rum);
     if (responder)
       ops.add_dns(responder.get());
     if (!ops.bind(http_listen, error, tls)) {

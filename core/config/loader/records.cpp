@@ -625,6 +625,8 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
   } else {
     // The natural direction of the metric: highest healthyBackends, lowest cpu.
     p.rank.kind = info(p.select.metric).direction == better::higher ? criterion_kind::highest : criterion_kind::lowest;
+    if (p.select.rum == 2)
+      p.rank.kind = criterion_kind::highest; // availability: more is better
   }
   if (node g = child(n, "gate")) {
     std::string gf = join(field, "gate");
@@ -657,6 +659,14 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
     else
       parse_gate(g, gf);
   }
+  // Real users' measurements (docs/rum.md): the steps of the rum: block.
+  bool reads_rum = p.select.rum != 0;
+  for (const auto& gt : p.gates)
+    reads_rum = reads_rum || gt.ref.rum != 0;
+  if (reads_rum)
+    parse_rum_steering(n, field, p.rum);
+  else if (child(n, "rum"))
+    error(child(n, "rum"), join(field, "rum"), "rum: steps need metric rum_latency or rum_availability");
   if (node m = child(n, "switch_margin"))
     parse_margin(m, join(field, "switch_margin"), p.damping.margin, p.damping.margin_is_percent);
   if (auto v = duration(n, "hold_down", field, 0, 86'400'000))

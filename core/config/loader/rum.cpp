@@ -24,7 +24,8 @@ void loader::parse_rum(const node& n) {
     r.max_age_ms = *v;
   if (auto v = integer(n, "max_cells", field, 1000, 100'000'000))
     r.max_cells = static_cast<uint32_t>(*v);
-  if (auto v = integer(n, "max_body", field, 1024, 64 << 20))
+  // The --http listener reads at most 1 MiB of any body (config_api::max_body_bytes).
+  if (auto v = integer(n, "max_body", field, 1024, 1 << 20))
     r.max_body_bytes = static_cast<uint32_t>(*v);
   if (auto v = integer(n, "rate_per_address", field, 1, 10'000'000))
     r.rate_per_address = static_cast<uint32_t>(*v);
