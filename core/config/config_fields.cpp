@@ -53,7 +53,6 @@ constexpr std::array<field, 11> rum_fields{{
   {"max_body", integer, "Bytes of one beacon request body at most (larger: 413)."},
   {"rate_per_address", integer, "Beacons a second one client network may send (more: 429)."},
   {"burst", integer, "Beacons one client network may send at once."},
-  {"asn_database", text, "A MaxMind ASN database (the asn+country level); optional."},
 }};
 constexpr std::array<field, 4> rum_app_fields{{
   {"name", text, "The app id beacons carry.", {}, true},

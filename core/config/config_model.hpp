@@ -225,7 +225,6 @@ struct rum_settings {
   uint32_t max_body_bytes = 1 << 20;  ///< a larger beacon body gets 413
   uint32_t rate_per_address = 1'000;  ///< beacons a second from one client network...
   uint32_t burst = 10'000;            ///< ...with this burst
-  std::string asn_database;           ///< optional MaxMind ASN database (the asn+country level)
   config_location where;
   bool configured() const noexcept { return !apps.empty(); }
 };

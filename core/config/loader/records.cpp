@@ -663,8 +663,12 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
   bool reads_rum = p.select.rum != 0;
   for (const auto& gt : p.gates)
     reads_rum = reads_rum || gt.ref.rum != 0;
-  if (reads_rum)
+  if (reads_rum) {
     parse_rum_steering(n, field, p.rum);
+    if (node k = child(n, "rum"); k && k.is_map() && child(k, "keep_within"))
+      error(child(k, "keep_within"), join(field, "rum.keep_within"),
+            "DC mode keeps DCs near the best with criterion: {within: {target: best, margin: ...}}");
+  }
   else if (child(n, "rum"))
     error(child(n, "rum"), join(field, "rum"), "rum: steps need metric rum_latency or rum_availability");
   if (node m = child(n, "switch_margin"))

@@ -33,12 +33,6 @@ void loader::parse_rum(const node& n) {
     r.burst = static_cast<uint32_t>(*v);
   if (r.burst < r.rate_per_address && child(n, "burst"))
     error(child(n, "burst"), join(field, "burst"), "below rate_per_address: one second's beacons would not fit");
-  if (auto db = str(n, "asn_database", field)) {
-    r.asn_database = resolve_path(*db);
-    std::error_code ec;
-    if (!std::filesystem::exists(r.asn_database, ec))
-      error(child(n, "asn_database"), join(field, "asn_database"), "file not found: " + r.asn_database);
-  }
   if (!child(n, "apps"))
     error(n, join(field, "apps"), "required field is missing (at least one app with its keys)");
   each(n, "apps", field, [&](const node& an, const std::string& af) {

@@ -192,6 +192,23 @@ TEST(rum_config, fields_are_checked) {
   EXPECT_EQ(bad("", "source: rum, rum: {min_samples: 3, keep_within: 10%, statistic: p90}, "), "");
   EXPECT_NE(bad("", "rum: {min_samples: 3}, ").find("need source: rum"), std::string::npos);
   EXPECT_NE(bad("", "source: radar, ").find("unknown source"), std::string::npos);
+  EXPECT_NE(bad("rum: {max_body: 2000000, apps: [{name: s, keys: [0123456789abcdef]}]}\n").find("max_body"),
+            std::string::npos); // over the listener's 1 MiB
+  EXPECT_NE(bad("rum: {asn_database: /x.mmdb, apps: [{name: s, keys: [0123456789abcdef]}]}\n").find("unknown key"),
+            std::string::npos); // nothing reads an ASN database yet
+}
+
+TEST(rum_config, dc_mode_takes_the_steps_but_not_keep_within) {
+  auto load_dc = [](const std::string& rum) {
+    std::string yaml = base_config() + zone_header() +
+                       "      - name: api\n        type: A\n"
+                       "        dc: {source: client, metric: rum_latency, " + rum +
+                       "answers: {a: [192.0.2.101], b: [192.0.2.102]}}\n";
+    auto r = load_config_text(yaml, "t.yaml", routing_methods());
+    return r.ok() ? std::string() : r.report();
+  };
+  EXPECT_EQ(load_dc("rum: {min_samples: 3, availability_threshold: 95%}, "), "");
+  EXPECT_NE(load_dc("rum: {keep_within: 10%}, ").find("criterion: {within"), std::string::npos);
 }
 
 } // namespace

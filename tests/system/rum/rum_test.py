@@ -16,7 +16,8 @@ POSTed to its --http listener over loopback, and dig asks its DNS port:
   5. NEL reports (W3C form, browsers' own) of failures at the fast
      endpoint's address lower its availability under the threshold and move
      the answers of the reporting network (the resolver's, no ECS);
-  6. a wrong key, no key, a forged appid, an oversized body, malformed JSON,
+  6. a restart keeps the cells: answers follow them before any new beacon;
+  7. a wrong key, no key, a forged appid, an oversized body, malformed JSON,
      a future timestamp, an unknown endpoint and a flood are refused with
      401/403/413/400/IngestResult.failed/429, counted by reason in /metrics,
      and change no answer; /healthz and DNS keep answering.
@@ -149,41 +150,60 @@ def refused(http, reason):
     return metrics(http).get('gtmesh_rum_refused_total{reason="%s"}' % reason, 0.0)
 
 
+class Decider:
+    """A `gtmesh decider` on loopback ports, restartable on its data dir."""
+
+    def __init__(self, work, config):
+        self.work, self.config = work, config
+        self.proc = None
+        self.log_path = os.path.join(work, "decider.log")
+
+    def start(self):
+        ports = os.path.join(self.work, "ports")
+        if os.path.exists(ports):
+            os.remove(ports)
+        self.proc = subprocess.Popen([GTMESH, "decider", "--config", self.config, "--data-dir",
+                                      os.path.join(self.work, "data"), "--listen", "127.0.0.1:0", "--advertise", "d1:1",
+                                      "--dns", "127.0.0.1:0", "--http", "127.0.0.1:0", "--port-file", ports],
+                                     stdout=open(self.log_path, "a"), stderr=subprocess.STDOUT,
+                                     preexec_fn=_die_with_parent)
+        if not wait_for(lambda: os.path.exists(ports) and os.path.getsize(ports) > 0, 30):
+            raise RuntimeError("the decider did not start: " + open(self.log_path).read()[-3000:])
+        found = dict(line.split() for line in open(ports) if line.strip())
+        host, port = found["dns"].rsplit(":", 1)
+        self.dns = (host, int(port))
+        self.http = Http(found["http"])
+        self.mesh = found["mesh"]
+        wait_for(lambda: answer(self.dns), 30)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
 def main():
     checks = Checks("rum_end_to_end")
     work = tempfile.mkdtemp(prefix="gtmesh-rum-")
     config = os.path.join(work, "rum.yaml")
     open(config, "w").write(CONFIG)
-    ports = os.path.join(work, "ports")
-    log_path = os.path.join(work, "decider.log")
-    proc = subprocess.Popen([GTMESH, "decider", "--config", config, "--data-dir", os.path.join(work, "data"),
-                             "--listen", "127.0.0.1:0", "--advertise", "d1:1", "--dns", "127.0.0.1:0",
-                             "--http", "127.0.0.1:0", "--port-file", ports], stdout=open(log_path, "w"),
-                            stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+    d = Decider(work, config)
     try:
-        if not wait_for(lambda: os.path.exists(ports) and os.path.getsize(ports) > 0, 30):
-            raise RuntimeError("the decider did not start: " + open(log_path).read()[-3000:])
-        found = dict(line.split() for line in open(ports) if line.strip())
-        host, port = found["dns"].rsplit(":", 1)
-        dns = (host, int(port))
-        http = Http(found["http"])
-        mesh = found["mesh"]
-        wait_for(lambda: answer(dns), 30)
-        run(checks, http, dns, mesh)
+        d.start()
+        run(checks, d)
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        d.stop()
         if checks.failed:
-            print("--- decider log (tail) ---\n" + open(log_path).read()[-4000:], flush=True)
+            print("--- decider log (tail) ---\n" + open(d.log_path).read()[-4000:], flush=True)
     checks.finish()
 
 
-def run(checks, http, dns, mesh):
+def run(checks, d):
+    http, dns, mesh = d.http, d.dns, d.mesh
     # 1. the tag and what it measures.
     status, js, headers = http.request("GET", "/rum.js")
     checks.check(status == 200 and "api/v1/rum/beacons" in js and "javascript" in headers.get("Content-Type", ""),
@@ -252,7 +272,26 @@ def run(checks, http, dns, mesh):
     checks.check(wait_for(lambda: answer(dns) == [slow], 10),
                  f"NEL failures drop {fast} under the availability threshold: answers move to {slow}", str(answer(dns)))
 
-    # 6. bad input: refused, counted, nothing stored, nothing moves.
+    # 6. a restart keeps the cells (RocksDB): a third network's RUM choice
+    # is answered again without a new beacon.
+    third = "192.0.2.0/24"
+    base3 = answer(dns, third)
+    other3 = US if base3 == [EU] else EU
+    samples = [(JOB[other3], "192.0.2.%d" % (10 + i), 15, None) for i in range(20)]
+    samples += [(JOB[base3[0] if base3 else EU], "192.0.2.%d" % (10 + i), 150, None) for i in range(20)]
+    status, body, _ = http.post("/api/v1/rum/beacons", beacons(samples))
+    checks.check(status == 200 and wait_for(lambda: answer(dns, third) == [other3], 10),
+                 f"answers for {third} move to {other3}", f"{status} {body} {answer(dns, third)}")
+    d.stop()
+    d.start()
+    http, dns, mesh = d.http, d.dns, d.mesh
+    checks.check(wait_for(lambda: answer(dns, third) == [other3], 10),
+                 f"after a restart, {third} is still answered {other3} from the stored cells",
+                 str(answer(dns, third)))
+    checks.check(metrics(http).get("gtmesh_rum_beacons_accepted_total", -1) == 0,
+                 "no beacon was taken since the restart")
+
+    # 7. bad input: refused, counted, nothing stored, nothing moves.
     steady = answer(dns, other)
     poison = beacons([(JOB[EU if steady == [US] else US], "198.51.100.7", 1, None)] * 10)
     accepted = metrics(http).get("gtmesh_rum_beacons_accepted_total", -1)
