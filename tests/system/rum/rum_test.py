@@ -37,7 +37,7 @@ import urllib.request
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "dns_lib"))
-from gtmesh_dns import Checks, _die_with_parent, dig, section  # noqa: E402
+from gtmesh_dns import Checks, _die_with_parent, dig, free_port, section  # noqa: E402
 
 SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(HERE, "..", "..", ".."))
 GTMESH = os.environ.get("GTMESH_BIN", os.path.join(SRC, "build", "tools", "gtmesh"))
@@ -151,25 +151,36 @@ def refused(http, reason):
 
 
 class Decider:
-    """A `gtmesh decider` on loopback ports, restartable on its data dir."""
+    """A `gtmesh decider` on loopback ports, restartable on its data dir;
+    `mesh` and `peers` make it one of a cluster."""
 
-    def __init__(self, work, config):
-        self.work, self.config = work, config
+    def __init__(self, work, config, name="d1", mesh=None, peers=()):
+        self.work, self.config, self.name = work, config, name
+        self.mesh_listen, self.peers = mesh, list(peers)
         self.proc = None
-        self.log_path = os.path.join(work, "decider.log")
+        self.log_path = os.path.join(work, name + ".log")
 
-    def start(self):
-        ports = os.path.join(self.work, "ports")
-        if os.path.exists(ports):
-            os.remove(ports)
-        self.proc = subprocess.Popen([GTMESH, "decider", "--config", self.config, "--data-dir",
-                                      os.path.join(self.work, "data"), "--listen", "127.0.0.1:0", "--advertise", "d1:1",
-                                      "--dns", "127.0.0.1:0", "--http", "127.0.0.1:0", "--port-file", ports],
-                                     stdout=open(self.log_path, "a"), stderr=subprocess.STDOUT,
+    def start(self, wait=True):
+        self.ports = os.path.join(self.work, self.name + ".ports")
+        if os.path.exists(self.ports):
+            os.remove(self.ports)
+        args = [GTMESH, "decider", "--config", self.config, "--data-dir", os.path.join(self.work, self.name),
+                "--dns", "127.0.0.1:0", "--http", "127.0.0.1:0", "--port-file", self.ports]
+        if self.mesh_listen:
+            args += ["--listen", self.mesh_listen, "--name", self.name]
+            for p in self.peers:
+                args += ["--peer", p]
+        else:
+            args += ["--listen", "127.0.0.1:0", "--advertise", self.name + ":1"]
+        self.proc = subprocess.Popen(args, stdout=open(self.log_path, "a"), stderr=subprocess.STDOUT,
                                      preexec_fn=_die_with_parent)
-        if not wait_for(lambda: os.path.exists(ports) and os.path.getsize(ports) > 0, 30):
+        if wait:
+            self.wait()
+
+    def wait(self):
+        if not wait_for(lambda: os.path.exists(self.ports) and os.path.getsize(self.ports) > 0, 30):
             raise RuntimeError("the decider did not start: " + open(self.log_path).read()[-3000:])
-        found = dict(line.split() for line in open(ports) if line.strip())
+        found = dict(line.split() for line in open(self.ports) if line.strip())
         host, port = found["dns"].rsplit(":", 1)
         self.dns = (host, int(port))
         self.http = Http(found["http"])
@@ -184,6 +195,45 @@ class Decider:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+def shared():
+    """Two deciders: beacons taken by one move the other's answers (the
+    rum-samples it sends its peers, not the Raft log)."""
+    checks = Checks("rum_shared")
+    work = tempfile.mkdtemp(prefix="gtmesh-rum-shared-")
+    config = os.path.join(work, "rum.yaml")
+    open(config, "w").write(CONFIG)
+    meshes = ["127.0.0.1:%d" % free_port() for _ in range(2)]
+    ds = [Decider(work, config, "decider%d" % (i + 1), meshes[i], [m for m in meshes if m != meshes[i]])
+          for i in range(2)]
+    try:
+        for d in ds:
+            d.start(wait=False)
+        for d in ds:
+            d.wait()
+        net = "203.0.113.0/24"
+        before = wait_for(lambda: answer(ds[1].dns, net), 30)
+        checks.check(len(before) == 1 and before[0] in (EU, US), "the second decider answers", str(before))
+        if len(before) == 1 and before[0] in (EU, US):
+            fast = US if before[0] == EU else EU
+            samples = [(JOB[fast], "203.0.113.%d" % (10 + i), 20, None) for i in range(20)]
+            samples += [(JOB[before[0]], "203.0.113.%d" % (10 + i), 120, None) for i in range(20)]
+            status, body, _ = ds[0].http.post("/api/v1/rum/beacons", beacons(samples))
+            checks.check(status == 200, "the first decider takes 40 beacons", f"{status} {body}")
+            checks.check(wait_for(lambda: answer(ds[1].dns, net) == [fast], 15),
+                         f"the second decider's answers for {net} move to {fast}", str(answer(ds[1].dns, net)))
+            checks.equal(metrics(ds[1].http).get("gtmesh_rum_peer_samples_total"), 40.0,
+                         "the second decider counts the 40 samples its peer shared")
+            checks.equal(metrics(ds[1].http).get("gtmesh_rum_beacons_accepted_total"), 0.0,
+                         "and took none itself")
+    finally:
+        for d in ds:
+            d.stop()
+        if checks.failed:
+            for d in ds:
+                print(f"--- {d.name} log (tail) ---\n" + open(d.log_path).read()[-3000:], flush=True)
+    checks.finish()
 
 
 def main():
@@ -342,4 +392,4 @@ def run(checks, d):
 
 
 if __name__ == "__main__":
-    main()
+    shared() if sys.argv[1:] == ["--shared"] else main()
