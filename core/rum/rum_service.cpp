@@ -183,8 +183,10 @@ size_t rum_service::ingest(const std::vector<rum_sample>& samples) {
   for (const auto& s : samples)
     apply_locked(s);
   counters_.accepted += samples.size();
-  outbox_.insert(outbox_.end(), samples.begin(), samples.begin() + std::min(samples.size(), size_t{100'000} -
-                                                                           std::min(outbox_.size(), size_t{100'000})));
+  const size_t room = size_t{100'000} - std::min(outbox_.size(), size_t{100'000});
+  const size_t shared = std::min(samples.size(), room);
+  outbox_.insert(outbox_.end(), samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(shared));
+  counters_.unshared += samples.size() - shared;
   return samples.size();
 }
 
@@ -315,6 +317,8 @@ rum_service::response rum_service::beacons(std::string_view body, std::string_vi
   counters_.accepted += ok.size();
   if (outbox_.size() + ok.size() <= 100'000)
     outbox_.insert(outbox_.end(), std::make_move_iterator(ok.begin()), std::make_move_iterator(ok.end()));
+  else
+    counters_.unshared += ok.size();
   return response{200, json_result(ok.size(), parsed.size() - ok.size())};
 }
 
@@ -393,6 +397,8 @@ rum_service::response rum_service::nel(std::string_view body, std::string_view a
   counters_.accepted += ok.size();
   if (outbox_.size() + ok.size() <= 100'000)
     outbox_.insert(outbox_.end(), ok.begin(), ok.end());
+  else
+    counters_.unshared += ok.size();
   return response{200, json_result(ok.size(), reports.size() - std::min(reports.size(), ok.size()))};
 }
 

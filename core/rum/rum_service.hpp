@@ -91,6 +91,7 @@ public:
     std::array<uint64_t, refusal_count> refused{};
     uint64_t nel_reports = 0;
     uint64_t peer_samples = 0;
+    uint64_t unshared = 0; ///< taken but not sent to peers: the outbox (100,000) was full
     uint64_t cells = 0, evictions = 0, cell_bytes = 0;
     uint64_t publishes = 0;
   };

@@ -92,6 +92,10 @@ void ops_listener::add_rum(std::shared_ptr<rum::rum_service> rum) {
     observe::counter("gtmesh_rum_peer_samples_total", "Measurements other deciders shared.")
       .add(static_cast<double>(s.peer_samples))
       .append_to(out);
+    observe::counter("gtmesh_rum_unshared_total",
+                     "Measurements taken but not sent to the other deciders (at most 10,000 a second are).")
+      .add(static_cast<double>(s.unshared))
+      .append_to(out);
     observe::gauge("gtmesh_rum_cells", "(network x endpoint) cells held.").add(static_cast<double>(s.cells)).append_to(out);
     observe::gauge("gtmesh_rum_cell_bytes", "Bytes the cells take.").add(static_cast<double>(s.cell_bytes)).append_to(out);
     observe::counter("gtmesh_rum_cells_evicted_total", "Cells evicted at rum.max_cells (least recently used).")

@@ -148,6 +148,26 @@ TEST(rum_service, a_flood_from_one_network_is_limited) {
             200);
 }
 
+TEST(rum_service, samples_past_the_peer_outbox_are_counted_unshared) {
+  auto cfg = load(config_text());
+  ASSERT_TRUE(cfg);
+  rum_service s;
+  s.configure(*cfg, nullptr);
+  rum_sample one;
+  one.network = network_key(*ip_address::parse("203.0.113.1"), truncation{});
+  one.has_network = true;
+  one.job = "web/eu";
+  one.at_s = static_cast<uint32_t>(now_ms / 1000);
+  one.latency_ms = 20;
+  one.ttl_s = 3600;
+  s.ingest(std::vector<rum_sample>(100'500, one));
+  EXPECT_EQ(s.stats().unshared, 500u);
+  EXPECT_EQ(s.take_outbox(100'000).size(), 100'000u);
+  s.ingest(std::vector<rum_sample>(10, one));
+  EXPECT_EQ(s.stats().unshared, 500u); // room again
+  EXPECT_EQ(s.take_outbox().size(), 10u);
+}
+
 TEST(rum_service, nel_reports_map_server_ip_to_the_endpoint) {
   auto cfg = load(config_text());
   ASSERT_TRUE(cfg);
