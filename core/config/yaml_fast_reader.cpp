@@ -153,7 +153,7 @@ private:
     t.join();
     if (!t.complete || b_.depth() - 1 + t.deepest > max_depth)
       return false;
-    b_.splice(t.doc, t.items, line_);
+    b_.splice(t.doc, t.items);
     p_ = t.end;
     line_start_ = t.end_line_start;
     line_ += t.lines;
@@ -164,7 +164,9 @@ private:
 
   char at(size_t i) const noexcept { return i < s_.size() ? s_[i] : '\0'; }
   char cur() const noexcept { return at(p_); }
-  mark here() const noexcept { return mark{static_cast<int>(line_), static_cast<int>(p_ - line_start_)}; }
+  mark here() const noexcept {
+    return mark{static_cast<int>(line_), static_cast<int>(p_ - line_start_), static_cast<int64_t>(p_)};
+  }
   void skip_spaces() noexcept {
     while (cur() == ' ')
       ++p_;
@@ -677,7 +679,7 @@ std::optional<parse_result> read(std::string_view text, size_t tail_line, const 
     return std::nullopt;
   parse_result out;
   out.doc = std::make_unique<document>();
-  table_builder b(*out.doc, text);
+  table_builder b(*out.doc, text, true);
   auto tail = std::make_unique<tail_read>();
   tail->line_start = tail_line;
   tail->col = tail_line < text.size() ? dash_column(text, tail_line) : -1;
@@ -685,7 +687,7 @@ std::optional<parse_result> read(std::string_view text, size_t tail_line, const 
     try {
       tail->thread = std::thread([text, t = tail.get()] {
         try {
-          table_builder tb(t->doc, text);
+          table_builder tb(t->doc, text, true);
           fast_reader tr(text, tb);
           t->complete = tr.run_tail(*t);
           if (t->complete)
@@ -707,6 +709,8 @@ std::optional<parse_result> read(std::string_view text, size_t tail_line, const 
   out.left_unread = r.left_unread();
   if (!b.has_root())
     out.doc = std::make_unique<document>();
+  else
+    b.index_lines();
   return out;
 }
 

@@ -9,7 +9,11 @@ namespace gtmesh::yaml {
 
 class table_builder {
 public:
-  table_builder(document& doc, std::string_view source);
+  /// `by_offset`: every mark given has its offset (the fast reader), and
+  /// the document keeps offsets only (call index_lines() when done).
+  table_builder(document& doc, std::string_view source, bool by_offset = false);
+  /// Indexes the source's lines for position() (by_offset documents).
+  void index_lines();
 
   /// A scalar whose bytes are source[offset, offset + length).
   uint32_t scalar_in_source(size_t offset, size_t length, bool plain, mark m);
@@ -37,11 +41,11 @@ public:
   /// and its items collect in pending_, given by detached_items().
   void open_detached();
   const std::vector<uint32_t>& detached_items() const noexcept { return pending_; }
-  /// Appends `part` (built by open_detached(), its lines counted from
-  /// `first_line`) as it would have been built here: its nodes after this
+  /// Appends `part` (built by open_detached(), by offset as this table is)
+  /// as it would have been built here: its nodes after this
   /// table's and its items as the next items of the innermost open
   /// container. `part` must have no root and every other container closed.
-  void splice(const document& part, const std::vector<uint32_t>& items, uint32_t first_line);
+  void splice(const document& part, const std::vector<uint32_t>& items);
 
   /// `~`, `null`, `Null`, `NULL` or nothing: what a plain scalar reads as null.
   static bool is_null_text(std::string_view s) noexcept;
@@ -51,7 +55,7 @@ private:
     uint32_t index;
     size_t first_pending;
   };
-  static document::node_data at(mark m, node_kind k) noexcept;
+  document::node_data at(mark m, node_kind k);
   uint32_t add(document::node_data d);
   void attach(uint32_t index);
 

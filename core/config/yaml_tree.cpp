@@ -12,8 +12,18 @@ namespace gtmesh::yaml {
 
 // --- table_builder ---------------------------------------------------------------
 
-table_builder::table_builder(document& doc, std::string_view source) : doc_(doc) {
+table_builder::table_builder(document& doc, std::string_view source, bool by_offset) : doc_(doc) {
   doc_.source_ = source;
+  doc_.by_offset_ = by_offset;
+}
+
+void table_builder::index_lines() {
+  doc_.line_starts_.assign(1, 0);
+  const std::string_view s = doc_.source_;
+  uint32_t line = 0;
+  for (size_t nl = s.find('\n'); nl != std::string_view::npos; nl = s.find('\n', nl + 1))
+    if (++line % document::line_step == 0)
+      doc_.line_starts_.push_back(static_cast<uint32_t>(nl + 1));
 }
 
 bool table_builder::is_null_text(std::string_view s) noexcept {
@@ -37,11 +47,18 @@ void table_builder::attach(uint32_t index) {
   }
 }
 
-document::node_data table_builder::at(mark m, node_kind k) noexcept {
+document::node_data table_builder::at(mark m, node_kind k) {
   document::node_data d;
-  d.line = static_cast<uint32_t>(m.line < 0 ? 0 : m.line);
-  d.column = static_cast<uint16_t>(m.column < 0 ? 0 : (m.column > 65535 ? 65535 : m.column));
-  d.kind = k;
+  d.bits = static_cast<uint32_t>(k);
+  if (doc_.by_offset_) {
+    d.where = static_cast<uint32_t>(m.offset < 0 ? 0 : m.offset); // the fast reader reads < 4 GiB
+  } else {
+    if (doc_.marks_.size() >= UINT32_MAX - 1)
+      throw std::bad_alloc();
+    d.where = static_cast<uint32_t>(doc_.marks_.size());
+    doc_.marks_.push_back({static_cast<uint32_t>(m.line < 0 ? 0 : m.line),
+                           static_cast<uint32_t>(m.column < 0 ? 0 : std::min(m.column, 65535))});
+  }
   return d;
 }
 
@@ -49,9 +66,10 @@ uint32_t table_builder::scalar_in_source(size_t offset, size_t length, bool plai
   if (!keep_)
     return 0;
   auto d = at(m, plain && is_null_text(doc_.source_.substr(offset, length)) ? node_kind::null : node_kind::scalar);
+  if (length > document::max_length)
+    throw std::bad_alloc();
   d.first = static_cast<uint32_t>(offset);
-  d.length = static_cast<uint32_t>(length);
-  d.in_source = true;
+  d.bits |= static_cast<uint32_t>(length) << 4 | 8;
   uint32_t index = add(d);
   attach(index);
   return index;
@@ -61,10 +79,10 @@ uint32_t table_builder::scalar_owned(std::string_view text, bool plain, mark m) 
   if (!keep_)
     return 0;
   auto d = at(m, plain && is_null_text(text) ? node_kind::null : node_kind::scalar);
-  if (doc_.owned_.size() + text.size() >= UINT32_MAX)
+  if (doc_.owned_.size() + text.size() >= UINT32_MAX || text.size() > document::max_length)
     throw std::bad_alloc();
   d.first = static_cast<uint32_t>(doc_.owned_.size());
-  d.length = static_cast<uint32_t>(text.size());
+  d.bits |= static_cast<uint32_t>(text.size()) << 4;
   doc_.owned_.append(text);
   uint32_t index = add(d);
   attach(index);
@@ -90,18 +108,17 @@ void table_builder::open_detached() {
   deepest_ = std::max(deepest_, open_.size());
 }
 
-void table_builder::splice(const document& part, const std::vector<uint32_t>& items, uint32_t first_line) {
+void table_builder::splice(const document& part, const std::vector<uint32_t>& items) {
   const size_t node_base = doc_.nodes_.size(), item_base = doc_.items_.size(), owned_base = doc_.owned_.size();
   if (node_base + part.nodes_.size() >= UINT32_MAX - 1 ||
       item_base + part.items_.size() + pending_.size() + items.size() >= UINT32_MAX / 2 ||
       owned_base + part.owned_.size() >= UINT32_MAX)
     throw std::bad_alloc();
   for (document::node_data d : part.nodes_) {
-    if (d.kind == node_kind::sequence || d.kind == node_kind::mapping)
+    if (d.kind() == node_kind::sequence || d.kind() == node_kind::mapping)
       d.first += static_cast<uint32_t>(item_base);
-    else if (!d.in_source)
+    else if (!d.in_source())
       d.first += static_cast<uint32_t>(owned_base);
-    d.line += first_line;
     doc_.nodes_.push_back(d);
   }
   for (uint32_t i : part.items_)
@@ -119,8 +136,11 @@ uint32_t table_builder::close() {
 
   auto& d = doc_.nodes_[f.index];
   size_t count = pending_.size() - f.first_pending;
+  const size_t length = d.kind() == node_kind::mapping ? count / 2 : count;
+  if (length > document::max_length)
+    throw std::bad_alloc();
   d.first = static_cast<uint32_t>(doc_.items_.size());
-  d.length = static_cast<uint32_t>(d.kind == node_kind::mapping ? count / 2 : count);
+  d.bits = (d.bits & 15) | static_cast<uint32_t>(length) << 4;
   doc_.items_.insert(doc_.items_.end(), pending_.begin() + static_cast<std::ptrdiff_t>(f.first_pending),
                      pending_.end());
   pending_.resize(f.first_pending);
@@ -134,6 +154,29 @@ void table_builder::alias(uint32_t target) {
 }
 
 // --- libyaml ----------------------------------------------------------------------
+
+// --- node ------------------------------------------------------------------------
+
+mark node::position() const noexcept {
+  if (!doc_)
+    return {};
+  const auto& d = doc_->nodes_[index_];
+  if (!doc_->by_offset_)
+    return d.where < doc_->marks_.size()
+             ? mark{static_cast<int>(doc_->marks_[d.where].line), static_cast<int>(doc_->marks_[d.where].column)}
+             : mark{};
+  // The nearest indexed line start at or before the node, then the line
+  // breaks from there (fewer than line_step).
+  const auto& starts = doc_->line_starts_;
+  const size_t k = starts.empty() ? 0 : static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), d.where) - starts.begin()) - 1;
+  size_t line = k * document::line_step, start = starts.empty() ? 0 : starts[k];
+  const std::string_view s = doc_->source_;
+  for (size_t nl = s.find('\n', start); nl != std::string_view::npos && nl < d.where; nl = s.find('\n', start)) {
+    ++line;
+    start = nl + 1;
+  }
+  return mark{static_cast<int>(line), static_cast<int>(std::min<size_t>(d.where - start, 65535)), d.where};
+}
 
 namespace {
 

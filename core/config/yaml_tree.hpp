@@ -28,6 +28,7 @@ namespace gtmesh::yaml {
 struct mark {
   int line = -1;
   int column = -1;
+  int64_t offset = -1; ///< byte offset in the text, when the reader knows it
 };
 
 enum class node_kind : uint8_t { undefined, null, scalar, sequence, mapping };
@@ -88,41 +89,60 @@ private:
   friend class node;
   friend class table_builder;
 
+  // 12 bytes a node (a big config has about 50 per record, issue 42): the
+  // kind and the in-source flag ride in the length's top bits, and a node
+  // read by the fast reader keeps only its byte offset, from which
+  // position() counts its line and column (that reader takes only '\n' as
+  // a line break, so they are the same as counted while reading).
   struct node_data {
-    uint32_t first = 0;  ///< scalar: offset; container: first index in items_
-    uint32_t length = 0; ///< scalar: bytes; sequence: items; mapping: entries
-    uint32_t line = 0;
-    uint16_t column = 0; ///< saturates at 65535
-    node_kind kind = node_kind::undefined;
-    bool in_source = false; ///< scalar bytes live in source_ (else in owned_)
+    uint32_t first = 0; ///< scalar: offset; container: first index in items_
+    uint32_t bits = 0;  ///< length << 4 | in_source << 3 | kind
+    uint32_t where = 0; ///< by_offset_: byte offset in source_; else index in marks_
+    node_kind kind() const noexcept { return static_cast<node_kind>(bits & 7); }
+    /// Scalar bytes live in source_ (else in owned_).
+    bool in_source() const noexcept { return (bits & 8) != 0; }
+    /// Scalar: bytes; sequence: items; mapping: entries.
+    uint32_t length() const noexcept { return bits >> 4; }
   };
+  static_assert(sizeof(node_data) == 12);
+  static constexpr uint32_t max_length = (1u << 28) - 1;
+  /// Line starts every line_step lines (by_offset_): position() counts the
+  /// rest from the nearest.
+  static constexpr uint32_t line_step = 64;
   std::string_view source_;
   std::string owned_; ///< scalars that needed unescaping or joining
   std::vector<node_data> nodes_;
   std::vector<uint32_t> items_; ///< sequences: item; mappings: key, value
+  bool by_offset_ = false;      ///< positions from offsets (fast reader), else from marks_ (libyaml)
+  struct line_column {
+    uint32_t line;
+    uint32_t column;
+  };
+  std::vector<line_column> marks_;
+  std::vector<uint32_t> line_starts_; ///< by_offset_: the offset of line k * line_step at k
   uint32_t root_ = 0;
 };
 
 // The accessors are inline: the loader calls them tens of millions of times
 // on a big config.
 inline node_kind node::kind() const noexcept {
-  return doc_ ? doc_->nodes_[index_].kind : node_kind::undefined;
+  return doc_ ? doc_->nodes_[index_].kind() : node_kind::undefined;
 }
 
 inline std::string_view node::scalar() const noexcept {
   if (!doc_)
     return {};
   const auto& d = doc_->nodes_[index_];
-  if (d.kind != node_kind::scalar && d.kind != node_kind::null)
+  if (d.kind() != node_kind::scalar && d.kind() != node_kind::null)
     return {};
-  return (d.in_source ? doc_->source_ : std::string_view(doc_->owned_)).substr(d.first, d.length);
+  return (d.in_source() ? doc_->source_ : std::string_view(doc_->owned_)).substr(d.first, d.length());
 }
 
 inline size_t node::size() const noexcept {
   if (!doc_)
     return 0;
   const auto& d = doc_->nodes_[index_];
-  return d.kind == node_kind::sequence || d.kind == node_kind::mapping ? d.length : 0;
+  return d.kind() == node_kind::sequence || d.kind() == node_kind::mapping ? d.length() : 0;
 }
 
 inline node node::operator[](size_t i) const noexcept {
@@ -141,13 +161,6 @@ inline node node::value_at(size_t i) const noexcept {
   if (!is_map() || i >= size())
     return {};
   return node(doc_, doc_->items_[doc_->nodes_[index_].first + 2 * i + 1]);
-}
-
-inline mark node::position() const noexcept {
-  if (!doc_)
-    return {};
-  const auto& d = doc_->nodes_[index_];
-  return mark{static_cast<int>(d.line), static_cast<int>(d.column)};
 }
 
 /// What parse() gives: a document, or where and why the text is not YAML.

@@ -109,15 +109,15 @@ std::vector<uint8_t> encode_raft_message(const raft_envelope& from, const raft_m
   return mesh::pack(w);
 }
 
-bool decode_raft_message(const uint8_t* data, size_t size, raft_envelope& from, raft_message& m) noexcept {
-  wire_raft w;
-  if (!mesh::unpack_into(data, size, w))
-    return false;
-  // libraft reads addresses as C strings: one with a NUL byte would reach it
-  // cut short, or empty.
-  auto bad_address = [](const std::string& a) { return a.empty() || a.find('\0') != std::string::npos; };
-  if (w.ty < RAFT_IO_APPEND_ENTRIES || w.ty > RAFT_IO_TIMEOUT_NOW || w.fi == 0 || bad_address(w.fa) ||
-      w.fa.size() > 300)
+namespace {
+
+// libraft reads addresses as C strings: one with a NUL byte would reach it
+// cut short, or empty.
+bool bad_address(const std::string& a) noexcept { return a.empty() || a.find('\0') != std::string::npos; }
+
+// The sender's cluster, id and address, checked.
+bool take_envelope(wire_raft& w, raft_envelope& from) noexcept {
+  if (w.fi == 0 || bad_address(w.fa) || w.fa.size() > 300)
     return false;
   try {
     from.cluster_id = w.c;
@@ -126,6 +126,17 @@ bool decode_raft_message(const uint8_t* data, size_t size, raft_envelope& from, 
   } catch (...) {
     return false;
   }
+  return true;
+}
+
+} // namespace
+
+bool decode_raft_message(const uint8_t* data, size_t size, raft_envelope& from, raft_message& m) noexcept {
+  wire_raft w;
+  if (!mesh::unpack_into(data, size, w))
+    return false;
+  if (w.ty < RAFT_IO_APPEND_ENTRIES || w.ty > RAFT_IO_TIMEOUT_NOW || !take_envelope(w, from))
+    return false;
   std::memset(&m, 0, sizeof m);
   m.type = w.ty;
   m.server_id = from.from_id;
@@ -243,16 +254,8 @@ bool decode_removed_notice(const uint8_t* data, size_t size, raft_envelope& from
   wire_raft w;
   if (!mesh::unpack_into(data, size, w))
     return false;
-  if (w.ty != removed_notice_type || w.fi == 0 || w.fa.empty() || w.fa.size() > 300 ||
-      w.fa.find('\0') != std::string::npos || w.a == 0)
+  if (w.ty != removed_notice_type || w.a == 0 || !take_envelope(w, from))
     return false;
-  try {
-    from.cluster_id = w.c;
-    from.from_id = w.fi;
-    from.from_address = std::move(w.fa);
-  } catch (...) {
-    return false;
-  }
   configuration_index = w.a;
   return true;
 }

@@ -64,7 +64,12 @@ struct wire_state {
   uint32_t fv = 0; ///< format; 0: written by 0.1.0 (format 1)
   bool so = false; ///< format 2: the signed-only policy is on
   std::string sob; ///< who set it
-  MSGPACK_DEFINE_MAP(ai, lu, cv, hy, y, yz, f, h, dr, ids, idv, rv, fv, so, sob)
+  // Replays (0.1.0 skips keys it does not know): newest signing time per
+  // certificate serial (nss paired with nst), recent signature digests.
+  std::vector<std::string> nss;
+  std::vector<int64_t> nst;
+  std::vector<std::string> rs;
+  MSGPACK_DEFINE_MAP(ai, lu, cv, hy, y, yz, f, h, dr, ids, idv, rv, fv, so, sob, nss, nst, rs)
 };
 
 /// "alice, authenticated by decider2's HTTPS listener (console)".
@@ -114,18 +119,54 @@ std::string replicated_state::condition_failed(const log_entry& e) const {
   return "";
 }
 
+namespace {
+
+// Names one signature (ECDSA signatures differ each time one is made).
+std::string signature_digest(const mesh::action_signature& s) {
+  return sha256_hex(std::string(s.signature.begin(), s.signature.end())).substr(0, 32);
+}
+
+} // namespace
+
 std::string replicated_state::unproven(const log_entry& e, std::string& author) const {
+  std::string serial;
+  return unproven(e, author, serial);
+}
+
+int64_t replicated_state::newest_signed_at(const std::string& serial) const {
+  auto it = newest_signed_.find(serial);
+  return it == newest_signed_.end() ? 0 : it->second;
+}
+
+void replicated_state::remember_signature(const log_entry& e, const std::string& serial) {
+  if (e.signature.empty() || serial.empty())
+    return;
+  auto& newest = newest_signed_[serial];
+  newest = std::max(newest, e.signature.signed_at_ms);
+  recent_signatures_.push_back(signature_digest(e.signature));
+  if (recent_signatures_.size() > signatures_kept)
+    recent_signatures_.pop_front();
+}
+
+std::string replicated_state::unproven(const log_entry& e, std::string& author, std::string& serial) const {
   author = e.by;
   if (e.kind == entry_kind::bootstrap_config)
     return ""; // a decider's own start config: applies only to an empty log
   if (!e.signature.empty()) {
     if (!trust_)
       return "signed, but this decider has no cluster CA to check signatures against (plain mode)";
-    std::string name, serial;
+    std::string name;
     std::string why = trust_->verify(
       entry_action_fields(e), e.signature, [&](const std::string& s) { return revoked_.count(s) > 0; }, name, serial);
     if (!why.empty())
       return "the signature does not prove an operator: " + why;
+    if (std::find(recent_signatures_.begin(), recent_signatures_.end(), signature_digest(e.signature)) !=
+        recent_signatures_.end())
+      return "a replay: this signature is already in the log";
+    if (const int64_t newest = newest_signed_at(serial);
+        newest != 0 && e.signature.signed_at_ms < newest - signature_freshness_ms)
+      return "a replay: signed " + std::to_string((newest - e.signature.signed_at_ms) / 1000) + " s before " + name +
+             "'s newest action in the log, more than the 300 s a signed action may trail it";
     author = name + " (signed)";
     return "";
   }
@@ -144,13 +185,14 @@ std::string replicated_state::unproven(const log_entry& e, std::string& author) 
 apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
   applied_index_ = std::max(applied_index_, index);
   apply_result r;
-  std::string author;
-  r.unproven = unproven(e, author);
+  std::string author, serial;
+  r.unproven = unproven(e, author, serial);
   if (!r.unproven.empty()) {
     r.version = version_;
     r.ignored = true;
     return r;
   }
+  remember_signature(e, serial);
   switch (e.kind) {
     case entry_kind::bootstrap_config:
     case entry_kind::config: {
@@ -249,12 +291,18 @@ std::vector<uint8_t> replicated_state::snapshot() const {
   }
   for (const auto& [serial, r] : revoked_)
     w.rv.push_back(wire_revocation{r.serial, r.subject, r.by, r.index, r.at_ms});
+  for (const auto& [serial, at] : newest_signed_) {
+    w.nss.push_back(serial);
+    w.nst.push_back(at);
+  }
+  w.rs.assign(recent_signatures_.begin(), recent_signatures_.end());
   return pack(w);
 }
 
 bool replicated_state::restore(const uint8_t* data, size_t size) {
   wire_state w;
-  if (!unpack_into(data, size, w) || w.ids.size() != w.idv.size() || w.fv > snapshot_format)
+  if (!unpack_into(data, size, w) || w.ids.size() != w.idv.size() || w.nss.size() != w.nst.size() ||
+      w.fv > snapshot_format)
     return false;
   try {
     replicated_state next;
@@ -282,6 +330,11 @@ bool replicated_state::restore(const uint8_t* data, size_t size) {
         return false;
       next.revoked_[r.s] = revocation_record{r.s, std::move(r.n), std::move(r.by), r.i, r.at};
     }
+    for (size_t i = 0; i < w.nss.size(); ++i)
+      next.newest_signed_[std::move(w.nss[i])] = w.nst[i];
+    next.recent_signatures_.assign(std::make_move_iterator(w.rs.begin()), std::make_move_iterator(w.rs.end()));
+    while (next.recent_signatures_.size() > signatures_kept)
+      next.recent_signatures_.pop_front();
     // The same bounds apply() keeps (a snapshot from a build that kept more).
     while (next.history_.size() > history_limit)
       next.history_.pop_front();

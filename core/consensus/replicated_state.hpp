@@ -26,6 +26,11 @@
 //   signed-only policy (a policy entry, signed) is on. One that does not
 //   hold is ignored, the same on every decider; the history, drains and
 //   revocations record the author the proof names, not `by`.
+// - Replays are judged by the log, not by a clock: a signature already
+//   applied (among the last signatures_kept) is refused, and so is one made
+//   more than signature_freshness_ms before the newest action its signer's
+//   certificate has in the log. The decider the operator reached checks
+//   the signature's time against its own clock too (decider/actor/writes).
 
 #include "core/consensus/log_entry.hpp"
 #include "core/consensus/action_proof.hpp"
@@ -99,6 +104,7 @@ class replicated_state {
 public:
   static constexpr size_t history_limit = 2'000; ///< ~0.7 MB in a snapshot
   static constexpr size_t push_ids_kept = 1'000;
+  static constexpr size_t signatures_kept = 1'000; ///< digests of the last signed actions applied
 
   apply_result apply(const log_entry& e, uint64_t index);
   /// Notes that `index` was applied without an FSM entry (a barrier or a
@@ -128,6 +134,8 @@ public:
   /// Why an entry's proof of its author does not hold in this state ("" when
   /// it does, and `author` the name it proves): apply() ignores it then.
   std::string unproven(const log_entry& e, std::string& author) const;
+  /// The newest signing time the log holds for a certificate serial (0: none).
+  int64_t newest_signed_at(const std::string& serial) const;
 
   /// The cluster CA signatures are checked against (null: plain mode, no
   /// signature holds). Kept across restore().
@@ -147,6 +155,11 @@ private:
   bool signed_only_ = false;
   std::string signed_only_by_;
   std::shared_ptr<const action_trust> trust_;
+  std::map<std::string, int64_t> newest_signed_;  ///< certificate serial -> newest signed_at_ms applied
+  std::deque<std::string> recent_signatures_;     ///< signature digests, oldest first
+
+  std::string unproven(const log_entry& e, std::string& author, std::string& serial) const;
+  void remember_signature(const log_entry& e, const std::string& serial);
 };
 
 /// SHA-256 of `text` as 64 hex digits.

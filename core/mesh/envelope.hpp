@@ -163,6 +163,11 @@ inline constexpr std::string_view config_conflict_prefix = "conflict: ";
 /// A committed operator action whose proof of its author did not hold
 /// (core/consensus/action_proof.hpp): ignored by every decider; final.
 inline constexpr std::string_view unproven_prefix = "unproven: ";
+/// A signed action refused by the decider the operator reached because its
+/// signature time is more than signature_freshness_ms from that decider's
+/// wall clock (a replay, or a clock off there or on the operator's
+/// machine): nothing was proposed; another decider may take it.
+inline constexpr std::string_view clock_off_prefix = "not taken here: ";
 /// The decider's Raft log could not start (a full disk, say): nothing was
 /// proposed there; another decider may take the change.
 inline constexpr std::string_view log_not_running_prefix = "the consensus log is not running here";

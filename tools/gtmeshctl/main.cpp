@@ -47,6 +47,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <set>
 #include <thread>
 #include <pwd.h>
 #include <unistd.h>
@@ -214,9 +215,11 @@ struct request {
 };
 
 /// A failure after which the change cannot be in the log: no leader was
-/// known, or the decider's log is not running (nothing was proposed).
+/// known, the decider's log is not running, or its clock is too far from the
+/// signature's time (nothing was proposed).
 bool nothing_proposed(const std::string& error) {
-  return error == mesh::no_leader_reason || error.rfind(mesh::log_not_running_prefix, 0) == 0;
+  return error == mesh::no_leader_reason || error.rfind(mesh::log_not_running_prefix, 0) == 0 ||
+         error.rfind(mesh::clock_off_prefix, 0) == 0;
 }
 
 /// Exit codes: 0 done, 1 rejected or failed, 2 usage, 3 not acknowledged
@@ -282,6 +285,7 @@ struct outcome {
   bool maybe_applied = false;
   std::string retry_reason;
   std::string redirect; ///< the leader a "not the leader" answer named: try it next
+  bool not_here = false; ///< refused for this decider's clock: another may take it, this one will not
 };
 
 /// One attempt against one decider.
@@ -330,6 +334,7 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
       out.retry = true;
       out.retry_reason = target + ": " + (reply.errors.empty() ? std::string("not committed") : reply.errors[0]);
       out.maybe_applied = !nothing_proposed(reply.errors.empty() ? std::string() : reply.errors[0]);
+      out.not_here = !reply.errors.empty() && reply.errors[0].rfind(mesh::clock_off_prefix, 0) == 0;
       return out;
     }
     if (!reply.accepted) {
@@ -363,7 +368,9 @@ outcome attempt(const std::string& target, const mesh::node_identity& self, cons
       if (end != std::string::npos)
         out.redirect = reply.text.substr(at + leader_is.size(), end - at - leader_is.size());
     }
-    out.maybe_applied = !nothing_proposed(reply.text.substr(std::string_view("not applied: ").size()));
+    const std::string why = reply.text.substr(std::string_view("not applied: ").size());
+    out.maybe_applied = !nothing_proposed(why);
+    out.not_here = why.rfind(mesh::clock_off_prefix, 0) == 0;
     return out;
   }
   if (reply.ok && !req.output_file.empty()) {
@@ -860,13 +867,27 @@ int send_request(const std::vector<std::string>& deciders, const mesh::node_iden
   bool reached = false;
   bool maybe_applied = false;
   std::string redirect;
+  std::set<std::string> not_here; // deciders whose clock refused the signature's time
   for (size_t i = 0;; ++i) {
     // The leader a follower named goes first; then every --decider in turn.
     const std::string target = !redirect.empty() ? redirect : deciders[i % deciders.size()];
+    if (not_here.count(target) && not_here.size() < deciders.size() && redirect.empty())
+      continue;
     outcome o = attempt(target, self, tls, timeout, req, cmd, dry_run);
     redirect = o.redirect != target ? o.redirect : "";
     if (!o.retry)
       return o.rc;
+    if (o.not_here) {
+      not_here.insert(target);
+      if (not_here.size() >= deciders.size()) {
+        reasons += "  " + o.retry_reason + "\n";
+        std::fprintf(stderr, "gtmeshctl: not applied: no decider given takes the action at its signature's time:\n%s"
+                             "gtmeshctl: set the clock right where it is off (here, or on those deciders), or name "
+                             "another decider; nothing was changed\n",
+                     reasons.c_str());
+        return 1;
+      }
+    }
     reached = reached || o.reached;
     maybe_applied = maybe_applied || o.maybe_applied;
     reasons += "  " + o.retry_reason + "\n";

@@ -57,26 +57,18 @@ uint64_t push_id_of(const std::string& text) {
 /// An action that does not go through the log (member, fault), checked
 /// here as the log checks the others: a signature must hold; unsigned, it
 /// is refused while the signed-only policy is on. "" when it may run.
+/// A refused action's reply: "not applied: " when another decider may take
+/// it (gtmeshctl tries the next one), else "refused: ".
+std::string refusal(const std::string& why) {
+  return (why.rfind(clock_off_prefix, 0) == 0 ? "not applied: " : "refused: ") + why;
+}
+
 std::string check_unlogged(decider_self self, const command_call& call, const std::vector<std::string>& fields) {
-  consensus::log_entry e; // admit() takes an entry; these fields stand for its action
-  e.signature = call.signature;
-  if (call.signature.empty())
-    return admit(self, e);
-  auto& st = self->state;
-  const int64_t skew = wall_clock_ms() - call.signature.signed_at_ms;
-  if (skew > consensus::signature_freshness_ms || -skew > consensus::signature_freshness_ms)
-    return "the signature was made " + std::to_string(skew / 1000) +
-           " s from this decider's clock, more than the 300 s a signed action may be taken within";
-  if (!st.options.trust)
-    return "the action is signed, but this decider has no cluster CA to check it against (plain mode)";
-  std::string author, serial;
-  std::string why = st.options.trust->verify(
-    fields, call.signature,
-    [&](const std::string& s) {
-      return std::any_of(st.revoked.begin(), st.revoked.end(), [&](const auto& r) { return r.serial == s; });
-    },
-    author, serial);
-  return why.empty() ? "" : "the signature does not prove an operator: " + why;
+  if (call.signature.empty()) {
+    consensus::log_entry e; // admit() takes an entry; this one stands for the unsigned action
+    return admit(self, e, true);
+  }
+  return admit_signature(self, fields, call.signature, true);
 }
 
 // ---- views --------------------------------------------------------------
@@ -173,7 +165,7 @@ void run_member(decider_self self, const command_call& call, command_answer answ
     return answer(false, "member: expected list, add HOST:PORT or remove HOST:PORT");
   if (op != "list")
     if (std::string why = check_unlogged(self, call, {"member", op, address}); !why.empty())
-      return answer(false, "refused: " + why);
+      return answer(false, refusal(why));
   // A change waits for catch-up (a new decider copies the log or a
   // snapshot first): longer than a push.
   self->request(self->state.options.consensus, std::chrono::seconds(60), member_atom_v, op, address)
@@ -256,7 +248,7 @@ void run_fault(decider_self self, const command_call& call, command_answer answe
   if (call.args.empty())
     return answer(true, faults->describe());
   if (std::string why = check_unlogged(self, call, {"fault", arg(call, 0), arg(call, 1)}); !why.empty())
-    return answer(false, "refused: " + why);
+    return answer(false, refusal(why));
   if (arg(call, 0) == "!throw") // test hook: an unexpected exception must end the process (docs/reliability.md)
     throw std::runtime_error("fault hook: an exception thrown on purpose inside the decider actor");
   link_faults f;

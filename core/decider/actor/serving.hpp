@@ -51,6 +51,9 @@ void end_isolation(decider_self self, const std::string& how);
 
 void on_committed(decider_self self, const consensus::replicated_view_ptr& view);
 void on_flush(decider_self self);
+/// Drops the config API's JSON of the running config once the API has not
+/// used it for state::api_doc_idle, and has the memory trimmed (issue 42).
+void drop_idle_api_doc(decider_self self);
 
 /// The active config as a frame for agents, built (compressed) once per
 /// config: agents that connect or ask again get the same bytes.

@@ -78,7 +78,8 @@ struct decider_state {
   /// system (malloc_trim): its model, plan and snapshot are freed only once
   /// the responders have moved to the new one.
   int trim_in_flushes = -1;
-  /// The active config as agents get it (config_frame()), and which it is.
+  /// The active config as agents get it (config_frame(), compressed), and
+  /// which it is.
   std::vector<uint8_t> config_frame_bytes;
   uint32_t config_frame_version = 0;
   uint64_t config_frame_hash = 0;
@@ -116,9 +117,13 @@ struct decider_state {
     std::chrono::steady_clock::time_point deadline;
   };
   std::vector<waiting_answer> waiting;
-  /// The running config as JSON for the config API, made once per version.
+  /// The running config as JSON for the config API, made once per version
+  /// when the API is used, and dropped once it has not been for
+  /// api_doc_idle (about 2 KB per record: 190 MB at 100,000 records).
   uint32_t api_doc_version = 0;
   std::shared_ptr<const nlohmann::ordered_json> api_doc;
+  std::chrono::steady_clock::time_point api_doc_used;
+  static constexpr std::chrono::seconds api_doc_idle{60};
   /// Why this decider, not a voter of the membership in force, answers no
   /// DNS query (SERVFAIL: resolvers ask another nameserver); "" as a voter.
   std::string not_member_reason;

@@ -100,23 +100,19 @@ void prove(decider_self self, consensus::log_entry& e, const command_caller& cal
   e.vouched_by = display_text(node_name(self), consensus::max_entry_name_bytes);
 }
 
-std::string admit(decider_self self, const consensus::log_entry& e) {
+std::string admit_signature(decider_self self, const std::vector<std::string>& fields,
+                            const mesh::action_signature& signature, bool here) {
   auto& st = self->state;
-  if (e.signature.empty())
-    return st.signed_only && e.kind != consensus::entry_kind::bootstrap_config
-             ? "the cluster's signed-only policy is on: only actions gtmeshctl signs with an operator's key apply "
-               "(the console, the HTTP API and the external-dns webhook change nothing; docs/mesh.md, \"Who did it\")"
-             : "";
-  const int64_t skew = wall_clock_ms() - e.signature.signed_at_ms;
-  if (skew > consensus::signature_freshness_ms || -skew > consensus::signature_freshness_ms)
-    return "the signature was made " + std::to_string(skew / 1000) +
-           " s from this decider's clock, more than the 300 s a signed action may be taken within (a replay, or "
-           "a clock to set right)";
+  const int64_t skew = wall_clock_ms() - signature.signed_at_ms;
+  if (here && (skew > consensus::signature_freshness_ms || -skew > consensus::signature_freshness_ms))
+    return std::string(clock_off_prefix) + "the signature was made " + std::to_string(skew / 1000) +
+           " s from this decider's clock, more than the 300 s a signed action may be taken within (a replay, or a "
+           "clock to set right here or where gtmeshctl runs); another decider may take it";
   if (!st.options.trust)
     return "the action is signed, but this decider has no cluster CA to check it against (plain mode)";
   std::string author, serial;
   std::string why = st.options.trust->verify(
-    consensus::entry_action_fields(e), e.signature,
+    fields, signature,
     [&](const std::string& s) {
       return std::any_of(st.revoked.begin(), st.revoked.end(), [&](const auto& r) { return r.serial == s; });
     },
@@ -124,11 +120,20 @@ std::string admit(decider_self self, const consensus::log_entry& e) {
   return why.empty() ? "" : "the signature does not prove an operator: " + why;
 }
 
+std::string admit(decider_self self, const consensus::log_entry& e, bool here) {
+  if (e.signature.empty())
+    return self->state.signed_only && e.kind != consensus::entry_kind::bootstrap_config
+             ? "the cluster's signed-only policy is on: only actions gtmeshctl signs with an operator's key apply "
+               "(the console, the HTTP API and the external-dns webhook change nothing; docs/mesh.md, \"Who did it\")"
+             : "";
+  return admit_signature(self, consensus::entry_action_fields(e), e.signature, here);
+}
+
 void propose(decider_self self, const consensus::log_entry& entry, link_id link, proposal_done done) {
   auto& st = self->state;
-  if (std::string why = admit(self, entry); !why.empty()) {
+  if (std::string why = admit(self, entry, true); !why.empty()) {
     proposal_reply_body r;
-    r.error = std::string(unproven_prefix) + why;
+    r.error = why.rfind(clock_off_prefix, 0) == 0 ? why : std::string(unproven_prefix) + why;
     return done(r);
   }
   auto bytes = consensus::encode(entry);
@@ -259,6 +264,7 @@ void config_api_call_unguarded(decider_self self, const command_caller& caller, 
     st.api_doc = std::make_shared<const api::json>(std::move(*doc));
     st.api_doc_version = version;
   }
+  st.api_doc_used = std::chrono::steady_clock::now();
   const api::json& doc = *st.api_doc;
   if (method == "GET")
     return answer(api::read(doc, version, arg(1)));
@@ -348,8 +354,9 @@ void config_api_call_unguarded(decider_self self, const command_caller& caller, 
       // A retry of an API call is a new change (no push id to match):
       // say what to do instead.
       std::string why = r.error.substr(0, r.error.find(", and retrying with the same push id is safe"));
-      const bool nothing_proposed =
-        why.find(no_leader_reason) != std::string::npos || why.find(log_not_running_prefix) != std::string::npos;
+      const bool nothing_proposed = why.find(no_leader_reason) != std::string::npos ||
+                                    why.find(log_not_running_prefix) != std::string::npos ||
+                                    why.rfind(clock_off_prefix, 0) == 0;
       return answer(config_api::error_reply(
         503, version,
         why + (nothing_proposed ? "; nothing was changed"
@@ -391,7 +398,9 @@ std::string validate_forwarded(decider_self self, const std::vector<char>& bytes
     if (!e.has_proof() && members_lacking(self, capability_signed_actions, true).empty())
       return "an operator action with no proof of its author (an operator's signature, or the vouch of the decider "
              "that authenticated the client) is refused";
-    if (std::string why = admit(self, e); !why.empty())
+    // The signature's time was judged by the decider the operator reached;
+    // the log keeps replays out (replicated_state::unproven).
+    if (std::string why = admit(self, e, false); !why.empty())
       return why;
   }
   switch (e.kind) {

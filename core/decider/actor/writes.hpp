@@ -41,11 +41,16 @@ std::string author_of(decider_self self, const command_caller& caller, const std
 /// entry): then `by` alone, as before.
 void prove(decider_self self, consensus::log_entry& e, const command_caller& caller, const std::string& note,
            const mesh::action_signature& signature);
-/// "" when `e` may be proposed by this decider now: a signature holds
-/// (the cluster CA, the revocations applied here) and was made within
-/// signature_freshness_ms of this decider's clock; while the signed-only
-/// policy is on, an unsigned action is refused. Else why not.
-std::string admit(decider_self self, const consensus::log_entry& e);
+/// "" when a signed action may be taken: the signature holds (the cluster
+/// CA, the revocations applied here) and, `here` (the decider the operator
+/// reached), was made within signature_freshness_ms of this decider's
+/// clock, else a refusal starting with clock_off_prefix (nothing proposed;
+/// another decider may take it). Else why not.
+std::string admit_signature(decider_self self, const std::vector<std::string>& fields,
+                            const mesh::action_signature& signature, bool here);
+/// The same for a log entry; unsigned, it is refused while the signed-only
+/// policy is on.
+std::string admit(decider_self self, const consensus::log_entry& e, bool here);
 
 /// Proposes a log entry; `done` gets the outcome once this decider has
 /// applied the change, or at once when it failed. `link` (0: none) is the

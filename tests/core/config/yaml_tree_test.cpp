@@ -96,6 +96,22 @@ TEST(yaml_tree, the_fast_reader_reads_every_shipped_config_as_libyaml_does) {
   }
 }
 
+TEST(yaml_tree, positions_counted_from_offsets_past_many_indexed_lines_are_libyamls) {
+  // The fast reader keeps each node's byte offset and position() counts its
+  // line from an index of every 64th line start (issue 42): lines far past
+  // the first, blank lines and long flow lines, read by one thread and by
+  // two, must give libyaml's line and column for every node (dump()).
+  std::string text = "zones:\n";
+  for (int i = 0; i < 700; ++i)
+    text += "  - name: z" + std::to_string(i) + "\n    records: [{a: 1}, {b: [x, " + std::string(i % 90, 'y') +
+            "]}]\n" + (i % 7 ? "" : "\n");
+  expect_same(text, true);
+  const std::string libyaml = yaml::dump(*yaml::parse_with_libyaml(text).doc);
+  auto two = yaml::read_fast_split_at(text, text.find("  - name: z500\n"));
+  ASSERT_TRUE(two && two->read_in_two);
+  EXPECT_EQ(yaml::dump(*two->doc), libyaml);
+}
+
 TEST(yaml_tree, the_block_and_flow_forms_configs_use_stay_on_the_fast_path) {
   expect_same("# c\n---\na: 1\nb:\n- x\n- y: 2\n  z: ~\n", true);                      // indentless, compact
   expect_same("list:\n  - - a\n    - b\n  -\n    c: d\n  - \n  - e # note\nempty:\nx: y\n", true);

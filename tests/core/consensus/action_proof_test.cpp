@@ -319,6 +319,42 @@ TEST_F(action_proof_test, replay_and_a_restored_snapshot_reach_the_same_verdicts
   EXPECT_EQ(all[5], "");
 }
 
+// Replays are judged by the log, the same on every decider, whatever their
+// clocks say (a decider with its clock an hour off still applies them alike).
+TEST_F(action_proof_test, a_replayed_signature_is_refused_by_the_log_not_by_a_clock) {
+  auto alice = issue("alice", "gtmesh:operator");
+  auto bob = issue("bob", "gtmesh:operator");
+  const int64_t t = now_ms();
+  auto drain_iad = signed_by(drain("iad", 30), alice, t);
+  log_entry undrain = drain("iad", 31);
+  undrain.drained = false;
+  auto s = state();
+  EXPECT_EQ(s.apply(drain_iad, 1).unproven, "");
+  EXPECT_EQ(s.apply(signed_by(undrain, alice, t + 1000), 2).unproven, "");
+  // The same bytes again (a decider forwarding what it once saw): refused.
+  auto r = s.apply(drain_iad, 3);
+  EXPECT_TRUE(r.ignored);
+  EXPECT_NE(r.unproven.find("already in the log"), std::string::npos) << r.unproven;
+  EXPECT_FALSE(s.drains().at("iad").drained) << "the undrain holds";
+  // A signature of alice's made over 300 s before her newest action: refused.
+  auto old = signed_by(drain("fra", 32), alice, t - signature_freshness_ms - 5000);
+  EXPECT_NE(s.apply(old, 4).unproven.find("before alice's newest action"), std::string::npos);
+  EXPECT_EQ(s.drains().count("fra"), 0u);
+  // Within the window, and another operator's own history: applied.
+  EXPECT_EQ(s.apply(signed_by(drain("fra", 33), alice, t - 200'000), 5).unproven, "");
+  EXPECT_EQ(s.apply(signed_by(drain("ams", 34), bob, t - 3'600'000), 6).unproven, "");
+  EXPECT_EQ(s.newest_signed_at(alice.serial), t + 1000);
+  // A member restored from a snapshot judges the next replay alike.
+  auto bytes = s.snapshot();
+  auto member = state();
+  ASSERT_TRUE(member.restore(bytes.data(), bytes.size()));
+  EXPECT_NE(member.apply(drain_iad, 7).unproven.find("already in the log"), std::string::npos);
+  EXPECT_NE(member.apply(old, 8).unproven.find("before alice's newest action"), std::string::npos);
+  s.apply(drain_iad, 7);
+  s.apply(old, 8);
+  EXPECT_EQ(member.snapshot(), s.snapshot());
+}
+
 TEST_F(action_proof_test, without_a_cluster_ca_no_signature_holds) {
   auto alice = issue("alice", "gtmesh:operator");
   replicated_state plain; // plain mode: no CA

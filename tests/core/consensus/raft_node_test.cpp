@@ -681,7 +681,7 @@ unsigned rpc_type(const std::vector<uint8_t>& body) {
   return decode_removed_notice(body.data(), body.size(), from, index) ? removed_notice_type : 0;
 }
 
-/// Where a joining decider is killed (-9) during `member add` (issue 42
+/// Where a joining decider is killed (-9) during `member add` (issue 41
 /// item 7: killed while installing the snapshot it stayed a spare).
 enum class join_kill {
   before_the_add,            ///< started with --join, killed before anyone wrote to it
@@ -789,7 +789,7 @@ INSTANTIATE_TEST_SUITE_P(at, a_joining_decider_killed,
 
 // A voter cut off from the leader while it is removed used to miss the
 // standby step (the removal followed at once, and removed deciders are sent
-// nothing), kept thinking it votes and kept answering DNS (issue 42 item
+// nothing), kept thinking it votes and kept answering DNS (issue 41 item
 // 11, chaos row `membership`). The removal now waits for it to know.
 TEST(raft_node, a_voter_is_removed_only_once_it_knows_it_is_a_standby) {
   sim_cluster c(4, 41);
@@ -861,7 +861,7 @@ TEST(raft_node, a_removed_notice_older_than_the_receivers_configuration_changes_
 }
 
 // A spare is sent nothing once its add failed: it used to name the leader
-// it last heard forever, long after that one was gone (issue 42 item 7).
+// it last heard forever, long after that one was gone (issue 41 item 7).
 TEST(raft_node, a_follower_names_no_leader_it_has_not_heard_from) {
   sim_cluster c(3, 44);
   push(c, "v1", 1);

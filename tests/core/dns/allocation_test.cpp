@@ -87,7 +87,7 @@ using test::query_spec;
 TEST(allocation, the_hook_counts_allocations) {
   allocations = 0;
   counting = true;
-  auto* p = new int(7);
+  int* volatile p = new int(7); // volatile: the compiler may not elide this new/delete pair (C++14)
   counting = false;
   delete p;
   EXPECT_EQ(allocations.load(), 1u) << "the counting hook must see a plain new";

@@ -34,24 +34,13 @@ sys.path.insert(0, os.path.join(HERE, "..", "dns_lib"))
 sys.path.insert(0, os.path.join(HERE, "..", "dnssec"))
 from gtmesh_dns import Checks, GtmeshServer, _die_with_parent, dig, free_port, section, status_of  # noqa: E402
 import dnssec_lib  # noqa: E402
+from cluster_helpers import wait_for  # noqa: E402
 
 SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(HERE, "..", "..", ".."))
 GTMESH = os.environ.get("GTMESH_BIN", os.path.join(SRC, "build", "tools", "gtmesh"))
 GTMESHCTL = os.path.join(os.path.dirname(GTMESH), "gtmeshctl")
 TARGET = "lb.alias.test."
 BACKENDS = ["127.0.0.2", "127.0.0.3", "127.0.0.4"]
-
-
-def wait_for(fn, seconds, step=0.1):
-    """fn()'s first truthy value within `seconds`, else its last value."""
-    deadline = time.monotonic() + seconds
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(step)
-    return last
 
 
 class Unbound:

@@ -2,7 +2,7 @@
 """A decider killed (-9) in the middle of joining, restarted on its folder
 with the same flags, finishes joining; one removed while it was down stops
 answering when it comes back (docs/mesh.md, "Changing the deciders";
-issue 42 items 7 and 11). The real binaries on loopback (tools/cluster.sh):
+issue 41 items 7 and 11). The real binaries on loopback (tools/cluster.sh):
 3 deciders, fra drained, a log long enough to be compacted (a new decider
 is sent a snapshot). Each point is made deterministic with what the
 operator has (kill -9, the joiner's own fault hooks), not with timing:

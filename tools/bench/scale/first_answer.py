@@ -6,9 +6,12 @@ usage: first_answer.py PORT QNAME TIMEOUT_S [SETTLE_S] -- COMMAND...
 Execs COMMAND, then sends `QNAME A` to 127.0.0.1:PORT every 5 ms (each
 query waits at most 5 ms for its reply) until a NOERROR reply with at least
 one answer arrives (to any of the queries sent). Prints "SECONDS RSS_KB HWM_KB
-SETTLED_RSS_KB": the time from exec to that reply, the server's VmRSS and
-VmHWM at that moment, and its VmRSS SETTLE_S seconds later (default 3: the
-RSS it serves with once start-up garbage is given back), then stops the
+SETTLED_RSS_KB CPU_SECONDS": the time from exec to that reply, the server's
+VmRSS and VmHWM at that moment, its VmRSS SETTLE_S seconds later (default 3:
+the RSS it serves with once start-up garbage is given back), and the CPU
+time (user + system, all threads) it had used when it answered: on a
+machine shared with builds, the wall time moves with the load and the CPU
+time much less. Then stops the
 server (SIGTERM, SIGKILL after 10 s). Exits 1 if the server exits or does
 not answer within TIMEOUT_S.
 """
@@ -33,6 +36,15 @@ def status_kb(pid, key):
     except OSError:
         pass
     return 0
+
+
+def cpu_seconds(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def main():
@@ -69,11 +81,12 @@ def main():
                     break
         elapsed = time.monotonic() - t0
         rss, hwm = status_kb(proc.pid, "VmRSS"), status_kb(proc.pid, "VmHWM")
+        cpu = cpu_seconds(proc.pid)
         time.sleep(settle)  # not a synchronisation: the RSS after a fixed time is the measurement
         if proc.poll() is not None:
             print("server exited with %d after answering" % proc.returncode, file=sys.stderr)
             return 1
-        print("%.3f %d %d %d" % (elapsed, rss, hwm, status_kb(proc.pid, "VmRSS")))
+        print("%.3f %d %d %d %.2f" % (elapsed, rss, hwm, status_kb(proc.pid, "VmRSS"), cpu))
         return 0
     finally:
         proc.terminate()

@@ -162,7 +162,7 @@ def removed_while_dead(ctx, c, d, remove):
 @scenario("membership",
           fault="fra drained, a log past its first snapshot; deciders 3 -> 4 -> 5 -> 3 with gtmeshctl member "
                 "add/remove while configs are pushed every 0.7 s; the joining decider5 is killed (-9) 0.15 s after "
-                "`member add` (issue 42 item 7) and restarted on its folder with the same flags; the leader is "
+                "`member add` (issue 41 item 7) and restarted on its folder with the same flags; the leader is "
                 "killed (-9) during the remove of decider5 and restarted",
           prop="every change completes (retried where the kill interrupted it): decider5 is a voter within two "
                "catch-up rounds + slack of its restart and names the leader every member names; every "
