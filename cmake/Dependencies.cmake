@@ -36,6 +36,8 @@ find_package(RocksDB REQUIRED)
 find_package(yaml-cpp REQUIRED)
 # The config as JSON (the per-object API, importers, the external-dns webhook).
 find_package(nlohmann_json 3 REQUIRED)
+# simdjson (libsimdjson-dev): real users' beacons (core/rum/beacon_parse.hpp).
+find_package(simdjson REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(MAXMINDDB REQUIRED IMPORTED_TARGET libmaxminddb)
 # libyaml: the config reader's fallback for the YAML its fast reader leaves (core/config/yaml_tree.hpp).

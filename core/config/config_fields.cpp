@@ -23,8 +23,10 @@ constexpr std::array<sv, 4> endpoint_statuses{"enabled", "disabled", "stopped", 
 constexpr std::array<sv, 2> profile_statuses{"enabled", "disabled"};
 
 constexpr std::array<sv, 3> transfer_views{"current", "fail_safe", "omit"};
+constexpr std::array<sv, 2> profile_sources{"agents", "rum"};
+constexpr std::array<sv, 2> rum_statistics{"p50", "p90"};
 
-constexpr std::array<field, 13> config_fields{{
+constexpr std::array<field, 14> config_fields{{
   {"cluster", object, "The cluster's name and mutual TLS files.", "cluster"},
   {"measurement", object, "How often agents measure, and when a value is stale.", "measurement"},
   {"datacenters", list, "The datacenters answers are served from.", "datacenter"},
@@ -39,6 +41,35 @@ constexpr std::array<field, 13> config_fields{{
   {"external_dns", list, "What external-dns webhooks published, per cluster (written by the webhook).",
    "external_dns_cluster"},
   {"resolver", object, "The recursive resolvers the deciders ask for ALIAS targets' addresses.", "resolver"},
+  {"rum", object, "Real users' measurements: apps, keys, privacy, aggregation (docs/rum.md).", "rum"},
+}};
+constexpr std::array<field, 11> rum_fields{{
+  {"apps", list, "The RUM apps whose beacons are taken.", "rum_app", true},
+  {"ipv4_prefix", integer, "Client IPv4 addresses are truncated to this prefix before anything is kept (8..24)."},
+  {"ipv6_prefix", integer, "Client IPv6 addresses are truncated to this prefix (16..56)."},
+  {"window", duration, "How often the table answers steer by is rebuilt."},
+  {"half_life", duration, "A sample counts half after this long."},
+  {"max_age", duration, "Default data TTL: a cell not fed this long stops steering."},
+  {"max_cells", integer, "Cells kept (least recently used evicted)."},
+  {"max_body", integer, "Bytes of one beacon request body at most (larger: 413)."},
+  {"rate_per_address", integer, "Beacons a second one client network may send (more: 429)."},
+  {"burst", integer, "Beacons one client network may send at once."},
+}};
+constexpr std::array<field, 4> rum_app_fields{{
+  {"name", text, "The app id beacons carry.", {}, true},
+  {"keys", texts, "Keys that authenticate the app's beacons (key= or X-Gtmesh-Rum-Key).", {}, true},
+  {"origins", texts, "Page origins allowed to beacon (CORS); none = any."},
+  {"measure", list, "What the tag (/rum.js) measures.", "rum_measure"},
+}};
+constexpr std::array<field, 2> rum_measure_fields{{
+  {"job", text, "PROFILE/ENDPOINT or dc/NAME.", {}, true},
+  {"url", text, "A small object served from it (http:// or https://).", {}, true},
+}};
+constexpr std::array<field, 4> rum_steering_fields{{
+  {"min_samples", integer, "A cell steers only with this many (decayed) samples."},
+  {"keep_within", any, "Keep endpoints within this of the best: 20 (ms) or 10%."},
+  {"availability_threshold", any, "Drop endpoints below this availability: 90% or 0.9."},
+  {"statistic", text, "Rank by p50 or p90.", {}, false, rum_statistics},
 }};
 constexpr std::array<field, 3> transfer_fields{{
   {"view", text, "What dynamic records transfer as: current (default), fail_safe or omit.", {}, false, transfer_views},
@@ -183,7 +214,7 @@ constexpr std::array<field, 10> answer_fields{{
   {"weight", integer, "Balance weight."},
   {"location", object, "Where it is (balance: closest).", "location"},
 }};
-constexpr std::array<field, 14> dc_policy_fields{{
+constexpr std::array<field, 15> dc_policy_fields{{
   {"source", text, "host, service or client.", {}, true, sources},
   {"service", text, "The service (source: service)."},
   {"metric", text, "The metric ranked.", {}, true},
@@ -198,6 +229,7 @@ constexpr std::array<field, 14> dc_policy_fields{{
   {"hold_down", duration, "How long a pick stays."},
   {"slow_start", duration, "How long a DC that comes back ramps up."},
   {"protect", object, "Holds against a monitoring fault.", "protect"},
+  {"rum", object, "RUM steering (metric rum_latency or rum_availability).", "rum_steering"},
 }};
 constexpr std::array<field, 4> gate_fields{{
   {"source", text, "host, service or client.", {}, true, sources},
@@ -228,7 +260,7 @@ constexpr std::array<field, 3> static_rule_fields{{
   {"region", texts, "Client regions (ISO countries, continents, US-/CA-/AU- states)."},
   {"dc", text, "The DC that answers.", {}, true},
 }};
-constexpr std::array<field, 10> profile_fields{{
+constexpr std::array<field, 12> profile_fields{{
   {"name", text, "The profile's name.", {}, true},
   {"method", text, "The routing method (docs/routing.md).", {}, true},
   {"status", text, "A disabled profile answers as if every endpoint were down.", {}, false, profile_statuses},
@@ -239,6 +271,8 @@ constexpr std::array<field, 10> profile_fields{{
   {"protect", object, "Holds against a monitoring fault.", "protect"},
   {"endpoints", list, "The endpoints.", "endpoint"},
   {"generated_by", text, "Who wrote it (external-dns); display only."},
+  {"source", text, "performance: agents (default) or rum (real users' measurements).", {}, false, profile_sources},
+  {"rum", object, "performance with source rum: the steering steps.", "rum_steering"},
 }};
 constexpr std::array<field, 15> endpoint_fields{{
   {"name", text, "The endpoint's name.", {}, true},
@@ -270,7 +304,7 @@ constexpr std::array<field, 6> external_dns_endpoint_fields{{
   {"weight", integer, "Its weight (webhook/weight)."},
 }};
 
-constexpr std::array<object_fields, 32> all{{
+constexpr std::array<object_fields, 36> all{{
   {"config", "A gtmesh config (docs/config.md).", config_fields},
   {"resolver", "Recursive resolvers for ALIAS targets.", resolver_fields},
   {"cluster", "The cluster.", cluster_fields},
@@ -303,6 +337,10 @@ constexpr std::array<object_fields, 32> all{{
   {"endpoint", "A profile endpoint.", endpoint_fields},
   {"external_dns_cluster", "What one cluster's external-dns published.", external_dns_cluster_fields},
   {"external_dns_endpoint", "One external-dns endpoint.", external_dns_endpoint_fields},
+  {"rum", "Real users' measurements.", rum_fields},
+  {"rum_app", "A RUM app.", rum_app_fields},
+  {"rum_measure", "One thing the tag measures.", rum_measure_fields},
+  {"rum_steering", "How RUM data steers.", rum_steering_fields},
 }};
 
 } // namespace

@@ -115,6 +115,10 @@ load_result loader::read(std::string_view text) {
       cfg_.failover_budget_ms = *v;
     if (node t = child(root, "dnstap"))
       parse_dnstap(t);
+    if (node r = child(root, "rum")) { // after profiles: its jobs name their endpoints
+      parse_rum(r);
+      check_rum_jobs();
+    }
     if (cfg_.datacenters.empty())
       error(root, "datacenters", "at least one datacenter is required");
     if (cfg_.datacenters.size() > max_datacenters)

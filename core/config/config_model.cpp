@@ -126,6 +126,8 @@ std::string monitor_protection::text() const {
 }
 
 std::string metric_ref::text() const {
+  if (rum)
+    return rum == 1 ? "client rum_latency" : "client rum_availability";
   std::string out(to_string(src));
   if (src == source::service)
     out += " " + service;

@@ -138,6 +138,10 @@ struct metric_ref {
   source src = source::host;
   std::string service; ///< only for source::service
   metric_id metric = metric_id::host_status;
+  /// Client source, real users' measurements (docs/rum.md): 1 rum_latency
+  /// (ms, lower is better), 2 rum_availability (0..1); `metric` is then
+  /// client rtt, which the view's cells are never read for.
+  uint8_t rum = 0;
   std::string text() const; ///< "service web healthyBackends"
 };
 
@@ -196,6 +200,46 @@ struct monitor_protection {
   std::string text() const; ///< "protect: more than 50% within 1m, hold 5m"
 };
 
+/// `rum:` (docs/rum.md): real users' measurements, taken on the deciders'
+/// --http listeners. Absent (no apps) = no RUM routes and no RUM steering.
+struct rum_app_settings {
+  std::string name;                 ///< a beacon's appid
+  std::vector<std::string> keys;    ///< any one of them authenticates (key= or X-Gtmesh-Rum-Key)
+  std::vector<std::string> origins; ///< pages allowed to beacon (CORS); empty = any origin
+  struct measure {
+    std::string job; ///< "PROFILE/ENDPOINT" or "dc/NAME"
+    std::string url; ///< the small object the tag fetches from it
+  };
+  std::vector<measure> measures; ///< what /rum.js measures
+  config_location where;
+};
+
+struct rum_settings {
+  std::vector<rum_app_settings> apps;
+  int ipv4_prefix = 24;               ///< client addresses are truncated to this...
+  int ipv6_prefix = 48;               ///< ...before anything is stored
+  int64_t window_ms = 10'000;         ///< the table steering reads is rebuilt this often
+  int64_t half_life_ms = 300'000;     ///< samples count half after this long
+  int64_t max_age_ms = 3'600'000;     ///< default data TTL: a cell not fed this long stops steering
+  uint32_t max_cells = 1'000'000;     ///< cells kept (least recently used evicted)
+  uint32_t max_body_bytes = 1 << 20;  ///< a larger beacon body gets 413
+  uint32_t rate_per_address = 1'000;  ///< beacons a second from one client network...
+  uint32_t burst = 10'000;            ///< ...with this burst
+  config_location where;
+  bool configured() const noexcept { return !apps.empty(); }
+};
+
+/// How a profile (`source: rum`) or a DC-mode record (metric rum_latency /
+/// rum_availability) steers by real users' measurements: Pulsar's steps.
+struct rum_steering {
+  bool enabled = false;
+  uint32_t min_samples = 5;          ///< a cell steers only with this much (decayed) sample weight
+  double keep_within = 0;            ///< keep endpoints within this of the best (stabilize)...
+  bool keep_within_percent = false;  ///< ...ms, or percent
+  double availability_threshold = 0.9; ///< endpoints below this availability are dropped
+  bool p90 = false;                  ///< rank by p90 instead of p50
+};
+
 struct dc_policy {
   metric_ref select;
   criterion rank;
@@ -205,6 +249,7 @@ struct dc_policy {
   int64_t slow_start_ms = 0;
   monitor_protection protect;
   std::vector<gate> gates;
+  rum_steering rum; ///< select or gate metric rum_latency / rum_availability (docs/rum.md)
   int pick_dc_count = 1;
   balance_kind balance = balance_kind::all;
   std::vector<dc_answers> answers; ///< candidate DCs in config order (= tie-break)
@@ -362,6 +407,7 @@ struct profile {
   int max_return = 8; ///< multivalue
   int64_t slow_start_ms = 0; ///< ramped failback of its endpoints (0 = at once)
   monitor_protection protect; ///< of the records it answers
+  rum_steering rum; ///< performance: `source: rum` (docs/rum.md)
   std::vector<endpoint> endpoints;
   config_location where;
 };
@@ -469,6 +515,7 @@ struct config {
   int64_t failover_budget_ms = 0;
   dnstap_settings dnstap;
   resolver_settings resolver;
+  rum_settings rum;
 
   // Every record's answers, in one arena: records hold runs of `answers`
   // (answer_span), each answer names its value in `answer_values`, where

@@ -98,6 +98,7 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
     },
     [=](send_atom) {
       tick_alias(self);
+      tick_rum(self);
       drop_idle_api_doc(self);
       send_unmeasured_prefixes(self);
       self->delayed_send(self, std::chrono::seconds(1), send_atom_v);

@@ -76,6 +76,7 @@ bool decider_core::restore(int64_t now_ms, std::string& error) {
     table_.take_changed_origins(); // already on disk
     overrides_ = store_->load_overrides();
     restored_aliases_ = store_->load_aliases();
+    restored_rum_ = store_->load_rum_chunks();
     applied_index_ = store_->load_applied_index();
     log_uid_ = store_->load_log_uid();
     // The newest stored config that still loads (a build may have tightened
@@ -391,7 +392,8 @@ snapshot_ptr decider_core::build_snapshot(int64_t now_ms) {
   if (!active_->plan->alias_targets.empty())
     aliases = build_alias_view(*active_->plan, aliases_.get(), in,
                                last_ && last_->plan == active_->plan ? last_->aliases.get() : nullptr);
-  last_ = make_snapshot(active_->plan, view, now_ms, ++generation_, last_.get(), std::move(hold), std::move(aliases));
+  last_ = make_snapshot(active_->plan, view, now_ms, ++generation_, last_.get(), std::move(hold), std::move(aliases),
+                        rum_);
   last_fixed_now_ = isolated() ? now_ms : 0;
   last_built_ms_ = now_ms;
   ++counters_.snapshots;

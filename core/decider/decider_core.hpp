@@ -188,6 +188,19 @@ public:
   /// The resolutions restore() found in the store.
   const std::vector<state::alias_record>& restored_aliases() const noexcept { return restored_aliases_; }
 
+  // --- real users' measurements (docs/rum.md) -----------------------------
+  /// The table the next snapshots steer by (rum_hook publishes it once per
+  /// aggregation window); null = none.
+  void set_rum(std::shared_ptr<const rum::rum_table> table) {
+    rum_ = std::move(table);
+    dirty_ = true;
+  }
+  const rum::rum_table* rum() const noexcept { return rum_.get(); }
+  /// Cells to write at the next flush (every cell, in chunks).
+  void persist_rum(std::vector<std::string> chunks) { pending_.rum_chunks = std::move(chunks); }
+  /// The cell chunks restore() found in the store (taken once).
+  std::vector<std::string> take_restored_rum() { return std::move(restored_rum_); }
+
   // --- persistence ---------------------------------------------------------
   /// Commits pending changes in one batch (state::store::commit says when it
   /// is synced); true if there was nothing
@@ -284,6 +297,8 @@ private:
   monitor_protection_state protection_;
   std::shared_ptr<const alias_state> aliases_;
   std::vector<state::alias_record> restored_aliases_;
+  std::shared_ptr<const rum::rum_table> rum_;
+  std::vector<std::string> restored_rum_;
   snapshot_ptr last_;
   int64_t last_built_ms_ = 0;
   uint64_t generation_ = 0;

@@ -6,7 +6,8 @@ const std::vector<std::string>& own_capabilities() {
   static const std::vector<std::string> all{std::string(capability_revoke), std::string(capability_tls_crl),
                                             std::string(capability_agent_instance),
                                             std::string(capability_config_conditions),
-                                            std::string(capability_signed_actions), std::string(capability_alias)};
+                                            std::string(capability_signed_actions), std::string(capability_alias),
+                                            std::string(capability_rum)};
   return all;
 }
 

@@ -43,6 +43,10 @@ inline constexpr std::string_view capability_signed_actions = "signed-actions";
 /// names in an "alias-probes" request.
 inline constexpr std::string_view capability_alias = "alias";
 
+/// Real users' measurements: the config's rum: section and source: rum are
+/// understood, and a decider takes the "rum-samples" its peers send.
+inline constexpr std::string_view capability_rum = "rum";
+
 /// This build's capabilities, sent in its hello.
 const std::vector<std::string>& own_capabilities();
 

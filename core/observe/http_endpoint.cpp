@@ -59,8 +59,8 @@ std::unique_ptr<http_endpoint> http_endpoint::create(http_endpoint_options optio
   // Before any body is read: GET without a body, and POST without a body
   // only to the console's two actions. Anything else is refused here, so
   // a client cannot make the node read a large or chunked body.
-  s.set_pre_routing_handler([body_prefix = e->options_.body_prefix](const httplib::Request& req,
-                                                                    httplib::Response& res) {
+  s.set_pre_routing_handler([body_prefix = e->options_.body_prefix, preflight = e->options_.preflight_prefix](
+                              const httplib::Request& req, httplib::Response& res) {
     const bool has_body = req.has_header("Transfer-Encoding") ||
                           (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
     if (!body_prefix.empty() && req.path.rfind(body_prefix, 0) == 0 &&
@@ -82,7 +82,8 @@ std::unique_ptr<http_endpoint> http_endpoint::create(http_endpoint_options optio
       res.set_content("a POST needs Content-Length (0: these actions take no body)\n", "text/plain");
       return httplib::Server::HandlerResponse::Handled;
     }
-    if ((req.method == "GET" || req.method == "HEAD" || action) && !has_body)
+    const bool options = req.method == "OPTIONS" && !preflight.empty() && req.path.rfind(preflight, 0) == 0;
+    if ((req.method == "GET" || req.method == "HEAD" || action || options) && !has_body)
       return httplib::Server::HandlerResponse::Unhandled;
     res.status = has_body ? 413 : 405;
     res.set_header("Connection", "close");

@@ -33,6 +33,9 @@ struct http_endpoint_options {
   /// /api/v1/, docs/api.md); "" for none.
   std::string body_prefix;
   size_t max_body = 64 * 1024;
+  /// Paths under this prefix also take OPTIONS without a body (CORS
+  /// preflight: the RUM routes, docs/rum.md); "" for none.
+  std::string preflight_prefix;
 };
 
 class http_endpoint {

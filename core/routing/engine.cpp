@@ -66,8 +66,9 @@ uint32_t find_zone(const routing_plan& plan, std::span<const uint8_t> name) noex
 
 snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view> view, int64_t now_ms,
                            uint64_t generation, const routing_snapshot* previous, std::shared_ptr<monitor_hold> hold,
-                           std::shared_ptr<const alias_answers> aliases) {
+                           std::shared_ptr<const alias_answers> aliases, std::shared_ptr<const rum::rum_table> rum) {
   auto s = std::make_shared<routing_snapshot>();
+  s->rum = std::move(rum);
   auto prepared = std::make_shared<prepared_decisions>();
   // Which ALIAS targets changed since the previous snapshot (by stamp).
   const alias_answers* before = previous && previous->plan == plan ? previous->aliases.get() : nullptr;
@@ -170,7 +171,7 @@ void resolve(const routing_snapshot& snapshot, const routing_query& query, query
     prepared = snapshot.hold->prepared.get();
   }
   route_context rc{plan, *view, query, ctx, out, trace, r.id, 0, ctx.rotation[r.id & 0xff]++, prepared,
-                   snapshot.aliases.get()};
+                   snapshot.aliases.get(), snapshot.rum.get()};
   if (trace) {
     trace->note(0, "record " + std::string(r.name) + " " + std::string(dns::to_string(r.type)) + " ttl " + std::to_string(r.ttl));
     if (held)

@@ -7,6 +7,7 @@
 #include "core/routing/measurement_view.hpp"
 #include "core/routing/query.hpp"
 #include "core/routing/routing_plan.hpp"
+#include "core/rum/rum_table.hpp"
 
 namespace gtmesh {
 
@@ -28,6 +29,8 @@ struct route_context {
   const prepared_decisions* prepared = nullptr;
   /// The snapshot's ALIAS answers, or null (none known).
   const alias_answers* aliases = nullptr;
+  /// The snapshot's real users' measurements, or null (none).
+  const rum::rum_table* rum = nullptr;
 
   /// The geo database's view of the client, looked up once per query. Using
   /// it makes the answer depend on the client, so it widens the ECS scope.

@@ -1,11 +1,14 @@
 #include "core/routing/routing_plan.hpp"
 
+#include "core/rum/rum_table.hpp"
+
 #include "core/dns/wire/name.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/routing/common/balance.hpp"
 #include "core/runtime/side_thread.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -269,6 +272,11 @@ private:
     metric_column c;
     c.src = ref.src;
     c.metric = ref.metric;
+    c.rum = ref.rum;
+    if (ref.rum) { // the RUM table's TTLs say what is fresh
+      c.stale_ms = std::numeric_limits<int64_t>::max() / 4;
+      return c;
+    }
     const cell_layout& l = plan_.layout;
     switch (ref.src) {
       case source::host:
@@ -390,6 +398,11 @@ void plan_builder::compile_record(const record& r, uint32_t zone_index, record_p
       d.pick = r.dc->pick_dc_count;
       d.balance = r.dc->balance;
       d.candidates = make_candidates(r.dc->answers);
+      if (r.dc->rum.enabled) {
+        d.rum = r.dc->rum;
+        for (const auto& cand : d.candidates)
+          d.rum_targets.push_back(rum::target_hash("dc/" + cfg_.datacenters[cand.dc].name));
+      }
       if (d.slow_start_ms > 0) {
         std::vector<uint32_t> services;
         auto reads = [&](const metric_column& c) {

@@ -74,6 +74,7 @@ struct metric_column {
   metric_id metric = metric_id::host_status;
   uint32_t base = 0;
   int64_t stale_ms = 0;
+  uint8_t rum = 0; ///< metric_ref::rum: read from the snapshot's RUM table, never from the view
   uint32_t cell(uint32_t dc) const noexcept { return base + dc; }
 };
 
@@ -103,6 +104,10 @@ struct dc_plan {
   std::vector<dc_candidate> candidates; ///< config order = tie-break order
   answer_group fail_safe;
   all_down_action on_all_down = all_down_action::fail_open;
+  /// Real users' measurements (select or a gate reads rum_*): the steps,
+  /// and per candidate target_hash("dc/NAME"); empty when none is read.
+  rum_steering rum;
+  std::vector<uint64_t> rum_targets;
 };
 
 struct static_rule_plan {

@@ -5,6 +5,7 @@
 #include "core/routing/prepared_decisions.hpp"
 #include "core/routing/measurement_view.hpp"
 #include "core/routing/routing_plan.hpp"
+#include "core/rum/rum_table.hpp"
 
 #include <memory>
 
@@ -27,6 +28,9 @@ struct routing_snapshot {
   /// The addresses of the plan's ALIAS targets and their health; null when
   /// none is known (ALIAS records then answer NODATA).
   std::shared_ptr<const alias_answers> aliases;
+  /// Real users' measurements, as of the last aggregation window; null
+  /// when the config has no rum: section (docs/rum.md).
+  std::shared_ptr<const rum::rum_table> rum;
 
   /// The RDATA behind an answer_set id: the plan's pool, or past it the
   /// ALIAS answers'. No lookup, no allocation.
@@ -59,6 +63,7 @@ using snapshot_ptr = std::shared_ptr<const routing_snapshot>;
 snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view> view, int64_t now_ms,
                            uint64_t generation = 0, const routing_snapshot* previous = nullptr,
                            std::shared_ptr<monitor_hold> hold = nullptr,
-                           std::shared_ptr<const alias_answers> aliases = nullptr);
+                           std::shared_ptr<const alias_answers> aliases = nullptr,
+                           std::shared_ptr<const rum::rum_table> rum = nullptr);
 
 } // namespace gtmesh

@@ -1,4 +1,6 @@
 #include "core/state/store.hpp"
+
+#include <cstdio>
 #include "core/state/store_format.hpp"
 
 #include "core/state/disk_space.hpp"
@@ -214,6 +216,17 @@ public:
         if (!keep.count(it->key().ToString()))
           batch.Delete(handles_[cf_default], it->key());
     }
+    if (w.rum_chunks) {
+      char key[32];
+      for (size_t i = 0; i < w.rum_chunks->size(); ++i) {
+        std::snprintf(key, sizeof key, "rum/%06zu", i);
+        batch.Put(handles_[cf_default], key, (*w.rum_chunks)[i]);
+      }
+      std::snprintf(key, sizeof key, "rum/%06zu", w.rum_chunks->size());
+      std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_default]));
+      for (it->Seek(key); it->Valid() && it->key().starts_with("rum/"); it->Next())
+        batch.Delete(handles_[cf_default], it->key());
+    }
     for (const auto& t : w.transitions)
       batch.Put(handles_[cf_health], be64(static_cast<uint64_t>(t.at_ms)) + be64(health_seq_++),
                 pack(wire_transition{t.at_ms, t.dc, t.subject, t.from, t.to, t.reason}));
@@ -347,6 +360,16 @@ public:
 
   uint64_t load_applied_index() override { return read_u64("applied_index"); }
   uint64_t load_log_uid() override { return read_u64("log_uid"); }
+
+  std::vector<std::string> load_rum_chunks() override {
+    std::vector<std::string> out;
+    if (!db_)
+      return out;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_default]));
+    for (it->Seek("rum/"); it->Valid() && it->key().starts_with("rum/"); it->Next())
+      out.push_back(it->value().ToString());
+    return out;
+  }
 
   std::vector<alias_record> load_aliases() override {
     std::vector<alias_record> out;

@@ -13,6 +13,8 @@
 //   samples       dc \0 metric \0 at_ms (BE u64) -> value (IEEE double, BE)   (metric history)
 //   default       "applied_index", "log_uid" -> the Raft log (and index in it) config and overrides reflect
 //                 "alias/" name -> the last good resolution of an ALIAS target (older builds ignore these keys)
+//                 "rum/" NNNNNN -> real users' measurement cells, in chunks (core/rum/rum_persist.hpp;
+//                 each chunk says its format; older builds ignore these keys)
 // Every commit is one write batch: after commit() returns, a kill -9 loses
 // nothing that was committed. A batch with a config, a drain or a log
 // position is synced to the disk before commit() returns; one with only
@@ -88,9 +90,11 @@ struct write_set {
   std::optional<uint64_t> log_uid;       ///< the log that index is in
   /// Every ALIAS resolution kept (replacing those stored; names left out are deleted).
   std::optional<std::vector<alias_record>> aliases;
+  /// Every RUM cell, in chunks (replacing those stored).
+  std::optional<std::vector<std::string>> rum_chunks;
   bool empty() const noexcept {
-    return !config && origins.empty() && marks.empty() && overrides.empty() &&
-           transitions.empty() && samples.empty() && !drop_samples_before && !applied_index && !log_uid && !aliases;
+    return !config && origins.empty() && marks.empty() && overrides.empty() && transitions.empty() &&
+           samples.empty() && !drop_samples_before && !applied_index && !log_uid && !aliases && !rum_chunks;
   }
 };
 
@@ -117,6 +121,8 @@ public:
   virtual uint64_t load_log_uid() = 0;
   /// The ALIAS resolutions stored (records that do not read are skipped).
   virtual std::vector<alias_record> load_aliases() = 0;
+  /// The RUM cell chunks stored, in order.
+  virtual std::vector<std::string> load_rum_chunks() = 0;
   /// Transitions at or after `since_ms`, oldest first, at most `limit`
   /// (the newest ones when there are more).
   virtual std::vector<health_transition> timeline(int64_t since_ms, size_t limit) = 0;

@@ -32,6 +32,7 @@
 #include "core/mesh/node_runtime.hpp"
 #include "core/net/ip_address.hpp"
 #include "core/routing/all_methods.hpp"
+#include "core/rum/rum_persist.hpp"
 #include "tools/gtmesh/command_table.hpp"
 #include "tools/gtmesh/node_options.hpp"
 #include "core/text/log.hpp"
@@ -256,6 +257,10 @@ int decider(const args& a) {
   if (!http_listen.empty()) {
     actor_options.board = std::make_shared<decider::status_board>();
     ops.add_decider(actor_options.board);
+    // Real users' measurements (docs/rum.md): taken here, used from the
+    // config's rum: section on.
+    actor_options.rum = std::make_shared<rum::rum_service>();
+    ops.add_rum(actor_options.rum);
     if (responder)
       ops.add_dns(responder.get());
     if (!ops.bind(http_listen, error, tls)) {
@@ -372,7 +377,13 @@ int decider(const args& a) {
     if (responder_handle)
       caf::anon_send_exit(responder_handle, caf::exit_reason::user_shutdown);
   }
-  // Every actor has finished: the core is ours again for a last flush.
+  // Every actor has finished: the core is ours again for a last flush,
+  // with every RUM cell taken since the last periodic write (docs/rum.md).
+  if (actor_options.rum && actor_options.rum->stats().cells > 0) {
+    core->persist_rum(rum::encode_cells(*actor_options.rum));
+    log_line(log_level::info, "decider " + name,
+             std::to_string(actor_options.rum->stats().cells) + " RUM cells written for the restart");
+  }
   if (!core->flush(error))
     log_line(log_level::error, "decider " + name, "final flush failed: " + error);
   return 0;

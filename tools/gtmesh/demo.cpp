@@ -240,8 +240,10 @@ int demo(const args& a) {
   ops_listener ops(dopt.name, "demo");
   auto board = std::make_shared<decider::status_board>();
   auto measured = std::make_shared<observe::agent_metrics>();
+  auto rum = http_listen != "off" ? std::make_shared<rum::rum_service>() : nullptr;
   if (http_listen != "off") {
     ops.add_decider(board);
+    ops.add_rum(rum);
     ops.add_dns(responder.get());
     ops.add_agent(measured);
     if (!ops.bind(http_listen, error))
@@ -279,6 +281,7 @@ int demo(const args& a) {
     aopt.address = co.address; // its own Raft address: not a peer to link to
     aopt.log = log;
     aopt.board = board;
+    aopt.rum = rum;
     auto decider_handle = sys.spawn(decider::decider_actor, core, aopt);
     ops.add_console(sys, decider_handle, board);
     ops.serve();

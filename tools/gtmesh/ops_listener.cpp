@@ -10,6 +10,7 @@
 #include "tools/gtmesh/api_routes.hpp"
 #include "tools/gtmesh/console/console_page.hpp"
 #include "core/decider/config_api.hpp"
+#include "tools/gtmesh/rum/rum_routes.hpp"
 
 #include <caf/all.hpp>
 #include <httplib.h>
@@ -70,6 +71,40 @@ void ops_listener::add_agent(std::shared_ptr<const observe::agent_metrics> agent
 void ops_listener::add_console(caf::actor_system& system, caf::actor decider,
                                std::shared_ptr<const decider::status_board> board) {
   console_ = console{&system, std::move(decider), std::move(board)};
+}
+
+void ops_listener::add_rum(std::shared_ptr<rum::rum_service> rum) {
+  rum_ = rum;
+  metrics_.add([rum](observe::families& out) {
+    const auto s = rum->stats();
+    observe::counter("gtmesh_rum_requests_total", "RUM requests (beacons, NEL reports, tag config) taken.")
+      .add(static_cast<double>(s.requests))
+      .append_to(out);
+    observe::counter("gtmesh_rum_beacons_accepted_total", "Measurements stored (a beacon's payload, a NEL report).")
+      .add(static_cast<double>(s.accepted))
+      .append_to(out);
+    auto refused = observe::counter("gtmesh_rum_refused_total",
+                                    "Requests or measurements refused, by reason (nothing of them is stored).");
+    for (size_t i = 0; i < rum::refusal_count; ++i)
+      refused.add(static_cast<double>(s.refused[i]), {{"reason", std::string(rum::to_string(static_cast<rum::refusal>(i)))}});
+    refused.append_to(out);
+    observe::counter("gtmesh_rum_nel_reports_total", "NEL reports read.").add(static_cast<double>(s.nel_reports)).append_to(out);
+    observe::counter("gtmesh_rum_peer_samples_total", "Measurements other deciders shared.")
+      .add(static_cast<double>(s.peer_samples))
+      .append_to(out);
+    observe::counter("gtmesh_rum_unshared_total",
+                     "Measurements taken but not sent to the other deciders (at most 10,000 a second are).")
+      .add(static_cast<double>(s.unshared))
+      .append_to(out);
+    observe::gauge("gtmesh_rum_cells", "(network x endpoint) cells held.").add(static_cast<double>(s.cells)).append_to(out);
+    observe::gauge("gtmesh_rum_cell_bytes", "Bytes the cells take.").add(static_cast<double>(s.cell_bytes)).append_to(out);
+    observe::counter("gtmesh_rum_cells_evicted_total", "Cells evicted at rum.max_cells (least recently used).")
+      .add(static_cast<double>(s.evictions))
+      .append_to(out);
+    observe::counter("gtmesh_rum_tables_published_total", "Tables published to the snapshots (one per window).")
+      .add(static_cast<double>(s.publishes))
+      .append_to(out);
+  });
 }
 
 namespace {
@@ -308,10 +343,12 @@ bool ops_listener::bind(const std::string& listen, std::string& error, const mes
   o.listen = listen;
   o.metrics = &metrics_;
   o.not_ready = [this] { return not_ready(); };
-  if (decider_) {
+  if (decider_ || rum_) {
     o.body_prefix = "/api/v1/";
     o.max_body = decider::config_api::max_body_bytes;
   }
+  if (rum_)
+    o.preflight_prefix = "/api/v1/rum/";
   if (tls.enabled()) {
     o.tls_cert = tls.cert;
     o.tls_key = tls.key;
@@ -329,6 +366,8 @@ void ops_listener::serve() {
     return;
   if (console_)
     add_console_routes();
+  if (rum_)
+    install_rum_routes(endpoint_->routes(), rum_);
   endpoint_->start();
 }
 

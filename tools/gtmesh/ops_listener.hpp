@@ -11,6 +11,7 @@
 #include "core/observe/agent_metrics.hpp"
 #include "core/observe/http_endpoint.hpp"
 #include "core/observe/traffic_window.hpp"
+#include "core/rum/rum_service.hpp"
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
@@ -42,6 +43,9 @@ public:
   /// /api/drain and /api/undrain: over HTTPS from a client with an operator
   /// certificate, over plain HTTP from loopback clients (docs/console.md).
   void add_console(caf::actor_system& system, caf::actor decider, std::shared_ptr<const decider::status_board> board);
+  /// Real users' measurements: /rum.js, /api/v1/rum/... and the console's
+  /// /api/rum/table (tools/gtmesh/rum/rum_routes.hpp), and their metrics.
+  void add_rum(std::shared_ptr<rum::rum_service> rum);
 
   /// Binds `listen` (false with `error`, nothing runs), then serves.
   bool start(const std::string& listen, std::string& error) { return bind(listen, error) && (serve(), true); }
@@ -68,6 +72,7 @@ private:
     std::shared_ptr<const decider::status_board> board;
   };
   std::optional<console> console_;
+  std::shared_ptr<rum::rum_service> rum_;
   bool decider_ = false; ///< /api/v1/ takes request bodies
   const dns::dns_responder* dns_ = nullptr;                 ///< for /api/traffic
   std::shared_ptr<observe::traffic_window> traffic_ = std::make_shared<observe::traffic_window>();

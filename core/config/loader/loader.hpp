@@ -480,6 +480,13 @@ private:
   void parse_dnstap(const node& n);
   // transfers.cpp: zone transfers (docs/transfers.md)
   void parse_transfer(const node& n, const std::string& field, zone& z);
+  // rum.cpp
+  void parse_rum(const node& n);
+  /// Each app's measure jobs name a profile endpoint or a DC.
+  void check_rum_jobs();
+  /// The `rum:` block under `map` (a profile, a DC-mode record) into `out`,
+  /// which it enables (defaults when the block is absent).
+  void parse_rum_steering(const node& map, const std::string& field, rum_steering& out);
   // alias.cpp
   void parse_resolver(const node& n);
   /// A record of type ALIAS: its target, monitor and TTL (r.type is set).

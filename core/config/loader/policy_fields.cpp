@@ -122,10 +122,18 @@ std::optional<metric_ref> loader::parse_metric_ref(const node& map, const std::s
     return std::nullopt;
   }
   r.src = *s;
+  if (*s == source::client && (*met == "rum_latency" || *met == "rum_availability")) {
+    r.metric = metric_id::client_rtt; // the rank direction: lower is better for latency
+    r.rum = *met == "rum_latency" ? 1 : 2;
+    if (child(map, "service"))
+      error(child(map, "service"), join(field, "service"), "only service metrics take a service");
+    return r;
+  }
   auto m = parse_metric(*s, *met);
   if (!m) {
     error(child(map, "metric"), join(field, "metric"),
-          "unknown " + *src + " metric '" + *met + "' (allowed: " + std::string(metric_names(*s)) + ")");
+          "unknown " + *src + " metric '" + *met + "' (allowed: " + std::string(metric_names(*s)) +
+            (*s == source::client ? ", rum_latency, rum_availability" : "") + ")");
     return std::nullopt;
   }
   r.metric = *m;

@@ -201,6 +201,17 @@ void loader::parse_profile(const node& n, const std::string& field) {
   if (auto v = duration(n, "slow_start", field, 0, 86'400'000))
     p.slow_start_ms = *v;
   parse_protect(n, field, p.protect);
+  if (auto v = str(n, "source", field)) {
+    if (*v == "rum") {
+      if (p.method != "performance")
+        error(child(n, "source"), join(field, "source"), "source: rum steers the performance method only");
+      parse_rum_steering(n, field, p.rum);
+    } else if (*v != "agents") {
+      error(child(n, "source"), join(field, "source"), "unknown source '" + *v + "' (allowed: agents, rum)");
+    }
+  }
+  if (child(n, "rum") && !p.rum.enabled)
+    error(child(n, "rum"), join(field, "rum"), "rum: steps need source: rum");
   each(n, "endpoints", field, [&](const node& en, const std::string& ef) { parse_endpoint(en, ef, p); });
   if (p.endpoints.empty())
     error(n, join(field, "endpoints"), "a profile needs at least one endpoint");

@@ -633,6 +633,8 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
   } else {
     // The natural direction of the metric: highest healthyBackends, lowest cpu.
     p.rank.kind = info(p.select.metric).direction == better::higher ? criterion_kind::highest : criterion_kind::lowest;
+    if (p.select.rum == 2)
+      p.rank.kind = criterion_kind::highest; // availability: more is better
   }
   if (node g = child(n, "gate")) {
     std::string gf = join(field, "gate");
@@ -665,6 +667,18 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
     else
       parse_gate(g, gf);
   }
+  // Real users' measurements (docs/rum.md): the steps of the rum: block.
+  bool reads_rum = p.select.rum != 0;
+  for (const auto& gt : p.gates)
+    reads_rum = reads_rum || gt.ref.rum != 0;
+  if (reads_rum) {
+    parse_rum_steering(n, field, p.rum);
+    if (node k = child(n, "rum"); k && k.is_map() && child(k, "keep_within"))
+      error(child(k, "keep_within"), join(field, "rum.keep_within"),
+            "DC mode keeps DCs near the best with criterion: {within: {target: best, margin: ...}}");
+  }
+  else if (child(n, "rum"))
+    error(child(n, "rum"), join(field, "rum"), "rum: steps need metric rum_latency or rum_availability");
   if (node m = child(n, "switch_margin"))
     parse_margin(m, join(field, "switch_margin"), p.damping.margin, p.damping.margin_is_percent);
   if (auto v = duration(n, "hold_down", field, 0, 86'400'000))

@@ -1,4 +1,5 @@
 #include "core/decider/actor/commands.hpp"
+#include "core/decider/rum_hook.hpp"
 
 #include "core/consensus/consensus_types.hpp"
 #include "core/decider/actor/links.hpp"
@@ -326,6 +327,15 @@ void run_node_report(decider_self self, const command_call& call, command_answer
   answer(true, "ok");
 }
 
+/// Another decider's RUM samples (rum_hook.hpp): deciders only; taken
+/// without a reply (the sender does not wait for one).
+void run_rum_samples(decider_self self, const command_call& call, command_answer answer) {
+  if (call.caller.peer.identity.role != node_role::decider)
+    return answer(false, "rum-samples come from deciders only");
+  if (self->state.rum)
+    self->state.rum->incoming(call.args);
+}
+
 /// An agent asks for the active config: the config frame, no reply.
 void run_config(decider_self self, const command_call& call, command_answer) {
   if (self->state.core->config())
@@ -354,6 +364,8 @@ const decider_command commands[] = {
   {"fault", command_access::operator_, nullptr, "fault hooks of this decider (--faults)", run_fault},
   {"signed-only", command_access::operator_, nullptr, "the cluster's signed-only policy, through the log",
    run_signed_only},
+  {"rum-samples", command_access::config_reader, nullptr, "real users' measurements another decider took",
+   run_rum_samples},
   {"node-report", command_access::agent, nullptr, "an agent's report of itself", run_node_report},
   {"config", command_access::agent, nullptr, "an agent asks for the active config", run_config},
 };

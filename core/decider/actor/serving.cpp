@@ -1,5 +1,7 @@
 #include "core/decider/actor/serving.hpp"
 
+#include "core/decider/rum_hook.hpp"
+
 #include "core/consensus/consensus_types.hpp"
 #include "core/consensus/log_entry.hpp"
 #include "core/decider/actor/links.hpp"
@@ -235,6 +237,28 @@ void tick_alias(decider_self self) {
     *st.core, st.agents,
     [&](link_id l) { return st.local_links.count(l) || (st.links.count(l) && st.links[l].has(capability_alias)); },
     [&](link_id l, const std::vector<uint8_t>& bytes) { send_frame(self, l, bytes); }, node_name(self));
+}
+
+void tick_rum(decider_self self) {
+  auto& st = self->state;
+  if (!st.options.rum)
+    return;
+  if (!st.rum)
+    st.rum = std::make_shared<rum_hook>(st.options.rum);
+  if (st.rum->tick(*st.core, wall_clock_ms()))
+    schedule_rebuild(self);
+  auto samples = st.rum->outgoing();
+  if (samples.empty())
+    return;
+  std::vector<link_id> to;
+  for (link_id l : decider_links(self))
+    if (st.links.count(l) && st.links[l].has(capability_rum))
+      to.push_back(l);
+  if (to.empty())
+    return;
+  auto bytes = frame(message_kind::request, node_name(self), request_body{"rum-samples", std::move(samples), {}});
+  for (link_id l : to)
+    send_frame(self, l, bytes);
 }
 
 void send_unmeasured_prefixes(decider_self self) {

@@ -70,6 +70,10 @@ void tick_alias(decider_self self);
 /// Client networks the responders answered without measurements go to
 /// every agent's client task (SPEC section 1: first seen -> measured).
 void send_unmeasured_prefixes(decider_self self);
+/// Real users' measurements (core/decider/rum_hook.hpp): the table of each
+/// aggregation window into the snapshot, and what this decider took to
+/// every peer decider that understands it (capability `rum`).
+void tick_rum(decider_self self);
 
 void maybe_bootstrap(decider_self self);
 

@@ -24,9 +24,14 @@
 #include <string>
 #include <vector>
 
+namespace gtmesh::rum {
+class rum_service; // core/rum/rum_service.hpp
+}
+
 namespace gtmesh::decider {
 
 class alias_hook; // ALIAS: core/decider/alias_hook.hpp
+class rum_hook;   // real users' measurements: core/decider/rum_hook.hpp
 
 
 struct decider_actor_options {
@@ -59,6 +64,9 @@ struct decider_actor_options {
   /// The cluster CA operators' signatures are checked against
   /// (core/consensus/action_proof.hpp); null in plain mode.
   std::shared_ptr<const consensus::action_trust> trust;
+  /// Real users' measurements this process's --http listener takes
+  /// (docs/rum.md); null: none.
+  std::shared_ptr<rum::rum_service> rum;
 };
 
 struct decider_state {
@@ -160,6 +168,7 @@ struct decider_state {
   std::string last_flush_error;
   std::chrono::steady_clock::time_point last_flush_error_logged{};
   std::shared_ptr<alias_hook> alias; ///< ALIAS resolution and agents' probe lists (alias_hook.hpp)
+  std::shared_ptr<rum_hook> rum;     ///< RUM tables, persistence and sharing (rum_hook.hpp)
 
   static inline const char* name = "gtmesh.decider";
 };

@@ -1,4 +1,5 @@
 #include "core/decider/actor/writes.hpp"
+#include "core/decider/rum_hook.hpp"
 
 #include "core/consensus/consensus_types.hpp"
 #include "core/consensus/log_entry.hpp"
@@ -35,6 +36,9 @@ std::string config_features_lacking(decider_self self, const config& cfg) {
   if (config_needs_alias(cfg)) // ALIAS (alias_hook.hpp)
     if (std::string lacking = members_lacking(self, capability_alias); !lacking.empty())
       return "resolver: / ALIAS: " + lacking;
+  if (config_needs_rum(cfg)) // real users' measurements (rum_hook.hpp)
+    if (std::string lacking = members_lacking(self, capability_rum); !lacking.empty())
+      return "rum: / source: rum: " + lacking;
   return "";
 }
 

@@ -2,11 +2,13 @@
 
 #include "core/routing/common/balance.hpp"
 #include "core/routing/common/criterion_eval.hpp"
+#include "core/routing/common/rum_evidence.hpp"
 #include "core/routing/common/slow_start.hpp"
 #include "core/routing/prepared_decisions.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -14,15 +16,26 @@ namespace gtmesh {
 
 namespace {
 
+/// Real users' measurements for one query (docs/rum.md): per DC (index),
+/// the rum_latency and rum_availability cells of the level that speaks for
+/// the client; only the candidates' entries are written.
+struct rum_query {
+  std::array<measurement_cell, max_datacenters> cells[2];
+};
+
 /// The cell of `col` for `dc`; null when the client has no measured row.
 const measurement_cell* read_cell(const metric_column& col, uint32_t dc, uint32_t client_row,
-                                  const measurement_view& view) noexcept {
+                                  const measurement_view& view, const rum_query* rq = nullptr) noexcept {
+  if (col.rum)
+    return rq ? &rq->cells[col.rum - 1][dc] : nullptr;
   if (col.src == source::client)
     return client_row == prefix_map::no_value ? nullptr : &view.client_cell(client_row, col.cell(dc));
   return &view.cell(col.cell(dc));
 }
 
 std::string column_text(const metric_column& col, const routing_plan& plan) {
+  if (col.rum)
+    return col.rum == 1 ? "client rum_latency" : "client rum_availability";
   std::string out(to_string(col.src));
   if (col.src == source::service)
     out += " " + plan.service_names[col.service];
@@ -35,11 +48,16 @@ std::string num(double v) {
   return buf;
 }
 
+/// Reads the view's client rows (RUM columns read the RUM table instead).
 bool uses_client(const dc_plan& p) noexcept {
-  bool any = p.select.src == source::client;
+  bool any = p.select.src == source::client && !p.select.rum;
   for (const auto& g : p.gates)
-    any = any || g.column.src == source::client;
+    any = any || (g.column.src == source::client && !g.column.rum);
   return any;
+}
+
+bool uses_rum(const dc_plan& p) noexcept {
+  return !p.rum_targets.empty();
 }
 
 /// How many ranked candidates a ranking keeps: pick_dc_count, or with slow
@@ -93,7 +111,7 @@ int64_t damp(const dc_plan& p, const incumbents* inc, size_t i, int64_t now, ran
 template <bool Traced, bool Tracked>
 void rank_dcs(const dc_plan& p, const routing_plan& plan, const measurement_view& view, uint32_t client_row,
               int64_t now, ranking& out, std::vector<trace_candidate>* rows, expiry* exp,
-              const incumbents* inc = nullptr) {
+              const incumbents* inc = nullptr, const rum_query* rq = nullptr) {
   if (!p.damping.any())
     inc = nullptr;
   const size_t n = std::min(p.candidates.size(), max_datacenters);
@@ -112,7 +130,7 @@ void rank_dcs(const dc_plan& p, const routing_plan& plan, const measurement_view
       row->kind = "dc";
       row->metric = column_text(p.select, plan);
     }
-    const measurement_cell* cell = read_cell(p.select, dc, client_row, view);
+    const measurement_cell* cell = read_cell(p.select, dc, client_row, view, rq);
     if constexpr (Traced) {
       if (cell && cell->present()) {
         row->value = cell->value;
@@ -143,7 +161,7 @@ void rank_dcs(const dc_plan& p, const routing_plan& plan, const measurement_view
     }
     bool gates_ok = true;
     for (const auto& g : p.gates) {
-      const measurement_cell* gc = read_cell(g.column, dc, client_row, view);
+      const measurement_cell* gc = read_cell(g.column, dc, client_row, view, rq);
       bool fresh = gc && gc->fresh(now, g.column.stale_ms);
       if constexpr (Tracked)
         if (fresh)
@@ -323,6 +341,33 @@ void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
   std::vector<trace_candidate> rows;
   const prepared_decisions* prep = rc.prepared;
   const prepared_decisions::dc_ranking* pr = prepared_ranking(prep, plan_index, per_client, client_row, rc.view);
+  // Real users' measurements: the cells of the level that speaks for the
+  // client, ranked live (they depend on the client beyond the view's rows).
+  rum_query rq;
+  const rum_query* rqp = nullptr;
+  rum_level_choice level;
+  std::array<const rum::rum_entry*, max_datacenters> entries;
+  if (uses_rum(p)) {
+    pr = nullptr;
+    rqp = &rq;
+    std::array<uint8_t, max_datacenters> considered;
+    for (size_t i = 0; i < n; ++i)
+      considered[i] = !rc.view.drained(p.candidates[i].dc);
+    level = rum_choose_level(rc, {p.rum_targets.data(), n}, {considered.data(), n}, p.rum, {entries.data(), n});
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t dc = p.candidates[i].dc;
+      rq.cells[0][dc] = measurement_cell{};
+      rq.cells[1][dc] = measurement_cell{};
+      const rum::rum_entry* e = entries[i];
+      if (!e)
+        continue;
+      const int64_t at = int64_t{e->last_s} * 1000;
+      rq.cells[1][dc] = measurement_cell{e->availability, at};
+      const double v = rum_rank_value(*e, p.rum);
+      if (e->availability >= p.rum.availability_threshold && !std::isnan(v))
+        rq.cells[0][dc] = measurement_cell{v, at};
+    }
+  }
   // The prepared picks are the incumbents of a live ranking (hold state).
   incumbents inc;
   if (pr && prep->picked_since.size() == prep->picks.size())
@@ -340,12 +385,31 @@ void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
                                  : "client row " + rc.view.client_prefix(client_row).to_string());
     if (p.damping.any() && inc.count == 0)
       rc.trace->note(rc.depth, "no earlier picks to hold (a first snapshot, a new config or new client rows)");
-    rank_dcs<true, false>(p, rc.plan, rc.view, client_row, now, r, &rows, nullptr, &inc);
+    if (rqp) {
+      const uint32_t now_s = static_cast<uint32_t>(now / 1000);
+      if (!level.found)
+        rc.trace->note(rc.depth, rc.rum ? "rum: no DC has " + std::to_string(p.rum.min_samples) +
+                                            "+ samples for the client's network, country or continent"
+                                        : std::string("rum: no real-user data yet"));
+      else
+        rc.trace->note(rc.depth, "rum: evidence at " + rum_level_text(*rc.rum, level) + " (min_samples " +
+                                   std::to_string(p.rum.min_samples) + ", availability threshold " +
+                                   std::to_string(static_cast<int>(std::lround(p.rum.availability_threshold * 100))) +
+                                   "%)");
+      for (size_t i = 0; i < n && level.found; ++i)
+        rc.trace->note(rc.depth, "rum: DC " + rc.plan.dc_names[p.candidates[i].dc] + ": " +
+                                   (entries[i] ? rum_evidence_text(*entries[i], now_s) +
+                                                   (entries[i]->availability < p.rum.availability_threshold
+                                                      ? " (under the availability threshold: no rum_latency)"
+                                                      : "")
+                                               : std::string("no usable cell at this level")));
+    }
+    rank_dcs<true, false>(p, rc.plan, rc.view, client_row, now, r, &rows, nullptr, &inc, rqp);
   } else if (pr && now < pr->valid_until_ms) {
     r.count = pr->count;
     std::copy_n(prep->picks.begin() + pr->first, pr->count, r.index.begin());
   } else {
-    rank_dcs<false, false>(p, rc.plan, rc.view, client_row, now, r, nullptr, nullptr, &inc);
+    rank_dcs<false, false>(p, rc.plan, rc.view, client_row, now, r, nullptr, nullptr, &inc, rqp);
   }
 
   if (p.slow_start_ms > 0)

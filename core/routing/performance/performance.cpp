@@ -1,5 +1,7 @@
 #include "core/routing/performance/performance.hpp"
 
+#include "core/routing/common/rum_evidence.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +14,8 @@ struct location_table final : method_data {
   std::vector<uint32_t> locations; ///< distinct DC indices, in first-use order
   std::vector<uint16_t> slot;      ///< per endpoint: its index in `locations`
   std::vector<std::vector<uint16_t>> members; ///< per location: its endpoints, list order
+  /// source: rum: per endpoint, target_hash("PROFILE/ENDPOINT"); empty otherwise.
+  std::vector<uint64_t> rum_targets;
 };
 
 uint64_t mix(uint64_t x) noexcept {
@@ -42,12 +46,99 @@ std::unique_ptr<method_data> performance_method::compile(const profile_plan& p, 
   data->members.resize(data->locations.size());
   for (size_t i = 0; i < data->slot.size(); ++i)
     data->members[data->slot[i]].push_back(static_cast<uint16_t>(i));
+  if (p.source && p.source->rum.enabled)
+    for (const auto& e : p.source->endpoints)
+      data->rum_targets.push_back(rum::target_hash(p.source->name + "/" + e.name));
   return data;
 }
+
+namespace {
+
+/// Pulsar's steps over the RUM cells (docs/rum.md): drop endpoints under the
+/// availability threshold, sort by latency, keep those within keep_within
+/// of the best, and spread client networks over the kept ones by a hash of
+/// the network (the same network keeps its endpoint while the table holds).
+/// False when the data is too thin: the caller goes on with today's chain.
+bool select_by_rum(const profile_plan& p, const location_table& table, const endpoint_availability& available,
+                   route_context& rc, endpoint_choice& choice) {
+  const rum_steering& s = p.source->rum;
+  const size_t n = std::min(table.rum_targets.size(), available.size());
+  std::array<uint8_t, max_endpoints_per_profile> considered{};
+  std::array<const rum::rum_entry*, max_endpoints_per_profile> cells{};
+  for (size_t i = 0; i < n; ++i)
+    considered[i] = available[i];
+  const rum_level_choice level = rum_choose_level(rc, {table.rum_targets.data(), n}, {considered.data(), n}, s,
+                                                  {cells.data(), n});
+  const uint32_t now_s = static_cast<uint32_t>(rc.ctx.now_ms / 1000);
+  if (!level.found) {
+    if (rc.trace)
+      rc.trace->note(rc.depth, rc.rum ? "rum: no endpoint has " + std::to_string(s.min_samples) +
+                                          "+ samples for the client's network, country or continent: "
+                                          "the agents' data decides"
+                                      : std::string("rum: no real-user data yet: the agents' data decides"));
+    return false;
+  }
+  double best = INFINITY;
+  for (size_t i = 0; i < n; ++i)
+    if (cells[i] && cells[i]->availability >= s.availability_threshold && !std::isnan(rum_rank_value(*cells[i], s)))
+      best = std::min(best, rum_rank_value(*cells[i], s));
+  const double limit = std::isinf(best) ? best
+                       : s.keep_within_percent ? best * (1 + s.keep_within / 100.0)
+                                               : best + s.keep_within;
+  uint32_t kept = 0;
+  for (size_t i = 0; i < n; ++i)
+    kept += cells[i] && cells[i]->availability >= s.availability_threshold &&
+            rum_rank_value(*cells[i], s) <= limit;
+  if (rc.trace) {
+    rc.trace->note(rc.depth, "rum: evidence at " + rum_level_text(*rc.rum, level) + " (min_samples " +
+                               std::to_string(s.min_samples) + ", availability threshold " +
+                               std::to_string(static_cast<int>(std::lround(s.availability_threshold * 100))) + "%)");
+    for (size_t i = 0; i < n; ++i) {
+      const std::string& name = p.source->endpoints[i].name;
+      std::string why;
+      if (!available[i])
+        why = "not available";
+      else if (!cells[i])
+        why = "no usable cell at this level";
+      else if (cells[i]->availability < s.availability_threshold)
+        why = rum_evidence_text(*cells[i], now_s) + ": dropped, under the availability threshold";
+      else if (std::isnan(rum_rank_value(*cells[i], s)))
+        why = rum_evidence_text(*cells[i], now_s) + ": no latency samples";
+      else
+        why = rum_evidence_text(*cells[i], now_s) +
+              (rum_rank_value(*cells[i], s) <= limit ? ": kept (within keep_within of the best)"
+                                                     : ": slower than the best by more than keep_within");
+      rc.trace->note(rc.depth, "rum: endpoint " + name + ": " + why);
+    }
+  }
+  if (kept == 0) {
+    if (rc.trace)
+      rc.trace->note(rc.depth, "rum: no endpoint passes the availability threshold: the agents' data decides");
+    return false;
+  }
+  const ip_key net = rc.query.client.address.key() &
+                     prefix_mask(unified_length(rc.query.client.address.v4(),
+                                                rum::network_length(rc.query.client.address, rc.rum->trunc())));
+  uint32_t pick = static_cast<uint32_t>(mix(static_cast<uint64_t>(net >> 64) ^ static_cast<uint64_t>(net)) % kept);
+  for (size_t i = 0; i < n; ++i)
+    if (cells[i] && cells[i]->availability >= s.availability_threshold && rum_rank_value(*cells[i], s) <= limit &&
+        pick-- == 0) {
+      choice.add(static_cast<uint16_t>(i));
+      if (rc.trace)
+        rc.trace->note(rc.depth, "rum: picked " + p.source->endpoints[i].name + " (" + std::to_string(kept) +
+                                   " kept; the client network's hash chooses among them)");
+      return true;
+    }
+  return false;
+}
+
+} // namespace
 
 selection performance_method::select(const profile_plan& p, const endpoint_availability& available, route_context& rc,
                                      endpoint_choice& choice) const {
   const auto& table = static_cast<const location_table&>(*p.data);
+  if (!table.rum_targets.empty() && select_by_rum(p, table, available, rc, choice))
+    return selection::chosen;
   const auto& locations = table.locations;
   const routing_plan& plan = rc.plan;
   const ip_address& client = rc.query.client.address;

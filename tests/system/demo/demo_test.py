@@ -3,6 +3,7 @@
 cluster in one process answers real DNS, fails over when a DC's backends go
 down, follows ECS for geography, takes gtmeshctl commands, stops cleanly on
 SIGTERM and restarts from its RocksDB folder."""
+import json
 import os
 import shutil
 import signal
@@ -10,6 +11,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 GTMESH = os.environ.get("GTMESH_BIN", os.path.join(SRC, "build", "tools", "gtmesh"))
@@ -51,7 +54,27 @@ def start(work):
     while not os.path.exists(ports) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
     info = dict(line.split() for line in open(ports)) if os.path.exists(ports) else {}
+    global http
+    http = info.get("http", "")
     return proc, int(info.get("dns", ":0").rsplit(":", 1)[1]), info.get("mesh", "")
+
+
+http = ""
+RUM_KEY = "demo-rum-key-0123456789"
+
+
+def post_beacon():
+    """(status, body) of one NS1 bulk beacon for dc/fra to the demo's --http."""
+    body = json.dumps({"beacons": [{"appid": "demo", "measurements": [
+        {"attribution": {"jobid": "dc/fra", "location": {"ipAddress": "203.0.113.9"}},
+         "payloads": [{"data": [{"simpleLatency": {"valueMs": 30}}]}]}]}]}).encode()
+    req = urllib.request.Request("http://%s/api/v1/rum/beacons" % http, data=body, method="POST",
+                                 headers={"Content-Type": "application/json", "X-Gtmesh-Rum-Key": RUM_KEY})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
 
 
 def main():
@@ -87,17 +110,26 @@ def main():
         budget = [l for l in r.stdout.splitlines() if l.startswith("failover budget: ")]
         check(r.returncode == 0 and len(budget) == 1 and " = detect " in budget[0] and " + ttl " in budget[0]
               and "dominated by " in budget[0], "gtmeshctl explain shows the failover budget: %s" % budget)
+        # The demo's --http listener serves the RUM tag and routes (docs/rum.md):
+        # refused while the config has no rum: section, taken once it has.
+        with urllib.request.urlopen("http://%s/rum.js" % http, timeout=10) as r:
+            check(r.status == 200 and b"api/v1/rum/beacons" in r.read(), "the demo serves /rum.js")
+        got = post_beacon()
+        check(got[0] == 404 and "rum:" in got[1], "beacons are refused without a rum: section: %s" % (got,))
         # A pushed config reaches the in-process agents (their tasks are
         # rebuilt), and the demo still stops cleanly afterwards.
         cfg = open(os.path.join(work, "data", "demo.yaml")).read()
         pushed = os.path.join(work, "pushed.yaml")
-        open(pushed, "w").write(cfg.replace("192.0.2.250", "192.0.2.251"))
+        open(pushed, "w").write(cfg.replace("192.0.2.250", "192.0.2.251") +
+                                '\nrum:\n  apps:\n    - {name: demo, keys: ["%s"]}\n' % RUM_KEY)
         r = subprocess.run([GTMESHCTL, "--decider", mesh, "push", pushed], capture_output=True, text=True, timeout=30)
         check(r.returncode == 0 and "accepted as version 2" in r.stdout, "a push is committed: %s" % r.stdout.strip())
         ok, _ = wait_for(lambda: subprocess.run([GTMESHCTL, "--decider", mesh, "status"], capture_output=True,
                                                 text=True, timeout=30).stdout.count("config version 2, applied"),
                          3, 10)
         check(ok, "the three in-process agents apply it")
+        ok, got = wait_for(post_beacon, (200, '{"processed":1,"failed":0}'), 10)
+        check(ok, "with the pushed rum: section the demo takes a beacon: %s" % (got,))
         proc.send_signal(signal.SIGTERM)
         try:
             code = proc.wait(timeout=30)

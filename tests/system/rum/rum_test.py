@@ -1,0 +1,395 @@
+#!/usr/bin/python3
+"""System test: real users' measurements end to end (issue 43, docs/rum.md).
+
+A real `gtmesh decider` (no agents: the agents' chain alone would answer by
+location) runs a profile with `source: rum`; beacons and NEL reports are
+POSTed to its --http listener over loopback, and dig asks its DNS port:
+
+  1. /rum.js and the tag's /api/v1/rum/config are served (CORS for the
+     app's origin only);
+  2. beacons saying the endpoint dig does not answer is the faster one for
+     203.0.113.0/24 move that network's answers (ECS) to it, while another
+     network's answers stay where they were;
+  3. gtmeshctl explain shows each candidate's evidence (n, p50,
+     availability, age, the key level);
+  4. beacons saying it became slow move the answers back;
+  5. NEL reports (W3C form, browsers' own) of failures at the fast
+     endpoint's address lower its availability under the threshold and move
+     the answers of the reporting network (the resolver's, no ECS);
+  6. a restart keeps the cells: answers follow them before any new beacon;
+  7. a wrong key, no key, a forged appid, an oversized body, malformed JSON,
+     a future timestamp, an unknown endpoint and a flood are refused with
+     401/403/413/400/IngestResult.failed/429, counted by reason in /metrics,
+     and change no answer; /healthz and DNS keep answering.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "dns_lib"))
+from gtmesh_dns import Checks, _die_with_parent, dig, free_port, section  # noqa: E402
+
+SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(HERE, "..", "..", ".."))
+GTMESH = os.environ.get("GTMESH_BIN", os.path.join(SRC, "build", "tools", "gtmesh"))
+GTMESHCTL = os.path.join(os.path.dirname(GTMESH), "gtmeshctl")
+KEY = "system-test-key-0123456789"
+EU, US = "10.9.0.1", "10.9.0.2"
+JOB = {EU: "web/eu", US: "web/us"}
+ORIGIN = "https://shop.example"
+
+CONFIG = f"""
+datacenters:
+  - {{name: fra, location: {{lat: 50.1, lon: 8.7}}}}
+  - {{name: iad, location: {{lat: 38.9, lon: -77.4}}}}
+zones:
+  - name: example.com
+    soa: {{primary: ns1.example.com., admin: hostmaster.example.com.}}
+    ns: [ns1.example.com.]
+    records:
+      - {{name: www, type: A, ttl: 5, profile: web}}
+profiles:
+  - name: web
+    method: performance
+    source: rum
+    rum: {{min_samples: 5, keep_within: 10%, availability_threshold: 90%}}
+    endpoints:
+      - {{name: eu, kind: external, target: {EU}, location: fra}}
+      - {{name: us, kind: external, target: {US}, location: iad}}
+rum:
+  window: 1s
+  half_life: 1m
+  max_age: 10m
+  max_body: 65536
+  rate_per_address: 2000
+  burst: 5000
+  apps:
+    - name: shop
+      keys: ["{KEY}"]
+      origins: ["{ORIGIN}"]
+      measure:
+        - {{job: web/eu, url: "http://{EU}/rum.gif"}}
+        - {{job: web/us, url: "http://{US}/rum.gif"}}
+"""
+
+
+def wait_for(fn, seconds, step=0.1):
+    """fn()'s first truthy value within `seconds`, else its last value."""
+    deadline = time.monotonic() + seconds
+    last = None
+    while time.monotonic() < deadline:
+        last = fn()
+        if last:
+            return last
+        time.sleep(step)
+    return last
+
+
+class Http:
+    def __init__(self, hostport):
+        self.base = "http://" + hostport
+
+    def request(self, method, path, body=None, headers=None):
+        """(status, body text, headers dict) — errors are answers too."""
+        req = urllib.request.Request(self.base + path, data=body, method=method, headers=headers or {})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, r.read().decode(errors="replace"), dict(r.headers)
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode(errors="replace"), dict(e.headers)
+        except (ConnectionError, urllib.error.URLError) as e:
+            return None, str(e), {}
+
+    def post(self, path, doc, key=KEY, raw=None):
+        body = raw if raw is not None else json.dumps(doc).encode()
+        headers = {"Content-Type": "application/json"}
+        if key is not None:
+            headers["X-Gtmesh-Rum-Key"] = key
+        return self.request("POST", path, body, headers)
+
+
+def beacons(samples, app="shop"):
+    """NS1 bulk-beacon v3 JSON: samples = [(job, client ip or None, ms, ts_ns or None)]."""
+    ms = []
+    for job, ip, latency, ts in samples:
+        m = {"attribution": {"jobid": job}, "payloads": [{"data": [{"simpleLatency": {"valueMs": latency}}]}]}
+        if ip:
+            m["attribution"]["location"] = {"ipAddress": ip}
+        if ts:
+            m["payloads"][0]["timstampEpochNs"] = str(ts)
+        ms.append(m)
+    return {"beacons": [{"appid": app, "measurements": ms}]}
+
+
+def answer(dns, ecs=None):
+    args = ["www.example.com", "A", "+time=2", "+tries=1"]
+    if ecs:
+        args.append("+subnet=" + ecs)
+    rows = section(dig(dns[0], dns[1], *args), "ANSWER")
+    return sorted(r[4] for r in rows)
+
+
+def metrics(http):
+    status, text, _ = http.request("GET", "/metrics")
+    out = {}
+    for m in re.finditer(r"^(gtmesh_rum_\w+)(\{[^}]*\})? (\S+)$", text or "", re.M):
+        out[m.group(1) + (m.group(2) or "")] = float(m.group(3))
+    return out
+
+
+def refused(http, reason):
+    return metrics(http).get('gtmesh_rum_refused_total{reason="%s"}' % reason, 0.0)
+
+
+class Decider:
+    """A `gtmesh decider` on loopback ports, restartable on its data dir;
+    `mesh` and `peers` make it one of a cluster."""
+
+    def __init__(self, work, config, name="d1", mesh=None, peers=()):
+        self.work, self.config, self.name = work, config, name
+        self.mesh_listen, self.peers = mesh, list(peers)
+        self.proc = None
+        self.log_path = os.path.join(work, name + ".log")
+
+    def start(self, wait=True):
+        self.ports = os.path.join(self.work, self.name + ".ports")
+        if os.path.exists(self.ports):
+            os.remove(self.ports)
+        args = [GTMESH, "decider", "--config", self.config, "--data-dir", os.path.join(self.work, self.name),
+                "--dns", "127.0.0.1:0", "--http", "127.0.0.1:0", "--port-file", self.ports]
+        if self.mesh_listen:
+            args += ["--listen", self.mesh_listen, "--name", self.name]
+            for p in self.peers:
+                args += ["--peer", p]
+        else:
+            args += ["--listen", "127.0.0.1:0", "--advertise", self.name + ":1"]
+        self.proc = subprocess.Popen(args, stdout=open(self.log_path, "a"), stderr=subprocess.STDOUT,
+                                     preexec_fn=_die_with_parent)
+        if wait:
+            self.wait()
+
+    def wait(self):
+        if not wait_for(lambda: os.path.exists(self.ports) and os.path.getsize(self.ports) > 0, 30):
+            raise RuntimeError("the decider did not start: " + open(self.log_path).read()[-3000:])
+        found = dict(line.split() for line in open(self.ports) if line.strip())
+        host, port = found["dns"].rsplit(":", 1)
+        self.dns = (host, int(port))
+        self.http = Http(found["http"])
+        self.mesh = found["mesh"]
+        wait_for(lambda: answer(self.dns), 30)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def shared():
+    """Two deciders: beacons taken by one move the other's answers (the
+    rum-samples it sends its peers, not the Raft log)."""
+    checks = Checks("rum_shared")
+    work = tempfile.mkdtemp(prefix="gtmesh-rum-shared-")
+    config = os.path.join(work, "rum.yaml")
+    open(config, "w").write(CONFIG)
+    meshes = ["127.0.0.1:%d" % free_port() for _ in range(2)]
+    ds = [Decider(work, config, "decider%d" % (i + 1), meshes[i], [m for m in meshes if m != meshes[i]])
+          for i in range(2)]
+    try:
+        for d in ds:
+            d.start(wait=False)
+        for d in ds:
+            d.wait()
+        net = "203.0.113.0/24"
+        before = wait_for(lambda: answer(ds[1].dns, net), 30)
+        checks.check(len(before) == 1 and before[0] in (EU, US), "the second decider answers", str(before))
+        if len(before) == 1 and before[0] in (EU, US):
+            fast = US if before[0] == EU else EU
+            samples = [(JOB[fast], "203.0.113.%d" % (10 + i), 20, None) for i in range(20)]
+            samples += [(JOB[before[0]], "203.0.113.%d" % (10 + i), 120, None) for i in range(20)]
+            status, body, _ = ds[0].http.post("/api/v1/rum/beacons", beacons(samples))
+            checks.check(status == 200, "the first decider takes 40 beacons", f"{status} {body}")
+            checks.check(wait_for(lambda: answer(ds[1].dns, net) == [fast], 15),
+                         f"the second decider's answers for {net} move to {fast}", str(answer(ds[1].dns, net)))
+            checks.equal(metrics(ds[1].http).get("gtmesh_rum_peer_samples_total"), 40.0,
+                         "the second decider counts the 40 samples its peer shared")
+            checks.equal(metrics(ds[1].http).get("gtmesh_rum_beacons_accepted_total"), 0.0,
+                         "and took none itself")
+    finally:
+        for d in ds:
+            d.stop()
+        if checks.failed:
+            for d in ds:
+                print(f"--- {d.name} log (tail) ---\n" + open(d.log_path).read()[-3000:], flush=True)
+    checks.finish()
+
+
+def main():
+    checks = Checks("rum_end_to_end")
+    work = tempfile.mkdtemp(prefix="gtmesh-rum-")
+    config = os.path.join(work, "rum.yaml")
+    open(config, "w").write(CONFIG)
+    d = Decider(work, config)
+    try:
+        d.start()
+        run(checks, d)
+    finally:
+        d.stop()
+        if checks.failed:
+            print("--- decider log (tail) ---\n" + open(d.log_path).read()[-4000:], flush=True)
+    checks.finish()
+
+
+def run(checks, d):
+    http, dns, mesh = d.http, d.dns, d.mesh
+    # 1. the tag and what it measures.
+    status, js, headers = http.request("GET", "/rum.js")
+    checks.check(status == 200 and "api/v1/rum/beacons" in js and "javascript" in headers.get("Content-Type", ""),
+                 "GET /rum.js serves the tag", f"{status} {headers}")
+    status, body, headers = http.request("GET", "/api/v1/rum/config?app=shop&key=" + KEY, headers={"Origin": ORIGIN})
+    jobs = sorted(m["job"] for m in json.loads(body).get("measure", [])) if status == 200 else []
+    checks.check(jobs == ["web/eu", "web/us"] and headers.get("Access-Control-Allow-Origin") == ORIGIN,
+                 "the tag's config lists what to measure, CORS for the app's origin", f"{status} {body} {headers}")
+    status, _, headers = http.request("OPTIONS", "/api/v1/rum/beacons?app=shop",
+                                      headers={"Origin": "https://evil.example",
+                                               "Access-Control-Request-Method": "POST"})
+    checks.check("Access-Control-Allow-Origin" not in headers, "no CORS for another origin", f"{status} {headers}")
+
+    # 2. the network's answers move to the endpoint its users measured fastest.
+    net, other = "203.0.113.0/24", "198.51.100.0/24"
+    before, before_other = answer(dns, net), answer(dns, other)
+    checks.check(len(before) == 1 and before[0] in (EU, US), "without beacons the agents' chain answers", str(before))
+    if not (len(before) == 1 and before[0] in (EU, US)):
+        return
+    fast = US if before[0] == EU else EU
+    slow = before[0]
+    samples = [(JOB[fast], "203.0.113.%d" % (10 + i), 20 + i % 5, None) for i in range(20)]
+    samples += [(JOB[slow], "203.0.113.%d" % (10 + i), 120 + i % 5, None) for i in range(20)]
+    status, body, _ = http.post("/api/v1/rum/beacons", beacons(samples))
+    checks.check(status == 200 and json.loads(body) == {"processed": 40, "failed": 0},
+                 "40 beacons taken (IngestResult)", f"{status} {body}")
+    t0 = time.monotonic()
+    moved = wait_for(lambda: answer(dns, net) == [fast], 10)
+    checks.check(moved, f"answers for {net} move to the faster endpoint {fast} "
+                        f"(in {time.monotonic() - t0:.1f} s, window 1 s)", str(answer(dns, net)))
+    checks.equal(answer(dns, other), before_other, f"answers for {other} (no beacons) stay")
+
+    # 3. explain shows the evidence.
+    ex = subprocess.run([GTMESHCTL, "--decider", mesh, "explain", "www.example.com", "A", "--ecs", net],
+                        capture_output=True, text=True, timeout=30)
+    text = ex.stdout
+    checks.check("rum: evidence at prefix 203.0.113.0/24" in text, "explain names the key level", text)
+    for ep in ("eu", "us"):
+        checks.check(re.search(r"rum: endpoint %s: n \d+\.\d, p50 \d+\.\d ms, p90 \d+\.\d ms, availability 100%%, "
+                               r"age \d+s" % ep, text) is not None, f"explain shows {ep}'s n, p50, availability, age",
+                     text)
+    checks.check("picked " + ("eu" if fast == EU else "us") in text, "explain says which it picked", text)
+
+    # 4. the fast one became slow: the answers move back.
+    samples = [(JOB[fast], "203.0.113.%d" % (10 + i), 400 + i % 5, None) for i in range(80)]
+    samples += [(JOB[slow], "203.0.113.%d" % (10 + i), 60 + i % 5, None) for i in range(80)]
+    status, body, _ = http.post("/api/v1/rum/beacons", beacons(samples))
+    checks.check(status == 200, "160 more beacons taken", f"{status} {body}")
+    checks.check(wait_for(lambda: answer(dns, net) == [slow], 10), f"answers for {net} move back to {slow}",
+                 str(answer(dns, net)))
+
+    # 5. NEL: the reporting network is the sender's (127.0.0.0/24, asked
+    # without ECS). First its beacons make `fast` the choice...
+    samples = [(JOB[fast], None, 20, None) for _ in range(20)] + [(JOB[slow], None, 90, None) for _ in range(20)]
+    status, body, _ = http.post("/api/v1/rum/beacons", beacons(samples))
+    checks.check(status == 200 and wait_for(lambda: answer(dns) == [fast], 10),
+                 f"beacons without an address speak for the sender's network: {fast}", str(answer(dns)))
+    # ...then browsers report failures reaching it.
+    report = [{"age": 10, "type": "network-error", "url": f"https://{fast}/rum.gif",
+               "body": {"elapsed_time": 3000, "phase": "connection", "sampling_fraction": 0.5,
+                        "server_ip": fast, "status_code": 0, "type": "tcp.timed_out", "protocol": "http/1.1",
+                        "method": "GET", "referrer": ""}}] * 10
+    status, body, _ = http.request("POST", "/api/v1/rum/nel?app=shop&key=" + KEY, json.dumps(report).encode(),
+                                   {"Content-Type": "application/reports+json"})
+    checks.check(status == 200 and json.loads(body).get("processed") == 10, "NEL reports taken", f"{status} {body}")
+    checks.check(wait_for(lambda: answer(dns) == [slow], 10),
+                 f"NEL failures drop {fast} under the availability threshold: answers move to {slow}", str(answer(dns)))
+
+    # 6. a restart keeps the cells (RocksDB): a third network's RUM choice
+    # is answered again without a new beacon.
+    third = "192.0.2.0/24"
+    base3 = answer(dns, third)
+    other3 = US if base3 == [EU] else EU
+    samples = [(JOB[other3], "192.0.2.%d" % (10 + i), 15, None) for i in range(20)]
+    samples += [(JOB[base3[0] if base3 else EU], "192.0.2.%d" % (10 + i), 150, None) for i in range(20)]
+    status, body, _ = http.post("/api/v1/rum/beacons", beacons(samples))
+    checks.check(status == 200 and wait_for(lambda: answer(dns, third) == [other3], 10),
+                 f"answers for {third} move to {other3}", f"{status} {body} {answer(dns, third)}")
+    d.stop()
+    d.start()
+    http, dns, mesh = d.http, d.dns, d.mesh
+    checks.check(wait_for(lambda: answer(dns, third) == [other3], 10),
+                 f"after a restart, {third} is still answered {other3} from the stored cells",
+                 str(answer(dns, third)))
+    checks.check(metrics(http).get("gtmesh_rum_beacons_accepted_total", -1) == 0,
+                 "no beacon was taken since the restart")
+
+    # 7. bad input: refused, counted, nothing stored, nothing moves.
+    steady = answer(dns, other)
+    poison = beacons([(JOB[EU if steady == [US] else US], "198.51.100.7", 1, None)] * 10)
+    accepted = metrics(http).get("gtmesh_rum_beacons_accepted_total", -1)
+    cases = [
+        ("no key", lambda: http.post("/api/v1/rum/beacons", poison, key=None), 401, "no_key"),
+        ("a wrong key", lambda: http.post("/api/v1/rum/beacons", poison, key="not-the-key-0123456789"), 403,
+         "bad_key"),
+        ("a forged appid", lambda: http.post("/api/v1/rum/beacons", beacons([(JOB[EU], "198.51.100.7", 1, None)],
+                                                                            app="other")), 403, "unknown_app"),
+        ("an oversized body", lambda: http.post("/api/v1/rum/beacons", None, raw=b" " * 70000), 413, "too_large"),
+        ("malformed JSON", lambda: http.post("/api/v1/rum/beacons", None, raw=b'{"beacons":[{"appid":'), 400,
+         "malformed"),
+    ]
+    for what, send, want, reason in cases:
+        was = refused(http, reason)
+        status, body, _ = send()
+        checks.check(status == want, f"{what}: {want}", f"{status} {body}")
+        checks.check(refused(http, reason) == was + 1, f"{what}: counted as {reason}")
+    future = int((time.time() + 3600) * 1e9)
+    for what, doc, reason in [
+            ("a future timestamp", beacons([(JOB[EU], "198.51.100.7", 1, future)] * 5), "future_timestamp"),
+            ("an endpoint no profile has", beacons([("web/mars", "198.51.100.7", 1, None)] * 5), "unknown_job")]:
+        was = refused(http, reason)
+        status, body, _ = http.post("/api/v1/rum/beacons", doc)
+        checks.check(status == 200 and json.loads(body) == {"processed": 0, "failed": 5},
+                     f"{what}: each beacon refused (IngestResult.failed)", f"{status} {body}")
+        checks.check(refused(http, reason) == was + 5, f"{what}: counted as {reason}")
+    checks.equal(metrics(http).get("gtmesh_rum_beacons_accepted_total", -2), accepted, "nothing of them was stored")
+
+    # A flood from one address: 429 once over rate_per_address / burst.
+    was = refused(http, "rate_limited")
+    statuses = []
+    one = json.dumps(beacons([("web/mars", "198.51.100.7", 1, None)] * 200)).encode()
+    t0 = time.monotonic()
+    for _ in range(50):
+        statuses.append(http.post("/api/v1/rum/beacons", None, raw=one)[0])
+    checks.check(429 in statuses, f"a flood of 10,000 beacons in {time.monotonic() - t0:.2f} s gets 429",
+                 str(statuses))
+    checks.check(refused(http, "rate_limited") >= was + 1, "the flood is counted as rate_limited")
+    status, _, _ = http.request("GET", "/healthz")
+    checks.equal(status, 200, "/healthz still served after the flood")
+    checks.check(wait_for(lambda: answer(dns, other) == steady, 3), "DNS still answers, unchanged by refused input",
+                 str(answer(dns, other)))
+    published = metrics(http).get("gtmesh_rum_tables_published_total", 0)
+    checks.check(wait_for(lambda: metrics(http).get("gtmesh_rum_tables_published_total", 0) >= published + 2, 10),
+                 "two more tables published since")  # a stored refused beacon would steer by now
+    checks.equal(answer(dns, other), steady, "after a window, refused input has still moved nothing")
+
+
+if __name__ == "__main__":
+    shared() if sys.argv[1:] == ["--shared"] else main()
