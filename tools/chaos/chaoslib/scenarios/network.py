@@ -135,6 +135,9 @@ def decider_one_way(ctx):
     ctx.phase(q, "fra down during one-way -> iad", lambda: c.dc_down("fra"), iad, bound, before=fra)
     ctx.phase(q, "fra up during one-way -> fra", lambda: c.dc_up("fra"), fra, b.recover + IDLE_TIMEOUT_S,
               before=iad)
+    # A decider serves the push once it applies it, which can be before
+    # gtmeshctl hears the acknowledgement: either marker from the push on.
+    qc.expect(qc.mark("push with %s named first" % follower), {marker(1), marker(7)})
     t0 = time.monotonic()
     r = c.push(c.config_text(marker=7), decider=follower, label="one-way")
     took = time.monotonic() - t0
