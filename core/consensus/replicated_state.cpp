@@ -68,8 +68,9 @@ struct wire_state {
   // certificate serial (nss paired with nst), recent signature digests.
   std::vector<std::string> nss;
   std::vector<int64_t> nst;
-  std::vector<std::string> rs;
-  MSGPACK_DEFINE_MAP(ai, lu, cv, hy, y, yz, f, h, dr, ids, idv, rv, fv, so, sob, nss, nst, rs)
+  std::vector<std::string> rs; ///< paired with rst, their signing times
+  std::vector<int64_t> rst;
+  MSGPACK_DEFINE_MAP(ai, lu, cv, hy, y, yz, f, h, dr, ids, idv, rv, fv, so, sob, nss, nst, rs, rst)
 };
 
 /// "alice, authenticated by decider2's HTTPS listener (console)".
@@ -121,9 +122,17 @@ std::string replicated_state::condition_failed(const log_entry& e) const {
 
 namespace {
 
-// Names one signature (ECDSA signatures differ each time one is made).
-std::string signature_digest(const mesh::action_signature& s) {
-  return sha256_hex(std::string(s.signature.begin(), s.signature.end())).substr(0, 32);
+// Names one signed action by what was signed (the signature's own bytes
+// are malleable: an ECDSA (r, n - s) holds too): the certificate, the
+// signing time and the action's fields.
+std::string signature_digest(const log_entry& e, const std::string& serial) {
+  return sha256_hex(serial + "\n" + std::to_string(e.signature.signed_at_ms) + "\n" +
+                    signed_text(entry_action_fields(e)))
+    .substr(0, 32);
+}
+
+bool push_id_known(const std::deque<std::pair<uint64_t, uint32_t>>& ids, uint64_t id) {
+  return id != 0 && std::any_of(ids.begin(), ids.end(), [&](const auto& p) { return p.first == id; });
 }
 
 } // namespace
@@ -143,8 +152,13 @@ void replicated_state::remember_signature(const log_entry& e, const std::string&
     return;
   auto& newest = newest_signed_[serial];
   newest = std::max(newest, e.signature.signed_at_ms);
-  recent_signatures_.push_back(signature_digest(e.signature));
-  if (recent_signatures_.size() > signatures_kept)
+  newest_any_ = std::max(newest_any_, e.signature.signed_at_ms);
+  recent_signatures_.emplace_back(e.signature.signed_at_ms, signature_digest(e, serial));
+  // Kept while a replay of it could still pass the time rules (by age),
+  // within a bound on count.
+  while (!recent_signatures_.empty() &&
+         (recent_signatures_.front().first < newest_any_ - 2 * signature_freshness_ms ||
+          recent_signatures_.size() > signatures_kept))
     recent_signatures_.pop_front();
 }
 
@@ -160,13 +174,21 @@ std::string replicated_state::unproven(const log_entry& e, std::string& author, 
       entry_action_fields(e), e.signature, [&](const std::string& s) { return revoked_.count(s) > 0; }, name, serial);
     if (!why.empty())
       return "the signature does not prove an operator: " + why;
-    if (std::find(recent_signatures_.begin(), recent_signatures_.end(), signature_digest(e.signature)) !=
-        recent_signatures_.end())
-      return "a replay: this signature is already in the log";
+    // A retry of an action already applied is a duplicate (its push id),
+    // answered as before; the same action again under another push id, or
+    // none, is a replay.
+    const std::string digest = signature_digest(e, serial);
+    if (std::any_of(recent_signatures_.begin(), recent_signatures_.end(),
+                    [&](const auto& r) { return r.second == digest; }) &&
+        !push_id_known(push_ids_, e.push_id) && e.kind != entry_kind::revoke) // a revocation stands for good
+      return "a replay: this signed action is already in the log";
     if (const int64_t newest = newest_signed_at(serial);
         newest != 0 && e.signature.signed_at_ms < newest - signature_freshness_ms)
       return "a replay: signed " + std::to_string((newest - e.signature.signed_at_ms) / 1000) + " s before " + name +
              "'s newest action in the log, more than the 300 s a signed action may trail it";
+    if (newest_any_ != 0 && e.signature.signed_at_ms < newest_any_ - 2 * signature_freshness_ms)
+      return "a replay: signed " + std::to_string((newest_any_ - e.signature.signed_at_ms) / 1000) +
+             " s before the newest signed action in the log, more than the 600 s any may trail it";
     author = name + " (signed)";
     return "";
   }
@@ -259,6 +281,15 @@ apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
       revoked_[e.serial] = revocation_record{e.serial, e.subject, author, index, e.at_ms};
       return r;
     case entry_kind::policy:
+      if (push_id_known(push_ids_, e.push_id)) { // a retry, applied once like a drain's
+        r.duplicate = true;
+        return r;
+      }
+      if (e.push_id != 0) {
+        push_ids_.emplace_back(e.push_id, 0);
+        if (push_ids_.size() > push_ids_kept)
+          push_ids_.pop_front();
+      }
       signed_only_ = e.signed_only;
       signed_only_by_ = author;
       return r;
@@ -295,13 +326,16 @@ std::vector<uint8_t> replicated_state::snapshot() const {
     w.nss.push_back(serial);
     w.nst.push_back(at);
   }
-  w.rs.assign(recent_signatures_.begin(), recent_signatures_.end());
+  for (const auto& [at, digest] : recent_signatures_) {
+    w.rst.push_back(at);
+    w.rs.push_back(digest);
+  }
   return pack(w);
 }
 
 bool replicated_state::restore(const uint8_t* data, size_t size) {
   wire_state w;
-  if (!unpack_into(data, size, w) || w.ids.size() != w.idv.size() || w.nss.size() != w.nst.size() ||
+  if (!unpack_into(data, size, w) || w.ids.size() != w.idv.size() || w.nss.size() != w.nst.size() || w.rs.size() != w.rst.size() ||
       w.fv > snapshot_format)
     return false;
   try {
@@ -330,9 +364,12 @@ bool replicated_state::restore(const uint8_t* data, size_t size) {
         return false;
       next.revoked_[r.s] = revocation_record{r.s, std::move(r.n), std::move(r.by), r.i, r.at};
     }
-    for (size_t i = 0; i < w.nss.size(); ++i)
+    for (size_t i = 0; i < w.nss.size(); ++i) {
+      next.newest_any_ = std::max(next.newest_any_, w.nst[i]);
       next.newest_signed_[std::move(w.nss[i])] = w.nst[i];
-    next.recent_signatures_.assign(std::make_move_iterator(w.rs.begin()), std::make_move_iterator(w.rs.end()));
+    }
+    for (size_t i = 0; i < w.rs.size(); ++i)
+      next.recent_signatures_.emplace_back(w.rst[i], std::move(w.rs[i]));
     while (next.recent_signatures_.size() > signatures_kept)
       next.recent_signatures_.pop_front();
     // The same bounds apply() keeps (a snapshot from a build that kept more).

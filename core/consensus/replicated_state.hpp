@@ -26,10 +26,13 @@
 //   signed-only policy (a policy entry, signed) is on. One that does not
 //   hold is ignored, the same on every decider; the history, drains and
 //   revocations record the author the proof names, not `by`.
-// - Replays are judged by the log, not by a clock: a signature already
-//   applied (among the last signatures_kept) is refused, and so is one made
-//   more than signature_freshness_ms before the newest action its signer's
-//   certificate has in the log. The decider the operator reached checks
+// - Replays are judged by the log, not by a clock: a signed action already
+//   applied (by certificate, signing time and fields; kept while the time
+//   rules could let it pass, at most signatures_kept) is refused unless it
+//   is a retry with a push id already applied (a duplicate, as before); so
+//   is one made more than signature_freshness_ms before the newest action
+//   of its certificate in the log, or more than twice that before the
+//   newest signed action of any. The decider the operator reached checks
 //   the signature's time against its own clock too (decider/actor/writes).
 
 #include "core/consensus/log_entry.hpp"
@@ -104,7 +107,7 @@ class replicated_state {
 public:
   static constexpr size_t history_limit = 2'000; ///< ~0.7 MB in a snapshot
   static constexpr size_t push_ids_kept = 1'000;
-  static constexpr size_t signatures_kept = 1'000; ///< digests of the last signed actions applied
+  static constexpr size_t signatures_kept = 100'000; ///< at most this many signed actions' digests
 
   apply_result apply(const log_entry& e, uint64_t index);
   /// Notes that `index` was applied without an FSM entry (a barrier or a
@@ -156,7 +159,8 @@ private:
   std::string signed_only_by_;
   std::shared_ptr<const action_trust> trust_;
   std::map<std::string, int64_t> newest_signed_;  ///< certificate serial -> newest signed_at_ms applied
-  std::deque<std::string> recent_signatures_;     ///< signature digests, oldest first
+  int64_t newest_any_ = 0;                        ///< the newest signed_at_ms applied, any certificate
+  std::deque<std::pair<int64_t, std::string>> recent_signatures_; ///< (signed_at_ms, action digest), oldest first
 
   std::string unproven(const log_entry& e, std::string& author, std::string& serial) const;
   void remember_signature(const log_entry& e, const std::string& serial);

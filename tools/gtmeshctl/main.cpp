@@ -871,20 +871,26 @@ int send_request(const std::vector<std::string>& deciders, const mesh::node_iden
   for (size_t i = 0;; ++i) {
     // The leader a follower named goes first; then every --decider in turn.
     const std::string target = !redirect.empty() ? redirect : deciders[i % deciders.size()];
-    if (not_here.count(target) && not_here.size() < deciders.size() && redirect.empty())
-      continue;
+    if (not_here.count(target) && redirect.empty())
+      continue; // a decider the loop has not skipped is left (else it returned)
     outcome o = attempt(target, self, tls, timeout, req, cmd, dry_run);
     redirect = o.redirect != target ? o.redirect : "";
     if (!o.retry)
       return o.rc;
-    if (o.not_here) {
+    if (o.not_here && std::find(deciders.begin(), deciders.end(), target) != deciders.end()) {
       not_here.insert(target);
-      if (not_here.size() >= deciders.size()) {
+      if (not_here.size() >= std::set<std::string>(deciders.begin(), deciders.end()).size()) {
         reasons += "  " + o.retry_reason + "\n";
-        std::fprintf(stderr, "gtmeshctl: not applied: no decider given takes the action at its signature's time:\n%s"
-                             "gtmeshctl: set the clock right where it is off (here, or on those deciders), or name "
-                             "another decider; nothing was changed\n",
+        std::fprintf(stderr, "gtmeshctl: not applied: no decider given takes the action at its signature's time:\n%s",
                      reasons.c_str());
+        if (maybe_applied) { // an earlier attempt may have committed it
+          std::fprintf(stderr, "gtmeshctl: an earlier attempt may still be applied: check `gtmeshctl %s` (exit "
+                               "code 3: outcome unknown)\n",
+                       cmd == "member" ? "member list" : "configs");
+          return exit_unknown_outcome;
+        }
+        std::fprintf(stderr, "gtmeshctl: set the clock right where it is off (here, or on those deciders), or name "
+                             "another decider; nothing was changed\n");
         return 1;
       }
     }

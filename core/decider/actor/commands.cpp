@@ -58,7 +58,8 @@ uint64_t push_id_of(const std::string& text) {
 /// here as the log checks the others: a signature must hold; unsigned, it
 /// is refused while the signed-only policy is on. "" when it may run.
 /// A refused action's reply: "not applied: " when another decider may take
-/// it (gtmeshctl tries the next one), else "refused: ".
+/// it (a retryable request, as `member` is, goes to the next one), else
+/// "refused: ".
 std::string refusal(const std::string& why) {
   return (why.rfind(clock_off_prefix, 0) == 0 ? "not applied: " : "refused: ") + why;
 }

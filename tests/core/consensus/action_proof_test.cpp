@@ -331,8 +331,21 @@ TEST_F(action_proof_test, a_replayed_signature_is_refused_by_the_log_not_by_a_cl
   auto s = state();
   EXPECT_EQ(s.apply(drain_iad, 1).unproven, "");
   EXPECT_EQ(s.apply(signed_by(undrain, alice, t + 1000), 2).unproven, "");
-  // The same bytes again (a decider forwarding what it once saw): refused.
+  // The same entry again: while its push id is remembered, a retry (a
+  // duplicate, changing nothing); once the push ids have moved on, a
+  // replay, refused.
   auto r = s.apply(drain_iad, 3);
+  EXPECT_TRUE(r.duplicate);
+  EXPECT_EQ(r.unproven, "");
+  EXPECT_FALSE(s.drains().at("iad").drained) << "the undrain holds";
+  for (uint64_t i = 0; i < replicated_state::push_ids_kept; ++i) {
+    log_entry other = drain("sin", 1000 + i);
+    other.vouched_client = "carol";
+    other.vouched_via = "HTTPS listener (API)";
+    other.vouched_by = "decider3";
+    s.apply(other, 3);
+  }
+  r = s.apply(drain_iad, 3);
   EXPECT_TRUE(r.ignored);
   EXPECT_NE(r.unproven.find("already in the log"), std::string::npos) << r.unproven;
   EXPECT_FALSE(s.drains().at("iad").drained) << "the undrain holds";
@@ -342,7 +355,12 @@ TEST_F(action_proof_test, a_replayed_signature_is_refused_by_the_log_not_by_a_cl
   EXPECT_EQ(s.drains().count("fra"), 0u);
   // Within the window, and another operator's own history: applied.
   EXPECT_EQ(s.apply(signed_by(drain("fra", 33), alice, t - 200'000), 5).unproven, "");
-  EXPECT_EQ(s.apply(signed_by(drain("ams", 34), bob, t - 3'600'000), 6).unproven, "");
+  EXPECT_EQ(s.apply(signed_by(drain("ams", 34), bob, t - 400'000), 6).unproven, "");
+  // Carol's first action, signed over 600 s before the newest in the log:
+  // refused (no certificate's first action escapes the time rules).
+  auto carol = issue("carol", "gtmesh:operator");
+  auto carol_old = signed_by(drain("lhr", 35), carol, t - 3'600'000);
+  EXPECT_NE(s.apply(carol_old, 6).unproven.find("before the newest signed action in the log"), std::string::npos);
   EXPECT_EQ(s.newest_signed_at(alice.serial), t + 1000);
   // A member restored from a snapshot judges the next replay alike.
   auto bytes = s.snapshot();
