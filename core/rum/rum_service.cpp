@@ -210,9 +210,10 @@ void place(rum_sample& s, const geo_database* geo, const ip_address& net) {
 
 } // namespace
 
-rum_service::response rum_service::beacons(std::string_view body, std::string_view key, const ip_address& remote,
-                                           int64_t now_ms) {
-  std::shared_ptr<const settings> sp;
+std::optional<rum_service::response> rum_service::take_request(size_t body_size, std::string_view key,
+                                                                 const char* no_key_text,
+                                                                 std::shared_ptr<const settings>& sp,
+                                                                 size_t& app_index) {
   {
     std::lock_guard lock(mutex_);
     ++counters_.requests;
@@ -221,14 +222,25 @@ rum_service::response rum_service::beacons(std::string_view body, std::string_vi
   const settings& s = *sp;
   if (!s.enabled)
     return refuse(refusal::disabled, 404, "no rum: section in the running config");
-  if (body.size() > s.max_body)
+  if (body_size > s.max_body)
     return refuse(refusal::too_large, 413, "body over rum.max_body (" + std::to_string(s.max_body) + " bytes)");
   if (key.empty())
-    return refuse(refusal::no_key, 401, "a RUM key is required (key= or X-Gtmesh-Rum-Key)");
+    return refuse(refusal::no_key, 401, no_key_text);
   auto k = s.app_of_key.find(std::string(key));
   if (k == s.app_of_key.end())
     return refuse(refusal::bad_key, 403, "no RUM app has this key");
-  const app_state& app = s.apps[k->second];
+  app_index = k->second;
+  return std::nullopt;
+}
+
+rum_service::response rum_service::beacons(std::string_view body, std::string_view key, const ip_address& remote,
+                                           int64_t now_ms) {
+  std::shared_ptr<const settings> sp;
+  size_t app_index = 0;
+  if (auto refused = take_request(body.size(), key, "a RUM key is required (key= or X-Gtmesh-Rum-Key)", sp, app_index))
+    return *refused;
+  const settings& s = *sp;
+  const app_state& app = s.apps[app_index];
   std::vector<beacon_sample> parsed;
   std::string error;
   if (!tl_parser.parse_beacons(body, parsed, error))
@@ -325,22 +337,11 @@ rum_service::response rum_service::beacons(std::string_view body, std::string_vi
 rum_service::response rum_service::nel(std::string_view body, std::string_view app_name, std::string_view key,
                                        const ip_address& remote, int64_t now_ms) {
   std::shared_ptr<const settings> sp;
-  {
-    std::lock_guard lock(mutex_);
-    ++counters_.requests;
-    sp = settings_;
-  }
+  size_t app_index = 0;
+  if (auto refused = take_request(body.size(), key, "a RUM key is required (key=)", sp, app_index))
+    return *refused;
   const settings& s = *sp;
-  if (!s.enabled)
-    return refuse(refusal::disabled, 404, "no rum: section in the running config");
-  if (body.size() > s.max_body)
-    return refuse(refusal::too_large, 413, "body over rum.max_body (" + std::to_string(s.max_body) + " bytes)");
-  if (key.empty())
-    return refuse(refusal::no_key, 401, "a RUM key is required (key=)");
-  auto k = s.app_of_key.find(std::string(key));
-  if (k == s.app_of_key.end())
-    return refuse(refusal::bad_key, 403, "no RUM app has this key");
-  if (!app_name.empty() && s.apps[k->second].name != app_name)
+  if (!app_name.empty() && s.apps[app_index].name != app_name)
     return refuse(refusal::unknown_app, 403, "app= is not the app of this key");
   std::vector<nel_report> reports;
   std::string error;

@@ -33,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -152,6 +153,11 @@ private:
   bool rate_ok(uint64_t network, int64_t now_ms, size_t count);
   void apply_locked(const rum_sample& s);
   response refuse(refusal r, int status, const std::string& why);
+  /// The checks both ingestion routes make first (counted, the settings in
+  /// force taken): RUM on, the body within max_body, a key naming an app
+  /// (its index in `app_index`). A refusal, or nullopt.
+  std::optional<response> take_request(size_t body_size, std::string_view key, const char* no_key_text,
+                                       std::shared_ptr<const settings>& sp, size_t& app_index);
   const app_state* find_app(std::string_view name) const;
 
   mutable std::mutex mutex_;

@@ -38,6 +38,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "dns_lib"))
 from gtmesh_dns import Checks, _die_with_parent, dig, free_port, section  # noqa: E402
+from cluster_helpers import wait_for  # noqa: E402
 
 SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(HERE, "..", "..", ".."))
 GTMESH = os.environ.get("GTMESH_BIN", os.path.join(SRC, "build", "tools", "gtmesh"))
@@ -80,18 +81,6 @@ rum:
         - {{job: web/eu, url: "http://{EU}/rum.gif"}}
         - {{job: web/us, url: "http://{US}/rum.gif"}}
 """
-
-
-def wait_for(fn, seconds, step=0.1):
-    """fn()'s first truthy value within `seconds`, else its last value."""
-    deadline = time.monotonic() + seconds
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(step)
-    return last
 
 
 class Http:
