@@ -23,6 +23,8 @@ void append_number(std::string& out, double v) {
     std::string s = buf;
     while (s.back() == '0')
       s.pop_back();
+    if (s.back() == '.') // 1.0000001 prints "1.000000": JSON has no "1."
+      s.pop_back();
     out += s;
   }
 }

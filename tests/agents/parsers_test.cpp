@@ -376,5 +376,16 @@ TEST(measurement_json, one_line_per_measurement) {
   EXPECT_NE(to_json_line(m).find("\"value\":12.5,"), std::string::npos);
 }
 
+// A value within 1e-6 of an integer rounds to "1.000000"; stripping its zeros
+// must not leave "1." (not JSON: agent_once failed in CI on such a line).
+TEST(measurement_json, a_value_that_rounds_to_an_integer_prints_without_a_dangling_point) {
+  measurement m{"fra", source::client, "10.0.0.0/24", metric_id::client_rtt, 1.0000001, 1, "fra/a1", 1};
+  EXPECT_NE(to_json_line(m).find("\"value\":1,"), std::string::npos) << to_json_line(m);
+  m.value = 0.0000001;
+  EXPECT_NE(to_json_line(m).find("\"value\":0,"), std::string::npos) << to_json_line(m);
+  m.value = -2.9999999;
+  EXPECT_NE(to_json_line(m).find("\"value\":-3,"), std::string::npos) << to_json_line(m);
+}
+
 } // namespace
 } // namespace gtmesh::agents
