@@ -1,14 +1,10 @@
 #include "core/dnssec/covering_name.hpp"
 
+#include "core/dns/wire/name.hpp"
+
 #include <algorithm>
 
 namespace gtmesh::dnssec {
-
-namespace {
-
-uint8_t lower(uint8_t c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<uint8_t>(c - 'A' + 'a') : c; }
-
-} // namespace
 
 int canonical_compare(std::span<const uint8_t> a, std::span<const uint8_t> b) noexcept {
   // Label starts, root first.
@@ -23,8 +19,8 @@ int canonical_compare(std::span<const uint8_t> a, std::span<const uint8_t> b) no
     const uint8_t* y = b.data() + lb[nb - 1 - k];
     const size_t n = std::min(x[0], y[0]);
     for (size_t i = 1; i <= n; ++i)
-      if (lower(x[i]) != lower(y[i]))
-        return lower(x[i]) < lower(y[i]) ? -1 : 1;
+      if (dns::lower(x[i]) != dns::lower(y[i]))
+        return dns::lower(x[i]) < dns::lower(y[i]) ? -1 : 1;
     if (x[0] != y[0])
       return x[0] < y[0] ? -1 : 1;
   }
@@ -35,7 +31,7 @@ size_t covering_predecessor(std::span<const uint8_t> name, std::array<uint8_t, 2
   if (name.empty() || name[0] == 0 || name.size() > out.size() || size_t{1} + name[0] >= name.size())
     return 0;
   const size_t n = name[0];
-  const uint8_t last = lower(name[n]);
+  const uint8_t last = dns::lower(name[n]);
   if (last == 0)
     return 0;
   uint8_t decreased = static_cast<uint8_t>(last - 1);
@@ -52,18 +48,18 @@ size_t covering_predecessor(std::span<const uint8_t> name, std::array<uint8_t, 2
     out[0] = static_cast<uint8_t>(child);
     std::fill(out.begin() + 1, out.begin() + 1 + static_cast<std::ptrdiff_t>(child), uint8_t{0xff});
     for (size_t i = 0; i < name.size(); ++i)
-      out[1 + child + i] = lower(name[i]);
+      out[1 + child + i] = dns::lower(name[i]);
     out[1 + child + n] = decreased;
     return 1 + child + name.size();
   }
   out[0] = static_cast<uint8_t>(label);
   for (size_t i = 1; i < n; ++i)
-    out[i] = lower(name[i]);
+    out[i] = dns::lower(name[i]);
   out[n] = decreased;
   std::fill(out.begin() + static_cast<std::ptrdiff_t>(n) + 1, out.begin() + static_cast<std::ptrdiff_t>(label) + 1,
             uint8_t{0xff});
   for (size_t i = 0; i < parent.size(); ++i)
-    out[1 + label + i] = lower(parent[i]);
+    out[1 + label + i] = dns::lower(parent[i]);
   return 1 + label + parent.size();
 }
 
@@ -72,7 +68,7 @@ size_t covering_successor(std::span<const uint8_t> name, std::array<uint8_t, 255
     return 0;
   const size_t n = name[0];
   for (size_t i = 0; i < name.size(); ++i)
-    out[i] = lower(name[i]);
+    out[i] = dns::lower(name[i]);
   if (n < 63 && name.size() < out.size()) {
     // <label>\000: longer by one octet.
     std::copy_backward(out.begin() + static_cast<std::ptrdiff_t>(n) + 1,

@@ -1,6 +1,7 @@
 #include "core/dnssec/rrset_signer.hpp"
 
 #include "core/dns/cookies/siphash.hpp"
+#include "core/dns/wire/name.hpp"
 
 #include <openssl/ecdsa.h>
 #include <openssl/evp.h>
@@ -27,7 +28,6 @@ void put32(uint8_t* p, uint32_t v) noexcept {
   p[2] = static_cast<uint8_t>(v >> 8);
   p[3] = static_cast<uint8_t>(v);
 }
-uint8_t lower(uint8_t c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<uint8_t>(c - 'A' + 'a') : c; }
 
 } // namespace
 
@@ -80,7 +80,7 @@ void rrset_signer::start(const zone_keys& keys, bool wildcard, std::span<const u
   owner_[0] = 1;
   owner_[1] = '*';
   for (size_t i = 0; i < owner.size(); ++i)
-    owner_[prefix + i] = lower(owner[i]);
+    owner_[prefix + i] = dns::lower(owner[i]);
   for (size_t i = 0; i < owner_len_ && owner_[i] != 0; i += 1 + owner_[i])
     ++labels_;
   if (owner_len_ >= 2 && owner_[0] == 1 && owner_[1] == '*')
@@ -95,7 +95,7 @@ void rrset_signer::add_rdata(std::span<const uint8_t> rdata, size_t name_from, s
   uint8_t* p = rdata_.data() + rd_used_;
   std::memcpy(p, rdata.data(), rdata.size());
   for (size_t i = name_from; i < name_to && i < rdata.size(); ++i)
-    p[i] = lower(p[i]);
+    p[i] = dns::lower(p[i]);
   rd_at_[rd_count_] = static_cast<uint32_t>(rd_used_);
   rd_len_[rd_count_] = static_cast<uint16_t>(rdata.size());
   ++rd_count_;
