@@ -17,7 +17,7 @@ jobs=${GTMESH_JOBS:-$(nproc)}
 packages_build=(build-essential cmake ninja-build pkg-config ccache git
   libcaf-dev libasio-dev libmsgpack-cxx-dev librocksdb-dev libgtest-dev libgmock-dev
   libbenchmark-dev libyaml-cpp-dev libfyaml-dev libyaml-dev libzstd-dev libmaxminddb-dev libcpp-httplib-dev libssl-dev openssl libraft-dev prometheus-cpp-dev
-  libjs-chart.js libfstrm-dev libprotobuf-c-dev protobuf-c-compiler nlohmann-json3-dev)
+  libjs-chart.js libfstrm-dev libprotobuf-c-dev protobuf-c-compiler nlohmann-json3-dev libsimdjson-dev)
 packages_test=(dnsutils knot-dnsutils dnsperf unbound haproxy nginx-light iproute2 procps
   python3 python3-dnspython clang libclang-rt-14-dev mmdb-bin nftables faketime prometheus
   chromium chromium-driver python3-selenium curl lintian mmdebstrap systemd-container

@@ -237,12 +237,20 @@ void decider_core::set_isolated(bool isolated, int64_t now_ms) {
   } else {
     // Ageing resumes where it paused: values heard before the isolation do
     // not all turn stale at once. Not for the span before this process first
-    // had a majority: a restart does not make old values young.
+    // had a majority: a restart does not make old values young. Such a
+    // decider takes the pauses of the peer it caught up from instead: it
+    // then ages every value as the majority does (a peer isolated as long
+    // keeps the same values current; one that had a majority throughout has
+    // no pause there, and neither has this decider).
     if (had_majority_) {
       pauses_.emplace_back(isolated_since_, now_ms);
-      if (pauses_.size() > max_pauses)
-        pauses_.erase(pauses_.begin());
+    } else if (!peer_pauses_.empty()) {
+      pauses_ = std::move(peer_pauses_);
+      std::sort(pauses_.begin(), pauses_.end());
     }
+    peer_pauses_.clear();
+    if (pauses_.size() > max_pauses)
+      pauses_.erase(pauses_.begin(), pauses_.end() - max_pauses);
     had_majority_ = true;
     isolated_since_ = -1;
     unreachable_at_isolation_.clear();
@@ -281,8 +289,18 @@ mesh::digest_body decider_core::digest() const {
   return d;
 }
 
-mesh::delta_body decider_core::delta_for(const mesh::digest_body& peer) const {
-  return table_.delta_for(peer); // configs and drains travel by the Raft log, not by gossip
+mesh::delta_body decider_core::delta_for(const mesh::digest_body& peer, int64_t now_ms) const {
+  mesh::delta_body d = table_.delta_for(peer); // configs and drains travel by the Raft log, not by gossip
+  d.sent_at_ms = now_ms;
+  d.pauses = pauses_at(now_ms);
+  return d;
+}
+
+std::vector<std::pair<int64_t, int64_t>> decider_core::pauses_at(int64_t now_ms) const {
+  auto out = pauses_;
+  if (isolated_since_ >= 0 && isolated_since_ < now_ms && had_majority_)
+    out.emplace_back(isolated_since_, now_ms);
+  return out;
 }
 
 void decider_core::on_delta(const mesh::delta_body& delta, int64_t now_ms) {
@@ -300,6 +318,11 @@ void decider_core::on_delta(const mesh::delta_body& delta, int64_t now_ms) {
   }
   if (changed)
     dirty_ = true;
+  // A peer's answer to the digest of a decider that never had a majority
+  // (restarted while cut off): the last one's pauses are adopted when the
+  // isolation ends (the catch-up ends with the first answer after it).
+  if (isolated() && !had_majority_ && !delta.eager)
+    peer_pauses_ = delta.pauses;
 }
 
 void decider_core::agent_alive(const std::string& origin, const std::string& dc, int64_t now_ms) {

@@ -122,7 +122,8 @@ public:
   // --- measurements and anti-entropy --------------------------------------
   mesh::ack_body on_batch(const mesh::measurement_batch& batch, int64_t now_ms);
   mesh::digest_body digest() const;
-  mesh::delta_body delta_for(const mesh::digest_body& peer) const;
+  /// What `peer` lacks, with this decider's pauses (pauses_at), sent at now_ms.
+  mesh::delta_body delta_for(const mesh::digest_body& peer, int64_t now_ms) const;
   void on_delta(const mesh::delta_body& delta, int64_t now_ms);
   uint64_t config_hash() const noexcept { return active_ ? active_->hash : 0; }
   /// Forgets measurements older than the retention (client networks seen
@@ -150,8 +151,18 @@ public:
   /// A decider that starts without a majority (restarted alone) freezes its
   /// restored values as of the newest one it had: its answers are the ones it
   /// gave before the restart, however long it was down.
+  /// A decider that never had a majority takes, at the end of its
+  /// isolation, the pauses of the peer whose answer to its digest it applied
+  /// last (on_delta: the catch-up's), so that it ages values as the majority
+  /// does.
   void set_isolated(bool isolated, int64_t now_ms);
+  /// The spans in which this decider's measurements stopped ageing, the
+  /// ongoing isolation closed at now_ms; none for the time before this
+  /// process first had a majority (its own restored-alone freeze).
+  std::vector<std::pair<int64_t, int64_t>> pauses_at(int64_t now_ms) const;
   bool isolated() const noexcept { return isolated_since_ >= 0; }
+  /// Whether this process has had a majority since it started.
+  bool had_majority() const noexcept { return had_majority_; }
 
   // --- membership --------------------------------------------------------
   /// An agent (origin) of `dc` is connected / sent something.
@@ -281,6 +292,8 @@ private:
   /// values long stale anyway.
   static constexpr size_t max_pauses = 16;
   std::vector<std::pair<int64_t, int64_t>> pauses_;
+  /// Pauses of the peer a decider that never had a majority caught up from.
+  std::vector<std::pair<int64_t, int64_t>> peer_pauses_;
   bool had_majority_ = false;      ///< since this process started
   int64_t restored_newest_at_ = 0; ///< the newest measurement restore() found
   int64_t last_fixed_now_ = 0;

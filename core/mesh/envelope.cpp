@@ -178,7 +178,9 @@ struct wire_delta {
   bool hd = false;
   wire_digest dg;
   int64_t st = 0;
-  MSGPACK_DEFINE_MAP(o, ov, ovv, cf, hd, dg, st)
+  std::vector<int64_t> pz; ///< pauses, flat: start, end, start, end... (absent from 0.1.0 senders)
+  bool ea = false;
+  MSGPACK_DEFINE_MAP(o, ov, ovv, cf, hd, dg, st, pz, ea)
 };
 
 struct wire_config_reply {
@@ -421,6 +423,11 @@ std::vector<uint8_t> encode_body(const delta_body& b) {
   w.hd = b.has_digest;
   if (b.has_digest)
     w.dg = digest_to_wire(b.digest);
+  for (const auto& [start, end] : b.pauses) {
+    w.pz.push_back(start);
+    w.pz.push_back(end);
+  }
+  w.ea = b.eager;
   return pack(w);
 }
 
@@ -502,6 +509,15 @@ bool decode_body(const std::vector<uint8_t>& bytes, delta_body& out) noexcept {
       return false;
     out.has_digest = w.hd;
     out.sent_at_ms = w.st;
+    if (w.pz.size() % 2 != 0 || w.pz.size() > 2 * max_delta_pauses)
+      return false;
+    out.pauses.clear();
+    for (size_t i = 0; i < w.pz.size(); i += 2) {
+      if (w.pz[i] <= 0 || w.pz[i] >= w.pz[i + 1])
+        return false;
+      out.pauses.emplace_back(w.pz[i], w.pz[i + 1]);
+    }
+    out.eager = w.ea;
     return !w.hd || digest_from_wire(w.dg, out.digest);
   } catch (...) {
     return false;
@@ -615,6 +631,19 @@ void rebase_to_local_clock(std::vector<measurement>& items, int64_t sent_at_ms, 
   const int64_t shift = now_ms - sent_at_ms;
   for (auto& m : items)
     m.at_ms = std::min(m.at_ms + shift, now_ms); // never in the future, whatever the sender's clocks did
+}
+
+void rebase_to_local_clock(std::vector<std::pair<int64_t, int64_t>>& spans, int64_t sent_at_ms,
+                           int64_t now_ms) noexcept {
+  const int64_t shift = sent_at_ms <= 0 ? 0 : now_ms - sent_at_ms;
+  size_t kept = 0;
+  for (auto [start, end] : spans) {
+    start += shift;
+    end = std::min(end + shift, now_ms);
+    if (start < end)
+      spans[kept++] = {start, end};
+  }
+  spans.resize(kept); // shrinking: no allocation
 }
 
 } // namespace gtmesh::mesh

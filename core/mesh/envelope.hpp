@@ -139,7 +139,18 @@ struct delta_body {
   bool has_digest = false;
   digest_body digest;
   int64_t sent_at_ms = 0; ///< the sender's wall clock when it sent the delta (rebase_to_local_clock)
+  /// The sender's spans in which measurements stopped ageing (it was
+  /// isolated; decider_core::pauses_at), its clock, the ongoing one closed
+  /// at sent_at_ms; at most max_delta_pauses. A decider restarted while cut
+  /// off adopts them at the end of its catch-up (docs/mesh.md, "Partitions").
+  std::vector<std::pair<int64_t, int64_t>> pauses;
+  /// One agent batch forwarded at once (the eager push), not an answer to a
+  /// digest: it does not end a catch-up, which waits for the peer's answer.
+  bool eager = false;
 };
+
+/// More pause spans than this make a delta malformed (a decider keeps 16).
+constexpr size_t max_delta_pauses = 64;
 
 struct config_reply_body {
   bool accepted = false;
@@ -260,6 +271,9 @@ std::optional<message_kind> peek_kind(const uint8_t* data, size_t size) noexcept
 /// measuring and sending). sent_at_ms == 0 (an older sender) leaves the
 /// times as they are.
 void rebase_to_local_clock(std::vector<measurement>& items, int64_t sent_at_ms, int64_t now_ms) noexcept;
+/// The same shift for spans of time (delta_body::pauses); none ends after now_ms.
+void rebase_to_local_clock(std::vector<std::pair<int64_t, int64_t>>& spans, int64_t sent_at_ms,
+                           int64_t now_ms) noexcept;
 
 /// A body encoded elsewhere (a Raft RPC, core/consensus/raft_wire.hpp).
 inline const std::vector<uint8_t>& encode_body(const std::vector<uint8_t>& raw) {

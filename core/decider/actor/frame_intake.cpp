@@ -72,6 +72,7 @@ void on_frame(decider_self self, link_id link, const std::vector<char>& bytes) {
       if (ack.have > before) {
         delta_body d;
         d.sent_at_ms = now;
+        d.eager = true;
         d.origins.push_back(delta_body::origin_delta{b.origin, b.base_seq, ack.have, b.items});
         auto out = frame(message_kind::delta, node_name(self), d);
         for (link_id p : decider_links(self))
@@ -88,8 +89,7 @@ void on_frame(decider_self self, link_id link, const std::vector<char>& bytes) {
       digest_body peer;
       if (!decode_body(env->body, peer))
         return reject();
-      delta_body d = st.core->delta_for(peer);
-      d.sent_at_ms = wall_clock_ms();
+      delta_body d = st.core->delta_for(peer, wall_clock_ms());
       if (peer.reply_wanted) {
         d.has_digest = true;
         d.digest = st.core->digest();
@@ -108,14 +108,16 @@ void on_frame(decider_self self, link_id link, const std::vector<char>& bytes) {
         return reject();
       for (auto& od : d.origins)
         rebase_to_local_clock(od.items, d.sent_at_ms, now);
+      rebase_to_local_clock(d.pauses, d.sent_at_ms, now);
       st.core->on_delta(d, now);
-      if (st.catching_up_until_ms != 0)
+      // A catch-up ends with a peer's answer to the digest, not with a batch
+      // it forwarded meanwhile (that carries neither the rest nor its pauses).
+      if (st.catching_up_until_ms != 0 && !d.eager)
         end_isolation(self, "caught up from " + from.identity.name);
       if (debug_logging() && st.core->availability_changed())
         log_failover_stage(node_name(self), "delta", "from=" + from.identity.name);
       if (d.has_digest) {
-        delta_body back = st.core->delta_for(d.digest);
-        back.sent_at_ms = wall_clock_ms();
+        delta_body back = st.core->delta_for(d.digest, wall_clock_ms());
         if (!back.origins.empty())
           send_frame(self, link, frame(message_kind::delta, node_name(self), back));
       }

@@ -86,9 +86,23 @@ void end_isolation(decider_self self, const std::string& how) {
   st.catching_up_until_ms = 0;
   if (!st.core->isolated())
     return;
-  st.core->set_isolated(false, wall_clock_ms());
-  if (st.isolation_logged)
-    log(self, "a majority of deciders is reachable again (" + how + ")");
+  const bool restarted_alone = !st.core->had_majority();
+  const int64_t now = wall_clock_ms();
+  st.core->set_isolated(false, now);
+  if (st.isolation_logged) {
+    std::string ageing;
+    if (restarted_alone) {
+      // Its own freeze since the restart is no pause it can vouch for: it
+      // took the peer's (decider_core::set_isolated).
+      int64_t paused = 0;
+      for (const auto& [start, end] : st.core->pauses_at(now))
+        paused += end - start;
+      ageing = paused > 0 ? "; restarted while cut off, it ages values as its peers do (paused " +
+                              std::to_string(paused / 1000) + " s in all)"
+                          : "; restarted while cut off, it ages values by the real clock, as its peers do";
+    }
+    log(self, "a majority of deciders is reachable again (" + how + ageing + ")");
+  }
   st.isolation_logged = false;
   schedule_rebuild(self);
 }

@@ -874,6 +874,59 @@ TEST_F(decider_core_test, a_decider_restarted_alone_answers_as_it_did_before_how
   EXPECT_EQ(answers(snap, "www.example.com", d->snapshot_fixed_now()), std::vector<std::string>{"192.0.2.250"});
 }
 
+// Issue 41 item 11 (chaos row all-links-gone): every decider cut off from
+// every other and every agent gone; decider1 killed and restarted alone. At
+// the heal its peers, isolated as long, kept their values current through
+// their pause; decider1 had never had a majority, judged the same values by
+// the real clock and answered fail_safe. It now adopts the pauses of the peer
+// it caught up from: it ages values as the majority does, whichever that is.
+TEST_F(decider_core_test, a_decider_restarted_alone_ages_values_as_the_peer_it_caught_up_from) {
+  {
+    auto d = open();
+    ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
+    d->on_batch(mesh::measurement_batch{"fra/a1", 0, 1, {verdict("fra/a1", "fra", "10.0.0.1:80", true, 1)}}, t0);
+    std::string err;
+    ASSERT_TRUE(d->flush(err)) << err;
+  }
+  const int64_t heal = t0 + 45'000;
+  auto answer_at_heal = [&](const std::vector<std::pair<int64_t, int64_t>>& peer_pauses) {
+    auto d = open();
+    std::string err;
+    EXPECT_TRUE(d->restore(t0 + 30'000, err)) << err;
+    d->set_isolated(true, t0 + 30'000); // restarted while cut off
+    EXPECT_TRUE(d->pauses_at(heal).empty()) << "its own freeze is no pause it can vouch for";
+    mesh::delta_body answer; // the peer's answer to its catch-up digest
+    answer.pauses = peer_pauses;
+    d->on_delta(answer, heal);
+    mesh::delta_body forwarded; // an agent batch forwarded meanwhile: no pauses
+    forwarded.eager = true;
+    d->on_delta(forwarded, heal);
+    d->set_isolated(false, heal);
+    EXPECT_EQ(d->pauses_at(heal + 1'000), peer_pauses);
+    return answers(d->build_snapshot(heal), "www.example.com", heal);
+  };
+  // The peer was isolated from t0 + 1 s to the heal: fra's verdict is 1 s old.
+  EXPECT_EQ(answer_at_heal({{t0 + 1'000, heal}}), std::vector<std::string>{"192.0.2.1"});
+  // The peer had a majority throughout: the verdict is 45 s old, stale there
+  // and here alike (a restart does not make old values young).
+  EXPECT_EQ(answer_at_heal({}), std::vector<std::string>{"192.0.2.250"});
+}
+
+TEST_F(decider_core_test, a_decider_sends_the_pauses_it_kept_with_its_answer_to_a_digest) {
+  auto d = open();
+  ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
+  d->set_isolated(false, t0); // it had a majority
+  d->set_isolated(true, t0 + 1'000);
+  d->set_isolated(false, t0 + 5'000);
+  d->set_isolated(true, t0 + 9'000);
+  auto delta = d->delta_for(mesh::digest_body{}, t0 + 12'000);
+  EXPECT_EQ(delta.sent_at_ms, t0 + 12'000);
+  EXPECT_FALSE(delta.eager);
+  // The ongoing isolation closed at the send time.
+  EXPECT_EQ(delta.pauses,
+            (std::vector<std::pair<int64_t, int64_t>>{{t0 + 1'000, t0 + 5'000}, {t0 + 9'000, t0 + 12'000}}));
+}
+
 TEST_F(decider_core_test, agents_long_gone_are_forgotten_but_not_the_last_one_of_a_dc) {
   auto d = open();
   ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);

@@ -337,6 +337,64 @@ TEST(rebase_to_local_clock, the_send_time_travels_in_batches_and_deltas) {
   EXPECT_EQ(dout.sent_at_ms, 5678);
 }
 
+/// A delta as a map holding only `pz` (pauses, left out when empty: what a
+/// 0.1.0 sender writes) and `st`.
+std::vector<uint8_t> delta_with_pauses(const std::vector<int64_t>& flat, int64_t sent_at) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(flat.empty() ? 1 : 2);
+  if (!flat.empty()) {
+    pk.pack(std::string("pz"));
+    pk.pack(flat);
+  }
+  pk.pack(std::string("st"));
+  pk.pack(sent_at);
+  return std::vector<uint8_t>(buf.data(), buf.data() + buf.size());
+}
+
+// A decider restarted while cut off adopts the pauses of the peer it caught
+// up from (decider_core::set_isolated): they travel in the delta, in the
+// sender's clock, and are shifted to the receiver's like measurements.
+TEST(rebase_to_local_clock, pauses_travel_in_deltas_and_are_shifted_to_the_receivers_clock) {
+  delta_body d;
+  d.sent_at_ms = 3'600'000 + 50'000; // the sender's clock is an hour ahead
+  d.pauses = {{3'600'000 + 1'000, 3'600'000 + 9'000}, {3'600'000 + 10'000, 3'600'000 + 50'000}};
+  d.eager = true;
+  delta_body out;
+  ASSERT_TRUE(decode_body(encode_body(d), out));
+  EXPECT_EQ(out.pauses, d.pauses);
+  EXPECT_TRUE(out.eager);
+  rebase_to_local_clock(out.pauses, out.sent_at_ms, 50'000);
+  EXPECT_EQ(out.pauses, (std::vector<std::pair<int64_t, int64_t>>{{1'000, 9'000}, {10'000, 50'000}}));
+  // None ends after the receiver's now; one that would start there is dropped.
+  std::vector<std::pair<int64_t, int64_t>> late{{40'000, 70'000}, {60'000, 80'000}};
+  rebase_to_local_clock(late, 50'000, 50'000);
+  EXPECT_EQ(late, (std::vector<std::pair<int64_t, int64_t>>{{40'000, 50'000}}));
+  // A 0.1.0 sender writes neither key: no pauses, not eager.
+  delta_body old;
+  ASSERT_TRUE(decode_body(delta_with_pauses({}, 7), old));
+  EXPECT_TRUE(old.pauses.empty());
+  EXPECT_FALSE(old.eager);
+  EXPECT_EQ(old.sent_at_ms, 7);
+}
+
+TEST(rebase_to_local_clock, a_delta_with_malformed_pauses_is_refused) {
+  delta_body out;
+  EXPECT_TRUE(decode_body(delta_with_pauses({1'000, 2'000}, 5'000), out));
+  EXPECT_FALSE(decode_body(delta_with_pauses({1'000}, 5'000), out)) << "an odd count";
+  EXPECT_FALSE(decode_body(delta_with_pauses({2'000, 1'000}, 5'000), out)) << "ends before it starts";
+  EXPECT_FALSE(decode_body(delta_with_pauses({0, 1'000}, 5'000), out)) << "starts at 0";
+  std::vector<int64_t> many;
+  for (size_t i = 0; i <= max_delta_pauses; ++i) {
+    many.push_back(int64_t(i) * 10 + 1);
+    many.push_back(int64_t(i) * 10 + 5);
+  }
+  EXPECT_FALSE(decode_body(delta_with_pauses(many, 5'000), out)) << "more than max_delta_pauses";
+  many.resize(2 * max_delta_pauses);
+  EXPECT_TRUE(decode_body(delta_with_pauses(many, 5'000), out));
+  EXPECT_EQ(out.pauses.size(), max_delta_pauses);
+}
+
 } // namespace
 } // namespace gtmesh::mesh
 

@@ -200,7 +200,7 @@ struct simulation {
           digest_body peer;
           if (!decode_body(env->body, peer))
             break;
-          send(e.to, e.from, frame(message_kind::delta, name(e.to), d.delta_for(peer)));
+          send(e.to, e.from, frame(message_kind::delta, name(e.to), d.delta_for(peer, now)));
           if (peer.reply_wanted) {
             digest_body mine = d.digest();
             mine.reply_wanted = false;
