@@ -70,8 +70,9 @@ void report(self_ptr self) {
     self->send(st.options.decider, members_atom_v, addresses, role);
   }
   bool quorum = st.node->has_quorum();
-  if (quorum != st.quorum) {
+  if (quorum != st.quorum || !st.quorum_reported) {
     st.quorum = quorum;
+    st.quorum_reported = true;
     self->send(st.options.decider, quorum_atom_v, quorum);
   }
 }
@@ -481,7 +482,7 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
       // The decider actor is spawned after us (it needs our handle).
       self->state.options.decider = decider;
       self->state.reported_index = ~uint64_t{0};
-      self->state.quorum = !self->state.quorum; // report the current value too
+      self->state.quorum_reported = false; // report the current value too
       self->state.reported_members.clear();
       report(self);
     },

@@ -75,6 +75,10 @@ struct consensus_state {
   std::map<uint64_t, forwarded_proposal> forwarded; ///< proposals waiting for the leader's reply
   uint64_t next_proposal = 1;
   bool quorum = false;
+  /// Whether `quorum` reached the decider actor: attaching one clears it, so
+  /// that it is told the current value whatever happened before (a single
+  /// voter is the leader before the decider actor attaches).
+  bool quorum_reported = false;
   uint64_t reported_index = ~uint64_t{0};
   uint64_t refused_frames = 0;
   bool restarting = false;

@@ -104,6 +104,13 @@ def main():
         status = subprocess.run([GTMESHCTL, "--decider", mesh, "status"], capture_output=True, text=True, timeout=30)
         check(status.returncode == 0 and status.stdout.count("1 agent(s) connected") == 3,
               "gtmeshctl status sees three DCs with their agents")
+        # A one-decider cluster has its majority from the start: it is never
+        # ISOLATED (it was, for good, when its single voter led before the
+        # decider actor attached: its values never aged and a DC whose agent
+        # died was never declared unreachable).
+        check(status.returncode == 0 and "ISOLATED" not in status.stdout and "NO MAJORITY" not in status.stdout,
+              "the one-decider demo is not isolated: %s" % [l for l in status.stdout.splitlines()
+                                                             if "ISOLATED" in l or "consensus:" in l])
         # explain ends with the record's failover budget, from the decider.
         r = subprocess.run([GTMESHCTL, "--decider", mesh, "explain", "www.demo.example", "A"], capture_output=True,
                            text=True, timeout=30)

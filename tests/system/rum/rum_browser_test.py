@@ -1,0 +1,262 @@
+#!/usr/bin/python3
+"""System test: the RUM tag in a real browser (issue 43, docs/rum.md).
+
+Headless Chromium (Debian `chromium` + `chromium-driver`, through
+`python3-selenium`) loads a page that embeds the tag from a real `gtmesh
+decider`'s --http listener, as a site would:
+
+  1. the page is served from its own origin (127.0.0.1:PAGE); the two
+     endpoints of the profile `web` are HTTP servers on 127.0.0.2 and
+     127.0.0.3 (their loopback addresses are what `eu` and `us` answer)
+     serving the tag's object with CORS and Timing-Allow-Origin, one of them
+     150 ms late;
+  2. each page view makes the tag ask the decider what to measure, fetch both
+     objects and send one beacon (navigator.sendBeacon): two measurements
+     stored per view;
+  3. after enough views the answers for the browser's own network
+     (127.0.0.0/24: the browser and dig share the address) move to the fast
+     endpoint within the aggregation window;
+  4. the delays swap; more views move the answers to the other endpoint;
+  5. the decider's console shows the networks × endpoints table for that
+     network, the fast endpoint's p50 below the slow one's.
+"""
+
+import http.server
+import os
+import re
+import shutil
+import sys
+import tempfile
+import threading
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "dns_lib"))
+from gtmesh_dns import Checks  # noqa: E402
+from cluster_helpers import wait_for  # noqa: E402
+from rum_test import KEY, Decider, answer, metrics  # noqa: E402
+
+EU, US = "127.0.0.2", "127.0.0.3"
+NETWORK = "127.0.0.0/24"
+SLOW_S = 0.15
+PIXEL = (b"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00\x00,"
+         b"\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
+
+
+class Endpoint:
+    """An endpoint's web server on its own loopback address: the tag's object
+    with CORS and Timing-Allow-Origin for any origin, `delay` seconds late."""
+
+    def __init__(self, address):
+        self.delay = 0.0
+        self.hits = 0
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                owner.hits += 1
+                time.sleep(owner.delay)
+                self.send_response(200)
+                self.send_header("Content-Type", "image/gif")
+                self.send_header("Content-Length", str(len(PIXEL)))
+                self.send_header("Cache-Control", "no-store")
+                self.send_header("Access-Control-Allow-Origin", "*")
+                self.send_header("Timing-Allow-Origin", "*")
+                self.end_headers()
+                self.wfile.write(PIXEL)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer((address, 0), Handler)
+        self.url = "http://%s:%d/rum.gif" % (address, self.server.server_address[1])
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Page:
+    """The site: one page embedding the tag from the decider's listener
+    (`tag_src`, set once the decider is up: the page's origin goes into the
+    config first)."""
+
+    def __init__(self):
+        self.tag_src = ""
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = ('<!doctype html><html><head><title>shop</title></head><body><p>shop</p>'
+                        '<script async src="%s" data-app="shop" data-key="%s"></script></body></html>'
+                        % (owner.tag_src, KEY)).encode()
+                self.send_response(200 if self.path.split("?")[0] == "/" else 404)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.origin = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def config(origin, eu, us):
+    return f"""
+datacenters:
+  - {{name: fra, location: {{lat: 50.1, lon: 8.7}}}}
+  - {{name: iad, location: {{lat: 38.9, lon: -77.4}}}}
+zones:
+  - name: example.com
+    soa: {{primary: ns1.example.com., admin: hostmaster.example.com.}}
+    ns: [ns1.example.com.]
+    records:
+      - {{name: www, type: A, ttl: 5, profile: web}}
+profiles:
+  - name: web
+    method: performance
+    source: rum
+    rum: {{min_samples: 5, keep_within: 10%, availability_threshold: 90%}}
+    endpoints:
+      - {{name: eu, kind: external, target: {EU}, location: fra}}
+      - {{name: us, kind: external, target: {US}, location: iad}}
+rum:
+  window: 1s
+  half_life: 20s
+  max_age: 10m
+  apps:
+    - name: shop
+      keys: ["{KEY}"]
+      origins: ["{origin}"]
+      measure:
+        - {{job: web/eu, url: "{eu.url}"}}
+        - {{job: web/us, url: "{us.url}"}}
+"""
+
+
+def main():
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        print("skip: python3-selenium missing (tools/setup.sh installs it)")
+        return 77
+    if not (shutil.which("chromium") and shutil.which("chromedriver")):
+        print("skip: chromium / chromium-driver missing (tools/setup.sh installs them)")
+        return 77
+    checks = Checks("rum_browser")
+    work = tempfile.mkdtemp(prefix="gtmesh-rum-browser-")
+    endpoints = {EU: Endpoint(EU), US: Endpoint(US)}
+    page = Page()
+    cfg = os.path.join(work, "rum.yaml")
+    open(cfg, "w").write(config(page.origin, endpoints[EU], endpoints[US]))
+    d = Decider(work, cfg)
+    driver = None
+    try:
+        d.start()
+        page.tag_src = d.http.base + "/rum.js"
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = shutil.which("chromium")
+        for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                  "--window-size=1400,1000", "--no-first-run", "--disable-extensions"):
+            opts.add_argument(a)
+        driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
+        driver.set_page_load_timeout(30)
+        run(checks, d, page, endpoints, driver)
+    finally:
+        if driver:
+            driver.quit()
+        for e in endpoints.values():
+            e.stop()
+        page.stop()
+        d.stop()
+        if checks.failed:
+            print("--- decider log (tail) ---\n" + open(d.log_path).read()[-4000:], flush=True)
+        shutil.rmtree(work, ignore_errors=True)
+    checks.finish()
+
+
+def accepted(d):
+    return metrics(d.http).get("gtmesh_rum_beacons_accepted_total", 0.0)
+
+
+def views(checks, d, page, driver, count, what):
+    """`count` page views, each waited for until its two measurements are
+    stored (one beacon: both endpoints)."""
+    for i in range(count):
+        before = accepted(d)
+        driver.get(page.origin + "/?view=%d" % i)
+        if not wait_for(lambda: accepted(d) >= before + 2, 10, 0.05):
+            checks.check(False, "%s: page view %d sent its beacon (2 measurements stored)" % (what, i),
+                         "accepted %s -> %s" % (before, accepted(d)))
+            return False
+    checks.check(True, "%s: %d page views, each beaconing both endpoints" % (what, count))
+    return True
+
+
+def console_cells(driver):
+    """The console's RUM table row for NETWORK: {endpoint: cell text}."""
+    return driver.execute_script(
+        "const r = document.querySelector('#rum tbody tr[data-network=\"' + arguments[0] + '\"]');"
+        "if (!r) return null; const o = {};"
+        "for (const td of r.querySelectorAll('td[data-endpoint]')) o[td.dataset.endpoint] = td.textContent;"
+        "return o;", NETWORK)
+
+
+def p50(text):
+    m = re.match(r"(\d+) ms", text or "")
+    return int(m.group(1)) if m else None
+
+
+def run(checks, d, page, endpoints, driver):
+    dns = d.dns
+    before = answer(dns)
+    if not checks.check(len(before) == 1 and before[0] in (EU, US), "without beacons the agents' chain answers",
+                        str(before)):
+        return
+    # The endpoint answered now is made the slow one: the answers must move.
+    slow, fast = before[0], (US if before[0] == EU else EU)
+    endpoints[slow].delay = SLOW_S
+    hits = {a: e.hits for a, e in endpoints.items()}
+    if not views(checks, d, page, driver, 8, "%s slow" % slow):
+        return
+    checks.check(all(endpoints[a].hits >= hits[a] + 8 for a in endpoints),
+                 "the browser fetched each endpoint's object once per view",
+                 str({a: e.hits - hits[a] for a, e in endpoints.items()}))
+    t0 = time.monotonic()
+    moved = wait_for(lambda: answer(dns) == [fast], 10)
+    checks.check(moved, "answers for the browser's network %s move to the fast endpoint %s (%.1f s, window 1 s)"
+                 % (NETWORK, fast, time.monotonic() - t0), str(answer(dns)))
+
+    # The console shows what the browser measured.
+    driver.get(d.http.base + "/")
+    cells = wait_for(lambda: (lambda c: c if c and all(p50(v) is not None for v in c.values()) and len(c) == 2
+                              else None)(console_cells(driver)), 15)
+    name = {EU: "web/eu", US: "web/us"}
+    checks.check(cells and p50(cells[name[fast]]) < p50(cells[name[slow]]) and p50(cells[name[slow]]) >= 100 and
+                 all(" 100 % " in v for v in cells.values()),
+                 "the console's networks x endpoints table shows %s: the fast endpoint's p50 below the slow "
+                 "one's (>= 100 ms), both 100 %% available" % NETWORK, str(cells))
+
+    # The delays swap: the answers follow.
+    endpoints[slow].delay, endpoints[fast].delay = 0.0, SLOW_S
+    if not views(checks, d, page, driver, 16, "%s slow" % fast):
+        return
+    t0 = time.monotonic()
+    back = wait_for(lambda: answer(dns) == [slow], 15)
+    checks.check(back, "after the delays swap, the answers move to %s (%.1f s)" % (slow, time.monotonic() - t0),
+                 str(answer(dns)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
