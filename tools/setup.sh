@@ -21,7 +21,7 @@ packages_build=(build-essential cmake ninja-build pkg-config ccache git
 packages_test=(dnsutils knot-dnsutils dnsperf unbound haproxy nginx-light iproute2 procps
   python3 python3-dnspython clang libclang-rt-14-dev mmdb-bin nftables faketime prometheus
   chromium chromium-driver python3-selenium curl lintian mmdebstrap systemd-container
-  pdns-recursor knot-resolver bind9-utils ldnsutils
+  pdns-recursor knot-resolver bind9-utils ldnsutils knot nsd bind9 libnss3-tools
   golang-github-dnstap-golang-dnstap-cli dnstap-ldns fstrm-bin python3-jsonschema)
 
 install_packages() {
@@ -40,10 +40,11 @@ install_packages() {
   # Which of the services the test packages bring were running before: those
   # are the machine's own (an operator's nginx) and are never touched.
   local svc was_running=()
-  for svc in unbound haproxy nginx pdns_recursor kresd; do
+  for svc in unbound haproxy nginx pdns_recursor kresd knotd nsd named; do
     pgrep -x "$svc" >/dev/null 2>&1 && was_running+=("$svc")
   done
-  # Keep the packages' own services (unbound, haproxy, nginx) from starting:
+  # Keep the packages' own services (unbound, haproxy, nginx, knot, nsd,
+  # named) from starting:
   # tests start their own instances on loopback ports.
   local policy=/usr/sbin/policy-rc.d created_policy=0
   if [ ! -e "$policy" ]; then
@@ -59,12 +60,13 @@ install_packages() {
   # just started, never one that ran before. Tests start their own
   # instances on free loopback ports either way.
   local unit
-  for svc in unbound haproxy nginx pdns_recursor kresd; do
+  for svc in unbound haproxy nginx pdns_recursor kresd knotd nsd named; do
     [[ " ${was_running[*]} " == *" $svc "* ]] && continue
     pgrep -x "$svc" >/dev/null 2>&1 || continue
     unit=$svc
     [ "$svc" = pdns_recursor ] && unit=pdns-recursor
     [ "$svc" = kresd ] && unit=kresd@1
+    [ "$svc" = knotd ] && unit=knot
     command -v systemctl >/dev/null 2>&1 && systemctl stop "$unit" >/dev/null 2>&1 || true
   done
 }

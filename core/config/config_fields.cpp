@@ -43,7 +43,9 @@ constexpr std::array<field, 14> config_fields{{
   {"resolver", object, "The recursive resolvers the deciders ask for ALIAS targets' addresses.", "resolver"},
   {"rum", object, "Real users' measurements: apps, keys, privacy, aggregation (docs/rum.md).", "rum"},
 }};
-constexpr std::array<field, 11> rum_fields{{
+constexpr std::array<field, 12> rum_fields{{
+  {"join", text, "A name in one of the zones whose children the tag resolves (VIEWID.NAME): the resolver join "
+                 "(docs/rum.md)."},
   {"apps", list, "The RUM apps whose beacons are taken.", "rum_app", true},
   {"ipv4_prefix", integer, "Client IPv4 addresses are truncated to this prefix before anything is kept (8..24)."},
   {"ipv6_prefix", integer, "Client IPv6 addresses are truncated to this prefix (16..56)."},

@@ -118,6 +118,7 @@ load_result loader::read(std::string_view text) {
     if (node r = child(root, "rum")) { // after profiles: its jobs name their endpoints
       parse_rum(r);
       check_rum_jobs();
+      check_rum_join();
     }
     if (cfg_.datacenters.empty())
       error(root, "datacenters", "at least one datacenter is required");

@@ -225,6 +225,9 @@ struct rum_settings {
   uint32_t max_body_bytes = 1 << 20;  ///< a larger beacon body gets 413
   uint32_t rate_per_address = 1'000;  ///< beacons a second from one client network...
   uint32_t burst = 10'000;            ///< ...with this burst
+  /// The resolver join's name (absolute, lowercase; "" = none): the tag
+  /// resolves VIEWID.join, the responders note which resolver asked.
+  std::string join;
   config_location where;
   bool configured() const noexcept { return !apps.empty(); }
 };

@@ -3,6 +3,7 @@
 #include "core/rum/rum_persist.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 namespace gtmesh::decider {
 
@@ -42,20 +43,36 @@ bool rum_hook::tick(decider_core& core, int64_t now_ms) {
 std::vector<std::string> rum_hook::outgoing() {
   std::vector<std::string> out;
   for (const auto& s : service_->take_outbox())
-    out.push_back(rum::encode_sample(s));
+    for (auto& line : rum::encode_shared(s))
+      out.push_back(std::move(line));
+  // The resolver join's notes: a beacon may reach another decider than the
+  // view's DNS query did.
+  for (const auto& n : service_->joins()->take_new())
+    out.push_back(rum::encode_note(n));
   return out;
 }
 
 size_t rum_hook::incoming(const std::vector<std::string>& args) {
   std::vector<rum::rum_sample> samples;
   samples.reserve(args.size());
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch()).count();
+  size_t notes = 0;
   for (const auto& a : args) {
     rum::rum_sample s;
-    if (rum::decode_sample(a, s))
+    rum::join_note n;
+    bool is_note = false;
+    if (!rum::decode_shared(a, s, n, is_note))
+      continue;
+    if (is_note) {
+      service_->joins()->apply_peer(n, now_ms);
+      ++notes;
+    } else {
       samples.push_back(std::move(s));
+    }
   }
   service_->apply_peer(samples);
-  return samples.size();
+  return samples.size() + notes;
 }
 
 bool config_needs_rum(const config& cfg) {

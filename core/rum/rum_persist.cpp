@@ -123,7 +123,7 @@ size_t decode_cells(const std::vector<std::string>& chunks, rum_service& s) {
       raw.all_w = r.get<float>();
       raw.decayed_s = r.get<uint32_t>();
       raw.last_s = r.get<uint32_t>();
-      if (!r.ok || level >= static_cast<uint8_t>(key_level::resolver) || job >= jobs.size())
+      if (!r.ok || level > static_cast<uint8_t>(key_level::resolver) || job >= jobs.size())
         continue;
       s.restore_cell(static_cast<key_level>(level), key, jobs[job], rum_estimate::from(raw));
       ++total;
@@ -184,6 +184,72 @@ bool decode_sample(std::string_view line, rum_sample& out) {
   s.weight = static_cast<float>(w);
   out = std::move(s);
   return true;
+}
+
+std::vector<std::string> encode_shared(const rum_sample& s) {
+  std::vector<std::string> out;
+  if (s.has_network || s.country || s.continent || s.asn)
+    out.push_back(encode_sample(s));
+  if (s.has_resolver) {
+    char key[24];
+    std::snprintf(key, sizeof key, "%llx", static_cast<unsigned long long>(s.resolver));
+    out.push_back(std::string("j ") + key + " " + encode_sample(s));
+  }
+  return out;
+}
+
+std::string encode_note(const join_note& n) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, " %llx %lld", static_cast<unsigned long long>(n.resolver),
+                static_cast<long long>(n.at_ms));
+  return "n " + n.id + buf;
+}
+
+bool decode_shared(std::string_view line, rum_sample& out_sample, join_note& out_note, bool& is_note) {
+  auto word = [&](std::string_view& rest) {
+    const size_t sp = rest.find(' ');
+    std::string_view w = rest.substr(0, sp);
+    rest = sp == std::string_view::npos ? std::string_view() : rest.substr(sp + 1);
+    return w;
+  };
+  auto hex = [](std::string_view t, uint64_t& v) {
+    auto r = std::from_chars(t.data(), t.data() + t.size(), v, 16);
+    return !t.empty() && r.ec == std::errc() && r.ptr == t.data() + t.size();
+  };
+  is_note = false;
+  if (line.starts_with("n ")) {
+    std::string_view rest = line.substr(2);
+    const std::string_view id = word(rest), key = word(rest), at = word(rest);
+    join_note n;
+    n.id = std::string(id);
+    long long at_ms = 0;
+    auto r = std::from_chars(at.data(), at.data() + at.size(), at_ms);
+    if (!join_notes::valid_id(id) || !hex(key, n.resolver) || r.ec != std::errc() ||
+        r.ptr != at.data() + at.size() || !rest.empty() || at_ms <= 0)
+      return false;
+    n.at_ms = at_ms;
+    out_note = std::move(n);
+    is_note = true;
+    return true;
+  }
+  if (line.starts_with("j ")) {
+    std::string_view rest = line.substr(2);
+    uint64_t resolver = 0;
+    if (!hex(word(rest), resolver))
+      return false;
+    rum_sample s;
+    if (!decode_sample(rest, s))
+      return false;
+    // Only the resolver level: its own levels travel in their "1" line.
+    s.has_network = false;
+    s.country = s.continent = 0;
+    s.asn = 0;
+    s.resolver = resolver;
+    s.has_resolver = true;
+    out_sample = std::move(s);
+    return true;
+  }
+  return decode_sample(line, out_sample);
 }
 
 } // namespace gtmesh::rum

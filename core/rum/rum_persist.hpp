@@ -12,6 +12,7 @@
 // A sample between deciders, format 1, one text line:
 //   "1 JOB NETWORK(hex, - if none) COUNTRY CONTINENT ASN AT_S LATENCY(- if none) OK WEIGHT TTL_S"
 
+#include "core/rum/join_notes.hpp"
 #include "core/rum/rum_service.hpp"
 
 #include <string>
@@ -28,5 +29,17 @@ size_t decode_cells(const std::vector<std::string>& chunks, rum_service& s);
 std::string encode_sample(const rum_sample& s);
 /// False for a line that does not read (left out).
 bool decode_sample(std::string_view line, rum_sample& out);
+
+/// The lines one sample is shared as (the rum-samples command): "1 ..." for
+/// its own levels (none when it has none: a late resolver join), and
+/// "j RESOLVER 1 ..." for its resolver's network (a decider of an older
+/// version reads past that line).
+std::vector<std::string> encode_shared(const rum_sample& s);
+/// A resolver join note shared with the other deciders: "n ID RESOLVER AT_MS".
+std::string encode_note(const join_note& n);
+
+/// One shared line: a sample (out_sample, true returned with is_note false)
+/// or a join note (out_note, is_note true). False: malformed.
+bool decode_shared(std::string_view line, rum_sample& out_sample, join_note& out_note, bool& is_note);
 
 } // namespace gtmesh::rum

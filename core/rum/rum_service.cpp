@@ -1,5 +1,6 @@
 #include "core/rum/rum_service.hpp"
 
+#include "core/dns/wire/name.hpp"
 #include "core/routing/common/geo_database.hpp"
 #include "core/rum/beacon_parse.hpp"
 #include "core/text/json_quote.hpp"
@@ -37,6 +38,7 @@ struct rum_service::settings {
   std::unordered_set<std::string> jobs;
   std::unordered_map<std::string, std::vector<std::string>> jobs_at; ///< address text -> jobs answering it
   std::shared_ptr<const geo_database> geo;
+  std::vector<uint8_t> join_wire; ///< rum.join in wire form, lower case (empty: no join)
 };
 
 namespace {
@@ -77,6 +79,10 @@ void rum_service::configure(const config& cfg, std::shared_ptr<const geo_databas
   s->burst = std::max(r.burst, r.rate_per_address);
   s->max_body = r.max_body_bytes;
   s->geo = std::move(geo);
+  if (!r.join.empty())
+    if (auto w = dns::text_to_wire(r.join))
+      s->join_wire = std::move(*w);
+  joins_->set_truncation(s->trunc);
   for (const auto& a : r.apps) {
     s->apps.push_back(app_state{a.name, a.keys, a.origins, a.measures});
     for (const auto& k : a.keys)
@@ -175,6 +181,8 @@ void rum_service::apply_locked(const rum_sample& s) {
     add(key_level::country, s.country);
   if (s.continent)
     add(key_level::continent, s.continent);
+  if (s.has_resolver)
+    add(key_level::resolver, s.resolver);
   dirty_ = true;
 }
 
@@ -253,6 +261,8 @@ rum_service::response rum_service::beacons(std::string_view body, std::string_vi
 
   std::vector<rum_sample> ok;
   ok.reserve(parsed.size());
+  std::vector<std::string_view> view_ids; ///< per entry of ok ("" = none)
+  view_ids.reserve(parsed.size());
   std::array<uint64_t, refusal_count> refused{};
   const uint64_t now_ns = static_cast<uint64_t>(now_ms) * 1'000'000ULL;
   for (const auto& b : parsed) {
@@ -316,6 +326,20 @@ rum_service::response rum_service::beacons(std::string_view body, std::string_vi
       place(r, s.geo.get(), network_address(r.network));
     }
     ok.push_back(std::move(r));
+    view_ids.push_back(s.join_wire.empty() || !join_notes::valid_id(b.view_id) ? std::string_view() : b.view_id);
+  }
+  // The resolver join: a view id a responder noted names the resolver
+  // network these measurements also count for; one not noted yet waits.
+  std::vector<waiting> wait;
+  for (size_t i = 0; i < ok.size(); ++i) {
+    if (view_ids[i].empty())
+      continue;
+    if (auto resolver = joins_->lookup(view_ids[i], now_ms)) {
+      ok[i].resolver = *resolver;
+      ok[i].has_resolver = true;
+    } else {
+      wait.push_back(waiting{std::string(view_ids[i]), ok[i], now_ms});
+    }
   }
   std::lock_guard lock(mutex_);
   if (!rate_ok(sender, now_ms, parsed.size())) {
@@ -324,8 +348,17 @@ rum_service::response rum_service::beacons(std::string_view body, std::string_vi
   }
   for (size_t i = 0; i < refusal_count; ++i)
     counters_.refused[i] += refused[i];
-  for (const auto& r : ok)
+  for (const auto& r : ok) {
     apply_locked(r);
+    counters_.joined += r.has_resolver ? 1 : 0;
+  }
+  for (auto& w : wait) {
+    if (pending_.size() >= max_pending) {
+      pending_.pop_front();
+      ++counters_.join_missed;
+    }
+    pending_.push_back(std::move(w));
+  }
   counters_.accepted += ok.size();
   if (outbox_.size() + ok.size() <= 100'000)
     outbox_.insert(outbox_.end(), std::make_move_iterator(ok.begin()), std::make_move_iterator(ok.end()));
@@ -432,7 +465,14 @@ rum_service::response rum_service::tag_config(std::string_view app_name, std::st
   for (size_t i = 0; i < app.measures.size(); ++i)
     out += std::string(i ? "," : "") + "{\"job\":" + json_string(app.measures[i].job) +
            ",\"url\":" + json_string(app.measures[i].url) + "}";
-  return response{200, out + "]}"};
+  out += "]";
+  if (!s.join_wire.empty()) { // the tag resolves VIEWID.join first (docs/rum.md, "The resolver join")
+    std::string join = dns::wire_to_text(s.join_wire);
+    if (join.ends_with("."))
+      join.pop_back();
+    out += ",\"join\":" + json_string(join);
+  }
+  return response{200, out + "}"};
 }
 
 std::string rum_service::cors_origin(std::string_view app_name, std::string_view origin) const {
@@ -460,6 +500,7 @@ rum_table_ptr rum_service::publish(int64_t now_ms) {
     trunc = s.trunc;
     last_publish_ms_ = now_ms;
     ++counters_.publishes;
+    join_pending_locked(now_ms);
     cells_.expire(now_s > s.max_age_s * 4 ? now_s - s.max_age_s * 4 : 0);
     items.reserve(cells_.size());
     std::vector<uint64_t> hashes(cells_.target_count());
@@ -482,7 +523,42 @@ rum_table_ptr rum_service::publish(int64_t now_ms) {
       items.push_back(rum_table::item{k.level, k.key, en});
     });
   }
-  return rum_table::build(std::move(items), trunc, now_s, std::move(names));
+  rum_table::join_point join;
+  {
+    std::lock_guard lock(mutex_);
+    if (!settings_->join_wire.empty())
+      join = rum_table::join_point{settings_->join_wire, joins_};
+  }
+  return rum_table::build(std::move(items), trunc, now_s, std::move(names), std::move(join));
+}
+
+void rum_service::join_pending_locked(int64_t now_ms) {
+  std::deque<waiting> still;
+  for (auto& w : pending_) {
+    if (auto resolver = joins_->lookup(w.view_id, now_ms)) {
+      // Only the resolver level: the sample's own levels took it already.
+      rum_sample r = w.sample;
+      r.has_network = false;
+      r.country = r.continent = 0;
+      r.asn = 0;
+      r.resolver = *resolver;
+      r.has_resolver = true;
+      apply_locked(r);
+      ++counters_.joined;
+      if (outbox_.size() < 100'000)
+        outbox_.push_back(std::move(r));
+    } else if (now_ms - w.since_ms < pending_wait_ms) {
+      still.push_back(std::move(w));
+    } else {
+      ++counters_.join_missed;
+    }
+  }
+  pending_ = std::move(still);
+}
+
+size_t rum_service::pending_joins() const {
+  std::lock_guard lock(mutex_);
+  return pending_.size();
 }
 
 std::vector<rum_sample> rum_service::take_outbox(size_t max) {

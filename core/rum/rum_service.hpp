@@ -23,6 +23,7 @@
 #include "core/config/config_model.hpp"
 #include "core/net/ip_address.hpp"
 #include "core/rum/client_network.hpp"
+#include "core/rum/join_notes.hpp"
 #include "core/rum/rum_cells.hpp"
 #include "core/rum/rum_table.hpp"
 
@@ -31,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -77,6 +79,10 @@ struct rum_sample {
   bool ok = true;
   float weight = 1;
   uint32_t ttl_s = 0;
+  /// The resolver join (join_notes.hpp): the network of the resolver that
+  /// asked for the view's name; the sample also feeds key_level::resolver.
+  uint64_t resolver = 0;
+  bool has_resolver = false;
 };
 
 class rum_service {
@@ -95,6 +101,8 @@ public:
     uint64_t unshared = 0; ///< taken but not sent to peers: the outbox (100,000) was full
     uint64_t cells = 0, evictions = 0, cell_bytes = 0;
     uint64_t publishes = 0;
+    uint64_t joined = 0;        ///< measurements also kept for their resolver's network
+    uint64_t join_missed = 0;   ///< measurements with a view id no note matched within the wait
   };
 
   rum_service();
@@ -139,6 +147,12 @@ public:
   bool take_dirty();
 
   counters stats() const;
+  /// The resolver join's notes (the responders note into it through the
+  /// published table; the decider actor shares them with its peers).
+  const std::shared_ptr<join_notes>& joins() const noexcept { return joins_; }
+  /// Beacons whose view id no note matched yet, waiting for one (a peer's
+  /// note may come after the beacon); joined at each publish.
+  size_t pending_joins() const;
   /// The console's table: networks × endpoints at the prefix level, newest
   /// networks first, at most `max_rows` rows (JSON).
   std::string table_json(int64_t now_ms, size_t max_rows) const;
@@ -160,8 +174,20 @@ private:
                                        std::shared_ptr<const settings>& sp, size_t& app_index);
   const app_state* find_app(std::string_view name) const;
 
+  /// Joins `pending_` against the notes (called with mutex_ held).
+  void join_pending_locked(int64_t now_ms);
+
   mutable std::mutex mutex_;
   std::shared_ptr<const settings> settings_;
+  std::shared_ptr<join_notes> joins_ = std::make_shared<join_notes>();
+  struct waiting {
+    std::string view_id;
+    rum_sample sample;
+    int64_t since_ms = 0;
+  };
+  std::deque<waiting> pending_; ///< bounded: max_pending, oldest first
+  static constexpr size_t max_pending = 10'000;
+  static constexpr int64_t pending_wait_ms = 30'000;
   rum_cells cells_;
   uint64_t random_ = 0x853c49e6748fea9bULL;
   std::vector<rum_sample> outbox_;

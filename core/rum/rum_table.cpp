@@ -51,7 +51,13 @@ std::string_view rum_table::target_name(uint64_t target) const noexcept {
 
 std::shared_ptr<const rum_table> rum_table::build(std::vector<item> in, truncation t, uint32_t built_s,
                                                   std::vector<std::string> target_names) {
+  return build(std::move(in), t, built_s, std::move(target_names), join_point{});
+}
+
+std::shared_ptr<const rum_table> rum_table::build(std::vector<item> in, truncation t, uint32_t built_s,
+                                                  std::vector<std::string> target_names, join_point join) {
   auto table = std::make_shared<rum_table>();
+  table->join_ = std::move(join);
   table->trunc_ = t;
   table->built_s_ = built_s;
   std::sort(in.begin(), in.end(), [](const item& a, const item& b) {

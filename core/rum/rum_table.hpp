@@ -12,6 +12,7 @@
 // compute their candidates' hashes once, at compile time.
 
 #include "core/rum/client_network.hpp"
+#include "core/rum/join_notes.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -73,8 +74,20 @@ public:
     uint64_t key;
     rum_entry entry;
   };
+  /// The resolver join (join_notes.hpp): the name whose children the tag
+  /// resolves (wire form, lower case; empty = no join), and where the
+  /// responders note who asked. The store is live and thread-safe; the
+  /// table only carries it to the query path.
+  struct join_point {
+    std::vector<uint8_t> wire;
+    std::shared_ptr<join_notes> notes;
+  };
   static std::shared_ptr<const rum_table> build(std::vector<item> in, truncation t, uint32_t built_s,
                                                 std::vector<std::string> target_names);
+  static std::shared_ptr<const rum_table> build(std::vector<item> in, truncation t, uint32_t built_s,
+                                                std::vector<std::string> target_names, join_point join);
+
+  const join_point& join() const noexcept { return join_; }
 
 private:
   struct row_info {
@@ -89,6 +102,7 @@ private:
   std::vector<std::pair<uint64_t, std::string>> names_; ///< sorted by hash
   truncation trunc_;
   uint32_t built_s_ = 0;
+  join_point join_;
 };
 
 using rum_table_ptr = std::shared_ptr<const rum_table>;

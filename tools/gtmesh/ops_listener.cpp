@@ -104,6 +104,21 @@ void ops_listener::add_rum(std::shared_ptr<rum::rum_service> rum) {
     observe::counter("gtmesh_rum_tables_published_total", "Tables published to the snapshots (one per window).")
       .add(static_cast<double>(s.publishes))
       .append_to(out);
+    // The resolver join (docs/rum.md): measurements also kept for the
+    // network of the resolver that asked for their page view's name.
+    const auto j = rum->joins()->stats();
+    auto joins = observe::counter("gtmesh_rum_join_total",
+                                  "The resolver join: measurements joined to their resolver's network, missed (no "
+                                  "note within 30 s), notes taken here and from other deciders, notes evicted.");
+    joins.add(static_cast<double>(s.joined), {{"event", "joined"}})
+      .add(static_cast<double>(s.join_missed), {{"event", "missed"}})
+      .add(static_cast<double>(j.noted), {{"event", "noted"}})
+      .add(static_cast<double>(j.peer), {{"event", "peer_note"}})
+      .add(static_cast<double>(j.evicted), {{"event", "note_evicted"}})
+      .append_to(out);
+    observe::gauge("gtmesh_rum_join_pending", "Measurements with a page view id waiting for its note (at most 10,000).")
+      .add(static_cast<double>(rum->pending_joins()))
+      .append_to(out);
   });
 }
 

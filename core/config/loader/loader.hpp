@@ -484,6 +484,7 @@ private:
   void parse_rum(const node& n);
   /// Each app's measure jobs name a profile endpoint or a DC.
   void check_rum_jobs();
+  void check_rum_join();
   /// The `rum:` block under `map` (a profile, a DC-mode record) into `out`,
   /// which it enables (defaults when the block is absent).
   void parse_rum_steering(const node& map, const std::string& field, rum_steering& out);

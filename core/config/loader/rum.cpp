@@ -31,6 +31,13 @@ void loader::parse_rum(const node& n) {
     r.rate_per_address = static_cast<uint32_t>(*v);
   if (auto v = integer(n, "burst", field, 1, 100'000'000))
     r.burst = static_cast<uint32_t>(*v);
+  if (auto v = str(n, "join", field)) {
+    const std::string name = v->ends_with(".") ? dns::canonical_text(*v) : dns::canonical_text(*v + ".");
+    if (v->empty() || name.find('*') != std::string::npos || name == ".")
+      error(child(n, "join"), join(field, "join"), "a name in one of the config's zones, without '*'");
+    else
+      r.join = name;
+  }
   if (r.burst < r.rate_per_address && child(n, "burst"))
     error(child(n, "burst"), join(field, "burst"), "below rate_per_address: one second's beacons would not fit");
   if (!child(n, "apps"))
@@ -84,6 +91,27 @@ void loader::parse_rum(const node& n) {
     });
     r.apps.push_back(std::move(a));
   });
+}
+
+void loader::check_rum_join() {
+  // rum.join: below a zone's apex, and no record at or below it (the
+  // responders answer its children themselves: NODATA, noted).
+  const std::string& j = cfg_.rum.join;
+  if (j.empty())
+    return;
+  const std::string f = "rum.join";
+  const zone* in = nullptr;
+  for (const auto& z : cfg_.zones)
+    if (j.size() > z.name.size() && j.ends_with("." + z.name) && (!in || z.name.size() > in->name.size()))
+      in = &z;
+  if (!in) {
+    error_at(cfg_.rum.where, f, "'" + j + "' is not below the apex of any zone of this config");
+    return;
+  }
+  for (const auto& rec : in->records)
+    if (rec.name == j || rec.name.ends_with("." + j))
+      error_at(rec.where, f, "'" + rec.name + "' is at or below rum.join '" + j +
+                               "': the join's names are answered by the responders (NODATA), not by records");
 }
 
 void loader::check_rum_jobs() {

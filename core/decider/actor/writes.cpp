@@ -253,8 +253,12 @@ void config_api_call_unguarded(decider_self self, const command_caller& caller, 
   const active_config* cur = st.core->config();
   const uint32_t version = cur ? cur->version : 0;
   const std::string method = arg(0);
-  if (!cur)
-    return answer(api::error_reply(503, 0, "this decider has no config yet"));
+  // Version 0 is the --config a fresh decider serves before the cluster
+  // committed it: nothing to read as the cluster's, nothing to change from
+  // (an ETag of 0 would name no version). Clients retry on 503.
+  if (!cur || cur->version == 0)
+    return answer(api::error_reply(503, 0, cur ? "this decider's config is not committed yet (retry in a moment)"
+                                               : "this decider has no config yet"));
   // The running config as JSON, made once per version (reads are frequent).
   if (!st.api_doc || st.api_doc_version != version) {
     std::string error;

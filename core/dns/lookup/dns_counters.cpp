@@ -19,7 +19,7 @@ std::string_view to_string(dns_counter c) noexcept {
     "dnstap_dropped_sink_down", "dnstap_sink_opened",
     "xfr_axfr",          "xfr_ixfr_full",   "xfr_ixfr_current", "xfr_refused",     "xfr_notauth",
     "xfr_busy",          "xfr_aborted",     "xfr_messages",
-    "notify_sent",       "notify_acked",    "notify_failed",
+    "notify_sent",       "notify_acked",    "notify_failed",     "rum_join_noted",   "rum_join_invalid",
     "qtype_a",           "qtype_aaaa",      "qtype_cname",     "qtype_mx",         "qtype_txt",
     "qtype_ns",          "qtype_soa",       "qtype_srv",       "qtype_caa",        "qtype_ptr",
     "qtype_https",       "qtype_svcb",      "qtype_any",       "qtype_other",

@@ -87,6 +87,9 @@ enum class dns_counter : uint8_t {
   notify_sent,        ///< NOTIFY messages sent (retries included)
   notify_acked,       ///< NOTIFYs a secondary answered
   notify_failed,      ///< NOTIFYs given up after every retry
+  // The RUM resolver join (core/rum/join_notes.hpp): queries for VIEWID.join.
+  rum_join_noted,     ///< noted (answered NODATA)
+  rum_join_invalid,   ///< a child of the join name that is no view id (answered NODATA, not noted)
   // Well-formed queries by QTYPE (qtype_counter() maps a type to one; every
   // type not listed counts as qtype_other, so the set stays bounded).
   qtype_a,

@@ -335,6 +335,25 @@ size_t query_processor::process(std::span<uint8_t> buffer, size_t length, const 
   return answer(buffer, source, *snapshot, max_size, time.wall_ms);
 }
 
+void query_processor::note_rum_join(const rum::rum_table& table, const query_source& source, int64_t wall_ms) {
+  const rum::rum_table::join_point& join = table.join();
+  if (join.wire.empty() || !join.notes)
+    return;
+  const std::span<const uint8_t> name = query_.name();
+  size_t offset = 0;
+  if (!is_at_or_below(name, join.wire, &offset))
+    return;
+  answers_.status = answer_status::nodata; // the join name and its children exist, empty
+  if (offset == 0 || name[0] + 1u != offset) {
+    if (offset != 0)
+      counters_.bump(dns_counter::rum_join_invalid); // a child of a child
+    return;
+  }
+  const std::string_view id(reinterpret_cast<const char*>(name.data() + 1), name[0]);
+  counters_.bump(join.notes->note(id, source.address, wall_ms) ? dns_counter::rum_join_noted
+                                                               : dns_counter::rum_join_invalid);
+}
+
 size_t query_processor::answer(std::span<uint8_t> buffer, const query_source& source, const routing_snapshot& snapshot,
                                size_t max_size, int64_t wall_ms) {
   const routing_plan& plan = *snapshot.plan;
@@ -407,6 +426,10 @@ size_t query_processor::answer(std::span<uint8_t> buffer, const query_source& so
       owner = target;
       continue;
     }
+    // A page view's name under rum.join (docs/rum.md, "The resolver join"):
+    // NODATA, and the asking resolver's network noted for the view's beacon.
+    if (answers_.status == answer_status::nxdomain && owner.empty() && snapshot.rum)
+      note_rum_join(*snapshot.rum, source, wall_ms);
     // NXDOMAIN or NODATA (possibly at the end of a CNAME chain): the zone's
     // SOA in authority tells resolvers how long to cache the negative answer.
     const uint32_t negative_ttl = answers_.negative_ttl(plan.zones[answers_.zone].negative_ttl);

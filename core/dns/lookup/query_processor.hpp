@@ -120,6 +120,9 @@ public:
 private:
   size_t answer(std::span<uint8_t> buffer, const query_source& source, const routing_snapshot& snapshot,
                 size_t max_size, int64_t wall_ms);
+  /// A name at or below the RUM join name that would be NXDOMAIN: NODATA,
+  /// and a page view's id noted with the asking resolver (join_notes.hpp).
+  void note_rum_join(const rum::rum_table& table, const query_source& source, int64_t wall_ms);
   size_t error_response(std::span<uint8_t> buffer, size_t max_size, rcode rc);
   // DNSSEC (docs/dnssec.md): the keys to sign an answer of `zone` with, or
   // null (DO=0, or the zone is unsigned).

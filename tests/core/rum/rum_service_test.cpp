@@ -4,6 +4,8 @@
 
 #include "core/config/config_loader.hpp"
 #include "core/routing/all_methods.hpp"
+#include "core/dns/wire/name.hpp"
+#include "core/rum/rum_persist.hpp"
 #include "core/rum/rum_service.hpp"
 
 #include <gtest/gtest.h>
@@ -92,6 +94,135 @@ TEST(rum_service, stores_a_good_beacon_truncated) {
                                    target_hash("web/eu"));
   ASSERT_NE(e, nullptr);
   EXPECT_NEAR(e->p50_ms, 40, 6);
+}
+
+// The resolver join (core/rum/join_notes.hpp, docs/rum.md).
+TEST(rum_join, notes_keep_the_resolvers_network_only_and_are_bounded_and_forgotten) {
+  join_notes notes(3, 1'000);
+  const ip_address resolver = *ip_address::parse("192.0.2.53");
+  EXPECT_TRUE(notes.note("a1b2c3d4e5f60718", resolver, 10'000));
+  auto got = notes.lookup("a1b2c3d4e5f60718", 10'500);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(network_text(*got, truncation{}), "192.0.2.0/24") << "the resolver's network, never its address";
+  EXPECT_FALSE(notes.lookup("a1b2c3d4e5f60718", 11'001)) << "past the TTL";
+  for (auto id : {"short", "UPPERCASE0123456", "with-dash-012345", "0123456789012345678901234567890123"})
+    EXPECT_FALSE(notes.note(id, resolver, 10'000)) << id;
+  EXPECT_EQ(notes.stats().invalid, 4u);
+  // At the capacity the oldest note goes (counted).
+  for (int i = 0; i < 4; ++i)
+    notes.note("view000000000" + std::to_string(i), resolver, 20'000 + i);
+  EXPECT_FALSE(notes.lookup("view0000000000", 20'010));
+  EXPECT_TRUE(notes.lookup("view0000000003", 20'010));
+  EXPECT_EQ(notes.stats().held, 3u);
+  EXPECT_GE(notes.stats().evicted, 1u);
+  // Every note taken here is shared once; a peer's note is looked up too.
+  EXPECT_EQ(notes.take_new().size(), 5u);
+  EXPECT_TRUE(notes.take_new().empty());
+  notes.apply_peer(join_note{"peer000000000001", network_key(resolver, truncation{}), 20'005}, 20'010);
+  EXPECT_TRUE(notes.lookup("peer000000000001", 20'010));
+  EXPECT_EQ(notes.stats().peer, 1u);
+}
+
+std::string view_beacon(const std::string& job, const std::string& ip, int ms, const std::string& view) {
+  std::string b = one_beacon("shop", job, ip, ms);
+  const std::string at = R"("attribution":)";
+  return b.replace(b.find(at), 0, R"("gtmeshViewId":")" + view + R"(",)");
+}
+
+TEST(rum_join, a_beacon_counts_for_the_resolver_that_asked_for_its_view_whichever_came_first) {
+  auto cfg = load(config_text("  join: rum.example.com\n"));
+  ASSERT_TRUE(cfg);
+  rum_service s;
+  s.configure(*cfg, nullptr);
+  const ip_address resolver = *ip_address::parse("192.0.2.53");
+  const uint64_t rkey = network_key(resolver, truncation{});
+  // The note first: joined at once.
+  s.joins()->note("a1b2c3d4e5f60718", resolver, now_ms);
+  EXPECT_EQ(s.beacons(view_beacon("web/eu", "203.0.113.7", 30, "a1b2c3d4e5f60718"), key, sender, now_ms).status, 200);
+  EXPECT_EQ(s.stats().joined, 1u);
+  auto table = s.publish(now_ms);
+  EXPECT_NE(table->find(key_level::resolver, rkey, target_hash("web/eu")), nullptr);
+  EXPECT_NE(table->find(key_level::prefix, network_key(*ip_address::parse("203.0.113.1"), truncation{}),
+                        target_hash("web/eu")), nullptr);
+  EXPECT_EQ(table->join().wire, *dns::text_to_wire("rum.example.com."));
+  EXPECT_EQ(table->join().notes, s.joins());
+  // The beacon first: it waits, and joins at the publish after its note.
+  EXPECT_EQ(s.beacons(view_beacon("web/us", "203.0.113.7", 80, "0f1e2d3c4b5a6978"), key, sender, now_ms).status, 200);
+  EXPECT_EQ(s.pending_joins(), 1u);
+  table = s.publish(now_ms + 1'000);
+  EXPECT_EQ(table->find(key_level::resolver, rkey, target_hash("web/us")), nullptr);
+  s.joins()->note("0f1e2d3c4b5a6978", resolver, now_ms + 1'500);
+  table = s.publish(now_ms + 2'000);
+  EXPECT_NE(table->find(key_level::resolver, rkey, target_hash("web/us")), nullptr);
+  EXPECT_EQ(s.pending_joins(), 0u);
+  EXPECT_EQ(s.stats().joined, 2u);
+  // A view no resolver ever asked for gives up after 30 s (counted).
+  EXPECT_EQ(s.beacons(view_beacon("web/ap", "203.0.113.7", 80, "ffffffffffffffff"), key, sender, now_ms).status, 200);
+  s.publish(now_ms + 31'000);
+  EXPECT_EQ(s.pending_joins(), 0u);
+  EXPECT_EQ(s.stats().join_missed, 1u);
+  // Without rum.join a view id is read past.
+  auto plain = load(config_text());
+  rum_service t;
+  t.configure(*plain, nullptr);
+  t.joins()->note("a1b2c3d4e5f60718", resolver, now_ms);
+  EXPECT_EQ(t.beacons(view_beacon("web/eu", "203.0.113.7", 30, "a1b2c3d4e5f60718"), key, sender, now_ms).status, 200);
+  EXPECT_EQ(t.stats().joined, 0u);
+  EXPECT_TRUE(t.publish(now_ms)->join().wire.empty());
+}
+
+TEST(rum_join, joined_samples_and_notes_travel_to_the_other_deciders) {
+  rum_sample joined;
+  joined.job = "web/eu";
+  joined.network = 42;
+  joined.has_network = true;
+  joined.at_s = 1'700'000'000;
+  joined.latency_ms = 12.5;
+  joined.ttl_s = 3600;
+  joined.resolver = 0xc0000200;
+  joined.has_resolver = true;
+  auto lines = encode_shared(joined);
+  ASSERT_EQ(lines.size(), 2u);
+  rum_sample a, b;
+  join_note n;
+  bool is_note = true;
+  ASSERT_TRUE(decode_shared(lines[0], a, n, is_note));
+  EXPECT_FALSE(is_note);
+  EXPECT_TRUE(a.has_network);
+  EXPECT_FALSE(a.has_resolver) << "the own levels' line";
+  ASSERT_TRUE(decode_shared(lines[1], b, n, is_note));
+  EXPECT_FALSE(b.has_network) << "the resolver's line feeds that level alone";
+  EXPECT_TRUE(b.has_resolver);
+  EXPECT_EQ(b.resolver, 0xc0000200u);
+  rum_sample old;
+  EXPECT_FALSE(decode_sample(lines[1], old)) << "a decider of the previous version reads past it";
+  // A late join (resolver level only) is one line.
+  rum_sample late = joined;
+  late.has_network = false;
+  EXPECT_EQ(encode_shared(late).size(), 1u);
+  const std::string note = encode_note(join_note{"a1b2c3d4e5f60718", 0xc0000200, 1'700'000'000'123});
+  ASSERT_TRUE(decode_shared(note, a, n, is_note));
+  EXPECT_TRUE(is_note);
+  EXPECT_EQ(n.id, "a1b2c3d4e5f60718");
+  EXPECT_EQ(n.resolver, 0xc0000200u);
+  EXPECT_EQ(n.at_ms, 1'700'000'000'123);
+  for (auto bad : {"n short c0000200 1", "n a1b2c3d4e5f60718 zz 1", "n a1b2c3d4e5f60718 c0000200 -5",
+                   "n a1b2c3d4e5f60718 c0000200 1 extra", "j zz 1 web/eu", "j c0000200 garbage"})
+    EXPECT_FALSE(decode_shared(bad, a, n, is_note)) << bad;
+}
+
+TEST(rum_join, the_join_name_is_checked_against_the_zones_and_records) {
+  EXPECT_TRUE(load(config_text("  join: rum.example.com\n")));
+  auto errors = [](const std::string& text) {
+    auto r = load_config_text(text, "rum.yaml", routing_methods());
+    return r.errors.empty() ? std::string() : r.errors[0].to_string();
+  };
+  EXPECT_NE(errors(config_text("  join: rum.example.org\n")).find("not below the apex of any zone"),
+            std::string::npos);
+  EXPECT_NE(errors(config_text("  join: example.com\n")).find("not below the apex"), std::string::npos);
+  EXPECT_NE(errors(config_text("  join: '*.rum.example.com'\n")).find("without '*'"), std::string::npos);
+  std::string with_record = config_text("  join: www.example.com\n");
+  EXPECT_NE(errors(with_record).find("is at or below rum.join"), std::string::npos);
 }
 
 TEST(rum_service, refuses_bad_input_and_stores_nothing_of_it) {

@@ -225,6 +225,105 @@ def shared():
     checks.finish()
 
 
+def join_beacons(samples, view_id):
+    doc = beacons(samples)
+    for m in doc["beacons"][0]["measurements"]:
+        m["gtmeshViewId"] = view_id
+    return doc
+
+
+def resolve_view(dns, name):
+    """dig from 127.0.0.1 (the "resolver"): (status, answers, authority types)."""
+    out = dig(dns[0], dns[1], name, "A")
+    m = re.search(r"status: ([A-Z]+)", out)
+    return (m.group(1) if m else None, section(out, "ANSWER"), [r[3] for r in section(out, "AUTHORITY")])
+
+
+def join():
+    """The resolver join (docs/rum.md): a page view's name resolved through
+    a resolver (dig from 127.0.0.1) and the view's beacon (clients in
+    198.51.100.0/24) steer that resolver's queries without ECS."""
+    checks = Checks("rum_resolver_join")
+    work = tempfile.mkdtemp(prefix="gtmesh-rum-join-")
+    config = os.path.join(work, "rum.yaml")
+    open(config, "w").write(CONFIG.replace("rum:\n  window: 1s\n", "rum:\n  window: 1s\n  join: rum.example.com\n"))
+    d = Decider(work, config)
+    try:
+        d.start()
+        dns, http = d.dns, d.http
+        before = answer(dns)
+        if not checks.check(len(before) == 1 and before[0] in (EU, US), "without beacons the agents' chain answers",
+                            str(before)):
+            return
+        slow, fast = before[0], (US if before[0] == EU else EU)
+        # The tag's config names the join; the tag resolves VIEWID.join.
+        status, body, _ = http.request("GET", "/api/v1/rum/config?app=shop&key=" + KEY)
+        checks.check(status == 200 and json.loads(body).get("join") == "rum.example.com",
+                     "the tag's config names the join", f"{status} {body}")
+        # 1. The note first, then the beacon.
+        view1 = "a1b2c3d4e5f60718"
+        got = resolve_view(dns, view1 + ".rum.example.com")
+        checks.check(got[0] == "NOERROR" and not got[1] and got[2] == ["SOA"],
+                     "a page view's name answers NODATA (SOA in authority)", str(got))
+        samples = [(JOB[fast], "198.51.100.%d" % (10 + i), 20 + i % 5, None) for i in range(20)]
+        samples += [(JOB[slow], "198.51.100.%d" % (10 + i), 120 + i % 5, None) for i in range(20)]
+        status, body, _ = http.post("/api/v1/rum/beacons", join_beacons(samples, view1))
+        checks.check(status == 200 and json.loads(body) == {"processed": 40, "failed": 0}, "the view's 40 beacons",
+                     f"{status} {body}")
+        t0 = time.monotonic()
+        moved = wait_for(lambda: answer(dns) == [fast], 10)
+        checks.check(moved, "the resolver's queries without ECS move to %s, what its users measured fastest "
+                            "(%.1f s, window 1 s)" % (fast, time.monotonic() - t0), str(answer(dns)))
+        checks.equal(answer(dns, "203.0.113.0/24"), before, "a query with another network's ECS is not steered by "
+                     "the resolver's users")
+        ex = subprocess.run([GTMESHCTL, "--decider", d.mesh, "explain", "www.example.com", "A", "--client",
+                             "127.0.0.1"], capture_output=True, text=True, timeout=30).stdout
+        checks.check("rum: evidence at resolver 127.0.0.0/24" in ex, "explain names the resolver level", ex)
+        m = metrics(http)
+        checks.check(m.get('gtmesh_rum_join_total{event="noted"}') == 1.0 and
+                     m.get('gtmesh_rum_join_total{event="joined"}') == 40.0,
+                     "one note, 40 measurements joined", str({k: v for k, v in m.items() if "join" in k}))
+        # 2. The beacon first (its note comes later: another decider, a slow
+        # resolver): it waits, and is joined at the next window after the note.
+        view2 = "0f1e2d3c4b5a6978"
+        samples = [(JOB[slow], "198.51.100.%d" % (10 + i), 15, None) for i in range(60)]
+        samples += [(JOB[fast], "198.51.100.%d" % (10 + i), 200, None) for i in range(60)]
+        status, body, _ = http.post("/api/v1/rum/beacons", join_beacons(samples, view2))
+        checks.check(status == 200, "a second view's 120 beacons, before its name is resolved", f"{status} {body}")
+        checks.equal(metrics(http).get("gtmesh_rum_join_pending"), 120.0, "they wait for their note")
+        held = time.monotonic() + 2.5  # two windows and more: nothing joins them yet
+        while time.monotonic() < held:
+            if answer(dns) != [fast]:
+                break
+            time.sleep(0.2)
+        checks.equal(answer(dns), [fast], "without the note the resolver's answers stay (%.1f s)" % 2.5)
+        got = resolve_view(dns, view2 + ".rum.example.com")
+        t0 = time.monotonic()
+        back = wait_for(lambda: answer(dns) == [slow], 10)
+        checks.check(got[0] == "NOERROR" and back, "once the name is resolved the waiting beacons join: the answers "
+                     "move to %s (%.1f s)" % (slow, time.monotonic() - t0), f"{got} {answer(dns)}")
+        m = metrics(http)
+        checks.check(m.get("gtmesh_rum_join_pending") == 0.0 and m.get('gtmesh_rum_join_total{event="joined"}') == 160.0,
+                     "none waits any more, 160 joined", str({k: v for k, v in m.items() if "join" in k}))
+        # 3. Names under the join that are no view id: NODATA, not noted.
+        for name in ("short.rum.example.com", "a.b1c2d3e4f5a6b7c8.rum.example.com", "rum.example.com",
+                     "UPPERCASE0123456.rum.example.com"):
+            got = resolve_view(dns, name)
+            checks.check(got[0] == "NOERROR" and not got[1], f"{name} answers NODATA", str(got))
+        dm = {}
+        _, text, _ = http.request("GET", "/metrics")
+        for mm in re.finditer(r'^gtmesh_dns_rum_join_queries_total\{result="(\w+)"\} (\S+)$', text or "", re.M):
+            dm[mm.group(1)] = float(mm.group(2))
+        checks.check(dm.get("noted") == 3.0 and dm.get("invalid") == 2.0,
+                     "the responder counts 3 view names noted (the upper-case one is a valid id once "
+                     "lowercased) and 2 invalid", str(dm))
+    finally:
+        d.stop()
+        if checks.failed:
+            print("--- decider log (tail) ---\n" + open(d.log_path).read()[-4000:], flush=True)
+    checks.finish()
+
+
 def main():
     checks = Checks("rum_end_to_end")
     work = tempfile.mkdtemp(prefix="gtmesh-rum-")
@@ -381,4 +480,4 @@ def run(checks, d):
 
 
 if __name__ == "__main__":
-    shared() if sys.argv[1:] == ["--shared"] else main()
+    {"--shared": shared, "--join": join}.get(sys.argv[1] if sys.argv[1:] else "", main)()

@@ -30,14 +30,31 @@
     }, function () { return { job: m.job, ok: false, status: 650 }; });
   }
 
-  function send(results) {
+  // The resolver join: a name unique to this page view under the config's
+  // rum.join, resolved by the visitor's own resolver (the decider notes which
+  // resolver asked); the beacon names the same view. Nothing is fetched from
+  // it: the name answers NODATA.
+  function viewId() {
+    var b = new Uint8Array(8);
+    crypto.getRandomValues(b);
+    return Array.prototype.map.call(b, function (x) { return (x + 256).toString(16).slice(1); }).join('');
+  }
+  function resolve(join, id) {
+    if (!join) return Promise.resolve();
+    return fetch('https://' + id + '.' + join + '/', { mode: 'no-cors', credentials: 'omit', cache: 'no-store' })
+      .then(function () {}, function () {});
+  }
+
+  function send(results, id) {
     if (!results.length) return;
     var now = String(Date.now()) + '000000';
     var ms = results.map(function (r) {
       var data = r.ok ? { detailedPerformance: { transportConnectMs: r.connect, timeToFirstByteMs: Math.max(1, r.ttfb) } }
                       : { availability: { up: false, statusCode: r.status } };
-      return { attribution: { jobid: r.job },
-               payloads: [{ version: 6, timstampEpochNs: now, statusCode: r.status, data: [data] }] };
+      var m = { attribution: { jobid: r.job },
+                payloads: [{ version: 6, timstampEpochNs: now, statusCode: r.status, data: [data] }] };
+      if (id) m.gtmeshViewId = id;
+      return m;
     });
     var body = JSON.stringify({ beacons: [{ appid: app, measurements: ms }] });
     var url = base + '/api/v1/rum/beacons' + q;
@@ -49,9 +66,10 @@
   function run() {
     fetch(base + '/api/v1/rum/config' + q, opts).then(function (r) { return r.json(); }).then(function (cfg) {
       var results = [];
+      var id = cfg.join && window.crypto ? viewId() : '';
       return (cfg.measure || []).reduce(function (p, m) {
         return p.then(function () { return measure(m).then(function (r) { results.push(r); }); });
-      }, Promise.resolve()).then(function () { send(results); });
+      }, resolve(cfg.join, id)).then(function () { send(results, id); });
     }).catch(function () {});
   }
 
