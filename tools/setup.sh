@@ -21,7 +21,7 @@ packages_build=(build-essential cmake ninja-build pkg-config ccache git
 packages_test=(dnsutils knot-dnsutils dnsperf unbound haproxy nginx-light iproute2 procps
   python3 python3-dnspython clang libclang-rt-14-dev mmdb-bin nftables faketime prometheus
   chromium chromium-driver python3-selenium curl lintian mmdebstrap systemd-container
-  pdns-recursor knot-resolver bind9-utils ldnsutils knot nsd bind9 libnss3-tools
+  pdns-recursor knot-resolver bind9-utils ldnsutils knot nsd bind9
   golang-github-dnstap-golang-dnstap-cli dnstap-ldns fstrm-bin python3-jsonschema)
 
 install_packages() {
