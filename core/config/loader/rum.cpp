@@ -108,10 +108,15 @@ void loader::check_rum_join() {
     error_at(cfg_.rum.where, f, "'" + j + "' is not below the apex of any zone of this config");
     return;
   }
-  for (const auto& rec : in->records)
+  for (const auto& rec : in->records) {
     if (rec.name == j || rec.name.ends_with("." + j))
       error_at(rec.where, f, "'" + rec.name + "' is at or below rum.join '" + j +
                                "': the join's names are answered by the responders (NODATA), not by records");
+    // A wildcard above the join would answer its page views' names itself.
+    else if (rec.name.starts_with("*.") && j.ends_with(rec.name.substr(1)))
+      error_at(rec.where, f, "the wildcard '" + rec.name + "' would answer the names under rum.join '" + j +
+                               "' (the resolver join never sees them): move the join or the wildcard");
+  }
 }
 
 void loader::check_rum_jobs() {

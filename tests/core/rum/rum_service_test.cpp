@@ -223,6 +223,9 @@ TEST(rum_join, the_join_name_is_checked_against_the_zones_and_records) {
   EXPECT_NE(errors(config_text("  join: '*.rum.example.com'\n")).find("without '*'"), std::string::npos);
   std::string with_record = config_text("  join: www.example.com\n");
   EXPECT_NE(errors(with_record).find("is at or below rum.join"), std::string::npos);
+  std::string wildcard = config_text("  join: rum.example.com\n");
+  wildcard.replace(wildcard.find("      - {name: www"), 0, "      - {name: '*', type: A, ttl: 30, answers: [192.0.2.9]}\n");
+  EXPECT_NE(errors(wildcard).find("would answer the names under rum.join"), std::string::npos) << errors(wildcard);
 }
 
 TEST(rum_service, refuses_bad_input_and_stores_nothing_of_it) {
