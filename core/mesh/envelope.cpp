@@ -180,7 +180,8 @@ struct wire_delta {
   int64_t st = 0;
   std::vector<int64_t> pz; ///< pauses, flat: start, end, start, end... (absent from 0.1.0 senders)
   bool ea = false;
-  MSGPACK_DEFINE_MAP(o, ov, ovv, cf, hd, dg, st, pz, ea)
+  uint8_t sg = 0; ///< delta_body::standing (absent from older senders: unknown)
+  MSGPACK_DEFINE_MAP(o, ov, ovv, cf, hd, dg, st, pz, ea, sg)
 };
 
 struct wire_config_reply {
@@ -428,6 +429,7 @@ std::vector<uint8_t> encode_body(const delta_body& b) {
     w.pz.push_back(end);
   }
   w.ea = b.eager;
+  w.sg = static_cast<uint8_t>(b.sender);
   return pack(w);
 }
 
@@ -518,6 +520,9 @@ bool decode_body(const std::vector<uint8_t>& bytes, delta_body& out) noexcept {
       out.pauses.emplace_back(w.pz[i], w.pz[i + 1]);
     }
     out.eager = w.ea;
+    if (w.sg > static_cast<uint8_t>(delta_body::standing::majority))
+      return false;
+    out.sender = static_cast<delta_body::standing>(w.sg);
     return !w.hd || digest_from_wire(w.dg, out.digest);
   } catch (...) {
     return false;

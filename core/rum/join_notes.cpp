@@ -34,6 +34,11 @@ bool join_notes::note(std::string_view id, const ip_address& resolver, int64_t n
     return false;
   }
   join_note n{std::string(id), network_key(resolver, trunc_), now_ms};
+  // A page view asks A, AAAA and HTTPS: one note (the first), not three.
+  if (auto it = by_id_.find(n.id); it != by_id_.end() && it->second.resolver == n.resolver) {
+    ++counters_.repeated;
+    return true;
+  }
   insert_locked(n, now_ms);
   ++counters_.noted;
   if (outbox_.size() < max_outbox)
@@ -47,6 +52,8 @@ void join_notes::apply_peer(const join_note& n, int64_t now_ms) {
   if (!valid_id(n.id) || n.at_ms > now_ms + 60'000 || n.at_ms + ttl_ms_ < now_ms)
     return;
   std::lock_guard lock(mutex_);
+  if (auto it = by_id_.find(n.id); it != by_id_.end() && it->second.resolver == n.resolver)
+    return; // the same view's other query types, or heard here too
   insert_locked(n, now_ms);
   ++counters_.peer;
 }

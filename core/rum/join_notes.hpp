@@ -50,7 +50,8 @@ public:
   truncation trunc() const;
 
   /// A query for `<id>.<join>` from `resolver` (already lower-case). False
-  /// (counted) for an invalid id.
+  /// (counted) for an invalid id. The same id from the same resolver again
+  /// (the view's AAAA and HTTPS queries) keeps the first note.
   bool note(std::string_view id, const ip_address& resolver, int64_t now_ms);
   /// A note another decider took (its resolver key already truncated there).
   void apply_peer(const join_note& n, int64_t now_ms);
@@ -60,7 +61,7 @@ public:
   std::vector<join_note> take_new(size_t max = 10'000);
 
   struct counters {
-    uint64_t noted = 0, invalid = 0, evicted = 0, peer = 0, unshared = 0;
+    uint64_t noted = 0, repeated = 0, invalid = 0, evicted = 0, peer = 0, unshared = 0;
     size_t held = 0;
   };
   counters stats() const;

@@ -113,6 +113,7 @@ void ops_listener::add_rum(std::shared_ptr<rum::rum_service> rum) {
     joins.add(static_cast<double>(s.joined), {{"event", "joined"}})
       .add(static_cast<double>(s.join_missed), {{"event", "missed"}})
       .add(static_cast<double>(j.noted), {{"event", "noted"}})
+      .add(static_cast<double>(j.repeated), {{"event", "note_repeated"}})
       .add(static_cast<double>(j.peer), {{"event", "peer_note"}})
       .add(static_cast<double>(j.evicted), {{"event", "note_evicted"}})
       .append_to(out);

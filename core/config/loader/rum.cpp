@@ -33,8 +33,9 @@ void loader::parse_rum(const node& n) {
     r.burst = static_cast<uint32_t>(*v);
   if (auto v = str(n, "join", field)) {
     const std::string name = v->ends_with(".") ? dns::canonical_text(*v) : dns::canonical_text(*v + ".");
-    if (v->empty() || name.find('*') != std::string::npos || name == ".")
-      error(child(n, "join"), join(field, "join"), "a name in one of the config's zones, without '*'");
+    if (v->empty() || name.find('*') != std::string::npos || name == "." || !dns::text_to_wire(name))
+      error(child(n, "join"), join(field, "join"),
+            "a domain name in one of the config's zones, without '*' (labels of 1..63 characters), got '" + *v + "'");
     else
       r.join = name;
   }

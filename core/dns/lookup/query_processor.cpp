@@ -368,6 +368,10 @@ size_t query_processor::answer(std::span<uint8_t> buffer, const query_source& so
 
   writer_.begin(buffer, query_, max_size, settings_.max_udp_size);
   resolve(snapshot, rq, ctx_, answers_);
+  // A page view's name under rum.join (docs/rum.md, "The resolver join"):
+  // NODATA, and the asking resolver's network noted for the view's beacon.
+  if (answers_.status == answer_status::nxdomain && snapshot.rum)
+    note_rum_join(*snapshot.rum, source, wall_ms);
   answer_counts_.count(snapshot.plan, answers_);
   if (answers_.status == answer_status::refused)
     return count(writer_.finish(0, rcode::refused, nullptr), rcode::refused, false);
@@ -426,10 +430,6 @@ size_t query_processor::answer(std::span<uint8_t> buffer, const query_source& so
       owner = target;
       continue;
     }
-    // A page view's name under rum.join (docs/rum.md, "The resolver join"):
-    // NODATA, and the asking resolver's network noted for the view's beacon.
-    if (answers_.status == answer_status::nxdomain && owner.empty() && snapshot.rum)
-      note_rum_join(*snapshot.rum, source, wall_ms);
     // NXDOMAIN or NODATA (possibly at the end of a CNAME chain): the zone's
     // SOA in authority tells resolvers how long to cache the negative answer.
     const uint32_t negative_ttl = answers_.negative_ttl(plan.zones[answers_.zone].negative_ttl);

@@ -115,6 +115,10 @@ TEST(rum_join, notes_keep_the_resolvers_network_only_and_are_bounded_and_forgott
   EXPECT_TRUE(notes.lookup("view0000000003", 20'010));
   EXPECT_EQ(notes.stats().held, 3u);
   EXPECT_GE(notes.stats().evicted, 1u);
+  // The view's AAAA and HTTPS queries: one note, not three.
+  EXPECT_TRUE(notes.note("view0000000003", resolver, 20'008));
+  EXPECT_EQ(notes.stats().repeated, 1u);
+  EXPECT_EQ(notes.stats().held, 3u);
   // Every note taken here is shared once; a peer's note is looked up too.
   EXPECT_EQ(notes.take_new().size(), 5u);
   EXPECT_TRUE(notes.take_new().empty());
@@ -221,6 +225,9 @@ TEST(rum_join, the_join_name_is_checked_against_the_zones_and_records) {
             std::string::npos);
   EXPECT_NE(errors(config_text("  join: example.com\n")).find("not below the apex"), std::string::npos);
   EXPECT_NE(errors(config_text("  join: '*.rum.example.com'\n")).find("without '*'"), std::string::npos);
+  EXPECT_NE(errors(config_text("  join: " + std::string(64, 'a') + ".example.com\n")).find("labels of 1..63"),
+            std::string::npos);
+  EXPECT_NE(errors(config_text("  join: a..example.com\n")).find("labels of 1..63"), std::string::npos);
   std::string with_record = config_text("  join: www.example.com\n");
   EXPECT_NE(errors(with_record).find("is at or below rum.join"), std::string::npos);
   std::string wildcard = config_text("  join: rum.example.com\n");

@@ -69,7 +69,7 @@
       var id = cfg.join && window.crypto ? viewId() : '';
       return (cfg.measure || []).reduce(function (p, m) {
         return p.then(function () { return measure(m).then(function (r) { results.push(r); }); });
-      }, resolve(cfg.join, id)).then(function () { send(results, id); });
+      }, resolve(id && cfg.join, id)).then(function () { send(results, id); });
     }).catch(function () {});
   }
 
