@@ -293,7 +293,7 @@ mesh::delta_body decider_core::delta_for(const mesh::digest_body& peer, int64_t 
   mesh::delta_body d = table_.delta_for(peer); // configs and drains travel by the Raft log, not by gossip
   d.sent_at_ms = now_ms;
   d.pauses = pauses_at(now_ms);
-  d.sender = isolated() ? mesh::delta_body::standing::isolated : mesh::delta_body::standing::majority;
+  d.sender = had_majority_ ? mesh::delta_body::standing::had_majority : mesh::delta_body::standing::never_had_majority;
   return d;
 }
 
@@ -320,11 +320,11 @@ void decider_core::on_delta(const mesh::delta_body& delta, int64_t now_ms) {
   if (changed)
     dirty_ = true;
   // A peer's answer to the digest of a decider that never had a majority
-  // (restarted while cut off): the pauses of the last peer that is with the
-  // majority are adopted when the isolation ends (the catch-up ends with
-  // such an answer). A peer cut off too, or restarted alone itself, cannot
-  // vouch for the majority's pauses.
-  if (isolated() && !had_majority_ && !delta.eager && delta.sender == mesh::delta_body::standing::majority)
+  // (restarted while cut off): the pauses of the last peer that can vouch
+  // for its own (it has had a majority) are adopted when the isolation ends
+  // (the catch-up ends with such an answer). A peer restarted alone itself
+  // has none to give.
+  if (isolated() && !had_majority_ && !delta.eager && delta.sender == mesh::delta_body::standing::had_majority)
     peer_pauses_ = delta.pauses;
 }
 

@@ -520,7 +520,7 @@ bool decode_body(const std::vector<uint8_t>& bytes, delta_body& out) noexcept {
       out.pauses.emplace_back(w.pz[i], w.pz[i + 1]);
     }
     out.eager = w.ea;
-    if (w.sg > static_cast<uint8_t>(delta_body::standing::majority))
+    if (w.sg > static_cast<uint8_t>(delta_body::standing::had_majority))
       return false;
     out.sender = static_cast<delta_body::standing>(w.sg);
     return !w.hd || digest_from_wire(w.dg, out.digest);

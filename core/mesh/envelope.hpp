@@ -147,10 +147,11 @@ struct delta_body {
   /// One agent batch forwarded at once (the eager push), not an answer to a
   /// digest: it does not end a catch-up, which waits for the peer's answer.
   bool eager = false;
-  /// Whether the sender is with a majority of the deciders now: only then
-  /// are its pauses the majority's (a peer cut off too, or restarted alone
-  /// itself, cannot vouch for them). `unknown`: a sender older than pauses.
-  enum class standing : uint8_t { unknown = 0, isolated = 1, majority = 2 };
+  /// Whether the sender can vouch for its pauses: it has had a majority
+  /// since it started, so each pause is a span it knows it was cut off
+  /// (one restarted while cut off has none to give). `unknown`: a sender
+  /// older than pauses.
+  enum class standing : uint8_t { unknown = 0, never_had_majority = 1, had_majority = 2 };
   standing sender = standing::unknown;
 };
 

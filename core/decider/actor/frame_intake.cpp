@@ -110,11 +110,11 @@ void on_frame(decider_self self, link_id link, const std::vector<char>& bytes) {
         rebase_to_local_clock(od.items, d.sent_at_ms, now);
       rebase_to_local_clock(d.pauses, d.sent_at_ms, now);
       st.core->on_delta(d, now);
-      // A catch-up ends with the answer to the digest of a peer that is with
-      // the majority (or of an older peer, which does not say), not with a
-      // batch forwarded meanwhile nor with the answer of a peer cut off too
-      // (neither carries the majority's pauses): else at its bound.
-      if (st.catching_up_until_ms != 0 && !d.eager && d.sender != delta_body::standing::isolated)
+      // A catch-up ends with the answer to the digest of a peer that can
+      // vouch for its pauses (or of an older peer, which does not say), not
+      // with a batch forwarded meanwhile nor with the answer of a peer
+      // restarted while cut off itself: else at its bound.
+      if (st.catching_up_until_ms != 0 && !d.eager && d.sender != delta_body::standing::never_had_majority)
         end_isolation(self, "caught up from " + from.identity.name);
       if (debug_logging() && st.core->availability_changed())
         log_failover_stage(node_name(self), "delta", "from=" + from.identity.name);

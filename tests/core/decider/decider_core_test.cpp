@@ -891,7 +891,7 @@ TEST_F(decider_core_test, a_decider_restarted_alone_ages_values_as_the_peer_it_c
   const int64_t heal = t0 + 45'000;
   using standing = mesh::delta_body::standing;
   auto answer_at_heal = [&](const std::vector<std::pair<int64_t, int64_t>>& peer_pauses,
-                            standing sender = standing::majority) {
+                            standing sender = standing::had_majority) {
     auto d = open();
     std::string err;
     EXPECT_TRUE(d->restore(t0 + 30'000, err)) << err;
@@ -903,10 +903,10 @@ TEST_F(decider_core_test, a_decider_restarted_alone_ages_values_as_the_peer_it_c
     d->on_delta(answer, heal);
     mesh::delta_body forwarded; // an agent batch forwarded meanwhile: no pauses
     forwarded.eager = true;
-    forwarded.sender = standing::majority;
+    forwarded.sender = standing::had_majority;
     d->on_delta(forwarded, heal);
     d->set_isolated(false, heal);
-    if (sender == standing::majority)
+    if (sender == standing::had_majority)
       EXPECT_EQ(d->pauses_at(heal + 1'000), peer_pauses);
     return answers(d->build_snapshot(heal), "www.example.com", heal);
   };
@@ -915,14 +915,17 @@ TEST_F(decider_core_test, a_decider_restarted_alone_ages_values_as_the_peer_it_c
   // The peer had a majority throughout: the verdict is 45 s old, stale there
   // and here alike (a restart does not make old values young).
   EXPECT_EQ(answer_at_heal({}), std::vector<std::string>{"192.0.2.250"});
-  // A peer still cut off (its ongoing pause) cannot vouch for the
-  // majority's: its pauses are not taken.
-  EXPECT_EQ(answer_at_heal({{t0 + 1'000, heal}}, standing::isolated), std::vector<std::string>{"192.0.2.250"});
+  // A peer restarted while cut off itself has no pause to vouch for: what
+  // it sends is not taken.
+  EXPECT_EQ(answer_at_heal({{t0 + 1'000, heal}}, standing::never_had_majority), std::vector<std::string>{"192.0.2.250"});
 }
 
 TEST_F(decider_core_test, a_decider_sends_the_pauses_it_kept_with_its_answer_to_a_digest) {
   auto d = open();
   ASSERT_TRUE(d->apply_view(committed(config_v1, 1, 2), t0).config);
+  d->set_isolated(true, t0); // started cut off: nothing to vouch for
+  EXPECT_EQ(d->delta_for(mesh::digest_body{}, t0).sender, mesh::delta_body::standing::never_had_majority);
+  EXPECT_TRUE(d->delta_for(mesh::digest_body{}, t0).pauses.empty());
   d->set_isolated(false, t0); // it had a majority
   d->set_isolated(true, t0 + 1'000);
   d->set_isolated(false, t0 + 5'000);
@@ -930,9 +933,7 @@ TEST_F(decider_core_test, a_decider_sends_the_pauses_it_kept_with_its_answer_to_
   auto delta = d->delta_for(mesh::digest_body{}, t0 + 12'000);
   EXPECT_EQ(delta.sent_at_ms, t0 + 12'000);
   EXPECT_FALSE(delta.eager);
-  EXPECT_EQ(delta.sender, mesh::delta_body::standing::isolated) << "cut off now: no vouching for the majority";
-  d->set_isolated(false, t0 + 13'000);
-  EXPECT_EQ(d->delta_for(mesh::digest_body{}, t0 + 14'000).sender, mesh::delta_body::standing::majority);
+  EXPECT_EQ(delta.sender, mesh::delta_body::standing::had_majority) << "its pauses are its own record";
   // The ongoing isolation closed at the send time.
   EXPECT_EQ(delta.pauses,
             (std::vector<std::pair<int64_t, int64_t>>{{t0 + 1'000, t0 + 5'000}, {t0 + 9'000, t0 + 12'000}}));

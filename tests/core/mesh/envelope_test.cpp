@@ -360,12 +360,12 @@ TEST(rebase_to_local_clock, pauses_travel_in_deltas_and_are_shifted_to_the_recei
   d.sent_at_ms = 3'600'000 + 50'000; // the sender's clock is an hour ahead
   d.pauses = {{3'600'000 + 1'000, 3'600'000 + 9'000}, {3'600'000 + 10'000, 3'600'000 + 50'000}};
   d.eager = true;
-  d.sender = delta_body::standing::majority;
+  d.sender = delta_body::standing::had_majority;
   delta_body out;
   ASSERT_TRUE(decode_body(encode_body(d), out));
   EXPECT_EQ(out.pauses, d.pauses);
   EXPECT_TRUE(out.eager);
-  EXPECT_EQ(out.sender, delta_body::standing::majority);
+  EXPECT_EQ(out.sender, delta_body::standing::had_majority);
   rebase_to_local_clock(out.pauses, out.sent_at_ms, 50'000);
   EXPECT_EQ(out.pauses, (std::vector<std::pair<int64_t, int64_t>>{{1'000, 9'000}, {10'000, 50'000}}));
   // None ends after the receiver's now; one that would start there is dropped.
