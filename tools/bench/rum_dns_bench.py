@@ -24,7 +24,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -33,6 +32,8 @@ import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench_decider  # noqa: E402
 GTMESH = os.environ.get("GTMESH_BIN", os.path.join(HERE, "..", "..", "build", "tools", "gtmesh"))
 KEY = "bench-key-0123456789abcdef"
 ENDPOINTS = """
@@ -66,11 +67,6 @@ rum:
 """ % KEY
 
 
-def cpu_seconds(pid):
-    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def dig(port, name):
     out = subprocess.run(["dig", "@127.0.0.1", "-p", str(port), "+short", "+time=2", "+tries=1", name, "A"],
                          capture_output=True, text=True, timeout=10).stdout.split()
@@ -91,16 +87,9 @@ def main():
     work = tempfile.mkdtemp(prefix="gtmesh-rum-dns-bench-")
     cfg = os.path.join(work, "bench.yaml")
     open(cfg, "w").write(CONFIG)
-    ports = os.path.join(work, "ports")
-    proc = subprocess.Popen(["taskset", "-c", a.server_cpu, GTMESH, "decider", "--config", cfg,
-                             "--data-dir", os.path.join(work, "d"), "--dns", "127.0.0.1:0", "--http", "127.0.0.1:0",
-                             "--listen", "127.0.0.1:0", "--advertise", "bench:1", "--port-file", ports],
-                            stdout=open(os.path.join(work, "decider.log"), "w"), stderr=subprocess.STDOUT)
+    proc, found = bench_decider.start(GTMESH, work, cfg, ["taskset", "-c", a.server_cpu])
     try:
         deadline = time.monotonic() + 30
-        while not (os.path.exists(ports) and os.path.getsize(ports) > 0) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        found = dict(line.split() for line in open(ports) if line.strip())
         dns_port = int(found["dns"].rsplit(":", 1)[1])
         http = "http://" + found["http"]
         # Beacons for 127.0.0.0/24: `us` fastest.
@@ -132,11 +121,11 @@ def main():
             for name in ("rum", "plain"):
                 qfile = os.path.join(work, name + ".txt")
                 open(qfile, "w").write("%s.bench.test A\n" % name)
-                before = cpu_seconds(proc.pid)
+                before = bench_decider.cpu_seconds(proc.pid)
                 out = subprocess.run(["taskset", "-c", a.client_cpu, "dnsperf", "-s", "127.0.0.1", "-p", str(dns_port),
                                       "-d", qfile, "-l", str(a.seconds), "-c", "10", "-q", "100", "-t", "1"],
                                      capture_output=True, text=True, timeout=a.seconds + 30).stdout
-                cpu = cpu_seconds(proc.pid) - before
+                cpu = bench_decider.cpu_seconds(proc.pid) - before
                 done = int(re.search(r"Queries completed:\s+(\d+)", out).group(1))
                 results[name].append(cpu / done * 1e6)
                 print("round %d %-5s: %d answered, decider CPU %.2f s: %.3f us a query"
@@ -146,11 +135,7 @@ def main():
               % (a.rounds, a.seconds, m_rum, m_plain, (m_rum / m_plain - 1) * 100))
         return 0
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        bench_decider.stop(proc)
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -24,15 +24,15 @@ import os
 import random
 import re
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench_decider  # noqa: E402
 SRC = os.path.join(HERE, "..", "..")
 GTMESH = os.environ.get("GTMESH_BIN", os.path.join(SRC, "build", "tools", "gtmesh"))
 KEY = "bench-key-0123456789abcdef"
@@ -79,11 +79,6 @@ def bodies(count, per_request, seed=7):
                        "payloads": [{"data": [{"simpleLatency": {"valueMs": int(rnd.lognormvariate(3.5, 0.5)) + 1}}]}]})
         out.append(json.dumps({"beacons": [{"appid": "shop", "measurements": ms}]}).encode())
     return out
-
-
-def cpu_seconds(pid):
-    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def accepted(http_addr):
@@ -134,16 +129,9 @@ def main():
     work_dir = tempfile.mkdtemp(prefix="gtmesh-rum-bench-")
     cfg = os.path.join(work_dir, "rum.yaml")
     open(cfg, "w").write(CONFIG)
-    ports = os.path.join(work_dir, "ports")
-    proc = subprocess.Popen([GTMESH, "decider", "--config", cfg, "--data-dir", os.path.join(work_dir, "d"),
-                             "--dns", "127.0.0.1:0", "--http", "127.0.0.1:0", "--listen", "127.0.0.1:0",
-                             "--advertise", "bench:1", "--port-file", ports],
-                            stdout=open(os.path.join(work_dir, "decider.log"), "w"), stderr=subprocess.STDOUT)
+    proc, found = bench_decider.start(GTMESH, work_dir, cfg)
     try:
         deadline = time.monotonic() + 30
-        while not (os.path.exists(ports) and os.path.getsize(ports) > 0) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        found = dict(line.split() for line in open(ports) if line.strip())
         http_addr = found["http"]
         # RUM is on once the committed config is applied: wait for a 200.
         warm = bodies(1, 10, seed=1)[0]
@@ -156,10 +144,10 @@ def main():
         size = sum(len(b) for b in work) / len(work)
         rows = []
         for r in range(a.repeats):
-            before_n, before_cpu, t0 = accepted(http_addr), cpu_seconds(proc.pid), time.monotonic()
+            before_n, before_cpu, t0 = accepted(http_addr), bench_decider.cpu_seconds(proc.pid), time.monotonic()
             statuses = send_all(http_addr, work, a.connections)
             wall = time.monotonic() - t0
-            cpu = cpu_seconds(proc.pid) - before_cpu
+            cpu = bench_decider.cpu_seconds(proc.pid) - before_cpu
             stored = accepted(http_addr) - before_n
             bad = [s for s in statuses if s[0] != 200 or b'"failed":0' not in s[1]]
             rows.append((stored / cpu, stored / wall, cpu / a.requests * 1000, len(bad)))
@@ -172,11 +160,7 @@ def main():
                  a.connections, statistics.median(x[2] for x in rows), a.per_request, size / 1024))
         return 1 if any(x[3] for x in rows) else 0
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        bench_decider.stop(proc)
         shutil.rmtree(work_dir, ignore_errors=True)
 
 
