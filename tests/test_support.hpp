@@ -25,6 +25,9 @@ inline std::string test_mmdb() {
   return e ? e : source_dir() + "/tests/data/test.mmdb";
 }
 
+/// The committed test ASN database (tools/geo/make_test_asn_mmdb.pl).
+inline std::string test_asn_mmdb() { return source_dir() + "/tests/data/test-asn.mmdb"; }
+
 /// The gtmesh binary under test.
 inline std::string gtmesh_bin() {
   const char* e = std::getenv("GTMESH_BIN");

@@ -20,7 +20,7 @@ packages_build=(build-essential cmake ninja-build pkg-config ccache git
   libjs-chart.js libfstrm-dev libprotobuf-c-dev protobuf-c-compiler nlohmann-json3-dev libsimdjson-dev)
 packages_test=(dnsutils knot-dnsutils dnsperf unbound haproxy nginx-light iproute2 procps
   python3 python3-dnspython clang libclang-rt-14-dev mmdb-bin nftables faketime prometheus
-  chromium chromium-driver python3-selenium curl lintian mmdebstrap systemd-container
+  chromium chromium-driver python3-selenium libnss3-tools curl lintian mmdebstrap systemd-container
   pdns-recursor knot-resolver bind9-utils ldnsutils knot nsd bind9
   golang-github-dnstap-golang-dnstap-cli dnstap-ldns fstrm-bin python3-jsonschema)
 

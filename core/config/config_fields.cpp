@@ -120,7 +120,10 @@ constexpr std::array<field, 9> dnstap_fields{{
   {"file_max_size", integer, "file: sinks rotate at this many MB."},
   {"file_keep", integer, "file: sinks keep this many rotated files."},
 }};
-constexpr std::array<field, 1> geo_fields{{{"database", text, "A MaxMind DB file (GeoLite2-Country or City)."}}};
+constexpr std::array<field, 2> geo_fields{{
+  {"database", text, "A MaxMind DB file (GeoLite2-Country or City)."},
+  {"asn_database", text, "A MaxMind DB of autonomous systems (GeoLite2-ASN): real-user measurements by ASN."},
+}};
 constexpr std::array<field, 4> datacenter_fields{{
   {"name", text, "The DC's name.", {}, true},
   {"region", text, "A region name (display)."},

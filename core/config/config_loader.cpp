@@ -107,6 +107,15 @@ load_result loader::read(std::string_view text) {
           if (!std::filesystem::exists(cfg_.geo_database, ec))
             error(child(g, "database"), "geo.database", "file not found: " + cfg_.geo_database);
         }
+        if (auto db = str(g, "asn_database", "geo", false)) {
+          cfg_.asn_database = resolve_path(*db);
+          std::error_code ec;
+          if (!std::filesystem::exists(cfg_.asn_database, ec))
+            error(child(g, "asn_database"), "geo.asn_database", "file not found: " + cfg_.asn_database);
+          else if (cfg_.geo_database.empty())
+            error(child(g, "asn_database"), "geo.asn_database",
+                  "needs geo.database: real-user cells by ASN pair the autonomous system with its country");
+        }
       }
     }
     if (node l = child(root, "latency_table"))

@@ -511,6 +511,7 @@ struct config {
   std::vector<zone> zones;
   std::vector<profile> profiles;
   std::string geo_database;  ///< path to a .mmdb; empty = no geography
+  std::string asn_database;  ///< path to an ASN .mmdb (needs geo_database); empty = none
   std::string latency_table; ///< path to a CSV seed: prefix,dc,rtt_ms
   std::vector<latency_seed_row> latency_seed; ///< its parsed rows
   /// `failover_budget:` (core/config/failover_budget.hpp): records whose

@@ -31,11 +31,15 @@ std::unique_ptr<http_endpoint> http_endpoint::create(http_endpoint_options optio
     auto server = std::make_unique<guarded_https_server>(*e->guard_, [&](SSL_CTX& ctx) {
       if (SSL_CTX_use_certificate_chain_file(&ctx, o.tls_cert.c_str()) != 1 ||
           SSL_CTX_use_PrivateKey_file(&ctx, o.tls_key.c_str(), SSL_FILETYPE_PEM) != 1 ||
-          SSL_CTX_check_private_key(&ctx) != 1 || SSL_CTX_load_verify_locations(&ctx, o.tls_ca.c_str(), nullptr) != 1) {
-        tls_error = "--http: cannot use the TLS files " + o.tls_cert + ", " + o.tls_key + ", " + o.tls_ca;
+          SSL_CTX_check_private_key(&ctx) != 1 ||
+          (!o.tls_ca.empty() && SSL_CTX_load_verify_locations(&ctx, o.tls_ca.c_str(), nullptr) != 1)) {
+        tls_error = "--http: cannot use the TLS files " + o.tls_cert + ", " + o.tls_key +
+                    (o.tls_ca.empty() ? "" : ", " + o.tls_ca);
         return false;
       }
       SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+      if (o.tls_ca.empty()) // a web certificate alone: nobody is asked for a client certificate
+        return true;
       // Ask for a client certificate, but do not require one: Prometheus and
       // readers come without; the console's actions need an operator's.
       SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER, nullptr);

@@ -23,9 +23,10 @@ struct http_endpoint_options {
   const metrics_registry* metrics = nullptr;
   /// "" when ready, else why not (the /readyz body, with status 503).
   std::function<std::string()> not_ready;
-  /// With all three: HTTPS with this certificate and key; a client
-  /// certificate is asked for and, if given, must verify against `tls_ca`
-  /// (clients without one still read /metrics and the console).
+  /// With a certificate and key: HTTPS. With `tls_ca` too, a client
+  /// certificate is asked for and, if given, must verify against it
+  /// (clients without one still read /metrics and the console); without
+  /// it none is asked for.
   std::string tls_cert, tls_key, tls_ca;
   http_connection_limits limits;
   /// Paths under this prefix also take PUT, POST and DELETE, with a body

@@ -633,6 +633,8 @@ std::string plan_builder::run() {
     plan_.geo = geo_database::open(cfg_.geo_database, err);
     if (!plan_.geo)
       return "geo.database: " + err;
+    if (!cfg_.asn_database.empty() && !plan_.geo->open_asn(cfg_.asn_database, err))
+      return "geo.asn_database: " + err;
   }
 
   // Latency seed: one row per distinct prefix.

@@ -47,7 +47,8 @@ std::string level_key_text(key_level level, uint64_t key) {
     return s.empty() ? std::string("??") : s;
   };
   switch (level) {
-  case key_level::asn_country: return "AS" + std::to_string(key >> 16) + " " + code(static_cast<uint16_t>(key));
+  case key_level::asn_country:
+    return "AS" + std::to_string(key >> 16) + (static_cast<uint16_t>(key) ? " " + code(static_cast<uint16_t>(key)) : "");
   case key_level::country:
   case key_level::continent: return code(static_cast<uint16_t>(key));
   case key_level::prefix:

@@ -16,10 +16,18 @@ uint64_t mix(uint64_t x) noexcept {
 
 } // namespace
 
-static_assert(sizeof(rum_estimate) + sizeof(cell_key) + 8 <= 96, "a slot stays under 96 bytes");
+static_assert(sizeof(rum_estimate) == 72 && alignof(rum_estimate) == 4, "the estimate packs into a 92-byte slot");
+
+namespace {
+/// The index holds at most 3/4 of its size and grows by a quarter: between
+/// 60 % and 75 % full once past its first size.
+constexpr size_t index_min_size = 64;
+bool over_full(size_t entries, size_t size) noexcept { return entries * 4 > size * 3; }
+} // namespace
 
 rum_cells::rum_cells(size_t capacity) : capacity_(std::max<size_t>(capacity, 1)) {
-  grow_index(64);
+  static_assert(sizeof(slot) == 92, "a slot: key 12 bytes, links 8, estimate 72");
+  index_.assign(index_min_size, none);
 }
 
 uint16_t rum_cells::target_id(std::string_view name) {
@@ -38,50 +46,47 @@ uint16_t rum_cells::find_target(std::string_view name) const {
   return it == target_ids_.end() ? no_target : it->second;
 }
 
-size_t rum_cells::home(const cell_key& k) const noexcept {
-  return mix(k.key ^ (uint64_t{k.target} << 40) ^ (uint64_t(k.level) << 58) ^ (k.key >> 17)) & (index_.size() - 1);
+size_t rum_cells::home(const packed_key& k) const noexcept {
+  const uint64_t key = uint64_t{k.hi} << 32 | k.lo;
+  const uint64_t h = mix(key ^ (uint64_t{k.target} << 40) ^ (uint64_t(k.level) << 58) ^ (key >> 17));
+  return static_cast<size_t>((static_cast<unsigned __int128>(h) * index_.size()) >> 64);
 }
 
-uint32_t rum_cells::lookup(const cell_key& k) const noexcept {
-  for (size_t i = home(k);; i = (i + 1) & (index_.size() - 1)) {
+uint32_t rum_cells::lookup(const cell_key& key) const noexcept {
+  const packed_key k(key);
+  for (size_t i = home(k);; i = next_index(i)) {
     const uint32_t s = index_[i];
     if (s == none)
       return none;
-    if (slots_[s].k == k)
+    if (at(s).k == k)
       return s;
   }
 }
 
-void rum_cells::grow_index(size_t want) {
-  size_t n = 64;
-  while (n * 2 < want * 3)
-    n *= 2;
-  if (n <= index_.size())
-    return;
-  index_.assign(n, none);
-  for (uint32_t s = head_; s != none; s = slots_[s].next)
-    index_insert(slots_[s].k, s);
+void rum_cells::resize_index(size_t n) {
+  index_.assign(std::max(n, index_min_size), none);
+  for (uint32_t s = head_; s != none; s = at(s).next)
+    index_insert(at(s).k, s);
 }
 
-void rum_cells::index_insert(const cell_key& k, uint32_t s) noexcept {
+void rum_cells::index_insert(const packed_key& k, uint32_t s) noexcept {
   size_t i = home(k);
   while (index_[i] != none)
-    i = (i + 1) & (index_.size() - 1);
+    i = next_index(i);
   index_[i] = s;
 }
 
-void rum_cells::index_erase(const cell_key& k) noexcept {
-  const size_t mask = index_.size() - 1;
+void rum_cells::index_erase(const packed_key& k) noexcept {
   size_t i = home(k);
-  while (index_[i] != none && !(slots_[index_[i]].k == k))
-    i = (i + 1) & mask;
+  while (index_[i] != none && !(at(index_[i]).k == k))
+    i = next_index(i);
   if (index_[i] == none)
     return;
   // Backward-shift deletion: later entries of the run move up into the gap
-  // when their home is not between the gap and them.
+  // when their home is not cyclically between the gap and them.
   size_t gap = i;
-  for (size_t j = (i + 1) & mask; index_[j] != none; j = (j + 1) & mask) {
-    const size_t h = home(slots_[index_[j]].k);
+  for (size_t j = next_index(i); index_[j] != none; j = next_index(j)) {
+    const size_t h = home(at(index_[j]).k);
     const bool between = gap <= j ? (gap < h && h <= j) : (gap < h || h <= j);
     if (!between) {
       index_[gap] = index_[j];
@@ -92,31 +97,39 @@ void rum_cells::index_erase(const cell_key& k) noexcept {
 }
 
 void rum_cells::unlink(uint32_t s) noexcept {
-  slot& x = slots_[s];
+  slot& x = at(s);
   if (x.prev != none)
-    slots_[x.prev].next = x.next;
+    at(x.prev).next = x.next;
   else
     head_ = x.next;
   if (x.next != none)
-    slots_[x.next].prev = x.prev;
+    at(x.next).prev = x.prev;
   else
     tail_ = x.prev;
   x.prev = x.next = none;
 }
 
 void rum_cells::push_front(uint32_t s) noexcept {
-  slot& x = slots_[s];
+  slot& x = at(s);
   x.prev = none;
   x.next = head_;
   if (head_ != none)
-    slots_[head_].prev = s;
+    at(head_).prev = s;
   head_ = s;
   if (tail_ == none)
     tail_ = s;
 }
 
-uint32_t rum_cells::obtain(const cell_key& k) {
-  uint32_t s = lookup(k);
+void rum_cells::release(uint32_t s) noexcept {
+  index_erase(at(s).k);
+  unlink(s);
+  at(s).next = free_;
+  free_ = s;
+  --size_;
+}
+
+uint32_t rum_cells::obtain(const cell_key& key) {
+  uint32_t s = lookup(key);
   if (s != none) {
     if (s != head_) {
       unlink(s);
@@ -125,25 +138,23 @@ uint32_t rum_cells::obtain(const cell_key& k) {
     return s;
   }
   if (size_ >= capacity_) { // the least recently used cell makes room
-    s = tail_;
-    index_erase(slots_[s].k);
-    unlink(s);
+    release(tail_);
     ++evictions_;
-    --size_;
-  } else if (!free_.empty()) {
-    s = free_.back();
-    free_.pop_back();
-  } else {
-    s = static_cast<uint32_t>(slots_.size());
-    if (slots_.size() == slots_.capacity()) // grow by doubling, never past the capacity
-      slots_.reserve(std::min(capacity_, std::max<size_t>(64, slots_.size() * 2)));
-    slots_.emplace_back();
   }
-  if ((size_ + 1) * 3 > index_.size() * 2)
-    grow_index(std::min(capacity_, std::max<size_t>(size_ + 1, size_ * 2)));
-  slots_[s].k = k;
-  slots_[s].est = rum_estimate{};
-  index_insert(k, s);
+  if (free_ != none) {
+    s = free_;
+    free_ = at(s).next;
+  } else {
+    if ((used_ & (chunk_slots - 1)) == 0)
+      chunks_.push_back(std::make_unique<slot[]>(chunk_slots));
+    s = used_++;
+  }
+  if (over_full(size_ + 1, index_.size()))
+    resize_index(index_.size() + index_.size() / 4);
+  slot& x = at(s);
+  x.k = packed_key(key);
+  x.est = rum_estimate{};
+  index_insert(x.k, s);
   push_front(s);
   ++size_;
   return s;
@@ -151,31 +162,27 @@ uint32_t rum_cells::obtain(const cell_key& k) {
 
 void rum_cells::add(const cell_key& k, uint32_t now_s, double latency_ms, bool ok, float weight, uint32_t ttl_s,
                     uint32_t half_life_s, uint64_t random) {
-  slots_[obtain(k)].est.add(now_s, latency_ms, ok, weight, ttl_s, half_life_s, random);
+  at(obtain(k)).est.add(now_s, latency_ms, ok, weight, ttl_s, half_life_s, random);
 }
 
 void rum_cells::merge(const cell_key& k, const rum_estimate& e, uint32_t now_s, uint32_t half_life_s,
                       uint64_t random) {
-  slots_[obtain(k)].est.merge(e, now_s, half_life_s, random);
+  at(obtain(k)).est.merge(e, now_s, half_life_s, random);
 }
 
 void rum_cells::put(const cell_key& k, const rum_estimate& e) {
-  slots_[obtain(k)].est = e;
+  at(obtain(k)).est = e;
 }
 
 const rum_estimate* rum_cells::find(const cell_key& k) const noexcept {
   uint32_t s = lookup(k);
-  return s == none ? nullptr : &slots_[s].est;
+  return s == none ? nullptr : &at(s).est;
 }
 
 size_t rum_cells::expire(uint32_t before_s) {
   size_t gone = 0;
-  while (tail_ != none && slots_[tail_].est.last_s() < before_s) {
-    const uint32_t s = tail_;
-    index_erase(slots_[s].k);
-    unlink(s);
-    free_.push_back(s);
-    --size_;
+  while (tail_ != none && at(tail_).est.last_s() < before_s) {
+    release(tail_);
     ++gone;
   }
   // Cells used recently but last fed long ago (a touch by merge without
@@ -187,17 +194,14 @@ size_t rum_cells::expire(uint32_t before_s) {
 void rum_cells::set_capacity(size_t capacity) {
   capacity_ = std::max<size_t>(capacity, 1);
   while (size_ > capacity_) {
-    const uint32_t s = tail_;
-    index_erase(slots_[s].k);
-    unlink(s);
-    free_.push_back(s);
-    --size_;
+    release(tail_);
     ++evictions_;
   }
 }
 
 size_t rum_cells::memory_bytes() const noexcept {
-  return slots_.capacity() * sizeof(slot) + index_.capacity() * sizeof(uint32_t) + free_.capacity() * 4;
+  return chunks_.size() * chunk_slots * sizeof(slot) + chunks_.capacity() * sizeof(chunks_[0]) +
+         index_.capacity() * sizeof(uint32_t);
 }
 
 } // namespace gtmesh::rum

@@ -175,7 +175,7 @@ void rum_service::apply_locked(const rum_sample& s) {
   };
   if (s.has_network)
     add(key_level::prefix, s.network);
-  if (s.asn && s.country)
+  if (s.asn) // the country may be unknown (0): the same key a query without one looks up
     add(key_level::asn_country, asn_country_key(s.asn, s.country));
   if (s.country)
     add(key_level::country, s.country);
@@ -214,6 +214,8 @@ void place(rum_sample& s, const geo_database* geo, const ip_address& net) {
   geo_info g = geo->lookup(net);
   s.country = code16(g.country);
   s.continent = code16(g.continent);
+  if (!s.asn)
+    s.asn = geo->asn(net);
 }
 
 } // namespace

@@ -155,6 +155,9 @@ program_spec make_program() {
                  {"--election-timeout", "DURATION", "the Raft election timeout, 200ms-60s (default 1s)"},
                  cookie_secret,
                  http_option,
+                 {"--http-cert", "FILE", "serve --http over HTTPS with this certificate chain (a web PKI "
+                                         "certificate browsers trust: the RUM tag and collector, the console)"},
+                 {"--http-key", "FILE", "the private key of --http-cert"},
                  dnstap_option,
                  tls_ca,
                  tls_cert,

@@ -64,6 +64,9 @@ int decider(const args& a) {
   r.option("--dnstap", dnstap_sink);
   r.option("--cookie-secret", cookie_secret_file);
   r.option("--http", http_listen);
+  std::string http_cert, http_key;
+  r.option("--http-cert", http_cert);
+  r.option("--http-key", http_key);
   bool with_faults = r.flag("--faults");
   bool join = r.flag("--join");
   decider::decider_options core_options;
@@ -121,6 +124,9 @@ int decider(const args& a) {
                                   : data_dir.empty()    ? std::string("needs --data-dir DIR")
                                   : listen.empty()      ? std::string("needs --listen HOST:PORT")
                                                         : std::string("--listen expects HOST:PORT"));
+  if (http_cert.empty() != http_key.empty() || (!http_cert.empty() && http_listen.empty()))
+    return usage_error("decider", http_listen.empty() ? "--http-cert and --http-key need --http ADDR:PORT"
+                                                      : "--http-cert and --http-key go together");
   if (!boot.ok()) {
     log_report("decider", boot.report());
     return 1;
@@ -263,7 +269,7 @@ int decider(const args& a) {
     ops.add_rum(actor_options.rum);
     if (responder)
       ops.add_dns(responder.get());
-    if (!ops.bind(http_listen, error, tls)) {
+    if (!ops.bind(http_listen, error, tls, web_certificate{http_cert, http_key})) {
       log_error("decider", "%s", error.c_str());
       return 1;
     }

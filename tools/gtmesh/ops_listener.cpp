@@ -354,7 +354,8 @@ std::string ops_listener::not_ready() const {
   return "";
 }
 
-bool ops_listener::bind(const std::string& listen, std::string& error, const mesh::tls_files& tls) {
+bool ops_listener::bind(const std::string& listen, std::string& error, const mesh::tls_files& tls,
+                        const web_certificate& web) {
   observe::http_endpoint_options o;
   o.listen = listen;
   o.metrics = &metrics_;
@@ -369,6 +370,11 @@ bool ops_listener::bind(const std::string& listen, std::string& error, const mes
     o.tls_cert = tls.cert;
     o.tls_key = tls.key;
     o.tls_ca = tls.ca;
+  }
+  if (web.given()) {
+    o.tls_cert = web.cert;
+    o.tls_key = web.key;
+    o.tls_ca = tls.enabled() ? tls.ca : std::string();
   }
   endpoint_ = observe::http_endpoint::create(std::move(o), error);
   if (!endpoint_)

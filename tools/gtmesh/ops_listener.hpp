@@ -27,6 +27,12 @@ namespace gtmesh::cli {
 /// An agent's probe observer feeding `agent` (latency, failures).
 agents::probe_observer probe_metrics(std::shared_ptr<observe::agent_metrics> agent);
 
+/// A certificate for the --http listener (--http-cert, --http-key).
+struct web_certificate {
+  std::string cert, key;
+  bool given() const noexcept { return !cert.empty(); }
+};
+
 class ops_listener {
 public:
   /// role: "decider", "serve", "agent", "demo" (gtmesh_node_info's label).
@@ -53,7 +59,12 @@ public:
   /// starts), serve once every source, the console included, is added.
   /// With `tls` (the node's mesh certificate, key and cluster CA) the
   /// listener is HTTPS and console actions need an operator certificate.
-  bool bind(const std::string& listen, std::string& error, const mesh::tls_files& tls = {});
+  /// With `web` (--http-cert, --http-key) it is HTTPS with that certificate
+  /// instead, one browsers trust; client certificates are still asked of
+  /// the cluster CA when `tls` has one, and without it no change is taken
+  /// over HTTPS (authorize_change).
+  bool bind(const std::string& listen, std::string& error, const mesh::tls_files& tls = {},
+            const web_certificate& web = {});
   void serve();
   void stop();
   ~ops_listener() { stop(); }

@@ -31,22 +31,102 @@ int geo_info::regions(region_code out[4]) const noexcept {
   return n;
 }
 
-std::shared_ptr<geo_database> geo_database::open(const std::string& path, std::string& error) {
-  std::shared_ptr<geo_database> db(new geo_database());
-  db->db_ = std::make_unique<MMDB_s>();
-  int status = MMDB_open(path.c_str(), MMDB_MODE_MMAP, db->db_.get());
+namespace {
+
+bool open_mmdb(const std::string& path, std::unique_ptr<MMDB_s>& db, std::string& error) {
+  db = std::make_unique<MMDB_s>();
+  int status = MMDB_open(path.c_str(), MMDB_MODE_MMAP, db.get());
   if (status != MMDB_SUCCESS) {
     error = path + ": " + MMDB_strerror(status);
-    db->db_.reset();
-    return nullptr;
+    db.reset();
+    return false;
   }
+  return true;
+}
+
+MMDB_lookup_result_s lookup_in(MMDB_s* db, const ip_address& address, int& mmdb_error) noexcept {
+  if (address.v4()) {
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(address.v4_host_order());
+    return MMDB_lookup_sockaddr(db, reinterpret_cast<const sockaddr*>(&sa), &mmdb_error);
+  }
+  sockaddr_in6 sa{};
+  sa.sin6_family = AF_INET6;
+  address.to_bytes(sa.sin6_addr.s6_addr);
+  return MMDB_lookup_sockaddr(db, reinterpret_cast<const sockaddr*>(&sa), &mmdb_error);
+}
+
+/// Whether the database's records carry `autonomous_system_number`: its
+/// type names ASN, or a record found at a well-populated address has one.
+bool carries_asn(MMDB_s* db) {
+  if (db->metadata.database_type && std::strstr(db->metadata.database_type, "ASN"))
+    return true;
+  for (const char* probe : {"1.1.1.1", "8.8.8.8", "2001:4860::1"}) {
+    auto a = ip_address::parse(probe);
+    int e = 0;
+    MMDB_lookup_result_s r = lookup_in(db, *a, e);
+    MMDB_entry_data_s d;
+    if (e == MMDB_SUCCESS && r.found_entry &&
+        MMDB_get_value(&r.entry, &d, "autonomous_system_number", nullptr) == MMDB_SUCCESS && d.has_data)
+      return true;
+  }
+  return false;
+}
+
+} // namespace
+
+std::shared_ptr<geo_database> geo_database::open(const std::string& path, std::string& error) {
+  std::shared_ptr<geo_database> db(new geo_database());
+  if (!open_mmdb(path, db->db_, error))
+    return nullptr;
   db->path_ = path;
+  db->has_asn_ = carries_asn(db->db_.get());
   return db;
+}
+
+bool geo_database::open_asn(const std::string& asn_path, std::string& error) {
+  std::unique_ptr<MMDB_s> asn;
+  if (!open_mmdb(asn_path, asn, error))
+    return false;
+  if (!carries_asn(asn.get())) {
+    error = asn_path + ": not an ASN database (its type is '" +
+            std::string(asn->metadata.database_type ? asn->metadata.database_type : "") +
+            "' and its records hold no autonomous_system_number)";
+    MMDB_close(asn.get());
+    return false;
+  }
+  asn_db_ = std::move(asn);
+  asn_path_ = asn_path;
+  has_asn_ = true;
+  return true;
 }
 
 geo_database::~geo_database() {
   if (db_)
     MMDB_close(db_.get());
+  if (asn_db_)
+    MMDB_close(asn_db_.get());
+}
+
+uint32_t geo_database::asn(const ip_address& address) const noexcept {
+  MMDB_s* db = asn_db_ ? asn_db_.get() : db_.get();
+  if (!db || !has_asn_)
+    return 0;
+  int mmdb_error = 0;
+  MMDB_lookup_result_s r = lookup_in(db, address, mmdb_error);
+  if (mmdb_error != MMDB_SUCCESS || !r.found_entry)
+    return 0;
+  MMDB_entry_data_s d;
+  if (MMDB_get_value(&r.entry, &d, "autonomous_system_number", nullptr) != MMDB_SUCCESS || !d.has_data)
+    return 0;
+  switch (d.type) {
+  case MMDB_DATA_TYPE_UINT32: return d.uint32;
+  case MMDB_DATA_TYPE_UINT16: return d.uint16;
+  case MMDB_DATA_TYPE_UINT64: return d.uint64 <= UINT32_MAX ? static_cast<uint32_t>(d.uint64) : 0;
+  case MMDB_DATA_TYPE_INT32: return d.int32 > 0 ? static_cast<uint32_t>(d.int32) : 0;
+  default: return 0;
+  }
 }
 
 namespace {
@@ -77,18 +157,7 @@ geo_info geo_database::lookup(const ip_address& address) const noexcept {
   if (!db_)
     return g;
   int mmdb_error = 0;
-  MMDB_lookup_result_s r;
-  if (address.v4()) {
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(address.v4_host_order());
-    r = MMDB_lookup_sockaddr(db_.get(), reinterpret_cast<const sockaddr*>(&sa), &mmdb_error);
-  } else {
-    sockaddr_in6 sa{};
-    sa.sin6_family = AF_INET6;
-    address.to_bytes(sa.sin6_addr.s6_addr);
-    r = MMDB_lookup_sockaddr(db_.get(), reinterpret_cast<const sockaddr*>(&sa), &mmdb_error);
-  }
+  MMDB_lookup_result_s r = lookup_in(db_.get(), address, mmdb_error);
   if (mmdb_error != MMDB_SUCCESS)
     return g;
   // netmask counts bits of the database's tree (128 for an IPv6 tree even

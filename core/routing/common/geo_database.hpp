@@ -32,22 +32,38 @@ struct geo_info {
 };
 
 /// A MaxMind DB (GeoLite2 / GeoIP2 / DB-IP, country or city edition) opened
-/// read-only with mmap. Lookups allocate nothing and are thread-safe.
+/// read-only with mmap, and optionally an ASN database beside it
+/// (GeoLite2-ASN or any MaxMind DB whose records hold
+/// `autonomous_system_number`). Lookups allocate nothing and are thread-safe.
 class geo_database {
 public:
   /// Opens `path`; on failure returns nullptr and sets `error`.
   static std::shared_ptr<geo_database> open(const std::string& path, std::string& error);
+  /// Opens the ASN database beside it (before the first lookup); false and
+  /// `error` when the file is no MaxMind DB or holds no ASN data.
+  bool open_asn(const std::string& asn_path, std::string& error);
   ~geo_database();
   geo_database(const geo_database&) = delete;
   geo_database& operator=(const geo_database&) = delete;
 
   geo_info lookup(const ip_address& address) const noexcept;
+  /// The autonomous system `address` is announced from: from the ASN
+  /// database when one is open, else from the geo database's own
+  /// `autonomous_system_number` (combined editions have it); 0 = unknown.
+  /// Not part of lookup(): geographic routing never pays for it.
+  uint32_t asn(const ip_address& address) const noexcept;
+  /// An ASN database is open, or the geo database has ASN data.
+  bool has_asn() const noexcept { return has_asn_; }
   const std::string& path() const noexcept { return path_; }
+  const std::string& asn_path() const noexcept { return asn_path_; }
 
 private:
   geo_database() = default;
   std::unique_ptr<MMDB_s> db_;
+  std::unique_ptr<MMDB_s> asn_db_;
+  bool has_asn_ = false;
   std::string path_;
+  std::string asn_path_;
 };
 
 /// What a trace says of a client's geo data: "geo: continent EU, country

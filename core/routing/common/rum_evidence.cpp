@@ -49,6 +49,12 @@ rum_level_choice rum_choose_level(route_context& rc, std::span<const uint64_t> t
   if (!rc.plan.geo)
     return c;
   const geo_info& g = rc.geo();
+  // The client's autonomous system (with its country): an ASN database
+  // lookup, made only here, once the client's own network had nothing.
+  if (rc.plan.geo->has_asn())
+    if (const uint32_t asn = rc.plan.geo->asn(a);
+        asn && try_level(rum::key_level::asn_country, rum::asn_country_key(asn, rum::code16(g.country))))
+      return c;
   if (g.country[0] && try_level(rum::key_level::country, rum::code16(g.country)))
     return c;
   if (g.continent[0] && try_level(rum::key_level::continent, rum::code16(g.continent)))

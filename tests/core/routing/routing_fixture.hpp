@@ -21,9 +21,10 @@ namespace gtmesh::test {
 
 /// Three DCs (a, b, c) with locations, two services, and a zone; tests add
 /// records and profiles after it. `geo.database` points at the committed
-/// test database (tests/data/test.mmdb).
-inline std::string base_config() {
-  std::string geo = "geo: {database: " + test_mmdb() + "}\n";
+/// test database (tests/data/test.mmdb), and with `asn` its ASN database
+/// beside it (tests/data/test-asn.mmdb).
+inline std::string base_config(bool asn = false) {
+  std::string geo = "geo: {database: " + test_mmdb() + (asn ? ", asn_database: " + test_asn_mmdb() : "") + "}\n";
   return R"(
 measurement: {host_interval: 10s, service_interval: 10s, client_interval: 60s, stale_after: 3}
 datacenters:
@@ -55,11 +56,12 @@ protected:
   plan_ptr plan;
   std::shared_ptr<const measurement_view> view;
   query_context ctx;
+  bool with_asn = false; ///< base_config(true): the ASN database too
 
   /// Loads base_config() + `extra` (records under zones[0].records, or a
   /// whole `profiles:` section after the zone). Fails the test on errors.
   void load(const std::string& records, const std::string& profiles = "") {
-    std::string yaml = base_config() + zone_header() + records + profiles;
+    std::string yaml = base_config(with_asn) + zone_header() + records + profiles;
     auto r = load_config_text(yaml, "test.yaml", routing_methods());
     ASSERT_TRUE(r.ok()) << r.report() << "\n" << yaml;
     auto c = compile_plan(r.cfg);

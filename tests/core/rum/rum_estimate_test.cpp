@@ -8,9 +8,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
+#include <list>
+#include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 namespace gtmesh::rum {
 namespace {
@@ -143,14 +147,93 @@ TEST(rum_cells, index_survives_churn) {
   EXPECT_EQ(walked, 1000u);
 }
 
-TEST(rum_cells, memory_per_cell_is_about_a_hundred_bytes) {
-  rum_cells cells(100'000);
-  const uint16_t t = cells.target_id("x");
-  for (uint64_t k = 0; k < 100'000; ++k)
-    cells.add(cell_key{k, t, key_level::prefix}, 1000, 1, true, 1, 60, 60, k);
-  const double per_cell = static_cast<double>(cells.memory_bytes()) / 100'000;
-  EXPECT_LE(per_cell, 112) << "docs/rum.md and docs/benchmarks.md quote this";
-  RecordProperty("bytes_per_cell", std::to_string(per_cell));
+// A model of the cells (an LRU list of keys with their newest sample time)
+// driven through growth past many index sizes, evictions, expiry and a
+// smaller capacity, with keys that differ only in their high 32 bits, their
+// level or their target: the cells hold exactly the model's keys, in its
+// order.
+TEST(rum_cells, match_a_model_through_growth_eviction_and_expiry) {
+  rum_cells cells(30'000);
+  const uint16_t targets[] = {cells.target_id("a"), cells.target_id("b")};
+  std::mt19937_64 rng(11);
+  std::list<std::pair<cell_key, uint32_t>> model; // most recent first
+  using model_key = std::tuple<uint64_t, uint16_t, key_level>;
+  std::map<model_key, decltype(model)::iterator> where;
+  auto mk = [](const cell_key& k) { return model_key{k.key, k.target, k.level}; };
+  auto drop_oldest = [&] {
+    where.erase(mk(model.back().first));
+    model.pop_back();
+  };
+  auto key_of = [&](uint64_t r) {
+    // low bits from a small range, so that high bits, level and target are
+    // what tells many keys apart
+    const uint64_t key = (r % 1500) | ((r >> 20) % 8) << 32 | ((r >> 30) & 1) << 63;
+    return cell_key{key, targets[(r >> 40) & 1], static_cast<key_level>((r >> 41) % 4)};
+  };
+  auto check = [&](const char* when) {
+    ASSERT_EQ(cells.size(), model.size()) << when;
+    auto it = model.begin();
+    bool same = true;
+    cells.for_each([&](const cell_key& k, const rum_estimate& e) {
+      same = same && it != model.end() && k == it->first && e.last_s() == it->second;
+      ++it;
+    });
+    EXPECT_TRUE(same) << when;
+    for (const auto& [k, t] : model)
+      ASSERT_NE(cells.find(k), nullptr) << when;
+  };
+  uint32_t now = 1000;
+  for (int round = 0; round < 6; ++round) {
+    for (int i = 0; i < 12'000; ++i) {
+      const cell_key k = key_of(rng());
+      now += (i % 100 == 0);
+      cells.add(k, now, 5, true, 1, 600, 300, rng());
+      if (auto it = where.find(mk(k)); it != where.end())
+        model.erase(it->second);
+      model.emplace_front(k, now);
+      where[mk(k)] = model.begin();
+      if (model.size() > cells.capacity())
+        drop_oldest();
+    }
+    check("after adds");
+    const uint32_t before = now - 40;
+    const size_t gone = cells.expire(before);
+    size_t model_gone = 0;
+    while (!model.empty() && model.back().second < before) {
+      drop_oldest();
+      ++model_gone;
+    }
+    EXPECT_EQ(gone, model_gone);
+    check("after expiry");
+    for (int i = 0; i < 300; ++i) { // keys expired, evicted or never seen miss
+      const cell_key k = key_of(rng());
+      EXPECT_EQ(cells.find(k) != nullptr, where.count(mk(k)) == 1);
+    }
+  }
+  cells.set_capacity(5'000);
+  while (model.size() > 5'000)
+    drop_oldest();
+  check("after a smaller capacity");
+  EXPECT_EQ(cells.find(cell_key{1ull << 62, targets[0], key_level::prefix}), nullptr);
+}
+
+// docs/rum.md and docs/benchmarks.md quote this: slots, index and chunk
+// table, at the size of the bench (26,464 cells) and beyond.
+TEST(rum_cells, memory_per_cell_is_at_most_a_hundred_bytes) {
+  for (uint64_t n : {10'000u, 26'464u, 100'000u, 250'000u}) {
+    rum_cells cells(1'000'000);
+    const uint16_t t = cells.target_id("x");
+    double worst = 0;
+    for (uint64_t k = 0; k < n; ++k) {
+      cells.add(cell_key{k, t, key_level::prefix}, 1000, 1, true, 1, 60, 60, k);
+      if (k + 1 >= 5'000 && (k + 1) % 997 == 0)
+        worst = std::max(worst, static_cast<double>(cells.memory_bytes()) / static_cast<double>(k + 1));
+    }
+    const double per_cell = static_cast<double>(cells.memory_bytes()) / static_cast<double>(n);
+    EXPECT_LE(per_cell, 100) << n << " cells";
+    EXPECT_LE(worst, 100) << "the worst point on the way to " << n << " cells (from 5,000 on)";
+    RecordProperty("bytes_per_cell_" + std::to_string(n), std::to_string(per_cell));
+  }
 }
 
 TEST(rum_network, truncation_keeps_only_the_network) {

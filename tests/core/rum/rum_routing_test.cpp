@@ -10,7 +10,7 @@ namespace {
 
 struct cell {
   rum::key_level level;
-  std::string key; ///< an address (prefix level) or a code (country, continent)
+  std::string key; ///< an address (prefix level), a code (country, continent) or "64500 FR" (asn_country)
   std::string job;
   float p50, availability, samples;
 };
@@ -25,6 +25,9 @@ protected:
     for (const auto& c : in) {
       uint64_t key = c.level == rum::key_level::prefix || c.level == rum::key_level::resolver
                        ? rum::network_key(*ip_address::parse(c.key), rum::truncation{})
+                     : c.level == rum::key_level::asn_country
+                       ? rum::asn_country_key(static_cast<uint32_t>(std::stoul(c.key)),
+                                              c.key.size() > 6 ? rum::code16(c.key.c_str() + c.key.size() - 2) : 0)
                        : rum::code16(c.key.c_str());
       rum::rum_entry e;
       e.target = rum::target_hash(c.job);
@@ -124,6 +127,34 @@ TEST_F(rum_routing, thin_cells_fall_back_to_coarser_levels_then_to_the_agents) {
   EXPECT_NE(why.find("the agents' data decides"), std::string::npos) << why;
 }
 
+// tests/data/test-asn.mmdb splits France's 100.70.0.0/16 (test.mmdb)
+// between AS64500 (100.70.0.0/17) and AS64501 (100.70.128.0/17).
+TEST_F(rum_routing, a_network_without_cells_is_steered_by_its_autonomous_system) {
+  with_asn = true;
+  load_performance();
+  cells({{rum::key_level::asn_country, "64500 FR", "web/eu", 15, 1, 40},
+         {rum::key_level::asn_country, "64500 FR", "web/us", 60, 1, 40},
+         {rum::key_level::asn_country, "64501 FR", "web/ap", 12, 1, 40},
+         {rum::key_level::asn_country, "64501 FR", "web/eu", 70, 1, 40},
+         {rum::key_level::country, "FR", "web/us", 5, 1, 900}});
+  EXPECT_EQ(rum_answers("www.example.com", "100.70.2.5"), strings{"10.9.0.1"});
+  EXPECT_EQ(rum_answers("www.example.com", "100.70.200.5"), strings{"10.9.0.3"});
+  const std::string why = rum_explain("www.example.com", "100.70.2.5");
+  EXPECT_NE(why.find("evidence at asn+country AS64500 FR"), std::string::npos) << why;
+  // Its own network's cells come first; a system without cells falls to the
+  // country.
+  cells({{rum::key_level::prefix, "100.70.2.0", "web/ap", 9, 1, 40},
+         {rum::key_level::asn_country, "64500 FR", "web/eu", 15, 1, 40},
+         {rum::key_level::country, "FR", "web/us", 5, 1, 900}});
+  EXPECT_EQ(rum_answers("www.example.com", "100.70.2.5"), strings{"10.9.0.3"});
+  EXPECT_EQ(rum_answers("www.example.com", "100.70.3.5"), strings{"10.9.0.1"});
+  EXPECT_EQ(rum_answers("www.example.com", "100.70.200.5"), strings{"10.9.0.2"});
+  // Without the ASN database the same cells are never read at that level.
+  with_asn = false;
+  load_performance();
+  EXPECT_EQ(rum_answers("www.example.com", "100.70.3.5"), strings{"10.9.0.2"});
+}
+
 TEST_F(rum_routing, keep_within_spreads_networks_over_the_near_best) {
   load_performance("    rum: {keep_within: 25%}\n");
   std::vector<cell> in;
@@ -195,7 +226,34 @@ TEST(rum_config, fields_are_checked) {
   EXPECT_NE(bad("rum: {max_body: 2000000, apps: [{name: s, keys: [0123456789abcdef]}]}\n").find("max_body"),
             std::string::npos); // over the listener's 1 MiB
   EXPECT_NE(bad("rum: {asn_database: /x.mmdb, apps: [{name: s, keys: [0123456789abcdef]}]}\n").find("unknown key"),
-            std::string::npos); // nothing reads an ASN database yet
+            std::string::npos); // it is geo.asn_database
+}
+
+TEST(rum_config, the_asn_database_is_checked) {
+  auto compile = [](const std::string& geo) {
+    std::string yaml = base_config() + zone_header() + "      - {name: www, type: A, ttl: 30, answers: [192.0.2.1]}\n";
+    yaml.replace(yaml.find("geo: {"), yaml.find('\n', yaml.find("geo: {")) - yaml.find("geo: {"), geo);
+    auto r = load_config_text(yaml, "t.yaml", routing_methods());
+    if (!r.ok())
+      return r.report();
+    auto c = compile_plan(r.cfg);
+    if (!c.plan)
+      return c.error;
+    return std::string(c.plan->geo && c.plan->geo->has_asn() ? "asn" : "no asn");
+  };
+  EXPECT_EQ(compile("geo: {database: " + test_mmdb() + ", asn_database: " + test_asn_mmdb() + "}"), "asn");
+  EXPECT_EQ(compile("geo: {database: " + test_mmdb() + "}"), "no asn");
+  const std::string missing = compile("geo: {database: " + test_mmdb() + ", asn_database: /nonexistent/asn.mmdb}");
+  EXPECT_NE(missing.find("geo.asn_database"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("file not found"), std::string::npos) << missing;
+  // A city database where the ASN one belongs: refused by name, not read as
+  // a database of no systems.
+  const std::string city = compile("geo: {database: " + test_mmdb() + ", asn_database: " + test_mmdb() + "}");
+  EXPECT_NE(city.find("geo.asn_database"), std::string::npos) << city;
+  EXPECT_NE(city.find("not an ASN database"), std::string::npos) << city;
+  const std::string alone = compile("geo: {asn_database: " + test_asn_mmdb() + "}");
+  EXPECT_NE(alone.find("needs geo.database"), std::string::npos) << alone;
+  EXPECT_NE(compile("geo: {database: " + test_mmdb() + ", asn_databse: x}").find("unknown key"), std::string::npos);
 }
 
 TEST(rum_config, dc_mode_takes_the_steps_but_not_keep_within) {

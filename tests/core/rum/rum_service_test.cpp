@@ -7,6 +7,8 @@
 #include "core/dns/wire/name.hpp"
 #include "core/rum/rum_persist.hpp"
 #include "core/rum/rum_service.hpp"
+#include "core/routing/common/geo_database.hpp"
+#include "tests/test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -94,6 +96,31 @@ TEST(rum_service, stores_a_good_beacon_truncated) {
                                    target_hash("web/eu"));
   ASSERT_NE(e, nullptr);
   EXPECT_NEAR(e->p50_ms, 40, 6);
+}
+
+// With geo.asn_database a beacon's network is placed in its autonomous
+// system too (tests/data/test-asn.mmdb: 100.70.0.0/17 is AS64500, in France
+// by tests/data/test.mmdb), and the published table holds that level.
+TEST(rum_service, a_beacon_is_placed_in_its_autonomous_system) {
+  auto cfg = load(config_text());
+  ASSERT_TRUE(cfg);
+  std::string err;
+  auto geo = geo_database::open(test::test_mmdb(), err);
+  ASSERT_TRUE(geo && geo->open_asn(test::test_asn_mmdb(), err)) << err;
+  rum_service s;
+  s.configure(*cfg, geo);
+  EXPECT_EQ(s.beacons(one_beacon("shop", "web/eu", "100.70.1.9", 40), key, sender, now_ms).status, 200);
+  EXPECT_EQ(s.beacons(one_beacon("shop", "web/eu", "198.18.0.9", 40), key, sender, now_ms).status, 200);
+  std::vector<std::string> levels;
+  s.for_each_cell([&](const cell_key& k, std::string_view, const rum_estimate&) {
+    if (k.level != key_level::prefix)
+      levels.push_back(std::string(to_string(k.level)) + " " + level_key_text(k.level, k.key));
+  });
+  std::sort(levels.begin(), levels.end());
+  // 198.18.0.0/24 is in neither database: its prefix cell alone.
+  EXPECT_EQ(levels, (std::vector<std::string>{"asn+country AS64500 FR", "continent EU", "country FR"}));
+  auto table = s.publish(now_ms);
+  EXPECT_NE(table->find(key_level::asn_country, asn_country_key(64500, code16("FR")), target_hash("web/eu")), nullptr);
 }
 
 // The resolver join (core/rum/join_notes.hpp, docs/rum.md).

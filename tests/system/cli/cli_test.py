@@ -240,6 +240,8 @@ def scenario(work):
         ([GTMESH, "serve", "--bogus"], "'--bogus'", "gtmesh help serve"),
         ([GTMESH, "check-config", "--budget=yes", "f.yaml"], "'--budget'", "gtmesh help check-config"),
         ([GTMESH, "help", "bogus"], "'bogus'", "gtmesh help"),
+        ([GTMESH, "decider", "--config", "c.yaml", "--data-dir", "d", "--listen", "127.0.0.1:0", "--http",
+          "127.0.0.1:0", "--http-cert", "web.pem"], "--http-key", "gtmesh help decider"),
         ([GTMESHCTL, "bogus"], "'bogus'", "gtmeshctl help"),
         ([GTMESHCTL, "member", "list", "--help-me"], "'--help-me'", "gtmeshctl help member list"),
         ([GTMESHCTL, "member", "bogus"], "'bogus'", "gtmeshctl help member"),

@@ -6,8 +6,9 @@ Headless Chromium (Debian `chromium` + `chromium-driver`, through
 decider`'s --http listener, as a site would:
 
   1. the page is served from its own origin (127.0.0.1:PAGE); the two
-     endpoints of the profile `web` are HTTP servers on 127.0.0.2 and
-     127.0.0.3 (their loopback addresses are what `eu` and `us` answer)
+     endpoints of the profile `web` are HTTP servers in network namespaces
+     the test creates (tests/system/dns_lib/netns_endpoint.py: each at its
+     own address behind a veth pair, which is what `eu` and `us` answer)
      serving the tag's object with CORS and Timing-Allow-Origin, one of them
      150 ms late;
   2. each page view makes the tag ask the decider what to measure, fetch both
@@ -37,47 +38,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "dns_lib"))
 from gtmesh_dns import Checks  # noqa: E402
 from cluster_helpers import wait_for  # noqa: E402
 from rum_test import KEY, Decider, answer, metrics  # noqa: E402
+import netns_endpoint  # noqa: E402
 
-EU, US = "127.0.0.2", "127.0.0.3"
 NETWORK = "127.0.0.0/24"
 SLOW_S = 0.15
-PIXEL = (b"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00\x00,"
-         b"\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
-
-
-class Endpoint:
-    """An endpoint's web server on its own loopback address: the tag's object
-    with CORS and Timing-Allow-Origin for any origin, `delay` seconds late."""
-
-    def __init__(self, address):
-        self.delay = 0.0
-        self.hits = 0
-        owner = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                owner.hits += 1
-                time.sleep(owner.delay)
-                self.send_response(200)
-                self.send_header("Content-Type", "image/gif")
-                self.send_header("Content-Length", str(len(PIXEL)))
-                self.send_header("Cache-Control", "no-store")
-                self.send_header("Access-Control-Allow-Origin", "*")
-                self.send_header("Timing-Allow-Origin", "*")
-                self.end_headers()
-                self.wfile.write(PIXEL)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer((address, 0), Handler)
-        self.url = "http://%s:%d/rum.gif" % (address, self.server.server_address[1])
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
-
 
 class Page:
     """The site: one page embedding the tag from the decider's listener
@@ -128,8 +92,8 @@ profiles:
     source: rum
     rum: {{min_samples: 5, keep_within: 10%, availability_threshold: 90%}}
     endpoints:
-      - {{name: eu, kind: external, target: {EU}, location: fra}}
-      - {{name: us, kind: external, target: {US}, location: iad}}
+      - {{name: eu, kind: external, target: {eu.address}, location: fra}}
+      - {{name: us, kind: external, target: {us.address}, location: iad}}
 rum:
   window: 1s
   half_life: 20s
@@ -154,15 +118,21 @@ def main():
     if not (shutil.which("chromium") and shutil.which("chromedriver")):
         print("skip: chromium / chromium-driver missing (tools/setup.sh installs them)")
         return 77
+    if not netns_endpoint.available():
+        print("skip: the endpoints run in network namespaces: run as root")
+        return 77
     checks = Checks("rum_browser")
     work = tempfile.mkdtemp(prefix="gtmesh-rum-browser-")
-    endpoints = {EU: Endpoint(EU), US: Endpoint(US)}
-    page = Page()
-    cfg = os.path.join(work, "rum.yaml")
-    open(cfg, "w").write(config(page.origin, endpoints[EU], endpoints[US]))
-    d = Decider(work, cfg)
-    driver = None
+    eu = netns_endpoint.NetnsEndpoint("eu")
+    endpoints = {eu.address: eu}
+    d, driver, page = None, None, None
     try:
+        us = netns_endpoint.NetnsEndpoint("us")
+        endpoints[us.address] = us
+        page = Page()
+        cfg = os.path.join(work, "rum.yaml")
+        open(cfg, "w").write(config(page.origin, eu, us))
+        d = Decider(work, cfg)
         d.start()
         page.tag_src = d.http.base + "/rum.js"
         opts = webdriver.ChromeOptions()
@@ -172,15 +142,17 @@ def main():
             opts.add_argument(a)
         driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
         driver.set_page_load_timeout(30)
-        run(checks, d, page, endpoints, driver)
+        run(checks, d, page, endpoints, eu.address, us.address, driver)
     finally:
         if driver:
             driver.quit()
         for e in endpoints.values():
             e.stop()
-        page.stop()
-        d.stop()
-        if checks.failed:
+        if page:
+            page.stop()
+        if d:
+            d.stop()
+        if checks.failed and d:
             print("--- decider log (tail) ---\n" + open(d.log_path).read()[-4000:], flush=True)
         shutil.rmtree(work, ignore_errors=True)
     checks.finish()
@@ -218,7 +190,7 @@ def p50(text):
     return int(m.group(1)) if m else None
 
 
-def run(checks, d, page, endpoints, driver):
+def run(checks, d, page, endpoints, EU, US, driver):
     dns = d.dns
     before = answer(dns)
     if not checks.check(len(before) == 1 and before[0] in (EU, US), "without beacons the agents' chain answers",
@@ -226,13 +198,13 @@ def run(checks, d, page, endpoints, driver):
         return
     # The endpoint answered now is made the slow one: the answers must move.
     slow, fast = before[0], (US if before[0] == EU else EU)
-    endpoints[slow].delay = SLOW_S
-    hits = {a: e.hits for a, e in endpoints.items()}
+    endpoints[slow].set(delay=SLOW_S)
+    hits = {a: e.hits() for a, e in endpoints.items()}
     if not views(checks, d, page, driver, 8, "%s slow" % slow):
         return
-    checks.check(all(endpoints[a].hits >= hits[a] + 8 for a in endpoints),
-                 "the browser fetched each endpoint's object once per view",
-                 str({a: e.hits - hits[a] for a, e in endpoints.items()}))
+    checks.check(all(endpoints[a].hits() >= hits[a] + 8 for a in endpoints),
+                 "the browser fetched each endpoint's object once per view, in its namespace",
+                 str({a: e.hits() - hits[a] for a, e in endpoints.items()}))
     t0 = time.monotonic()
     moved = wait_for(lambda: answer(dns) == [fast], 10)
     checks.check(moved, "answers for the browser's network %s move to the fast endpoint %s (%.1f s, window 1 s)"
@@ -249,7 +221,8 @@ def run(checks, d, page, endpoints, driver):
                  "one's (>= 100 ms), both 100 %% available" % NETWORK, str(cells))
 
     # The delays swap: the answers follow.
-    endpoints[slow].delay, endpoints[fast].delay = 0.0, SLOW_S
+    endpoints[slow].set(delay=0.0)
+    endpoints[fast].set(delay=SLOW_S)
     if not views(checks, d, page, driver, 16, "%s slow" % fast):
         return
     t0 = time.monotonic()

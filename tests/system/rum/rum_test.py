@@ -27,6 +27,7 @@ import json
 import os
 import re
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -84,14 +85,18 @@ rum:
 
 
 class Http:
-    def __init__(self, hostport):
-        self.base = "http://" + hostport
+    """The decider's --http listener; over HTTPS when `ca` (a PEM file the
+    listener's certificate verifies against) is given."""
+
+    def __init__(self, hostport, ca=None):
+        self.base = ("https://" if ca else "http://") + hostport
+        self.context = ssl.create_default_context(cafile=ca) if ca else None
 
     def request(self, method, path, body=None, headers=None):
         """(status, body text, headers dict) — errors are answers too."""
         req = urllib.request.Request(self.base + path, data=body, method=method, headers=headers or {})
         try:
-            with urllib.request.urlopen(req, timeout=10) as r:
+            with urllib.request.urlopen(req, timeout=10, context=self.context) as r:
                 return r.status, r.read().decode(errors="replace"), dict(r.headers)
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode(errors="replace"), dict(e.headers)
@@ -143,9 +148,10 @@ class Decider:
     """A `gtmesh decider` on loopback ports, restartable on its data dir;
     `mesh` and `peers` make it one of a cluster."""
 
-    def __init__(self, work, config, name="d1", mesh=None, peers=()):
+    def __init__(self, work, config, name="d1", mesh=None, peers=(), extra=(), https_ca=None):
         self.work, self.config, self.name = work, config, name
         self.mesh_listen, self.peers = mesh, list(peers)
+        self.extra, self.https_ca = list(extra), https_ca
         self.proc = None
         self.log_path = os.path.join(work, name + ".log")
 
@@ -161,6 +167,7 @@ class Decider:
                 args += ["--peer", p]
         else:
             args += ["--listen", "127.0.0.1:0", "--advertise", self.name + ":1"]
+        args += self.extra
         self.proc = subprocess.Popen(args, stdout=open(self.log_path, "a"), stderr=subprocess.STDOUT,
                                      preexec_fn=_die_with_parent)
         if wait:
@@ -172,7 +179,7 @@ class Decider:
         found = dict(line.split() for line in open(self.ports) if line.strip())
         host, port = found["dns"].rsplit(":", 1)
         self.dns = (host, int(port))
-        self.http = Http(found["http"])
+        self.http = Http(found["http"], self.https_ca)
         self.mesh = found["mesh"]
         wait_for(lambda: answer(self.dns), 30)
 
@@ -317,6 +324,56 @@ def join():
         checks.check(dm.get("noted") == 3.0 and dm.get("invalid") == 2.0,
                      "the responder counts 3 view names noted (the upper-case one is a valid id once "
                      "lowercased) and 2 invalid", str(dm))
+    finally:
+        d.stop()
+        if checks.failed:
+            print("--- decider log (tail) ---\n" + open(d.log_path).read()[-4000:], flush=True)
+    checks.finish()
+
+
+def asn():
+    """The ASN level (docs/rum.md): with geo.asn_database, two networks of one
+    country that no beacon came from are steered by what users of their own
+    autonomous system measured. tests/data/test.mmdb places 100.70.0.0/16
+    in France; tests/data/test-asn.mmdb splits it between AS64500 (the lower
+    /17) and AS64501 (the upper)."""
+    checks = Checks("rum_asn_level")
+    work = tempfile.mkdtemp(prefix="gtmesh-rum-asn-")
+    config = os.path.join(work, "rum.yaml")
+    geo = "geo: {database: %s, asn_database: %s}\n" % (os.path.join(SRC, "tests", "data", "test.mmdb"),
+                                                       os.path.join(SRC, "tests", "data", "test-asn.mmdb"))
+    open(config, "w").write(CONFIG + geo)
+    d = Decider(work, config)
+    try:
+        d.start()
+        dns, http = d.dns, d.http
+        a_net, b_net = "100.70.3.0/24", "100.70.130.0/24"  # no beacon comes from these two
+        before = answer(dns, a_net)
+        if not checks.check(len(before) == 1 and before[0] in (EU, US), "without beacons the agents' chain answers",
+                            str(before)):
+            return
+        checks.equal(answer(dns, b_net), before, "both networks of France get the same answer before")
+        us_net = "192.0.2.0/24"  # the United States in test.mmdb: no system, country or continent gets beacons
+        us_before = answer(dns, us_net)
+        x, y = before[0], (US if before[0] == EU else EU)
+        # AS64500's users (from 100.70.1.0/24) measure y fastest, AS64501's
+        # (from 100.70.200.0/24) x: France as a whole is split evenly.
+        samples = [(JOB[y], "100.70.1.%d" % (10 + i), 20 + i % 5, None) for i in range(20)]
+        samples += [(JOB[x], "100.70.1.%d" % (10 + i), 120 + i % 5, None) for i in range(20)]
+        samples += [(JOB[x], "100.70.200.%d" % (10 + i), 20 + i % 5, None) for i in range(20)]
+        samples += [(JOB[y], "100.70.200.%d" % (10 + i), 120 + i % 5, None) for i in range(20)]
+        status, body, _ = http.post("/api/v1/rum/beacons", beacons(samples))
+        checks.check(status == 200 and json.loads(body) == {"processed": 80, "failed": 0}, "80 beacons taken",
+                     f"{status} {body}")
+        t0 = time.monotonic()
+        moved = wait_for(lambda: answer(dns, a_net) == [y], 10)
+        checks.check(moved, f"{a_net} (AS64500, no beacon of its own) moves to {y}, what AS64500's users measured "
+                            f"fastest ({time.monotonic() - t0:.1f} s)", str(answer(dns, a_net)))
+        checks.equal(answer(dns, b_net), [x], f"{b_net} (AS64501) gets {x}, what AS64501's users measured fastest")
+        ex = subprocess.run([GTMESHCTL, "--decider", d.mesh, "explain", "www.example.com", "A", "--ecs", a_net],
+                            capture_output=True, text=True, timeout=30).stdout
+        checks.check("rum: evidence at asn+country AS64500 FR" in ex, "explain names the autonomous system", ex)
+        checks.equal(answer(dns, us_net), us_before, f"{us_net}, in another system and continent, keeps its answer")
     finally:
         d.stop()
         if checks.failed:
@@ -480,4 +537,4 @@ def run(checks, d):
 
 
 if __name__ == "__main__":
-    {"--shared": shared, "--join": join}.get(sys.argv[1] if sys.argv[1:] else "", main)()
+    {"--shared": shared, "--join": join, "--asn": asn}.get(sys.argv[1] if sys.argv[1:] else "", main)()
