@@ -31,6 +31,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -38,7 +39,7 @@ import urllib.request
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "dns_lib"))
-from gtmesh_dns import Checks, _die_with_parent, dig, free_port, section  # noqa: E402
+from gtmesh_dns import Checks, UdpClient, _die_with_parent, dig, free_port, make_query, section  # noqa: E402
 from cluster_helpers import wait_for  # noqa: E402
 
 SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(HERE, "..", "..", ".."))
@@ -517,14 +518,36 @@ def run(checks, d):
     checks.equal(metrics(http).get("gtmesh_rum_beacons_accepted_total", -2), accepted, "nothing of them was stored")
 
     # A flood from one address: 429 once over rate_per_address / burst.
+    # Meanwhile a client asks the decider's DNS port one query after another
+    # (each waits for its answer): every one must be answered.
     was = refused(http, "rate_limited")
     statuses = []
     one = json.dumps(beacons([("web/mars", "198.51.100.7", 1, None)] * 200)).encode()
+    asked = {"sent": 0, "answered": 0}
+    flooding = threading.Event()
+    flooding.set()
+
+    def ask_dns():
+        client = UdpClient(dns[0], dns[1])
+        query = make_query("www.example.com")
+        while flooding.is_set() and asked["sent"] < 100000:
+            asked["sent"] += 1
+            if client.ask(query, timeout=1.0) is not None:
+                asked["answered"] += 1
+        client.close()
+
+    asker = threading.Thread(target=ask_dns)
+    asker.start()
     t0 = time.monotonic()
     for _ in range(50):
         statuses.append(http.post("/api/v1/rum/beacons", None, raw=one)[0])
-    checks.check(429 in statuses, f"a flood of 10,000 beacons in {time.monotonic() - t0:.2f} s gets 429",
-                 str(statuses))
+    flood_s = time.monotonic() - t0
+    flooding.clear()
+    asker.join(10)
+    checks.check(429 in statuses, f"a flood of 10,000 beacons in {flood_s:.2f} s gets 429", str(statuses))
+    checks.check(asked["sent"] >= 10 and asked["answered"] == asked["sent"],
+                 "DNS answered every query asked during the flood (%d of %d, %.0f a second, one at a time)"
+                 % (asked["answered"], asked["sent"], asked["sent"] / max(flood_s, 1e-3)), str(asked))
     checks.check(refused(http, "rate_limited") >= was + 1, "the flood is counted as rate_limited")
     status, _, _ = http.request("GET", "/healthz")
     checks.equal(status, 200, "/healthz still served after the flood")
