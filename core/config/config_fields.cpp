@@ -13,7 +13,7 @@ using sv = std::string_view;
 using enum shape;
 
 constexpr std::array<sv, 3> protocols{"http", "https", "tcp"};
-constexpr std::array<sv, 7> record_types{"A", "AAAA", "CNAME", "MX", "TXT", "SRV", "ALIAS"};
+constexpr std::array<sv, 8> record_types{"A", "AAAA", "CNAME", "MX", "TXT", "SRV", "PTR", "ALIAS"};
 constexpr std::array<sv, 3> sources{"host", "service", "client"};
 constexpr std::array<sv, 9> balances{"all",    "top1",           "top2",  "top3",   "round_robin", "weighted_round_robin",
                                      "random", "weighted_random", "closest"};
@@ -26,7 +26,7 @@ constexpr std::array<sv, 3> transfer_views{"current", "fail_safe", "omit"};
 constexpr std::array<sv, 2> profile_sources{"agents", "rum"};
 constexpr std::array<sv, 2> rum_statistics{"p50", "p90"};
 
-constexpr std::array<field, 14> config_fields{{
+constexpr std::array<field, 15> config_fields{{
   {"cluster", object, "The cluster's name and mutual TLS files.", "cluster"},
   {"measurement", object, "How often agents measure, and when a value is stale.", "measurement"},
   {"datacenters", list, "The datacenters answers are served from.", "datacenter"},
@@ -42,6 +42,12 @@ constexpr std::array<field, 14> config_fields{{
    "external_dns_cluster"},
   {"resolver", object, "The recursive resolvers the deciders ask for ALIAS targets' addresses.", "resolver"},
   {"rum", object, "Real users' measurements: apps, keys, privacy, aggregation (docs/rum.md).", "rum"},
+  {"catalog", object, "A catalog zone (RFC 9432) listing every zone with transfer: (docs/transfers.md).", "catalog"},
+}};
+constexpr std::array<field, 2> catalog_fields{{
+  {"name", text, "The catalog zone's name, one no zone of the config has (e.g. catalog.invalid.).", {}, true},
+  {"transfer", object, "Who may transfer the catalog and who is told of a new serial (allow, notify).", "transfer",
+   true},
 }};
 constexpr std::array<field, 12> rum_fields{{
   {"join", text, "A name in one of the zones whose children the tag resolves (VIEWID.NAME): the resolver join "
@@ -209,7 +215,7 @@ constexpr std::array<field, 11> record_fields{{
 }};
 constexpr std::array<field, 10> answer_fields{{
   {"address", text, "A / AAAA."},
-  {"target", text, "CNAME target."},
+  {"target", text, "CNAME or PTR target."},
   {"exchange", text, "MX exchange."},
   {"preference", integer, "MX preference."},
   {"priority", integer, "SRV priority."},
@@ -309,7 +315,7 @@ constexpr std::array<field, 6> external_dns_endpoint_fields{{
   {"weight", integer, "Its weight (webhook/weight)."},
 }};
 
-constexpr std::array<object_fields, 36> all{{
+constexpr std::array<object_fields, 37> all{{
   {"config", "A gtmesh config (docs/config.md).", config_fields},
   {"resolver", "Recursive resolvers for ALIAS targets.", resolver_fields},
   {"cluster", "The cluster.", cluster_fields},
@@ -343,6 +349,7 @@ constexpr std::array<object_fields, 36> all{{
   {"external_dns_cluster", "What one cluster's external-dns published.", external_dns_cluster_fields},
   {"external_dns_endpoint", "One external-dns endpoint.", external_dns_endpoint_fields},
   {"rum", "Real users' measurements.", rum_fields},
+  {"catalog", "A catalog zone.", catalog_fields},
   {"rum_app", "A RUM app.", rum_app_fields},
   {"rum_measure", "One thing the tag measures.", rum_measure_fields},
   {"rum_steering", "How RUM data steers.", rum_steering_fields},

@@ -96,6 +96,8 @@ load_result loader::read(std::string_view text) {
     each(root, "external_dns", "", [&](const node& n, const std::string& f) { parse_external_dns(n, f); });
     if (scope_ == config_scope::whole) {
       each(root, "zones", "", [&](const node& n, const std::string& f) { parse_zone(n, f); });
+      if (node c = child(root, "catalog")) // after the zones: it lists those with transfer:
+        parse_catalog(c);
       check_apex_cnames();
     }
     if (node g = child(root, "geo")) {

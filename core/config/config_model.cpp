@@ -75,6 +75,7 @@ std::string answer_value::text() const {
       return address.to_string();
     case dns::rr_type::cname:
     case dns::rr_type::ns:
+    case dns::rr_type::ptr:
       return target;
     case dns::rr_type::mx:
       return std::to_string(preference) + " " + target;

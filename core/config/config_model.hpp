@@ -370,6 +370,8 @@ struct zone {
   uint32_t ns_ttl = 3600;
   std::vector<record> records;
   transfer_settings transfer;
+  /// Generated from `catalog:` (RFC 9432): lists the zones with transfer:.
+  bool catalog = false;
   config_location where;
 };
 

@@ -155,6 +155,7 @@ private:
     switch (v.type) {
       case dns::rr_type::cname:
       case dns::rr_type::ns:
+      case dns::rr_type::ptr:
         name_at = 0;
         put_name(b, v.target);
         break;

@@ -437,6 +437,7 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
       case rr_type::aaaa:
         return address_of(s, n, "");
       case rr_type::cname:
+      case rr_type::ptr:
         return name_of(s, n, "");
       case rr_type::txt:
         v.txt.push_back(s);
@@ -492,6 +493,7 @@ bool loader::parse_answer(const node& n, const std::string& field, dns::rr_type 
         return address_of(*s, child(n, "address"), "address");
       return false;
     case rr_type::cname:
+    case rr_type::ptr:
       if (auto s = str(n, "target", field, true))
         return name_of(*s, child(n, "target"), "target");
       return false;
@@ -804,7 +806,7 @@ void loader::parse_record(const node& n, const std::string& field, zone& z) {
     using dns::rr_type;
     if (!t || *t == rr_type::any || *t == rr_type::opt)
       error(child(n, "type"), join(field, "type"),
-            "unknown record type '" + *v + "' (allowed: A, AAAA, CNAME, MX, TXT, SRV, ALIAS)");
+            "unknown record type '" + *v + "' (allowed: A, AAAA, CNAME, MX, TXT, SRV, PTR, ALIAS)");
     else if (*t == rr_type::ns || *t == rr_type::soa)
       error(child(n, "type"), join(field, "type"), "SOA and NS come from the zone's soa and ns fields");
     else

@@ -14,6 +14,8 @@ std::string_view to_string(rr_type t) noexcept {
       return "CNAME";
     case rr_type::soa:
       return "SOA";
+    case rr_type::ptr:
+      return "PTR";
     case rr_type::mx:
       return "MX";
     case rr_type::txt:
@@ -40,7 +42,7 @@ std::optional<rr_type> parse_rr_type(std::string_view name) noexcept {
     up[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[i])));
   std::string_view u(up, name.size());
   for (rr_type t : {rr_type::a, rr_type::ns, rr_type::cname, rr_type::soa, rr_type::mx, rr_type::txt,
-                    rr_type::aaaa, rr_type::srv, rr_type::any, rr_type::alias})
+                    rr_type::aaaa, rr_type::srv, rr_type::any, rr_type::alias, rr_type::ptr})
     if (to_string(t) == u)
       return t;
   return std::nullopt;

@@ -13,6 +13,7 @@ enum class rr_type : uint16_t {
   ns = 2,
   cname = 5,
   soa = 6,
+  ptr = 12,
   mx = 15,
   txt = 16,
   aaaa = 28,
@@ -31,8 +32,8 @@ constexpr bool is_address(rr_type t) noexcept {
 }
 
 /// Dense index of the types a name can hold records of; sizes per-name slots.
-enum class rr_slot : uint8_t { a, aaaa, cname, mx, txt, srv, ns, soa };
-inline constexpr int rr_slot_count = 8;
+enum class rr_slot : uint8_t { a, aaaa, cname, mx, txt, srv, ns, soa, ptr };
+inline constexpr int rr_slot_count = 9;
 
 /// The slot of a type, or nullopt for types gtmesh never holds (NODATA).
 constexpr std::optional<rr_slot> slot_of(uint16_t type) noexcept {
@@ -53,14 +54,16 @@ constexpr std::optional<rr_slot> slot_of(uint16_t type) noexcept {
       return rr_slot::ns;
     case rr_type::soa:
       return rr_slot::soa;
+    case rr_type::ptr:
+      return rr_slot::ptr;
     default:
       return std::nullopt;
   }
 }
 
 constexpr rr_type type_of(rr_slot s) noexcept {
-  constexpr rr_type types[] = {rr_type::a,   rr_type::aaaa, rr_type::cname, rr_type::mx,
-                               rr_type::txt, rr_type::srv,  rr_type::ns,    rr_type::soa};
+  constexpr rr_type types[] = {rr_type::a,   rr_type::aaaa, rr_type::cname, rr_type::mx, rr_type::txt,
+                               rr_type::srv, rr_type::ns,   rr_type::soa,   rr_type::ptr};
   return types[static_cast<int>(s)];
 }
 

@@ -99,5 +99,81 @@ TEST(transfer_config, a_signed_zone_cannot_be_transferred_yet) {
                "would serve it unsigned");
 }
 
+// catalog: (docs/transfers.md, "The catalog zone"): a zone generated from
+// the config, RFC 9432 version 2, listing every zone with transfer:.
+TEST(transfer_config, the_catalog_lists_every_transferable_zone) {
+  const std::string text = zone_with("{allow: [127.0.0.1]}") + R"(  - name: example.org
+    soa: {primary: ns1, admin: hostmaster}
+    ns: [ns1]
+    transfer: {allow: [127.0.0.1]}
+  - name: example.net
+    soa: {primary: ns1, admin: hostmaster}
+    ns: [ns1]
+catalog:
+  name: catalog.invalid
+  transfer: {allow: [192.0.2.53], notify: ["192.0.2.53:5353"]}
+)";
+  auto r = load(text);
+  ASSERT_TRUE(r.ok()) << r.report();
+  const zone* catalog = nullptr;
+  for (const zone& z : r.cfg->zones)
+    if (z.catalog)
+      catalog = &z;
+  ASSERT_NE(catalog, nullptr);
+  EXPECT_EQ(catalog->name, "catalog.invalid.");
+  EXPECT_EQ(catalog->ns, std::vector<std::string>{"invalid."});
+  EXPECT_TRUE(catalog->transfer.enabled);
+  EXPECT_EQ(catalog->transfer.view, transfer_view::omit);
+  EXPECT_TRUE(catalog->transfer.allows(*ip_address::parse("192.0.2.53")));
+  EXPECT_FALSE(catalog->transfer.allows(*ip_address::parse("127.0.0.1")));
+  ASSERT_EQ(catalog->transfer.notify.size(), 1u);
+  EXPECT_EQ(catalog->transfer.notify[0].port, 5353);
+  // version "2", then a PTR per zone with transfer: (example.net has none).
+  std::vector<std::string> names, types, values;
+  for (const record& rec : catalog->records) {
+    names.push_back(rec.name);
+    types.push_back(std::string(dns::to_string(rec.type)));
+    for (const answer_item& a : r.cfg->answers_of(rec.plain))
+      values.push_back(r.cfg->value_of(a).text());
+  }
+  ASSERT_EQ(names.size(), 3u);
+  EXPECT_EQ(names[0], "version.catalog.invalid.");
+  EXPECT_EQ(types[0], "TXT");
+  EXPECT_EQ(types[1], "PTR");
+  EXPECT_EQ(types[2], "PTR");
+  EXPECT_TRUE(names[1].ends_with(".zones.catalog.invalid.")) << names[1];
+  EXPECT_NE(names[1], names[2]);
+  ASSERT_EQ(values.size(), 3u);
+  EXPECT_EQ(values[0], "\"2\"");
+  EXPECT_EQ(std::vector<std::string>(values.begin() + 1, values.end()),
+            (std::vector<std::string>{"example.com.", "example.org."}));
+  // The same zone gets the same member label in another config (a new one
+  // would tell a secondary to reset it).
+  auto again = load(zone_with("{allow: [127.0.0.1]}") + "catalog: {name: catalog.invalid., transfer: {allow: [192.0.2.53]}}\n");
+  ASSERT_TRUE(again.ok()) << again.report();
+  EXPECT_EQ(again.cfg->zones.back().records[1].name, names[1]);
+}
+
+TEST(transfer_config, every_catalog_mistake_names_its_line_and_field) {
+  const std::string base = zone_with("{allow: [127.0.0.1]}");
+  // Line 10 is catalog:.
+  expect_error(base + "catalog: {name: example.com, transfer: {allow: [127.0.0.1]}}\n", 10, "catalog.name",
+               "is a zone of this config");
+  expect_error(base + "catalog: {name: catalog.invalid}\n", 10, "catalog.transfer", "required field is missing");
+  expect_error(base + "catalog: {transfer: {allow: [127.0.0.1]}}\n", 10, "catalog.name", "required field is missing");
+  expect_error(base + "catalog: {name: 'bad..name', transfer: {allow: [127.0.0.1]}}\n", 10, "catalog.name",
+               "not a valid domain name");
+  expect_error(base + "catalog: {name: catalog.invalid, transfer: {view: current, allow: [127.0.0.1]}}\n", 10,
+               "catalog.transfer.view", "no dynamic records");
+  expect_error(base + "catalog: {name: catalog.invalid, transfer: {allow: [nowhere]}}\n", 10,
+               "catalog.transfer.allow[0]", "'nowhere'");
+  expect_error(base + "catalog: {name: catalog.invalid, transfers: {allow: [127.0.0.1]}}\n", 10, "catalog.transfers",
+               "unknown key");
+  std::string none = base;
+  none.erase(none.find("    transfer:"), none.find("    records:") - none.find("    transfer:"));
+  expect_error(none + "catalog: {name: catalog.invalid, transfer: {allow: [127.0.0.1]}}\n", 9, "catalog",
+               "no zone has transfer:");
+}
+
 } // namespace
 } // namespace gtmesh
