@@ -8,7 +8,8 @@
 // UDP stays REFUSED, query_processor).
 //
 // What a transfer holds, in order: the SOA, every other record of the zone
-// (owner, type and RDATA as the plan holds them, names uncompressed), the
+// (owner, type and RDATA as the plan holds them; owner names compressed
+// against the question and earlier owners of the message), the
 // SOA again. Plain records are transferred as configured. Dynamic records
 // (DC mode, static rules, profiles) appear as the zone's `transfer.view`
 // says:
