@@ -130,6 +130,10 @@ def run_checks(env, work, tls, op, agent, anon):
     zone = "/api/v1/zones/demo.example/records"
     ready = wait_for(lambda: op[0].request("GET", "/api/v1/zones")[0] == 200, 30)
     check(ready, "the API answers on decider 1")
+    # A decider answers 503 until its config is committed (docs/api.md):
+    # every one must answer before the writes through decider 2 and 3.
+    ready = wait_for(lambda: all(o.request("GET", "/api/v1/zones")[0] == 200 for o in op), 30)
+    check(ready, "the API answers on every decider (each has its committed config)")
 
     # 1. auth
     status, _, body = anon.request("GET", "/api/v1/zones")
