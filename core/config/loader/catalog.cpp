@@ -79,15 +79,15 @@ void loader::parse_catalog(const node& n) {
                      "  - {name: version, type: TXT, ttl: 0, answers: [\"2\"]}\n";
   for (const std::string& m : members)
     text += "  - {name: " + member_id(m) + ".zones, type: PTR, ttl: 0, answers: [\"" + m + "\"]}\n";
-  catalog_texts_.push_back(std::make_unique<std::string>(std::move(text)));
-  yaml::parse_result parsed = yaml::parse(*catalog_texts_.back());
+  catalog_text_ = std::move(text);
+  yaml::parse_result parsed = yaml::parse(catalog_text_);
   if (!parsed.doc) { // cannot happen with the names checked above; said at the operator's node if it does
     error(n, field, "the catalog zone could not be written: " + parsed.message);
     return;
   }
+  catalog_doc_ = std::move(parsed.doc);
   const size_t errors_before = errors_.size();
-  parse_zone(parsed.doc->root(), field);
-  catalog_docs_.push_back(std::move(parsed.doc));
+  parse_zone(catalog_doc_->root(), field);
   if (errors_.size() != errors_before || cfg_.zones.empty() || cfg_.zones.back().name != catalog_name) {
     // Its own text's lines mean nothing to the operator: point at catalog:.
     for (size_t i = errors_before; i < errors_.size(); ++i) {

@@ -483,9 +483,9 @@ private:
   /// `catalog:`: a catalog zone of every zone with transfer: (catalog.cpp).
   void parse_catalog(const node& n);
   /// The catalog zone's generated text and its YAML table, alive as long as
-  /// the loader (nodes point into both).
-  std::vector<std::unique_ptr<std::string>> catalog_texts_;
-  std::vector<std::unique_ptr<yaml::document>> catalog_docs_;
+  /// the loader (nodes point into both; a config has one catalog).
+  std::string catalog_text_;
+  std::unique_ptr<yaml::document> catalog_doc_;
   // rum.cpp
   void parse_rum(const node& n);
   /// Each app's measure jobs name a profile endpoint or a DC.

@@ -75,6 +75,22 @@ def available():
     return os.geteuid() == 0 and subprocess.run(["ip", "netns", "list"], capture_output=True).returncode == 0
 
 
+def issue_certificate(directory, name, san, ca):
+    """A server certificate for `san` ("IP:192.0.2.1", "DNS:example.com")
+    signed by `ca` (certificate and key PEM paths): (cert, key) paths in
+    `directory`."""
+    key, csr = os.path.join(directory, name + ".key"), os.path.join(directory, name + ".csr")
+    cert, ext = os.path.join(directory, name + ".pem"), os.path.join(directory, name + ".ext")
+    run = lambda argv: subprocess.run(argv, check=True, capture_output=True, timeout=30)
+    run(["openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key,
+         "-out", csr, "-subj", "/CN=" + name])
+    with open(ext, "w") as f:
+        f.write("subjectAltName=%s\nextendedKeyUsage=serverAuth\nbasicConstraints=critical,CA:FALSE\n" % san)
+    run(["openssl", "x509", "-req", "-in", csr, "-CA", ca[0], "-CAkey", ca[1], "-CAcreateserial", "-out", cert,
+         "-days", "2", "-extfile", ext])
+    return cert, key
+
+
 def _die_with_parent():
     import ctypes
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
@@ -117,7 +133,7 @@ class NetnsEndpoint:
             _remove_stale()
         cert = key = None
         if ca:
-            cert, key = self._certificate(*ca)
+            cert, key = issue_certificate(self.dir, "server", "IP:" + self.address, ca)
         try:
             _ip("netns", "add", self.ns)
             _ip("link", "add", host_if, "type", "veth", "peer", "name", ns_if)
@@ -141,19 +157,6 @@ class NetnsEndpoint:
         scheme = "https" if cert else "http"
         self.origin = "%s://%s:%d" % (scheme, self.address, self.port)
         self.url = self.origin + "/rum.gif"
-
-    def _certificate(self, ca_pem, ca_key):
-        key, csr = os.path.join(self.dir, "server.key"), os.path.join(self.dir, "server.csr")
-        cert, ext = os.path.join(self.dir, "server.pem"), os.path.join(self.dir, "server.ext")
-        run = lambda argv: subprocess.run(argv, check=True, capture_output=True, timeout=30)
-        run(["openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key,
-             "-out", csr, "-subj", "/CN=" + self.address])
-        with open(ext, "w") as f:
-            f.write("subjectAltName=IP:%s\nextendedKeyUsage=serverAuth\nbasicConstraints=critical,CA:FALSE\n"
-                    % self.address)
-        run(["openssl", "x509", "-req", "-in", csr, "-CA", ca_pem, "-CAkey", ca_key, "-CAcreateserial", "-out", cert,
-             "-days", "2", "-extfile", ext])
-        return cert, key
 
     def set(self, **changes):
         c = json.load(open(self.control)) if os.path.exists(self.control) else {}

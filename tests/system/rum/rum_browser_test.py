@@ -44,24 +44,19 @@ NETWORK = "127.0.0.0/24"
 SLOW_S = 0.15
 
 class Page:
-    """The site: one page embedding the tag from the decider's listener
-    (`tag_src`, set once the decider is up: the page's origin goes into the
-    config first)."""
+    """A site's page on its own origin (127.0.0.1, a free port): `body(path)`
+    gives the HTML of a path, None for 404."""
 
-    def __init__(self):
-        self.tag_src = ""
-        owner = self
-
+    def __init__(self, body):
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
-                body = ('<!doctype html><html><head><title>shop</title></head><body><p>shop</p>'
-                        '<script async src="%s" data-app="shop" data-key="%s"></script></body></html>'
-                        % (owner.tag_src, KEY)).encode()
-                self.send_response(200 if self.path.split("?")[0] == "/" else 404)
+                html = body(self.path)
+                data = (html or "not found").encode()
+                self.send_response(200 if html is not None else 404)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(body)
+                self.wfile.write(data)
 
             def log_message(self, *args):
                 pass
@@ -75,7 +70,49 @@ class Page:
         self.server.server_close()
 
 
-def config(origin, eu, us):
+def tag_page(tag):
+    """The shop's page embedding the tag from tag["src"] (set once the
+    decider is up: the page's origin goes into its config first)."""
+    return lambda path: (('<!doctype html><html><head><title>shop</title></head><body><p>shop</p>'
+                          '<script async src="%s" data-app="shop" data-key="%s"></script></body></html>')
+                         % (tag["src"], KEY) if path.split("?")[0] == "/" else None)
+
+
+def browser_or_skip(extra_tools=()):
+    """(webdriver, Service) of python3-selenium, or None after saying why
+    the test is skipped (chromium, chromedriver, `extra_tools`, root for the
+    namespaces)."""
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        print("skip: python3-selenium missing (tools/setup.sh installs it)")
+        return None
+    for tool in ("chromium", "chromedriver") + tuple(extra_tools):
+        if not shutil.which(tool):
+            print("skip: %s missing (tools/setup.sh installs it)" % tool)
+            return None
+    if not netns_endpoint.available():
+        print("skip: the endpoints run in network namespaces: run as root")
+        return None
+    return webdriver, Service
+
+
+def start_chromium(webdriver, Service, extra=(), env=None):
+    """Headless Chromium through chromedriver, pages timed out after 30 s."""
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = shutil.which("chromium")
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              "--window-size=1400,1000", "--no-first-run", "--disable-extensions", *extra):
+        opts.add_argument(a)
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver"), env=env), options=opts)
+    driver.set_page_load_timeout(30)
+    return driver
+
+
+def config(origins, eu, us, half_life="20s"):
+    """The decider's config: `www` steered by RUM over eu and us, the app
+    `shop` allowed from `origins` and measuring both endpoints."""
     return f"""
 datacenters:
   - {{name: fra, location: {{lat: 50.1, lon: 8.7}}}}
@@ -96,12 +133,12 @@ profiles:
       - {{name: us, kind: external, target: {us.address}, location: iad}}
 rum:
   window: 1s
-  half_life: 20s
+  half_life: {half_life}
   max_age: 10m
   apps:
     - name: shop
       keys: ["{KEY}"]
-      origins: ["{origin}"]
+      origins: [{", ".join('"%s"' % o for o in origins)}]
       measure:
         - {{job: web/eu, url: "{eu.url}"}}
         - {{job: web/us, url: "{us.url}"}}
@@ -109,17 +146,8 @@ rum:
 
 
 def main():
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        print("skip: python3-selenium missing (tools/setup.sh installs it)")
-        return 77
-    if not (shutil.which("chromium") and shutil.which("chromedriver")):
-        print("skip: chromium / chromium-driver missing (tools/setup.sh installs them)")
-        return 77
-    if not netns_endpoint.available():
-        print("skip: the endpoints run in network namespaces: run as root")
+    browser = browser_or_skip()
+    if not browser:
         return 77
     checks = Checks("rum_browser")
     work = tempfile.mkdtemp(prefix="gtmesh-rum-browser-")
@@ -129,19 +157,14 @@ def main():
     try:
         us = netns_endpoint.NetnsEndpoint("us")
         endpoints[us.address] = us
-        page = Page()
+        tag = {"src": ""}
+        page = Page(tag_page(tag))
         cfg = os.path.join(work, "rum.yaml")
-        open(cfg, "w").write(config(page.origin, eu, us))
+        open(cfg, "w").write(config([page.origin], eu, us))
         d = Decider(work, cfg)
         d.start()
-        page.tag_src = d.http.base + "/rum.js"
-        opts = webdriver.ChromeOptions()
-        opts.binary_location = shutil.which("chromium")
-        for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                  "--window-size=1400,1000", "--no-first-run", "--disable-extensions"):
-            opts.add_argument(a)
-        driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
-        driver.set_page_load_timeout(30)
+        tag["src"] = d.http.base + "/rum.js"
+        driver = start_chromium(*browser)
         run(checks, d, page, endpoints, eu.address, us.address, driver)
     finally:
         if driver:

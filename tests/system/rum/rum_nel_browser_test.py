@@ -26,13 +26,11 @@ Headless Chromium (Debian `chromium` + `chromium-driver`, through
 Nothing but the browser posts a NEL report in this test.
 """
 
-import http.server
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -42,6 +40,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "dns_lib"))
 from gtmesh_dns import Checks  # noqa: E402
 from cluster_helpers import wait_for  # noqa: E402
 from rum_test import KEY, Decider, answer, beacons, metrics, refused  # noqa: E402
+from rum_browser_test import Page, browser_or_skip, config, start_chromium  # noqa: E402
 import netns_endpoint  # noqa: E402
 
 NETWORK = "127.0.0.0/24"
@@ -69,97 +68,16 @@ def make_ca(work):
     return (ca, ca_key), home
 
 
-def issue(work, ca, name, san):
-    """A server certificate for `san` signed by the test CA."""
-    key, csr, cert = (os.path.join(work, name + ext) for ext in (".key", ".csr", ".pem"))
-    ext = os.path.join(work, name + ".ext")
-    run_tool(["openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key,
-              "-out", csr, "-subj", "/CN=" + name])
-    open(ext, "w").write("subjectAltName=%s\nextendedKeyUsage=serverAuth\nbasicConstraints=critical,CA:FALSE\n"
-                         % san)
-    run_tool(["openssl", "x509", "-req", "-in", csr, "-CA", ca[0], "-CAkey", ca[1], "-CAcreateserial", "-out", cert,
-              "-days", "2", "-extfile", ext])
-    return cert, key
-
-
-class ImagePage:
+def image_page(image_url):
     """A page with one image from `eu` and nothing else (no tag: only the
     browser's own NEL reports can reach the decider)."""
-
-    def __init__(self, image_url):
-        owner = self
-        self.image_url = image_url
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                body = ('<!doctype html><html><head><title>img</title></head><body>'
-                        '<img id="i" src="%s?%s"></body></html>' % (owner.image_url, self.path)).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.origin = "http://127.0.0.1:%d" % self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def config(eu, us, origins):
-    return f"""
-datacenters:
-  - {{name: fra, location: {{lat: 50.1, lon: 8.7}}}}
-  - {{name: iad, location: {{lat: 38.9, lon: -77.4}}}}
-zones:
-  - name: example.com
-    soa: {{primary: ns1.example.com., admin: hostmaster.example.com.}}
-    ns: [ns1.example.com.]
-    records:
-      - {{name: www, type: A, ttl: 5, profile: web}}
-profiles:
-  - name: web
-    method: performance
-    source: rum
-    rum: {{min_samples: 5, keep_within: 10%, availability_threshold: 90%}}
-    endpoints:
-      - {{name: eu, kind: external, target: {eu.address}, location: fra}}
-      - {{name: us, kind: external, target: {us.address}, location: iad}}
-rum:
-  window: 1s
-  half_life: 10m
-  max_age: 10m
-  apps:
-    - name: shop
-      keys: ["{KEY}"]
-      origins: [{", ".join('"%s"' % o for o in origins)}]
-      measure:
-        - {{job: web/eu, url: "{eu.url}"}}
-        - {{job: web/us, url: "{us.url}"}}
-"""
+    return lambda path: ('<!doctype html><html><head><title>img</title></head><body>'
+                         '<img id="i" src="%s?%s"></body></html>' % (image_url, path))
 
 
 def main():
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        print("skip: python3-selenium missing (tools/setup.sh installs it)")
-        return 77
-    if not (shutil.which("chromium") and shutil.which("chromedriver")):
-        print("skip: chromium / chromium-driver missing (tools/setup.sh installs them)")
-        return 77
-    if not shutil.which("certutil"):
-        print("skip: certutil missing (libnss3-tools; tools/setup.sh installs it)")
-        return 77
-    if not netns_endpoint.available():
-        print("skip: the endpoints run in network namespaces: run as root")
+    browser = browser_or_skip(extra_tools=("certutil",))
+    if not browser:
         return 77
     checks = Checks("rum_nel_browser")
     work = tempfile.mkdtemp(prefix="gtmesh-rum-nel-")
@@ -170,29 +88,23 @@ def main():
     try:
         us = netns_endpoint.NetnsEndpoint("us")
         endpoints.append(us)
-        page = ImagePage(eu.url)
+        page = Page(image_page(eu.url))
         cfg = os.path.join(work, "rum.yaml")
         # The report upload's preflight comes from the reporting origin: eu's.
-        open(cfg, "w").write(config(eu, us, [page.origin, eu.origin]))
+        open(cfg, "w").write(config([page.origin, eu.origin], eu, us, half_life="10m"))
         # The collector: the decider's --http listener over HTTPS with a
         # certificate for 127.0.0.1 from the same CA (--http-cert): a browser
         # sends reports only to a secure endpoint.
-        web_cert, web_key = issue(work, ca, "decider", "IP:127.0.0.1")
+        web_cert, web_key = netns_endpoint.issue_certificate(work, "decider", "IP:127.0.0.1", ca)
         d = Decider(work, cfg, extra=["--http-cert", web_cert, "--http-key", web_key], https_ca=ca[0])
         d.start()
         report_to = d.http.base + "/api/v1/rum/nel?app=shop&key=" + KEY
         eu.set(headers={
             "Report-To": '{"group":"gtmesh","max_age":3600,"endpoints":[{"url":"%s"}]}' % report_to,
             "NEL": '{"report_to":"gtmesh","max_age":3600,"success_fraction":0,"failure_fraction":1.0}'})
-        opts = webdriver.ChromeOptions()
-        opts.binary_location = shutil.which("chromium")
-        for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                  "--no-first-run", "--disable-extensions", "--short-reporting-delay",
-                  "--user-data-dir=" + os.path.join(work, "chrome")):
-            opts.add_argument(a)
-        env = dict(os.environ, HOME=home)
-        driver = webdriver.Chrome(service=Service(shutil.which("chromedriver"), env=env), options=opts)
-        driver.set_page_load_timeout(30)
+        driver = start_chromium(*browser, extra=("--short-reporting-delay",
+                                                 "--user-data-dir=" + os.path.join(work, "chrome")),
+                                env=dict(os.environ, HOME=home))
         run(checks, d, page, eu, us, driver)
     finally:
         if driver:
