@@ -9,8 +9,8 @@
 #   tools/cluster.sh start DIR [--tls]       start everything; writes DIR/cluster.env
 #   tools/cluster.sh stop DIR                stop everything started in DIR
 #   tools/cluster.sh restart-decider DIR N [FLAGS]  start decider N again, same addresses
-#   tools/cluster.sh upgrade-decider DIR N   stop decider N (SIGTERM) and start it again with
-#                                            GTMESH_BIN: one step of a rolling upgrade
+#   tools/cluster.sh upgrade-decider DIR N [FLAGS]  stop decider N (SIGTERM) and start it again
+#                                            with GTMESH_BIN: one step of a rolling upgrade
 #   tools/cluster.sh restart-agent DIR DC [I]  stop agent aI of DC (SIGTERM) and start it again
 #   tools/cluster.sh join-decider DIR N      start a new decider N (4, 5, ...) with --join; then
 #                                            `gtmeshctl member add` its MESHN (docs/mesh.md)
@@ -260,12 +260,12 @@ case "${1:-}" in
   restart-decider) start_decider "$(cd "$2" && pwd)" "$3" "${@:4}"; write_env "$(cd "$2" && pwd)" ;;
   upgrade-decider)
     stop_process "$(cd "$2" && pwd)" "decider$3"
-    start_decider "$(cd "$2" && pwd)" "$3"
+    start_decider "$(cd "$2" && pwd)" "$3" "${@:4}"
     write_env "$(cd "$2" && pwd)"
     ;;
   restart-agent) restart_agent "$(cd "$2" && pwd)" "$3" "${4:-1}" ;;
   join-decider) join_decider "$(cd "$2" && pwd)" "$3" ;;
   restore) restore "$(cd "$2" && pwd)" "$(realpath "$3")" ;;
-  *) echo "usage: $0 start DIR [--tls] | stop DIR | restart-decider DIR N | upgrade-decider DIR N |" \
+  *) echo "usage: $0 start DIR [--tls] | stop DIR | restart-decider DIR N [FLAGS] | upgrade-decider DIR N [FLAGS] |" \
     "restart-agent DIR DC [I] | join-decider DIR N | restore DIR FILE" >&2; exit 2 ;;
 esac
