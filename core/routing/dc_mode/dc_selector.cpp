@@ -20,14 +20,21 @@ namespace {
 /// the rum_latency and rum_availability cells of the level that speaks for
 /// the client; only the candidates' entries are written.
 struct rum_query {
-  std::array<measurement_cell, max_datacenters> cells[2];
+  /// Left uninitialised: a query writes its candidates' cells and reads no
+  /// other (setting up all 2 x 1024 cells cost a DC-mode answer 18 % more
+  /// CPU, rum or not).
+  union slot {
+    measurement_cell cell;
+    slot() noexcept {}
+  };
+  slot cells[2][max_datacenters];
 };
 
 /// The cell of `col` for `dc`; null when the client has no measured row.
 const measurement_cell* read_cell(const metric_column& col, uint32_t dc, uint32_t client_row,
                                   const measurement_view& view, const rum_query* rq = nullptr) noexcept {
   if (col.rum)
-    return rq ? &rq->cells[col.rum - 1][dc] : nullptr;
+    return rq ? &rq->cells[col.rum - 1][dc].cell : nullptr;
   if (col.src == source::client)
     return client_row == prefix_map::no_value ? nullptr : &view.client_cell(client_row, col.cell(dc));
   return &view.cell(col.cell(dc));
@@ -356,16 +363,16 @@ void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
     level = rum_choose_level(rc, {p.rum_targets.data(), n}, {considered.data(), n}, p.rum, {entries.data(), n});
     for (size_t i = 0; i < n; ++i) {
       const uint32_t dc = p.candidates[i].dc;
-      rq.cells[0][dc] = measurement_cell{};
-      rq.cells[1][dc] = measurement_cell{};
+      rq.cells[0][dc].cell = measurement_cell{};
+      rq.cells[1][dc].cell = measurement_cell{};
       const rum::rum_entry* e = entries[i];
       if (!e)
         continue;
       const int64_t at = int64_t{e->last_s} * 1000;
-      rq.cells[1][dc] = measurement_cell{e->availability, at};
+      rq.cells[1][dc].cell = measurement_cell{e->availability, at};
       const double v = rum_rank_value(*e, p.rum);
       if (e->availability >= p.rum.availability_threshold && !std::isnan(v))
-        rq.cells[0][dc] = measurement_cell{v, at};
+        rq.cells[0][dc].cell = measurement_cell{v, at};
     }
   }
   // The prepared picks are the incumbents of a live ranking (hold state).
