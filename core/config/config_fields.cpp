@@ -26,7 +26,7 @@ constexpr std::array<sv, 3> transfer_views{"current", "fail_safe", "omit"};
 constexpr std::array<sv, 2> profile_sources{"agents", "rum"};
 constexpr std::array<sv, 2> rum_statistics{"p50", "p90"};
 
-constexpr std::array<field, 15> config_fields{{
+constexpr std::array<field, 16> config_fields{{
   {"cluster", object, "The cluster's name and mutual TLS files.", "cluster"},
   {"measurement", object, "How often agents measure, and when a value is stale.", "measurement"},
   {"datacenters", list, "The datacenters answers are served from.", "datacenter"},
@@ -43,6 +43,13 @@ constexpr std::array<field, 15> config_fields{{
   {"resolver", object, "The recursive resolvers the deciders ask for ALIAS targets' addresses.", "resolver"},
   {"rum", object, "Real users' measurements: apps, keys, privacy, aggregation (docs/rum.md).", "rum"},
   {"catalog", object, "A catalog zone (RFC 9432) listing every zone with transfer: (docs/transfers.md).", "catalog"},
+  {"tsig_keys", list, "TSIG keys (HMAC-SHA256) transfers and NOTIFYs are signed with: names and secret files.",
+   "tsig_key"},
+}};
+constexpr std::array<field, 2> tsig_key_fields{{
+  {"name", text, "The key's name, as the secondary knows it (e.g. transfer-key).", {}, true},
+  {"secret_file", text, "A file holding the base64 secret, or tsig-keygen's output; read on each DNS node.", {},
+   true},
 }};
 constexpr std::array<field, 2> catalog_fields{{
   {"name", text, "The catalog zone's name, one no zone of the config has (e.g. catalog.invalid.).", {}, true},
@@ -83,10 +90,16 @@ constexpr std::array<field, 3> transfer_fields{{
   {"view", text, "What dynamic records transfer as: current (default), fail_safe or omit.", {}, false, transfer_views},
   {"allow", list, "Who may transfer the zone (AXFR/IXFR): addresses or prefixes, or {address: PREFIX}.",
    "transfer_rule", true},
-  {"notify", texts, "Secondaries sent a NOTIFY when the serial moves: ADDRESS or ADDRESS:PORT ([IPv6]:PORT)."},
+  {"notify", list, "Secondaries sent a NOTIFY when the serial moves: ADDRESS or ADDRESS:PORT ([IPv6]:PORT), or "
+                   "{address, key}.", "notify_target"},
 }};
-constexpr std::array<field, 1> transfer_rule_fields{{
-  {"address", text, "The client's address or prefix.", {}, true},
+constexpr std::array<field, 2> transfer_rule_fields{{
+  {"address", text, "The client's address or prefix (any address when only a key is given)."},
+  {"key", text, "A TSIG key (tsig_keys) the request must be signed with."},
+}};
+constexpr std::array<field, 2> notify_target_fields{{
+  {"address", text, "ADDRESS or ADDRESS:PORT ([IPv6]:PORT).", {}, true},
+  {"key", text, "A TSIG key (tsig_keys) the NOTIFY is signed with."},
 }};
 constexpr std::array<field, 7> resolver_fields{{
   {"servers", texts, "Recursive resolvers: ADDRESS or ADDRESS:PORT ([IPv6]:PORT), asked in turn.", {}, true},
@@ -315,7 +328,7 @@ constexpr std::array<field, 6> external_dns_endpoint_fields{{
   {"weight", integer, "Its weight (webhook/weight)."},
 }};
 
-constexpr std::array<object_fields, 37> all{{
+constexpr std::array<object_fields, 39> all{{
   {"config", "A gtmesh config (docs/config.md).", config_fields},
   {"resolver", "Recursive resolvers for ALIAS targets.", resolver_fields},
   {"cluster", "The cluster.", cluster_fields},
@@ -335,6 +348,8 @@ constexpr std::array<object_fields, 37> all{{
   {"dnssec", "A zone's online signing.", dnssec_fields},
   {"transfer", "A zone's transfers to secondaries.", transfer_fields},
   {"transfer_rule", "Who may transfer a zone.", transfer_rule_fields, "text"},
+  {"notify_target", "A secondary told of a new serial.", notify_target_fields, "text"},
+  {"tsig_key", "A TSIG key.", tsig_key_fields},
   {"record", "A record.", record_fields},
   {"answer", "One answer written as an object.", answer_fields},
   {"dc_policy", "DC mode.", dc_policy_fields},

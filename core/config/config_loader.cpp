@@ -95,6 +95,8 @@ load_result loader::read(std::string_view text) {
     each(root, "profiles", "", [&](const node& n, const std::string& f) { parse_profile(n, f); });
     each(root, "external_dns", "", [&](const node& n, const std::string& f) { parse_external_dns(n, f); });
     if (scope_ == config_scope::whole) {
+      if (node k = child(root, "tsig_keys"); k && !k.is_null()) // before the zones: their transfer: names keys
+        parse_tsig_keys(k);
       each(root, "zones", "", [&](const node& n, const std::string& f) { parse_zone(n, f); });
       if (node c = child(root, "catalog")) // after the zones: it lists those with transfer:
         parse_catalog(c);

@@ -60,10 +60,11 @@ std::string_view to_string(transfer_view v) noexcept {
   return "?";
 }
 
-bool transfer_settings::allows(const ip_address& address) const noexcept {
+bool transfer_settings::allows(const ip_address& address, int key) const noexcept {
   const ip_key k = address.key();
   for (const transfer_rule& r : allow)
-    if (r.from.v4 == address.v4() && r.from.first <= k && k <= r.from.last)
+    if ((r.any_address || (r.from.v4 == address.v4() && r.from.first <= k && k <= r.from.last)) &&
+        (r.key < 0 || r.key == key))
       return true;
   return false;
 }

@@ -338,10 +338,21 @@ struct dnssec_settings {
 enum class transfer_view : uint8_t { current, fail_safe, omit };
 std::string_view to_string(transfer_view v) noexcept;
 
-/// One entry of a zone's `transfer.allow`: clients in this range may
-/// transfer the zone.
+/// A TSIG key (`tsig_keys:`, docs/transfers.md "TSIG"): its name and the
+/// file each node that answers DNS reads its secret from (never the secret
+/// itself: a config travels to every node and into backups).
+struct tsig_key_settings {
+  std::string name;        ///< absolute, lowercase: "transfer-key."
+  std::string secret_file; ///< resolved against the config's folder
+  config_location where;
+};
+
+/// One entry of a zone's `transfer.allow`: clients in this range, or those
+/// that sign with this key, or both, may transfer the zone.
 struct transfer_rule {
   ip_range from;
+  bool any_address = false; ///< `{key: NAME}` alone: from any address
+  int key = -1;             ///< index into config::tsig_keys; -1 = no key asked for
   config_location where;
 };
 
@@ -355,11 +366,13 @@ struct transfer_settings {
   struct notify_target {
     ip_address address;
     uint16_t port = 53;
+    int key = -1; ///< the NOTIFY is signed with config::tsig_keys[key]; -1 = unsigned
   };
   std::vector<notify_target> notify;
   config_location where;
-  /// `address` may transfer the zone.
-  bool allows(const ip_address& address) const noexcept;
+  /// `address` may transfer the zone, its request signed with key `key`
+  /// (an index into config::tsig_keys; -1: unsigned).
+  bool allows(const ip_address& address, int key = -1) const noexcept;
 };
 
 struct zone {
@@ -522,6 +535,7 @@ struct config {
   dnstap_settings dnstap;
   resolver_settings resolver;
   rum_settings rum;
+  std::vector<tsig_key_settings> tsig_keys;
 
   // Every record's answers, in one arena: records hold runs of `answers`
   // (answer_span), each answer names its value in `answer_values`, where

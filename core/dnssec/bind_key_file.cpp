@@ -1,5 +1,7 @@
 #include "core/dnssec/bind_key_file.hpp"
 
+#include "core/text/base64.hpp"
+
 #include "core/dnssec/zone_keys.hpp"
 
 #include <openssl/bn.h>
@@ -24,25 +26,6 @@ std::string trim(std::string s) {
   while (i < s.size() && (s[i] == ' ' || s[i] == '\t'))
     ++i;
   return s.substr(i);
-}
-
-std::vector<uint8_t> base64(const std::string& text) {
-  std::vector<uint8_t> out(text.size() / 4 * 3 + 3);
-  if (text.empty() || text.size() % 4 != 0)
-    return {};
-  const int n = EVP_DecodeBlock(out.data(), reinterpret_cast<const unsigned char*>(text.data()),
-                                static_cast<int>(text.size()));
-  if (n < 0)
-    return {};
-  // EVP_DecodeBlock counts the padding as zero bytes; base64 has at most two.
-  size_t padding = 0;
-  for (size_t i = text.size(); i > 0 && text[i - 1] == '=' && padding < 3; --i)
-    ++padding;
-  const size_t len = static_cast<size_t>(n);
-  if (padding > 2 || padding > len)
-    return {};
-  out.resize(len - padding);
-  return out;
 }
 
 EVP_PKEY* p256_from_scalar(const std::vector<uint8_t>& scalar) {
@@ -130,7 +113,7 @@ bind_key read_bind_private_key(const std::string& text, const std::string& path,
             "), which the zone's dnssec.algorithm names";
     return out;
   }
-  std::vector<uint8_t> raw = base64(key_b64);
+  std::vector<uint8_t> raw = text::decode_base64(key_b64);
   // BIND writes an ECDSA scalar as a big number, without its leading zero
   // bytes (1 key in 256 has 31 bytes); an Ed25519 key is always 32.
   if (algorithm != algorithm_ed25519 && !raw.empty() && raw.size() < 32)

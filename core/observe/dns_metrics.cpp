@@ -89,6 +89,14 @@ constexpr placement placements[] = {
   {dns_counter::notify_sent, "gtmesh_dns_notify_total", "event", "sent"},
   {dns_counter::notify_acked, "gtmesh_dns_notify_total", "event", "acked"},
   {dns_counter::notify_failed, "gtmesh_dns_notify_total", "event", "failed"},
+  {dns_counter::tls_established, "gtmesh_dns_tls_sessions_total", "result", "established"},
+  {dns_counter::tls_failed, "gtmesh_dns_tls_sessions_total", "result", "failed"},
+  {dns_counter::tsig_valid, "gtmesh_dns_tsig_total", "result", "valid"},
+  {dns_counter::tsig_badkey, "gtmesh_dns_tsig_total", "result", "badkey"},
+  {dns_counter::tsig_badsig, "gtmesh_dns_tsig_total", "result", "badsig"},
+  {dns_counter::tsig_badtime, "gtmesh_dns_tsig_total", "result", "badtime"},
+  {dns_counter::tsig_badtrunc, "gtmesh_dns_tsig_total", "result", "badtrunc"},
+  {dns_counter::tsig_formerr, "gtmesh_dns_tsig_total", "result", "formerr"},
   {dns_counter::qtype_a, "gtmesh_dns_queries_by_type_total", "qtype", "A"},
   {dns_counter::qtype_aaaa, "gtmesh_dns_queries_by_type_total", "qtype", "AAAA"},
   {dns_counter::qtype_cname, "gtmesh_dns_queries_by_type_total", "qtype", "CNAME"},
@@ -137,6 +145,12 @@ const std::map<std::string, const char*> helps = {
   {"gtmesh_dns_transfer_messages_total", "Zone transfer messages sent."},
   {"gtmesh_dns_notify_total",
    "NOTIFY (RFC 1996) to secondaries: messages sent (retries included), answered, given up after every retry."},
+  {"gtmesh_dns_tls_sessions_total",
+   "DNS over TLS (DoT, XoT) connections by handshake result: established, or failed (not TLS, no TLS 1.3, an "
+   "ALPN other than dot, a client that left)."},
+  {"gtmesh_dns_tsig_total",
+   "Requests signed with TSIG (RFC 8945) by verdict: valid (answered signed), badkey, badsig, badtime, badtrunc "
+   "(answered NOTAUTH), formerr (a TSIG record that does not parse)."},
   {"gtmesh_dnstap_sink_opened_total", "dnstap sink connections (or files) opened, reconnects and rotations included."},
 };
 

@@ -8,6 +8,8 @@
 #include "core/runtime/side_thread.hpp"
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <cmath>
 #include <map>
@@ -83,6 +85,7 @@ public:
   std::string run();
 
 private:
+  void load_tsig_keys();
   void index_dc_plans_by_dc();
   void index_profile_dependencies();
   routing_plan& plan_;
@@ -581,7 +584,43 @@ void plan_builder::add_names() {
   plan_.names.build();
 }
 
+/// Each `tsig_keys` entry's secret, read from its file: a node never
+/// answers a signed request without it, so a file it cannot read refuses the
+/// config, naming its line. check-config (keys_absent_) skips a file that is
+/// not on its machine (check_local_keys warns of it).
+void plan_builder::load_tsig_keys() {
+  for (const tsig_key_settings& k : cfg_.tsig_keys) {
+    std::string err;
+    dns::tsig_key key{k.name, dns::text_to_wire(k.name).value_or(std::vector<uint8_t>{}), {}};
+    std::ifstream in(k.secret_file, std::ios::binary);
+    if (!in && keys_absent_) {
+      plan_.tsig_keys.push_back(std::move(key)); // no secret: this plan is never served
+      continue;
+    }
+    std::string text;
+    if (!in)
+      err = "cannot read " + k.secret_file;
+    else
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (err.empty() && text.size() > 4096)
+      err = k.secret_file + " is " + std::to_string(text.size()) + " bytes: not a key file";
+    if (err.empty()) {
+      key.secret = dns::parse_tsig_secret(text, err);
+      if (!err.empty())
+        err = k.secret_file + ": " + err;
+    }
+    if (!err.empty()) {
+      if (error_.empty())
+        error_ = cfg_.file + ":" + std::to_string(k.where.line) + ":" + std::to_string(k.where.column) +
+                 ": tsig_keys (" + k.name + "): " + err;
+      continue;
+    }
+    plan_.tsig_keys.push_back(std::move(key));
+  }
+}
+
 std::string plan_builder::run() {
+  load_tsig_keys();
   const auto& m = cfg_.measurement;
   for (const auto& dc : cfg_.datacenters) {
     dc_ids_.emplace(dc.name, static_cast<uint32_t>(plan_.dc_names.size())); // the first of duplicates, as find_dc

@@ -7,6 +7,7 @@
 // responder threads through routing_snapshot.
 
 #include "core/config/config_model.hpp"
+#include "core/dns/tsig/tsig_key.hpp"
 #include "core/dns/wire/rr_type.hpp"
 #include "core/dnssec/zone_keys.hpp"
 #include "core/routing/common/geo_database.hpp"
@@ -283,6 +284,9 @@ public:
   std::vector<uint32_t> profile_deps_first;
   std::vector<uint32_t> profile_deps;
   name_table names;
+  /// `tsig_keys` with their secrets (read from their files when compiled),
+  /// in config order: transfer rules and notify targets name them by index.
+  std::vector<dns::tsig_key> tsig_keys;
 
   // Geography and the latency table seed.
   std::shared_ptr<geo_database> geo;

@@ -8,6 +8,8 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <sys/stat.h>
 
 namespace gtmesh::cli {
@@ -84,8 +86,32 @@ std::vector<bool> check_local_keys(const config& c, config_errors& missing, conf
         errors.push_back({c.file, z.dnssec.where.line, z.dnssec.where.column, where, error});
     }
   }
+  // TSIG secrets, likewise local to the nodes that answer DNS.
+  for (size_t i = 0; i < c.tsig_keys.size(); ++i) {
+    const tsig_key_settings& k = c.tsig_keys[i];
+    const std::string where = "tsig_keys[" + std::to_string(i) + "].secret_file";
+    struct stat st;
+    if (::lstat(k.secret_file.c_str(), &st) != 0 && errno == ENOENT) {
+      missing.push_back({c.file, k.where.line, k.where.column, where,
+                         k.secret_file + " does not exist on this machine. Every node that answers DNS needs it and "
+                         "refuses this config without it; make it with: tsig-keygen -a hmac-sha256 " +
+                         k.name.substr(0, k.name.size() - 1) + " > " + k.secret_file});
+      continue;
+    }
+    std::ifstream in(k.secret_file);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string error;
+    if (!in && !in.eof())
+      error = "cannot read " + k.secret_file;
+    else
+      dns::parse_tsig_secret(text.substr(0, 4096), error);
+    if (!error.empty())
+      errors.push_back({c.file, k.where.line, k.where.column, where, k.secret_file + ": " + error});
+  }
   if (missing.empty())
     absent.clear();
+  else
+    absent.resize(c.zones.size()); // compile_plan_without_keys: nothing absent beyond the TSIG secrets
   return absent;
 }
 

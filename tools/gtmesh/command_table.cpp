@@ -85,6 +85,10 @@ program_spec make_program() {
                  {"--max-udp-size", "N", "the largest UDP response and the EDNS size advertised, 512-4096 "
                                          "(default 1232)"},
                  {"--no-tcp", "", "answer UDP only"},
+                 {"--dot", "ADDR:PORT", "also answer DNS over TLS here (RFC 7858; transfers on it are XoT): "
+                                        "0.0.0.0:853", false, true},
+                 {"--dot-cert", "FILE", "the certificate chain DoT clients check (PEM)"},
+                 {"--dot-key", "FILE", "the private key of --dot-cert"},
                  {"--tcp-idle-timeout", "DURATION", "close a TCP connection idle this long (default 10s)"},
                  {"--tcp-pressure-idle-timeout", "DURATION",
                   "the idle timeout while over half of --tcp-max-connections are open (default 1s)"},
@@ -146,6 +150,10 @@ program_spec make_program() {
                                     "certificate's)"},
                  {"--dns", "ADDR:PORT", "also answer DNS here, from live snapshots", false, true},
                  {"--dns-threads", "N", "UDP threads per --dns address (default 1)"},
+                 {"--dot", "ADDR:PORT", "also answer DNS over TLS here (RFC 7858; transfers on it are XoT)", false,
+                  true},
+                 {"--dot-cert", "FILE", "the certificate chain DoT clients check (PEM)"},
+                 {"--dot-key", "FILE", "the private key of --dot-cert"},
                  {"--port-file", "FILE", "once up, write the bound addresses here: 'mesh ...', 'dns ...', "
                                          "'http ...' lines"},
                  {"--faults", "", "enable fault hooks (gtmeshctl fault; tests and chaos runs)"},

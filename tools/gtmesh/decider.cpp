@@ -34,6 +34,7 @@
 #include "core/routing/all_methods.hpp"
 #include "core/rum/rum_persist.hpp"
 #include "tools/gtmesh/command_table.hpp"
+#include "tools/gtmesh/dot_options.hpp"
 #include "tools/gtmesh/node_options.hpp"
 #include "core/text/log.hpp"
 #include "tools/gtmesh/ops_listener.hpp"
@@ -59,6 +60,13 @@ int decider(const args& a) {
   r.option("--port-file", port_file);
   auto peers = r.options("--peer");
   auto dns_listen = r.options("--dns");
+  dns::responder_options dot; // --dot, --dot-cert, --dot-key
+  if (!dot_options("decider", r, r.options("--dot"), dot))
+    return 2;
+  if (!dot.dot_listen.empty() && dns_listen.empty()) {
+    log_error("decider", "--dot answers DNS over TLS beside --dns ADDR:PORT, which is missing");
+    return 2;
+  }
   std::string cookie_secret_file, http_listen, restore_file, dnstap_sink;
   r.option("--restore", restore_file);
   r.option("--dnstap", dnstap_sink);
@@ -227,6 +235,9 @@ int decider(const args& a) {
     dns::responder_options ro;
     ro.udp_threads = dns_threads;
     ro.cookie_secret_file = cookie_secret_file;
+    ro.dot_listen = dot.dot_listen;
+    ro.dot_cert = dot.dot_cert;
+    ro.dot_key = dot.dot_key;
     std::string why;
     auto sink = dnstap_sink.empty() ? std::nullopt : dnstap::tap_sink_address::parse(dnstap_sink, why);
     if (!dnstap_sink.empty() && !sink) {

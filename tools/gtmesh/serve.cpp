@@ -24,6 +24,7 @@
 #include "core/routing/state_file.hpp"
 #include "tools/gtmesh/command_table.hpp"
 #include "tools/gtmesh/commands.hpp"
+#include "tools/gtmesh/dot_options.hpp"
 #include "core/decider/alias_view.hpp"
 
 #include <caf/all.hpp>
@@ -112,11 +113,14 @@ int serve(const args& a) {
   std::string http_listen;
   r.option("--http", http_listen);
   std::vector<std::string> listen_texts = r.options("--listen");
+  const std::vector<std::string> dot_texts = r.options("--dot");
   dns::responder_options options;
   r.option("--cookie-secret", options.cookie_secret_file);
   r.option("--dnstap", options.dnstap_sink);
   options.dnstap_version = std::string("gtmesh ") + GTMESH_VERSION;
   options.tcp = !r.flag("--no-tcp");
+  if (!dot_options("serve", r, dot_texts, options))
+    return 2;
   options.rrl.exempt_loopback = !r.flag("--rrl-loopback");
   struct numeric {
     const char* flag;

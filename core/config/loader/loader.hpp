@@ -480,6 +480,8 @@ private:
   void parse_dnstap(const node& n);
   // transfers.cpp: zone transfers (docs/transfers.md)
   void parse_transfer(const node& n, const std::string& field, zone& z);
+  void parse_tsig_keys(const node& list);
+  int tsig_key_ref(const node& map, const std::string& field);
   /// `catalog:`: a catalog zone of every zone with transfer: (catalog.cpp).
   void parse_catalog(const node& n);
   /// The catalog zone's generated text and its YAML table, alive as long as

@@ -87,6 +87,16 @@ enum class dns_counter : uint8_t {
   notify_sent,        ///< NOTIFY messages sent (retries included)
   notify_acked,       ///< NOTIFYs a secondary answered
   notify_failed,      ///< NOTIFYs given up after every retry
+  // DNS over TLS (tcp_server): handshakes.
+  tls_established,    ///< a DoT connection's TLS handshake completed
+  tls_failed,         ///< one failed (not TLS, no common version or protocol, a client that left)
+  // TSIG (core/dns/tsig): signed requests by verdict, any transport.
+  tsig_valid,         ///< checked and answered signed
+  tsig_badkey,        ///< NOTAUTH/BADKEY: a key (or algorithm) this server does not have
+  tsig_badsig,        ///< NOTAUTH/BADSIG: the MAC does not match
+  tsig_badtime,       ///< NOTAUTH/BADTIME: signed outside the fudge window (a replay, or a clock off)
+  tsig_badtrunc,      ///< NOTAUTH/BADTRUNC: a truncated MAC
+  tsig_formerr,       ///< FORMERR: a TSIG record that does not parse
   // The RUM resolver join (core/rum/join_notes.hpp): queries for VIEWID.join.
   rum_join_noted,     ///< noted (answered NODATA)
   rum_join_invalid,   ///< a child of the join name that is no view id (answered NODATA, not noted)

@@ -1,5 +1,7 @@
 #include "core/dns/lookup/query_processor.hpp"
 
+#include "core/dns/tsig/tsig.hpp"
+
 #include "core/dns/lookup/denial_types.hpp"
 #include "core/dns/wire/name.hpp"
 #include "core/dns/wire/rr_type.hpp"
@@ -276,12 +278,22 @@ size_t query_processor::process(std::span<uint8_t> buffer, size_t length, const 
       counters_.bump(dns_counter::dropped_response);
       return 0;
     case parse_status::formerr:
+      if (query_.tsig_at != 0)
+        counters_.bump(dns_counter::tsig_formerr);
       return error_response(buffer, max_size, rcode::formerr);
     case parse_status::notimp:
       return error_response(buffer, max_size, rcode::notimp);
     case parse_status::badvers:
       return error_response(buffer, max_size, rcode::badvers);
   }
+  if (query_.tsig_at != 0) [[unlikely]]
+    return answer_signed(buffer, length, source, snapshot, time, max_size, cookie);
+  return respond(buffer, source, snapshot, time, max_size, cookie);
+}
+
+size_t query_processor::respond(std::span<uint8_t> buffer, const query_source& source,
+                                const routing_snapshot* snapshot, const query_time& time, size_t max_size,
+                                cookie_verdict cookie) {
   counters_.bump(qtype_counter(query_.qtype));
   if (query_.edns.present)
     counters_.bump(dns_counter::edns);
@@ -333,6 +345,45 @@ size_t query_processor::process(std::span<uint8_t> buffer, size_t length, const 
   }
   ctx_.now_ms = time.evaluation_ms;
   return answer(buffer, source, *snapshot, max_size, time.wall_ms);
+}
+
+size_t query_processor::answer_signed(std::span<uint8_t> buffer, size_t length, const query_source& source,
+                                      const routing_snapshot* snapshot, const query_time& time, size_t max_size,
+                                      cookie_verdict cookie) {
+  if (!snapshot)
+    return error_response(buffer, max_size, rcode::servfail);
+  const std::vector<tsig_key>& keys = snapshot->plan->tsig_keys;
+  const int64_t now_s = time.wall_ms / 1000;
+  const tsig_check check = check_tsig(buffer.first(length), query_.tsig_at, keys, now_s);
+  if (check.formerr) {
+    counters_.bump(dns_counter::tsig_formerr);
+    return error_response(buffer, max_size, rcode::formerr);
+  }
+  const std::span<uint8_t> room = buffer.first(max_size);
+  switch (check.error) {
+    case tsig_error::none:
+    case tsig_error::badtime:
+      break;
+    case tsig_error::badkey:
+    case tsig_error::badsig:
+    case tsig_error::badtrunc: {
+      // Unsigned: the requester's key is not proven (RFC 8945 5.3.2).
+      counters_.bump(check.error == tsig_error::badkey   ? dns_counter::tsig_badkey
+                     : check.error == tsig_error::badsig ? dns_counter::tsig_badsig
+                                                         : dns_counter::tsig_badtrunc);
+      const size_t size = error_response(buffer, max_size - unsigned_tsig_space(check), rcode::notauth);
+      return size ? append_unsigned_tsig(room, size, check, now_s) : 0;
+    }
+  }
+  tsig_signer signer(keys[static_cast<size_t>(check.key)], check, now_s);
+  if (check.error == tsig_error::badtime) {
+    counters_.bump(dns_counter::tsig_badtime);
+    const size_t size = error_response(buffer, max_size - signer.space(), rcode::notauth);
+    return size ? signer.sign(room, size) : 0;
+  }
+  counters_.bump(dns_counter::tsig_valid);
+  const size_t size = respond(buffer, source, snapshot, time, max_size - signer.space(), cookie);
+  return size ? signer.sign(room, size) : 0;
 }
 
 void query_processor::note_rum_join(const rum::rum_table& table, const query_source& source, int64_t wall_ms) {

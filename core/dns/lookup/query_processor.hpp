@@ -27,7 +27,9 @@
 //  - over UDP the response is limited to the client's payload size (512
 //    without EDNS) and our own maximum, else truncated with TC=1; over TCP
 //    to 65535 bytes;
-//  - response rate limiting (UDP only) before any lookup work.
+//  - response rate limiting (UDP only) before any lookup work;
+//  - a query signed with TSIG (RFC 8945) is checked first and answered
+//    signed, or NOTAUTH with the TSIG error (core/dns/tsig).
 
 #include "core/dns/lookup/answer_counters.hpp"
 #include "core/dns/lookup/dns_counters.hpp"
@@ -118,6 +120,14 @@ public:
   const answer_counters& answer_counts() const noexcept { return answer_counts_; }
 
 private:
+  /// Everything after parsing: rate limiting, the checks, the answer.
+  size_t respond(std::span<uint8_t> buffer, const query_source& source, const routing_snapshot* snapshot,
+                 const query_time& time, size_t max_size, cookie_verdict cookie);
+  /// A query with a TSIG record (core/dns/tsig): checked, then answered
+  /// signed with room left for the signature, or NOTAUTH with the error.
+  size_t answer_signed(std::span<uint8_t> buffer, size_t length, const query_source& source,
+                       const routing_snapshot* snapshot, const query_time& time, size_t max_size,
+                       cookie_verdict cookie);
   size_t answer(std::span<uint8_t> buffer, const query_source& source, const routing_snapshot& snapshot,
                 size_t max_size, int64_t wall_ms);
   /// A name at or below the RUM join name that would be NXDOMAIN: NODATA,

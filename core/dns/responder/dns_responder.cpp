@@ -40,6 +40,17 @@ std::unique_ptr<dns_responder> dns_responder::create(const responder_options& op
     snapshot_publisher::reader* reader = r->publisher_.add_reader();
     r->tcp_ = std::make_unique<tcp_server>(r->options_, r->publisher_, *reader, seed());
   }
+  if (!options.dot_listen.empty()) {
+    if (!r->tcp_) {
+      error = "DNS over TLS needs TCP (it was turned off)";
+      return nullptr;
+    }
+    if (!r->tcp_->use_tls(options.dot_cert, options.dot_key, error))
+      return nullptr;
+    for (const listen_address& at : options.dot_listen)
+      if (!r->tcp_->listen(at, error, true))
+        return nullptr;
+  }
   const int threads = options.udp_thread_count();
   std::vector<dnstap::tap_endpoint> udp_addresses; // per UDP worker, for dnstap
   for (const listen_address& wanted : options.listen) {
@@ -171,9 +182,12 @@ void dns_responder::notify_secondaries(const routing_snapshot& snapshot) {
     if (!fresh && it->second == serial)
       continue;
     it->second = serial;
-    std::vector<std::pair<ip_address, uint16_t>> targets;
+    std::vector<tcp_server::notify_target> targets;
     for (const auto& t : z.source->transfer.notify)
-      targets.emplace_back(t.address, t.port);
+      targets.push_back({t.address, t.port,
+                         t.key >= 0 && static_cast<size_t>(t.key) < plan.tsig_keys.size()
+                           ? std::optional<tsig_key>(plan.tsig_keys[static_cast<size_t>(t.key)])
+                           : std::nullopt});
     tcp_->notify(z.wire, std::move(targets));
   }
 }

@@ -38,6 +38,12 @@ struct responder_options {
   std::string dnstap_identity;
   std::string dnstap_version = "gtmesh";
   std::vector<listen_address> listen;
+  /// DNS over TLS (RFC 7858; transfers on it are XoT, RFC 9103): where,
+  /// and the certificate chain and key presented (PEM). Shares the TCP
+  /// listener's thread, limits and answers; needs `tcp`.
+  std::vector<listen_address> dot_listen;
+  std::string dot_cert;
+  std::string dot_key;
   /// UDP threads per listen address, each with its own SO_REUSEPORT socket;
   /// 0 = one per CPU core.
   int udp_threads = 0;

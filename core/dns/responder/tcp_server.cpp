@@ -1,8 +1,10 @@
 #include "core/dns/responder/tcp_server.hpp"
 
 #include "core/dns/transfer/zone_transfer.hpp"
+#include "core/dns/tsig/tsig.hpp"
 
 #include <asio.hpp>
+#include <asio/ssl.hpp>
 
 #include <algorithm>
 #include <array>
@@ -239,11 +241,14 @@ struct tcp_server::impl {
     explicit listener(asio::io_context& io) : acceptor(io), retry(io) {}
     asio::ip::tcp::acceptor acceptor;
     asio::steady_timer retry;
+    bool tls = false; ///< DNS over TLS (RFC 7858): connections start with a handshake
   };
 
   void accept(listener& l);
   /// Admits, or closes at once, a newly accepted connection (counted).
-  void admit(asio::ip::tcp::socket socket);
+  void admit(asio::ip::tcp::socket socket, bool tls);
+  /// DoT listeners' certificate and key (use_tls), else null.
+  std::unique_ptr<asio::ssl::context> tls_context;
   /// Closes `e`'s connection and counts why.
   void close(tcp_connection_table::entry& e, dns_counter why);
   /// Arms the sweep timer for the table's next deadline unless it will
@@ -257,7 +262,10 @@ struct tcp_server::impl {
                 const dnstap::tap_endpoint& local);
   /// A zone transfer request (zone_transfer.hpp): its messages, built from
   /// the current snapshot, or SERVFAIL when `max_transfers` are in progress.
-  transfer_answer transfer(const transfer_request& request, const ip_address& peer);
+  transfer_answer transfer(transfer_request request, const ip_address& peer, std::span<const uint8_t> message);
+  /// A TSIG-signed request's transfer: checked first, every message signed.
+  transfer_answer signed_transfer(transfer_request request, const ip_address& peer,
+                                  std::span<const uint8_t> message, const routing_snapshot* snapshot, int64_t now);
   std::unique_ptr<dnstap::tap_capture> tap;
   /// Transfers being written now: each holds its zone's messages in memory,
   /// so at most this many at once (the others get SERVFAIL and retry).
@@ -291,15 +299,35 @@ struct tcp_server::impl {
 class tcp_server::impl::connection : public tcp_connection_table::entry,
                                      public std::enable_shared_from_this<connection> {
 public:
-  connection(impl& server, asio::ip::tcp::socket socket, const ip_address& peer, uint16_t peer_port)
+  /// `tls`: a DoT connection, over TLS with that context; null: plain TCP.
+  connection(impl& server, asio::ip::tcp::socket socket, asio::ssl::context* tls, const ip_address& peer,
+             uint16_t peer_port)
     : server_(server),
       socket_(std::move(socket)),
       buffer_(std::make_unique<uint8_t[]>(2 + max_tcp_message)),
       peer_(peer),
-      peer_port_(peer_port) {}
+      peer_port_(peer_port) {
+    if (tls)
+      tls_ = std::make_unique<asio::ssl::stream<asio::ip::tcp::socket&>>(socket_, *tls);
+  }
   ~connection() { close(); }
 
-  void start() { read_length(); }
+  /// A DoT connection shakes hands first; its time counts as idle, so a
+  /// client that stalls in the handshake is closed like an idle one.
+  void start() {
+    if (!tls_)
+      return read_length();
+    tls_->async_handshake(asio::ssl::stream_base::server, [self = shared_from_this()](const asio::error_code& ec) {
+      if (!self->open_)
+        return;
+      if (ec) {
+        self->server_.counters.bump(dns_counter::tls_failed);
+        return self->close();
+      }
+      self->server_.counters.bump(dns_counter::tls_established);
+      self->read_length();
+    });
+  }
 
   /// Leaves the table and closes the socket (idempotent). Pending reads and
   /// writes then complete with an error and release the connection; their
@@ -314,10 +342,26 @@ public:
   }
 
 private:
+  /// Reads or writes all of `buffers`, over TLS on a DoT connection.
+  template <class Buffers, class Handler>
+  void read_all(const Buffers& buffers, Handler&& handler) {
+    if (tls_)
+      asio::async_read(*tls_, buffers, std::forward<Handler>(handler));
+    else
+      asio::async_read(socket_, buffers, std::forward<Handler>(handler));
+  }
+  template <class Buffers, class Handler>
+  void write_all(const Buffers& buffers, Handler&& handler) {
+    if (tls_)
+      asio::async_write(*tls_, buffers, std::forward<Handler>(handler));
+    else
+      asio::async_write(socket_, buffers, std::forward<Handler>(handler));
+  }
+
   static tcp_connection_table::time_point now() noexcept { return tcp_connection_table::clock::now(); }
 
   void read_length() {
-    asio::async_read(socket_, asio::buffer(buffer_.get(), 2),
+    read_all(asio::buffer(buffer_.get(), 2),
                      [self = shared_from_this()](const asio::error_code& ec, size_t) {
                        if (ec || !self->open_)
                          return self->close();
@@ -327,13 +371,14 @@ private:
   }
 
   void read_message(size_t length) {
-    asio::async_read(socket_, asio::buffer(buffer_.get() + 2, length),
+    read_all(asio::buffer(buffer_.get() + 2, length),
                      [self = shared_from_this(), length](const asio::error_code& ec, size_t) {
                        if (ec || !self->open_)
                          return self->close();
                        if (auto request = parse_transfer_request({self->buffer_.get() + 2, length})) {
                          self->server_.table.set_busy(*self, now());
-                         return self->send_transfer(self->server_.transfer(*request, self->peer_));
+                         return self->send_transfer(
+                           self->server_.transfer(*request, self->peer_, {self->buffer_.get() + 2, length}));
                        }
                        size_t size = self->server_.answer(self->buffer_.get() + 2, length, self->peer_, self->peer_port_,
                                                             self->local());
@@ -356,7 +401,7 @@ private:
   void write(size_t size) {
     buffer_[0] = static_cast<uint8_t>(size >> 8);
     buffer_[1] = static_cast<uint8_t>(size);
-    asio::async_write(socket_, asio::buffer(buffer_.get(), 2 + size),
+    write_all(asio::buffer(buffer_.get(), 2 + size),
                       [self = shared_from_this()](const asio::error_code& ec, size_t) {
                         if (!self->open_)
                           return; // closed by the sweep or evicted: counted there
@@ -405,7 +450,7 @@ private:
     prefix_[0] = static_cast<uint8_t>(m.size() >> 8);
     prefix_[1] = static_cast<uint8_t>(m.size());
     std::array<asio::const_buffer, 2> buffers{asio::buffer(prefix_), asio::buffer(m)};
-    asio::async_write(socket_, buffers, [self = shared_from_this()](const asio::error_code& ec, size_t) {
+    write_all(buffers, [self = shared_from_this()](const asio::error_code& ec, size_t) {
       if (!self->open_ || ec) {
         if (ec && self->open_)
           self->server_.counters.bump(dns_counter::send_errors);
@@ -429,6 +474,7 @@ private:
 
   impl& server_;
   asio::ip::tcp::socket socket_;
+  std::unique_ptr<asio::ssl::stream<asio::ip::tcp::socket&>> tls_; ///< over socket_, DoT only
   std::unique_ptr<uint8_t[]> buffer_;
   /// The address the client connected to, for dnstap: asked of the socket
   /// once, and only when dnstap is on.
@@ -502,7 +548,51 @@ void tcp_server::impl::notify_attempt(std::shared_ptr<notify_send> n) {
   });
 }
 
-transfer_answer tcp_server::impl::transfer(const transfer_request& request, const ip_address& peer) {
+transfer_answer tcp_server::impl::signed_transfer(transfer_request request, const ip_address& peer,
+                                                  std::span<const uint8_t> message, const routing_snapshot* snapshot,
+                                                  int64_t now) {
+  auto one = [&](std::vector<uint8_t> m, transfer_outcome why) {
+    transfer_answer a;
+    a.outcome = why;
+    a.messages.push_back(std::move(m));
+    return a;
+  };
+  if (request.tsig_at == transfer_request::misplaced_tsig || !snapshot) {
+    counters.bump(dns_counter::tsig_formerr);
+    return one(transfer_error(request, snapshot ? rcode::formerr : rcode::servfail), transfer_outcome::refused);
+  }
+  const std::vector<tsig_key>& keys = snapshot->plan->tsig_keys;
+  const int64_t now_s = wall_clock_ms() / 1000;
+  const tsig_check check = check_tsig(message, request.tsig_at, keys, now_s);
+  if (check.formerr) {
+    counters.bump(dns_counter::tsig_formerr);
+    return one(transfer_error(request, rcode::formerr), transfer_outcome::refused);
+  }
+  if (check.error == tsig_error::badkey || check.error == tsig_error::badsig || check.error == tsig_error::badtrunc) {
+    counters.bump(check.error == tsig_error::badkey   ? dns_counter::tsig_badkey
+                  : check.error == tsig_error::badsig ? dns_counter::tsig_badsig
+                                                      : dns_counter::tsig_badtrunc);
+    std::vector<uint8_t> m = transfer_error(request, rcode::notauth);
+    const size_t length = m.size();
+    m.resize(length + unsigned_tsig_space(check));
+    m.resize(append_unsigned_tsig(m, length, check, now_s));
+    return one(std::move(m), transfer_outcome::refused);
+  }
+  tsig_signer signer(keys[static_cast<size_t>(check.key)], check, now_s);
+  if (check.error == tsig_error::badtime) {
+    counters.bump(dns_counter::tsig_badtime);
+    return one(signer.sign(transfer_error(request, rcode::notauth)), transfer_outcome::refused);
+  }
+  counters.bump(dns_counter::tsig_valid);
+  request.key = check.key;
+  transfer_answer a = build_transfer(snapshot, request, peer, now, max_tcp_message - signer.space());
+  for (auto& m : a.messages)
+    m = signer.sign(std::move(m));
+  return a;
+}
+
+transfer_answer tcp_server::impl::transfer(transfer_request request, const ip_address& peer,
+                                           std::span<const uint8_t> message) {
   counters.bump(dns_counter::tcp_queries);
   counters.bump(dns_counter::responses);
   if (transfers_in_progress >= max_transfers) {
@@ -516,7 +606,8 @@ transfer_answer tcp_server::impl::transfer(const transfer_request& request, cons
   const published_snapshot* published = publisher.enter(reader);
   const routing_snapshot* snapshot = published ? published->snapshot.get() : nullptr;
   const int64_t now = published && published->fixed_now_ms != 0 ? published->fixed_now_ms : wall_clock_ms();
-  transfer_answer a = build_transfer(snapshot, request, peer, now);
+  transfer_answer a = request.tsig_at != 0 ? signed_transfer(request, peer, message, snapshot, now)
+                                            : build_transfer(snapshot, request, peer, now);
   publisher.leave(reader);
   switch (a.outcome) {
     case transfer_outcome::full:
@@ -543,7 +634,7 @@ void tcp_server::impl::close(tcp_connection_table::entry& e, dns_counter why) {
   static_cast<connection&>(e).close();
 }
 
-void tcp_server::impl::admit(asio::ip::tcp::socket socket) {
+void tcp_server::impl::admit(asio::ip::tcp::socket socket, bool tls) {
   asio::error_code ec;
   auto remote = socket.remote_endpoint(ec);
   if (ec) {
@@ -573,7 +664,8 @@ void tcp_server::impl::admit(asio::ip::tcp::socket socket) {
     break;
   }
   counters.bump(dns_counter::tcp_accepted);
-  auto c = std::make_shared<connection>(*this, std::move(socket), peer, remote.port());
+  auto c = std::make_shared<connection>(*this, std::move(socket), tls ? tls_context.get() : nullptr, peer,
+                                        remote.port());
   table.add(*c, peer, tcp_connection_table::clock::now());
   c->start();
   // A new connection can start pressure, which brings every idle deadline
@@ -626,7 +718,7 @@ void tcp_server::impl::accept(listener& l) {
     if (ec == asio::error::operation_aborted)
       return;
     if (!ec) {
-      admit(std::move(socket));
+      admit(std::move(socket), l.tls);
       return accept(l);
     }
     counters.bump(dns_counter::tcp_accept_errors);
@@ -657,9 +749,53 @@ tcp_server::~tcp_server() {
   impl_->listeners.clear();
 }
 
-bool tcp_server::listen(const listen_address& at, std::string& error) {
+namespace {
+
+/// ALPN (RFC 7301): "dot" when the client offers it (RFC 9103 asks XoT
+/// clients to); a client that offers only other protocols (h2: a DoH
+/// client) is refused; one that offers none is taken (RFC 7858).
+int select_dot(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in, unsigned int inlen,
+               void*) {
+  for (unsigned int i = 0; i < inlen;) {
+    const unsigned int n = in[i];
+    if (i + 1 + n > inlen)
+      break;
+    if (n == 3 && std::equal(in + i + 1, in + i + 4, "dot")) {
+      *out = in + i + 1;
+      *outlen = 3;
+      return SSL_TLSEXT_ERR_OK;
+    }
+    i += 1 + n;
+  }
+  return SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+
+} // namespace
+
+bool tcp_server::use_tls(const std::string& cert_file, const std::string& key_file, std::string& error) {
+  try {
+    auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+    // TLS 1.3 only: RFC 9103 asks it of XoT, and every DoT client offers it.
+    SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_3_VERSION);
+    ctx->use_certificate_chain_file(cert_file);
+    ctx->use_private_key_file(key_file, asio::ssl::context::pem);
+    SSL_CTX_set_alpn_select_cb(ctx->native_handle(), select_dot, nullptr);
+    impl_->tls_context = std::move(ctx);
+    return true;
+  } catch (const std::exception& e) {
+    error = "DoT certificate " + cert_file + " / key " + key_file + ": " + e.what();
+    return false;
+  }
+}
+
+bool tcp_server::listen(const listen_address& at, std::string& error, bool tls) {
+  if (tls && !impl_->tls_context) {
+    error = "DoT listen " + at.to_string() + ": no certificate (use_tls)";
+    return false;
+  }
   asio::error_code ec;
   auto l = std::make_unique<impl::listener>(impl_->io);
+  l->tls = tls;
   asio::ip::tcp::acceptor* acceptor = &l->acceptor;
   asio::ip::tcp::endpoint endpoint(to_asio(at.address), at.port);
   acceptor->open(endpoint.protocol(), ec);
@@ -672,7 +808,7 @@ bool tcp_server::listen(const listen_address& at, std::string& error) {
   if (!ec)
     acceptor->listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    error = "tcp listen " + at.to_string() + ": " + ec.message();
+    error = std::string(tls ? "DoT" : "tcp") + " listen " + at.to_string() + ": " + ec.message();
     return false;
   }
   impl_->listeners.push_back(std::move(l));
@@ -695,10 +831,10 @@ void tcp_server::stop() noexcept {
     impl_->thread.join();
 }
 
-void tcp_server::notify(std::vector<uint8_t> apex, std::vector<std::pair<ip_address, uint16_t>> targets) {
+void tcp_server::notify(std::vector<uint8_t> apex, std::vector<notify_target> targets) {
   asio::post(impl_->io, [this, apex = std::move(apex), targets = std::move(targets)] {
     impl& s = *impl_;
-    for (const auto& [address, port] : targets) {
+    for (const auto& [address, port, key] : targets) {
       auto n = std::make_shared<impl::notify_send>(s.io);
       n->to = asio::ip::udp::endpoint(to_asio(address), port);
       asio::error_code ec;
@@ -712,6 +848,8 @@ void tcp_server::notify(std::vector<uint8_t> apex, std::vector<std::pair<ip_addr
       n->message = {static_cast<uint8_t>(id >> 8), static_cast<uint8_t>(id), 0x24, 0x00, 0, 1, 0, 0, 0, 0, 0, 0};
       n->message.insert(n->message.end(), apex.begin(), apex.end());
       n->message.insert(n->message.end(), {0, 6, 0, 1});
+      if (key) // signed once: a retry is the same message, within its fudge window (300 s)
+        n->message = sign_request(std::move(n->message), *key, wall_clock_ms() / 1000);
       // The answer: a response from the target with our id and QR set.
       auto wait_reply = std::make_shared<std::function<void()>>();
       *wait_reply = [&s, n, id, wait_reply] {

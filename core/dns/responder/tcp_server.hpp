@@ -1,7 +1,8 @@
 #pragma once
 
-// DNS over TCP (RFC 1035 4.2.2, RFC 7766) on one thread running an Asio
-// io_context: each message carries a 2-byte length prefix; a connection may
+// DNS over TCP (RFC 1035 4.2.2, RFC 7766), and over TLS (DoT, RFC 7858:
+// the same messages, answers and limits after a TLS 1.3 handshake), on one
+// thread running an Asio io_context: each message carries a 2-byte length prefix; a connection may
 // carry many queries, also pipelined (they are answered in order).
 // Responses may be up to 65535 bytes, so an answer truncated over UDP is
 // complete here. TCP is never rate limited.
@@ -33,6 +34,7 @@
 
 #include "core/dns/lookup/dns_counters.hpp"
 #include "core/dns/lookup/unmeasured_clients.hpp"
+#include "core/dns/tsig/tsig_key.hpp"
 #include "core/dns/responder/responder_options.hpp"
 #include "core/dns/responder/snapshot_publisher.hpp"
 #include "core/net/ip_address.hpp"
@@ -199,9 +201,15 @@ public:
              uint64_t seed);
   ~tcp_server(); ///< stops and joins
 
-  /// Opens a listening socket on `at` (its port must be the final one).
-  /// Returns false with `error` set if it cannot.
-  bool listen(const listen_address& at, std::string& error);
+  /// Opens a listening socket on `at` (its port must be the final one);
+  /// with `tls`, DNS over TLS (RFC 7858; zone transfers on it are XoT, RFC
+  /// 9103), which needs use_tls() first. Returns false with `error` set if
+  /// it cannot.
+  bool listen(const listen_address& at, std::string& error, bool tls = false);
+
+  /// The certificate chain and key DoT listeners present (PEM files), TLS
+  /// 1.3, ALPN "dot". Returns false with `error` set if they do not load.
+  bool use_tls(const std::string& cert_file, const std::string& key_file, std::string& error);
 
   /// Logs the queries it answers to `ring` (dnstap; before start()).
   void enable_tap(dnstap::tap_ring& ring, bool forced, uint32_t threads);
@@ -213,7 +221,13 @@ public:
   /// from this server's thread, over UDP: retried after 1, 2, 4 and 8 s
   /// until the target answers (at most 5 sends), then given up (counted).
   /// Callable from any thread.
-  void notify(std::vector<uint8_t> apex, std::vector<std::pair<ip_address, uint16_t>> targets);
+  /// A secondary to tell, and the TSIG key its NOTIFY is signed with.
+  struct notify_target {
+    ip_address address;
+    uint16_t port = 53;
+    std::optional<tsig_key> key;
+  };
+  void notify(std::vector<uint8_t> apex, std::vector<notify_target> targets);
 
   const worker_counters& counters() const noexcept;
   const answer_counters& answer_counts() const noexcept;

@@ -1,5 +1,7 @@
 #include "core/dns/transfer/zone_transfer.hpp"
 
+#include "core/dns/tsig/tsig.hpp"
+
 #include "core/dns/wire/dns_header.hpp"
 #include "core/dns/wire/name.hpp"
 #include "core/dns/wire/wire_cursor.hpp"
@@ -42,6 +44,28 @@ size_t skip_name(std::span<const uint8_t> m, size_t at) {
 }
 
 
+
+/// Where the request's TSIG record starts (its owner), walking the records
+/// after the question at `at`: 0 for none, `misplaced_tsig` when one is not
+/// the last record or a record does not parse.
+size_t find_tsig(std::span<const uint8_t> m, size_t at) {
+  const size_t records = size_t{get16(m, 6)} + get16(m, 8) + get16(m, 10);
+  size_t found = 0;
+  for (size_t i = 0; i < records; ++i) {
+    const size_t owner = at;
+    at = skip_name(m, at);
+    if (at == 0 || at + 10 > m.size())
+      return found ? transfer_request::misplaced_tsig : 0;
+    if (found)
+      return transfer_request::misplaced_tsig; // a record after the TSIG
+    if (get16(m, at) == type_tsig && i + 1 == records && i >= size_t{get16(m, 6)} + get16(m, 8))
+      found = owner;
+    else if (get16(m, at) == type_tsig)
+      return transfer_request::misplaced_tsig;
+    at += 10 + get16(m, at + 8);
+  }
+  return found;
+}
 
 /// A message with the header and (when `question`) the question of `r`.
 std::vector<uint8_t> begin_message(const transfer_request& r, rcode code, bool question) {
@@ -178,6 +202,7 @@ std::optional<transfer_request> parse_transfer_request(std::span<const uint8_t> 
     r.zone.push_back(lower(m[p]));
   r.question.assign(m.begin() + header_size, m.begin() + static_cast<std::ptrdiff_t>(at + 4));
   at += 4;
+  r.tsig_at = find_tsig(m, at);
   // IXFR: the client's SOA in the authority section (after any answers,
   // which a query has none of). Its serial is the first of the last five
   // 32-bit fields of the RDATA, whatever the names before them look like.
@@ -260,7 +285,7 @@ transfer_answer build_transfer(const routing_snapshot* s, const transfer_request
   if (zone == UINT32_MAX)
     return refusal(request, transfer_outcome::notauth);
   const zone_plan& z = plan.zones[zone];
-  if (!z.source || !z.source->transfer.enabled || !z.source->transfer.allows(peer))
+  if (!z.source || !z.source->transfer.enabled || !z.source->transfer.allows(peer, request.key))
     return refusal(request, transfer_outcome::refused);
 
   std::vector<transfer_record> records = transfer_records(*s, zone, now_ms);

@@ -33,7 +33,9 @@
 // when the answer is the SOA alone.
 //
 // Refusals: a name that is no zone's apex gets NOTAUTH; a zone without
-// `transfer:`, or a client outside its `allow`, gets REFUSED.
+// `transfer:`, or a client outside its `allow` (an address, a TSIG key, or
+// both), gets REFUSED. The TCP server checks a request's TSIG before it
+// asks for the answer, and signs every message of it.
 
 #include "core/dns/wire/dns_header.hpp"
 #include "core/net/ip_address.hpp"
@@ -58,6 +60,13 @@ struct transfer_request {
   std::vector<uint8_t> zone;     ///< the question name, lowercase wire form
   /// IXFR: the serial of the SOA in the authority section, if one parsed.
   std::optional<uint32_t> client_serial;
+  /// Offset of its TSIG record (the last record), 0 for none, or
+  /// misplaced_tsig: one not last (FORMERR, RFC 8945 5.1).
+  size_t tsig_at = 0;
+  static constexpr size_t misplaced_tsig = SIZE_MAX;
+  /// The TSIG key it was signed with, once checked (core/dns/tsig): an
+  /// index into the plan's tsig_keys; -1 = unsigned.
+  int key = -1;
 };
 
 /// `message` (without the TCP length prefix) as a transfer request: a

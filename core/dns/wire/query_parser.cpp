@@ -112,11 +112,14 @@ void find_opt(wire_cursor in, const dns_header& h, parsed_query& out) noexcept {
 
 } // namespace
 
+constexpr uint16_t type_tsig_record = 250;
+
 parse_status parse_query(std::span<const uint8_t> packet, parsed_query& out) noexcept {
   out.question_end = 0;
   out.qname_length = 0;
   out.qtype = out.qclass = 0;
   out.edns = edns_info{};
+  out.tsig_at = 0;
   if (packet.size() < header_size)
     return parse_status::runt;
   wire_cursor in(packet);
@@ -155,6 +158,11 @@ parse_status parse_query(std::span<const uint8_t> packet, parsed_query& out) noe
     uint16_t rdlength = in.read_u16();
     if (!in.ok())
       return parse_status::formerr;
+    if (type == type_tsig_record) {
+      out.tsig_at = static_cast<uint16_t>(owner_at); // also when malformed: counted as a TSIG's
+      if (i + 1 != out.header.arcount) // RFC 8945 5.1: the last record, only one
+        return parse_status::formerr;
+    }
     if (type != static_cast<uint16_t>(rr_type::opt)) {
       in.skip(rdlength);
       if (!in.ok())

@@ -33,6 +33,10 @@ struct parsed_query {
   /// The query name in uncompressed wire form, ASCII-lowercased (RFC 4343).
   std::array<uint8_t, max_name_wire> qname;
   edns_info edns;
+  /// Offset of a TSIG record's owner (the last record), or 0: none. Only
+  /// located here; core/dns/tsig checks it. Also set with formerr when the
+  /// TSIG is misplaced or malformed (so that it is counted as such).
+  uint16_t tsig_at = 0;
 
   std::span<const uint8_t> name() const noexcept { return {qname.data(), qname_length}; }
 };
@@ -54,8 +58,9 @@ enum class parse_status : uint8_t {
 ///     octets in all; compression pointers and extended label types are not
 ///     allowed in a question -> formerr; then QTYPE and QCLASS;
 ///  5. additional records: each must be well-formed; at most one OPT, with
-///     the root as owner and valid options (see parse_opt_options); other
-///     records (e.g. TSIG, which gtmesh does not implement) are skipped;
+///     the root as owner and valid options (see parse_opt_options); a TSIG
+///     only as the last record (RFC 8945 5.1), its offset in `tsig_at`;
+///     other records are skipped;
 ///  6. bytes after the last record -> formerr;
 ///  7. an OPT with version > 0 -> badvers.
 parse_status parse_query(std::span<const uint8_t> packet, parsed_query& out) noexcept;

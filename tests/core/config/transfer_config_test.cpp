@@ -88,7 +88,7 @@ TEST(transfer_config, every_mistake_names_its_line_and_field) {
   expect_error(zone_with("{allow: [{addr: 127.0.0.1}]}"), 7, "transfer.allow[0]", "addr");
   expect_error(zone_with("{allow: [127.0.0.1], notify: 192.0.2.1}"), 7, "transfer.notify", "expected a list");
   expect_error(zone_with("{allow: [127.0.0.1], notify: [192.0.2.1:99999]}"), 7, "transfer.notify[0]", "'192.0.2.1:99999'");
-  expect_error(zone_with("{allow: [127.0.0.1], notify: [{address: 192.0.2.1}]}"), 7, "transfer.notify[0]",
+  expect_error(zone_with("{allow: [127.0.0.1], notify: [[192.0.2.1]]}"), 7, "transfer.notify[0]",
                "expected ADDRESS");
   expect_error(zone_with("{allow: [127.0.0.1], journal: 10}"), 7, "transfer.journal", "unknown key");
   expect_error(zone_with("[127.0.0.1]"), 7, "transfer", "");
@@ -173,6 +173,54 @@ TEST(transfer_config, every_catalog_mistake_names_its_line_and_field) {
   none.erase(none.find("    transfer:"), none.find("    records:") - none.find("    transfer:"));
   expect_error(none + "catalog: {name: catalog.invalid, transfer: {allow: [127.0.0.1]}}\n", 9, "catalog",
                "no zone has transfer:");
+}
+
+// tsig_keys comes first: the zone's transfer: is then at line 10.
+std::string keyed(const std::string& transfer) {
+  return "tsig_keys:\n  - {name: xfr-key, secret_file: /etc/gtmesh/xfr.key}\n  - {name: Other., secret_file: o.key}\n" +
+         zone_with(transfer);
+}
+
+TEST(transfer_config, tsig_keys_and_keyed_rules_load_into_the_model) {
+  auto r = load(keyed(R"({allow: [{key: xfr-key}, {address: 10.0.0.0/8, key: other}, 127.0.0.1],
+              notify: [{address: "192.0.2.53:5353", key: xfr-key}, 192.0.2.54]})"));
+  ASSERT_TRUE(r.ok()) << r.report();
+  ASSERT_EQ(r.cfg->tsig_keys.size(), 2u);
+  EXPECT_EQ(r.cfg->tsig_keys[0].name, "xfr-key.");
+  EXPECT_EQ(r.cfg->tsig_keys[0].secret_file, "/etc/gtmesh/xfr.key");
+  EXPECT_EQ(r.cfg->tsig_keys[1].name, "other.");
+  const transfer_settings& t = r.cfg->zones[0].transfer;
+  const ip_address anywhere = *ip_address::parse("203.0.113.9"), inside = *ip_address::parse("10.1.2.3");
+  EXPECT_TRUE(t.allows(anywhere, 0));   // xfr-key from any address
+  EXPECT_FALSE(t.allows(anywhere, 1));  // other only from 10/8
+  EXPECT_FALSE(t.allows(anywhere));     // unsigned
+  EXPECT_TRUE(t.allows(inside, 1));
+  EXPECT_FALSE(t.allows(inside));       // 10/8 asks for the key
+  EXPECT_TRUE(t.allows(*ip_address::parse("127.0.0.1")));     // by address alone
+  EXPECT_TRUE(t.allows(*ip_address::parse("127.0.0.1"), 1)); // a signed request from it too
+  ASSERT_EQ(t.notify.size(), 2u);
+  EXPECT_EQ(t.notify[0].key, 0);
+  EXPECT_EQ(t.notify[0].port, 5353);
+  EXPECT_EQ(t.notify[1].key, -1);
+}
+
+TEST(transfer_config, every_tsig_mistake_names_its_line_and_field) {
+  expect_error(keyed("{allow: [{key: nokey}]}"), 10, "allow[0].key", "no key 'nokey' in tsig_keys");
+  expect_error(zone_with("{allow: [{key: xfr-key}]}"), 7, "allow[0].key", "(there is none)");
+  expect_error(keyed("{allow: [{}]}"), 10, "allow[0]", "an address, a key or both");
+  expect_error(keyed("{allow: [127.0.0.1], notify: [{address: 192.0.2.1, key: nokey}]}"), 10, "notify[0].key",
+               "no key 'nokey'");
+  expect_error(keyed("{allow: [127.0.0.1], notify: [{key: xfr-key}]}"), 10, "notify[0].address",
+               "required field is missing");
+  expect_error(keyed("{allow: [127.0.0.1], notify: [{address: nowhere}]}"), 10, "notify[0].address", "'nowhere'");
+  expect_error("tsig_keys:\n  - {name: a, secret_file: a.key}\n  - {name: A., secret_file: b.key}\n" +
+                 zone_with("{allow: [127.0.0.1]}"),
+               3, "tsig_keys[1].name", "a second key named");
+  expect_error("tsig_keys:\n  - {name: a}\n" + zone_with("{allow: [127.0.0.1]}"), 2, "tsig_keys[0].secret_file",
+               "required field is missing");
+  expect_error("tsig_keys:\n  - {name: a, secret: c2VjcmV0, secret_file: a.key}\n" + zone_with("{allow: [127.0.0.1]}"),
+               2, "tsig_keys[0].secret", "unknown key");
+  expect_error("tsig_keys: {name: a}\n" + zone_with("{allow: [127.0.0.1]}"), 1, "tsig_keys", "expected a list");
 }
 
 } // namespace

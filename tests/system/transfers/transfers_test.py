@@ -83,15 +83,18 @@ def answers(host, port, name, qtype):
     return status_of(out), sorted(rows)
 
 
-def start_knot(workdir, primary_port, port=None, name="knot"):
-    """knotd as a secondary of gtmesh (NOTIFY accepted from 127.0.0.1);
+def start_knot(workdir, primary_port, port=None, name="knot", key=None):
+    """knotd as a secondary of gtmesh (NOTIFY accepted from 127.0.0.1; with
+    `key`, (name, base64 secret), transfers and NOTIFYs signed with it);
     returns (process, port, log path)."""
     d = os.path.join(workdir, name)
     os.makedirs(d)
     port = port or free_port()
     conf = os.path.join(d, "knot.conf")
+    keyed = f"\n    key: {key[0]}" if key else ""
+    keys = f"key:\n  - id: {key[0]}\n    algorithm: hmac-sha256\n    secret: {key[1]}\n" if key else ""
     with open(conf, "w") as f:
-        f.write(f"""server:
+        f.write(keys + f"""server:
     rundir: "{d}"
     listen: 127.0.0.1@{port}
 database:
@@ -103,11 +106,11 @@ log:
     any: info
 remote:
   - id: gtmesh
-    address: 127.0.0.1@{primary_port}
+    address: 127.0.0.1@{primary_port}{keyed}
 acl:
   - id: notify_from_gtmesh
     address: 127.0.0.1
-    action: notify
+    action: notify{keyed}
 template:
   - id: default
     storage: "{d}"
@@ -125,14 +128,17 @@ zone:
     return proc, port, log_path
 
 
-def start_nsd(workdir, primary_port):
-    """nsd as a secondary of gtmesh; returns (process, port, log path)."""
+def start_nsd(workdir, primary_port, key=None):
+    """nsd as a secondary of gtmesh (with `key`, (name, base64 secret), its
+    transfers signed with it); returns (process, port, log path)."""
     d = os.path.join(workdir, "nsd")
     os.makedirs(d)
     port = free_port()
     conf = os.path.join(d, "nsd.conf")
+    keys = f"key:\n    name: {key[0]}\n    algorithm: hmac-sha256\n    secret: \"{key[1]}\"\n" if key else ""
+    key_name = key[0] if key else "NOKEY"
     with open(conf, "w") as f:
-        f.write(f"""server:
+        f.write(keys + f"""server:
     ip-address: 127.0.0.1@{port}
     port: {port}
     username: ""
@@ -151,7 +157,7 @@ remote-control:
 zone:
     name: example.com
     zonefile: "{d}/example.com.zone"
-    request-xfr: AXFR 127.0.0.1@{primary_port} NOKEY
+    request-xfr: AXFR 127.0.0.1@{primary_port} {key_name}
     allow-notify: 127.0.0.1 NOKEY
 """)
     check = subprocess.run(["nsd-checkconf", conf], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -163,14 +169,17 @@ zone:
     return proc, port, log_path
 
 
-def start_bind(workdir, primary_port):
-    """named (BIND 9) as a secondary of gtmesh; returns (process, port, log path)."""
+def start_bind(workdir, primary_port, key=None):
+    """named (BIND 9) as a secondary of gtmesh (with `key`, (name, base64
+    secret), its transfers signed with it); returns (process, port, log path)."""
     d = os.path.join(workdir, "bind")
     os.makedirs(d)
     port = free_port()
     conf = os.path.join(d, "named.conf")
+    keys = f'key "{key[0]}" {{ algorithm hmac-sha256; secret "{key[1]}"; }};\n' if key else ""
+    keyed = f' key "{key[0]}"' if key else ""
     with open(conf, "w") as f:
-        f.write(f"""options {{
+        f.write(keys + f"""options {{
   directory "{d}";
   pid-file "{d}/named.pid";
   listen-on port {port} {{ 127.0.0.1; }};
@@ -182,7 +191,7 @@ def start_bind(workdir, primary_port):
 controls {{ }};
 zone "example.com" {{
   type secondary;
-  primaries {{ 127.0.0.1 port {primary_port}; }};
+  primaries {{ 127.0.0.1 port {primary_port}{keyed}; }};
   file "example.com.db";
   allow-notify {{ 127.0.0.1; }};
 }};
@@ -229,6 +238,38 @@ def big_zone(path, count):
                 "    transfer: {view: omit, allow: [127.0.0.0/8]}\n    records:\n")
         for i in range(count):
             f.write(f"      - {{name: host{i}, type: A, answers: [10.{i // 65536}.{i // 256 % 256}.{i % 256}]}}\n")
+
+
+def knot_follows_notify(t, workdir, notifier, notify_config, text, knot_port, logs, key=None, what="NOTIFY"):
+    """A Knot on `knot_port` (with `key`, its transfers and notify ACL keyed)
+    loads serial 1 from `notifier`, then, after `text` with one record
+    changed is written to `notify_config` and reloaded, holds serial 2
+    within 2 s (its own refresh is an hour away). Returns the Knot process."""
+    knot, _, knot_log = start_knot(workdir, notifier.port, knot_port, "knot2", key=key)
+    logs.append(knot_log)
+
+    def serial_at_knot():
+        out = dig("127.0.0.1", knot_port, "example.com", "SOA", "+short", "+time=1", "+tries=1").split()
+        return out[2] if len(out) >= 3 and out[2].isdigit() else None
+
+    wait_until(lambda: serial_at_knot() == "1", 20, "Knot to load serial 1 from the notifier")
+    with open(notify_config, "w") as f:
+        f.write(text.replace("answers: [192.0.2.25]", "answers: [192.0.2.26]"))
+    offset = len(notifier.log_text())
+    notifier.signal(signal.SIGHUP)
+    notifier.wait_log(r"reloaded", offset)
+    t.equal(answers(notifier.host, notifier.port, "mail.example.com.", "A")[1][0][3], "192.0.2.26",
+            "gtmesh answers the changed record after the reload")
+    changed_at = time.monotonic()
+    try:
+        wait_until(lambda: serial_at_knot() == "2", 2, "Knot to hold serial 2")
+        moved = True
+    except Exception:
+        moved = False
+    t.check(moved, f"{what}: Knot holds serial 2 {time.monotonic() - changed_at:.2f} s after the reload (within 2 s)")
+    t.equal(answers("127.0.0.1", knot_port, "mail.example.com.", "A"),
+            answers(notifier.host, notifier.port, "mail.example.com.", "A"), "Knot answers the changed record")
+    return knot
 
 
 def main():
@@ -314,30 +355,7 @@ def main():
         notifier = GtmeshServer(workdir, notify_config, state=STATE, extra=["--udp-threads", "1"],
                                 name="notifier").start()
         big = notifier  # stopped in finally
-        knot2, _, knot2_log = start_knot(workdir, notifier.port, knot2_port, "knot2")
-        logs.append(knot2_log)
-
-        def serial_at_knot():
-            out = dig("127.0.0.1", knot2_port, "example.com", "SOA", "+short", "+time=1", "+tries=1").split()
-            return out[2] if len(out) >= 3 and out[2].isdigit() else None
-
-        wait_until(lambda: serial_at_knot() == "1", 20, "Knot to load serial 1 from the notifier")
-        with open(notify_config, "w") as f:
-            f.write(text.replace("answers: [192.0.2.25]", "answers: [192.0.2.26]"))
-        offset = len(notifier.log_text())
-        notifier.signal(signal.SIGHUP)
-        notifier.wait_log(r"reloaded", offset)
-        t.equal(answers(notifier.host, notifier.port, "mail.example.com.", "A")[1][0][3], "192.0.2.26",
-                "gtmesh answers the changed record after the reload")
-        changed_at = time.monotonic()
-        try:
-            wait_until(lambda: serial_at_knot() == "2", 2, "Knot to hold serial 2")
-            moved = True
-        except Exception:
-            moved = False
-        t.check(moved, f"NOTIFY: Knot holds serial 2 {time.monotonic() - changed_at:.2f} s after the reload (within 2 s)")
-        t.equal(answers("127.0.0.1", knot2_port, "mail.example.com.", "A"),
-                answers(notifier.host, notifier.port, "mail.example.com.", "A"), "Knot answers the changed record")
+        knot2 = knot_follows_notify(t, workdir, notifier, notify_config, text, knot2_port, logs)
         counted = notifier.counters()
         t.check(counted["notify_acked"] >= 1 and counted["notify_sent"] >= 2,
                 "NOTIFYs sent (start and reload) and answered are counted", str(counted))
