@@ -11,7 +11,9 @@ certificate for dns.test and 127.0.0.1 from a CA this test makes.
    example (and NXDOMAIN, NODATA, REFUSED as UDP gives them).
 2. TLS 1.3 and ALPN "dot" are negotiated (Python's ssl, offering dot).
 3. XoT: kdig +tls AXFR gives exactly the records the TCP AXFR gives; with a
-   TSIG key asked by the zone, the signed transfer over TLS verifies.
+   TSIG key asked by the zone, the signed transfer over TLS verifies; BIND
+   9.18 as a secondary pulls the zone over XoT (checking the certificate,
+   with the key) and answers every name as gtmesh does.
 4. Bad input, each counted and none stopping DoT: plain DNS over TCP sent
    to the DoT port, a TLS 1.2-only client, a client offering only ALPN h2,
    a client that connects and never shakes hands (closed by the idle
@@ -33,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "dns_lib"))
 sys.path.insert(0, HERE)
 from gtmesh_dns import Checks, GtmeshServer, dig, kdig, run, status_of, wait_until  # noqa: E402
-from transfers_test import CONFIG, EXPECTED, STATE, xfr_records  # noqa: E402
+from transfers_test import CONFIG, EXPECTED, STATE, answers, start_bind, stop, xfr_records  # noqa: E402
 
 SRC = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "tools"))
@@ -131,6 +133,23 @@ def main():
         rows = [r for r in xfr_records(out) if r[2] != "TSIG"]
         t.check(sorted(rows[:-1]) == EXPECTED and "TSIG" in out and "failed" not in out.lower(),
                 "XoT with TSIG: signed, verified by kdig, every record", out[-400:])
+
+        # A real secondary over XoT: BIND 9.18, checking the certificate
+        # against the CA and the name, with the key.
+        bind, bind_port, bind_log = start_bind(workdir, keyed_dot, key=("xot-key", secret), tls=(ca, "dns.test"))
+        try:
+            def bind_serial():
+                out = dig("127.0.0.1", bind_port, "example.com", "SOA", "+short", "+time=1", "+tries=1").split()
+                return out[2] if len(out) >= 3 and out[2].isdigit() else None
+            got = wait_until(bind_serial, 20, "BIND to pull example.com over XoT")
+            log = "\n".join(line for line in open(bind_log).read().splitlines() if "transfer of" in line)
+            t.check(got == "1" and "xot-key" in log and "success" in log,
+                    "BIND pulls example.com over XoT (its tls: ca-file and remote-hostname; TSIG)", log[-800:])
+            for owner, qtype in sorted({(o, q) for o, _, q, _ in EXPECTED}):
+                t.equal(answers("127.0.0.1", bind_port, owner, qtype), answers(keyed.host, keyed.port, owner, qtype),
+                        "BIND (XoT): %s %s as gtmesh answers it" % (owner, qtype))
+        finally:
+            stop(bind)
 
         # 4. Bad input.
         before = server.counters()

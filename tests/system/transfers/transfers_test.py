@@ -169,15 +169,19 @@ zone:
     return proc, port, log_path
 
 
-def start_bind(workdir, primary_port, key=None):
+def start_bind(workdir, primary_port, key=None, tls=None):
     """named (BIND 9) as a secondary of gtmesh (with `key`, (name, base64
-    secret), its transfers signed with it); returns (process, port, log path)."""
+    secret), its transfers signed with it; with `tls`, (CA file, the name its
+    certificate must carry), over TLS: XoT); returns (process, port, log path)."""
     d = os.path.join(workdir, "bind")
     os.makedirs(d)
     port = free_port()
     conf = os.path.join(d, "named.conf")
     keys = f'key "{key[0]}" {{ algorithm hmac-sha256; secret "{key[1]}"; }};\n' if key else ""
     keyed = f' key "{key[0]}"' if key else ""
+    if tls:
+        keys += f'tls xot {{ ca-file "{tls[0]}"; remote-hostname "{tls[1]}"; }};\n'
+        keyed += " tls xot"
     with open(conf, "w") as f:
         f.write(keys + f"""options {{
   directory "{d}";
