@@ -360,24 +360,19 @@ size_t query_processor::answer_signed(std::span<uint8_t> buffer, size_t length, 
     return error_response(buffer, max_size, rcode::formerr);
   }
   const std::span<uint8_t> room = buffer.first(max_size);
-  switch (check.error) {
-    case tsig_error::none:
-    case tsig_error::badtime:
-      break;
-    case tsig_error::badkey:
-    case tsig_error::badsig:
-    case tsig_error::badtrunc: {
-      // Unsigned: the requester's key is not proven (RFC 8945 5.3.2).
-      counters_.bump(check.error == tsig_error::badkey   ? dns_counter::tsig_badkey
-                     : check.error == tsig_error::badsig ? dns_counter::tsig_badsig
-                                                         : dns_counter::tsig_badtrunc);
-      const size_t size = error_response(buffer, max_size - unsigned_tsig_space(check), rcode::notauth);
-      return size ? append_unsigned_tsig(room, size, check, now_s) : 0;
-    }
+  if (check.error == tsig_error::badkey || check.error == tsig_error::badsig) {
+    // Unsigned: the requester's key is not proven (RFC 8945 5.3.2). Names
+    // of up to 255 bytes each may not leave room for it: FORMERR then.
+    counters_.bump(check.error == tsig_error::badkey ? dns_counter::tsig_badkey : dns_counter::tsig_badsig);
+    const size_t space = unsigned_tsig_space(check);
+    if (space + 300 > max_size)
+      return error_response(buffer, max_size, rcode::formerr);
+    const size_t size = error_response(buffer, max_size - space, rcode::notauth);
+    return size ? append_unsigned_tsig(room, size, check, now_s) : 0;
   }
   tsig_signer signer(keys[static_cast<size_t>(check.key)], check, now_s);
-  if (check.error == tsig_error::badtime) {
-    counters_.bump(dns_counter::tsig_badtime);
+  if (check.error == tsig_error::badtime || check.error == tsig_error::badtrunc) {
+    counters_.bump(check.error == tsig_error::badtime ? dns_counter::tsig_badtime : dns_counter::tsig_badtrunc);
     const size_t size = error_response(buffer, max_size - signer.space(), rcode::notauth);
     return size ? signer.sign(room, size) : 0;
   }

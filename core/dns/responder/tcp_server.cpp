@@ -559,29 +559,29 @@ transfer_answer tcp_server::impl::signed_transfer(transfer_request request, cons
   };
   if (request.tsig_at == transfer_request::misplaced_tsig || !snapshot) {
     counters.bump(dns_counter::tsig_formerr);
-    return one(transfer_error(request, snapshot ? rcode::formerr : rcode::servfail), transfer_outcome::refused);
+    counters.bump(snapshot ? dns_counter::formerr : dns_counter::servfail);
+    return one(transfer_error(request, snapshot ? rcode::formerr : rcode::servfail), transfer_outcome::rejected);
   }
   const std::vector<tsig_key>& keys = snapshot->plan->tsig_keys;
   const int64_t now_s = wall_clock_ms() / 1000;
   const tsig_check check = check_tsig(message, request.tsig_at, keys, now_s);
   if (check.formerr) {
     counters.bump(dns_counter::tsig_formerr);
-    return one(transfer_error(request, rcode::formerr), transfer_outcome::refused);
+    counters.bump(dns_counter::formerr);
+    return one(transfer_error(request, rcode::formerr), transfer_outcome::rejected);
   }
-  if (check.error == tsig_error::badkey || check.error == tsig_error::badsig || check.error == tsig_error::badtrunc) {
-    counters.bump(check.error == tsig_error::badkey   ? dns_counter::tsig_badkey
-                  : check.error == tsig_error::badsig ? dns_counter::tsig_badsig
-                                                      : dns_counter::tsig_badtrunc);
+  if (check.error == tsig_error::badkey || check.error == tsig_error::badsig) {
+    counters.bump(check.error == tsig_error::badkey ? dns_counter::tsig_badkey : dns_counter::tsig_badsig);
     std::vector<uint8_t> m = transfer_error(request, rcode::notauth);
     const size_t length = m.size();
     m.resize(length + unsigned_tsig_space(check));
     m.resize(append_unsigned_tsig(m, length, check, now_s));
-    return one(std::move(m), transfer_outcome::refused);
+    return one(std::move(m), transfer_outcome::rejected);
   }
   tsig_signer signer(keys[static_cast<size_t>(check.key)], check, now_s);
-  if (check.error == tsig_error::badtime) {
-    counters.bump(dns_counter::tsig_badtime);
-    return one(signer.sign(transfer_error(request, rcode::notauth)), transfer_outcome::refused);
+  if (check.error == tsig_error::badtime || check.error == tsig_error::badtrunc) {
+    counters.bump(check.error == tsig_error::badtime ? dns_counter::tsig_badtime : dns_counter::tsig_badtrunc);
+    return one(signer.sign(transfer_error(request, rcode::notauth)), transfer_outcome::rejected);
   }
   counters.bump(dns_counter::tsig_valid);
   request.key = check.key;
@@ -624,6 +624,8 @@ transfer_answer tcp_server::impl::transfer(transfer_request request, const ip_ad
       break;
     case transfer_outcome::notauth:
       counters.bump(dns_counter::xfr_notauth);
+      break;
+    case transfer_outcome::rejected: // counted by its TSIG verdict already
       break;
   }
   return a;
@@ -779,6 +781,8 @@ bool tcp_server::use_tls(const std::string& cert_file, const std::string& key_fi
     SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_3_VERSION);
     ctx->use_certificate_chain_file(cert_file);
     ctx->use_private_key_file(key_file, asio::ssl::context::pem);
+    if (SSL_CTX_check_private_key(ctx->native_handle()) != 1)
+      throw std::runtime_error("the key does not match the certificate");
     SSL_CTX_set_alpn_select_cb(ctx->native_handle(), select_dot, nullptr);
     impl_->tls_context = std::move(ctx);
     return true;

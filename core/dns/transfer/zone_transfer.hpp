@@ -81,6 +81,7 @@ enum class transfer_outcome : uint8_t {
   up_to_date, ///< IXFR from the current serial: the SOA alone
   refused,    ///< the zone has no transfer:, or the client is not allowed
   notauth,    ///< not a zone this server has (or no snapshot)
+  rejected,   ///< a TSIG that does not check out (tcp_server; counted by its verdict)
 };
 
 struct transfer_answer {

@@ -164,10 +164,6 @@ tsig_check check_tsig(std::span<const uint8_t> m, size_t at, std::span<const tsi
     c.error = tsig_error::badkey;
     return c;
   }
-  if (mac_size < tsig_mac_size) {
-    c.error = tsig_error::badtrunc; // a truncated MAC: gtmesh's policy takes full ones only
-    return c;
-  }
   c.key = static_cast<int>(key - keys.begin());
   // The message as signed: the original id, ARCOUNT without the TSIG, and
   // nothing from the TSIG record on.
@@ -180,16 +176,22 @@ tsig_check check_tsig(std::span<const uint8_t> m, size_t at, std::span<const tsi
   header[11] = static_cast<uint8_t>(arcount);
   const std::vector<uint8_t> vars = variables(c.key_wire, c.algorithm, c.time_signed, c.fudge, error, other);
   const auto want = hmac(key->secret, {header, m.subspan(12, at - 12), vars});
-  if (CRYPTO_memcmp(want.data(), mac.data(), tsig_mac_size) != 0) {
+  // A truncated MAC is compared over its length (section 5.2.2.1), so that
+  // only a holder of the key learns that gtmesh wants full ones.
+  if (CRYPTO_memcmp(want.data(), mac.data(), mac_size) != 0) {
     c.error = tsig_error::badsig;
     c.key = -1;
     return c;
   }
   std::copy(mac.begin(), mac.end(), c.mac.begin());
   c.mac_size = static_cast<uint16_t>(mac_size);
+  // Then the time (section 5.2.3), then the truncation policy (5.2.4): both
+  // answered signed.
   const int64_t skew = now_s - static_cast<int64_t>(c.time_signed);
   if (skew > c.fudge || -skew > c.fudge)
-    c.error = tsig_error::badtime; // after the MAC (section 5.2.3); answered signed
+    c.error = tsig_error::badtime;
+  else if (mac_size < tsig_mac_size)
+    c.error = tsig_error::badtrunc; // gtmesh takes full MACs only
   return c;
 }
 
@@ -211,17 +213,23 @@ size_t tsig_signer::sign(std::span<uint8_t> buffer, size_t length) {
     put48(other, static_cast<uint64_t>(now_s_));
   std::vector<uint8_t> prior_len;
   put16(prior_len, static_cast<uint16_t>(prior_.size()));
-  const std::span<const uint8_t> message(buffer.data(), length);
+  // The message as signed carries the original id (section 4.3.3), as the
+  // request's check reads it.
+  std::array<uint8_t, 12> header;
+  std::memcpy(header.data(), buffer.data(), 12);
+  header[0] = static_cast<uint8_t>(original_id_ >> 8);
+  header[1] = static_cast<uint8_t>(original_id_);
+  const std::span<const uint8_t> rest(buffer.data() + 12, length - 12);
   std::array<uint8_t, tsig_mac_size> mac;
   if (first_) {
     const auto vars =
       variables(key_.wire, hmac_sha256, time_signed_, fudge_, static_cast<uint16_t>(error_), other);
-    mac = hmac(key_.secret, {prior_len, prior_, message, vars});
+    mac = hmac(key_.secret, {prior_len, prior_, header, rest, vars});
   } else {
     std::vector<uint8_t> timers;
     put48(timers, time_signed_);
     put16(timers, fudge_);
-    mac = hmac(key_.secret, {prior_len, prior_, message, timers});
+    mac = hmac(key_.secret, {prior_len, prior_, header, rest, timers});
   }
   first_ = false;
   prior_.assign(mac.begin(), mac.end());

@@ -6,13 +6,15 @@
 // answer to a good one is signed with the same key, every message of a
 // transfer included. Pure: no sockets; the clock is passed in.
 //
-// Verdicts (section 5.2), each answered NOTAUTH with a TSIG record naming
-// the error, unsigned except BADTIME:
-//  - a key name this server does not have, or another algorithm: BADKEY;
-//  - a MAC of 16-31 bytes: BADTRUNC (gtmesh accepts only full MACs);
-//  - a MAC that does not match: BADSIG;
+// Verdicts (section 5.2), in this order, each answered NOTAUTH with a TSIG
+// record naming the error:
+//  - a key name this server does not have, or another algorithm: BADKEY
+//    (unsigned);
+//  - a MAC that does not match (over its length): BADSIG (unsigned);
 //  - a time signed more than `fudge` seconds from ours: BADTIME (signed,
-//    our time in Other Data).
+//    our time in Other Data);
+//  - a MAC of 16-31 bytes that matches: BADTRUNC (signed; gtmesh accepts
+//    only full MACs).
 // A TSIG record that does not parse, is not the last record, has a MAC
 // longer than 32 or shorter than 16 bytes: FORMERR (the parsers' rule).
 

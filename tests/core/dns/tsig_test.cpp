@@ -92,6 +92,14 @@ TEST(tsig, key_files_parse_in_both_forms_and_bad_ones_are_refused) {
   EXPECT_TRUE(parse_tsig_secret("key \"x\" { algorithm hmac-md5; secret \"c2VjcmV0LXNlY3JldC1zZWNyZXQtMTIzNA==\"; };",
                                 error).empty());
   EXPECT_NE(error.find("hmac-sha256 only"), std::string::npos) << error;
+  // Names that hold the words, capitals, a secret wrapped over lines.
+  error.clear();
+  auto c = parse_tsig_secret(
+    "key \"my-secret-algorithm\" {\n\talgorithm HMAC-SHA256;\n\tsecret \"c2VjcmV0LXNlY3JldC1zZWNyZXQtMTIzNA==\";\n};\n",
+    error);
+  EXPECT_TRUE(error.empty()) << error;
+  EXPECT_EQ(a, c);
+  EXPECT_EQ(parse_tsig_secret("c2VjcmV0LXNlY3Jl\ndC1zZWNyZXQtMTIzNA==\n", error), a);
   error.clear();
   EXPECT_TRUE(parse_tsig_secret("not base64!", error).empty());
   EXPECT_FALSE(error.empty());

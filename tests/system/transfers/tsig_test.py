@@ -18,7 +18,8 @@ second. Signed responses are checked by clients that verify them
 4. Bad input, over UDP and TCP, each answered and counted: a key this server
    does not have (BADKEY), a wrong secret (BADSIG), a request signed 10
    minutes ago, as a replay is (BADTIME, answered signed with our time), a
-   MAC cut to 16 bytes (BADTRUNC), a MAC of 8 bytes and a TSIG cut short
+   MAC cut to 16 bytes (BADTRUNC, signed; BADSIG when those 16 bytes do not
+   match), a MAC of 8 bytes and a TSIG cut short
    (FORMERR), a record after the TSIG (FORMERR).
 5. Knot, NSD and BIND, given the key, pull example.com (which they could
    not without it) and answer every name as gtmesh does.
@@ -202,6 +203,7 @@ def main():
             ("a wrong secret", tsig_wire(plain, XFR_KEY, big_secret, now), "BADSIG"),
             ("signed 10 minutes ago (a replay)", tsig_wire(plain, XFR_KEY, xfr_secret, now - 600), "BADTIME"),
             ("a MAC cut to 16 bytes", tsig_wire(plain, XFR_KEY, xfr_secret, now, 16), "BADTRUNC"),
+            ("a MAC cut to 16 bytes that does not match", tsig_wire(plain, XFR_KEY, big_secret, now, 16), "BADSIG"),
         ]
         for what, (w, m), want in cases:
             t.equal(tsig_verdict(udp_ask(host, port, w), with_nokey, m)[0], want, "UDP, %s: %s" % (what, want))
@@ -229,7 +231,7 @@ def main():
         delta = {k: after[k] - before[k] for k in after if k.startswith("tsig_")}
         # valid: 3 AXFRs + 2 transfers of big.test + the REFUSED one + SOA + the hand-signed one (dig and kdig count once each)
         t.equal({k: delta[k] for k in ("tsig_badkey", "tsig_badsig", "tsig_badtime", "tsig_badtrunc", "tsig_formerr")},
-                {"tsig_badkey": 1, "tsig_badsig": 2, "tsig_badtime": 2, "tsig_badtrunc": 1, "tsig_formerr": 3},
+                {"tsig_badkey": 1, "tsig_badsig": 3, "tsig_badtime": 2, "tsig_badtrunc": 1, "tsig_formerr": 3},
                 "every bad request counted by its verdict")
         t.check(delta["tsig_valid"] >= 8, "the good ones counted as valid (%d)" % delta["tsig_valid"])
         t.equal(status_of(dig(host, port, "www.example.net", "A", "+notcp")), "NOERROR",
