@@ -17,6 +17,7 @@ namespace {
 
 /// "hmac-sha256." in wire form.
 constexpr std::array<uint8_t, 13> hmac_sha256{11, 'h', 'm', 'a', 'c', '-', 's', 'h', 'a', '2', '5', '6', 0};
+constexpr uint16_t tsig_class = 255; ///< ANY: a TSIG record's class
 
 void put16(std::vector<uint8_t>& out, uint16_t v) {
   out.push_back(static_cast<uint8_t>(v >> 8));
@@ -72,7 +73,7 @@ size_t read_plain_name(std::span<const uint8_t> m, size_t at, std::vector<uint8_
 std::vector<uint8_t> variables(std::span<const uint8_t> key_wire, std::span<const uint8_t> algorithm,
                                uint64_t time_signed, uint16_t fudge, uint16_t error, std::span<const uint8_t> other) {
   std::vector<uint8_t> v(key_wire.begin(), key_wire.end());
-  put16(v, class_any);
+  put16(v, tsig_class);
   v.insert(v.end(), {0, 0, 0, 0}); // TTL
   v.insert(v.end(), algorithm.begin(), algorithm.end());
   put48(v, time_signed);
@@ -89,7 +90,7 @@ std::vector<uint8_t> record(std::span<const uint8_t> key_wire, std::span<const u
                             uint16_t error, std::span<const uint8_t> other) {
   std::vector<uint8_t> r(key_wire.begin(), key_wire.end());
   put16(r, type_tsig);
-  put16(r, class_any);
+  put16(r, tsig_class);
   r.insert(r.end(), {0, 0, 0, 0});
   const size_t rdlength = algorithm.size() + 6 + 2 + 2 + mac.size() + 2 + 2 + 2 + other.size();
   put16(r, static_cast<uint16_t>(rdlength));
@@ -127,7 +128,7 @@ tsig_check check_tsig(std::span<const uint8_t> m, size_t at, std::span<const tsi
   size_t p = read_plain_name(m, at, c.key_wire);
   if (p == 0 || p + 10 > m.size())
     return c;
-  if (get16(m.data() + p) != type_tsig || get16(m.data() + p + 2) != class_any)
+  if (get16(m.data() + p) != type_tsig || get16(m.data() + p + 2) != tsig_class)
     return c;
   const size_t rdlength = get16(m.data() + p + 8);
   const size_t rdata = p + 10;
