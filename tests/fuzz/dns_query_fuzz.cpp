@@ -45,6 +45,7 @@ probes:
 services:
   - {name: web, backends: {fra: ["10.0.0.1:80", "10.0.0.2:80"], iad: ["10.1.0.1:80"], sin: ["10.2.0.1:80"]}}
 geo: {database: @MMDB@}
+tsig_keys: [{name: fuzz-key, secret_file: @TSIG@}]
 zones:
   - name: example.test
     soa: {primary: ns1.example.test., admin: hostmaster.example.test., minimum: 60}
@@ -231,6 +232,13 @@ struct harness {
       std::abort();
     }
     yaml.replace(yaml.find("@KEY@"), 5, key);
+    // A TSIG key (secret "fuzz-secret-fuzz-secret-fuzz-32b"): signed inputs
+    // reach the TSIG checks (corpus: tsig_*).
+    std::string tsig = "/tmp/gtmesh-fuzz-tsig-" + std::to_string(::getpid()) + ".key";
+    std::FILE* f = std::fopen(tsig.c_str(), "w");
+    if (!f || std::fputs("ZnV6ei1zZWNyZXQtZnV6ei1zZWNyZXQtZnV6ei0zMmI=\n", f) < 0 || std::fclose(f) != 0)
+      std::abort();
+    yaml.replace(yaml.find("@TSIG@"), 6, tsig);
     load_result loaded = load_config_text(yaml, "fuzz.yaml", routing_methods());
     if (!loaded.ok()) {
       std::fputs(loaded.report().c_str(), stderr);
@@ -249,6 +257,7 @@ struct harness {
     }
     snapshot = make_snapshot(compiled.plan, st.view, now_ms, 1);
     std::remove(key.c_str()); // loaded into the plan
+    std::remove(tsig.c_str());
     rrl_settings rs;
     rs.responses_per_second = 3;
     rs.exempt_loopback = false;
