@@ -93,9 +93,11 @@ constexpr std::array<field, 3> transfer_fields{{
   {"notify", list, "Secondaries sent a NOTIFY when the serial moves: ADDRESS or ADDRESS:PORT ([IPv6]:PORT), or "
                    "{address, key}.", "notify_target"},
 }};
-constexpr std::array<field, 2> transfer_rule_fields{{
-  {"address", text, "The client's address or prefix (any address when only a key is given)."},
+constexpr std::array<field, 3> transfer_rule_fields{{
+  {"address", text, "The client's address or prefix (any address when none is given)."},
   {"key", text, "A TSIG key (tsig_keys) the request must be signed with."},
+  {"tls_client", text, "XoT with mutual TLS: the name (CN or DNS SAN) of the client certificate the request must "
+                       "come with, verified against gtmesh's --dot-client-ca."},
 }};
 constexpr std::array<field, 2> notify_target_fields{{
   {"address", text, "ADDRESS or ADDRESS:PORT ([IPv6]:PORT).", {}, true},

@@ -1,5 +1,7 @@
 #include "core/config/config_model.hpp"
 
+#include <algorithm>
+
 #include <cstdio>
 
 namespace gtmesh {
@@ -60,11 +62,12 @@ std::string_view to_string(transfer_view v) noexcept {
   return "?";
 }
 
-bool transfer_settings::allows(const ip_address& address, int key) const noexcept {
+bool transfer_settings::allows(const ip_address& address, int key, std::span<const std::string> tls_names) const noexcept {
   const ip_key k = address.key();
   for (const transfer_rule& r : allow)
     if ((r.any_address || (r.from.v4 == address.v4() && r.from.first <= k && k <= r.from.last)) &&
-        (r.key < 0 || r.key == key))
+        (r.key < 0 || r.key == key) &&
+        (r.tls_client.empty() || std::find(tls_names.begin(), tls_names.end(), r.tls_client) != tls_names.end()))
       return true;
   return false;
 }

@@ -351,8 +351,12 @@ struct tsig_key_settings {
 /// that sign with this key, or both, may transfer the zone.
 struct transfer_rule {
   ip_range from;
-  bool any_address = false; ///< `{key: NAME}` alone: from any address
+  bool any_address = false; ///< no `address:` (a key or a TLS client alone): from any address
   int key = -1;             ///< index into config::tsig_keys; -1 = no key asked for
+  /// XoT's mutual-TLS profile: the name (CN or DNS SAN) of the client
+  /// certificate the request must come with, verified against --dot-client-ca;
+  /// empty = none asked for.
+  std::string tls_client;
   config_location where;
 };
 
@@ -371,8 +375,10 @@ struct transfer_settings {
   std::vector<notify_target> notify;
   config_location where;
   /// `address` may transfer the zone, its request signed with key `key`
-  /// (an index into config::tsig_keys; -1: unsigned).
-  bool allows(const ip_address& address, int key = -1) const noexcept;
+  /// (an index into config::tsig_keys; -1: unsigned), over a TLS session
+  /// whose verified client certificate carries `tls_names` (none: no such
+  /// certificate).
+  bool allows(const ip_address& address, int key = -1, std::span<const std::string> tls_names = {}) const noexcept;
 };
 
 struct zone {

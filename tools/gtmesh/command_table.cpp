@@ -89,6 +89,8 @@ program_spec make_program() {
                                         "0.0.0.0:853", false, true},
                  {"--dot-cert", "FILE", "the certificate chain DoT clients check (PEM)"},
                  {"--dot-key", "FILE", "the private key of --dot-cert"},
+                 {"--dot-client-ca", "FILE", "ask DoT clients for a certificate this CA verifies (XoT's mutual "
+                                             "TLS: transfer.allow tls_client)"},
                  {"--tcp-idle-timeout", "DURATION", "close a TCP connection idle this long (default 10s)"},
                  {"--tcp-pressure-idle-timeout", "DURATION",
                   "the idle timeout while over half of --tcp-max-connections are open (default 1s)"},
@@ -154,6 +156,8 @@ program_spec make_program() {
                   true},
                  {"--dot-cert", "FILE", "the certificate chain DoT clients check (PEM)"},
                  {"--dot-key", "FILE", "the private key of --dot-cert"},
+                 {"--dot-client-ca", "FILE", "ask DoT clients for a certificate this CA verifies (XoT's mutual "
+                                             "TLS: transfer.allow tls_client)"},
                  {"--port-file", "FILE", "once up, write the bound addresses here: 'mesh ...', 'dns ...', "
                                          "'http ...' lines"},
                  {"--faults", "", "enable fault hooks (gtmeshctl fault; tests and chaos runs)"},

@@ -238,6 +238,7 @@ int decider(const args& a) {
     ro.dot_listen = dot.dot_listen;
     ro.dot_cert = dot.dot_cert;
     ro.dot_key = dot.dot_key;
+    ro.dot_client_ca = dot.dot_client_ca;
     std::string why;
     auto sink = dnstap_sink.empty() ? std::nullopt : dnstap::tap_sink_address::parse(dnstap_sink, why);
     if (!dnstap_sink.empty() && !sink) {

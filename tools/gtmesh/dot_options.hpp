@@ -1,7 +1,7 @@
 #pragma once
 
-// --dot ADDR:PORT (repeatable), --dot-cert FILE and --dot-key FILE: DNS over
-// TLS (and XoT) for the nodes that answer DNS, `gtmesh serve` and deciders
+// --dot ADDR:PORT (repeatable), --dot-cert FILE, --dot-key FILE and
+// --dot-client-ca FILE (mutual TLS): DNS over TLS (and XoT) for the nodes that answer DNS, `gtmesh serve` and deciders
 // (docs/dns.md, "DNS over TLS").
 
 #include "core/dns/responder/responder_options.hpp"
@@ -20,6 +20,7 @@ inline bool dot_options(const char* command, arg_reader& r, const std::vector<st
                         dns::responder_options& options) {
   r.option("--dot-cert", options.dot_cert);
   r.option("--dot-key", options.dot_key);
+  r.option("--dot-client-ca", options.dot_client_ca);
   for (const auto& t : dot_texts) {
     auto at = dns::listen_address::parse(t);
     if (!at || at->port == 0) {
@@ -32,8 +33,9 @@ inline bool dot_options(const char* command, arg_reader& r, const std::vector<st
     log_error(command, "--dot needs --dot-cert FILE and --dot-key FILE (the certificate clients check, PEM)");
     return false;
   }
-  if (options.dot_listen.empty() && (!options.dot_cert.empty() || !options.dot_key.empty())) {
-    log_error(command, "--dot-cert and --dot-key are for --dot ADDR:PORT, which is missing");
+  if (options.dot_listen.empty() &&
+      (!options.dot_cert.empty() || !options.dot_key.empty() || !options.dot_client_ca.empty())) {
+    log_error(command, "--dot-cert, --dot-key and --dot-client-ca are for --dot ADDR:PORT, which is missing");
     return false;
   }
   return true;

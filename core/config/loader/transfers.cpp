@@ -110,6 +110,7 @@ void loader::parse_transfer(const node& n, const std::string& field, zone& z) {
     std::optional<std::string> text;
     node at = item;
     int key = -1;
+    std::string tls_client;
     if (item.is_scalar()) {
       text = item.text();
     } else if (is_map(item, rf)) {
@@ -117,13 +118,15 @@ void loader::parse_transfer(const node& n, const std::string& field, zone& z) {
       text = str(item, "address", rf);
       at = child(item, "address");
       key = tsig_key_ref(item, rf);
-      if (!text && !child(item, "key")) {
-        error(item, rf, "expected an address, a key or both, e.g. {address: 192.0.2.53, key: transfer-key}");
+      tls_client = str(item, "tls_client", rf).value_or("");
+      if (!text && !child(item, "key") && tls_client.empty()) {
+        error(item, rf, "expected an address, a key, a TLS client or a mix, e.g. {address: 192.0.2.53, key: "
+                        "transfer-key}");
         continue;
       }
       if (!text) {
-        if (key >= 0)
-          out.allow.push_back(transfer_rule{ip_range{}, true, key, where(item)});
+        if (key >= 0 || !child(item, "key"))
+          out.allow.push_back(transfer_rule{ip_range{}, true, key, tls_client, where(item)});
         continue;
       }
     }
@@ -135,7 +138,7 @@ void loader::parse_transfer(const node& n, const std::string& field, zone& z) {
             "not an address or prefix like 192.0.2.0/24: '" + *text + "'");
       continue;
     }
-    out.allow.push_back(transfer_rule{*range, false, key, where(item)});
+    out.allow.push_back(transfer_rule{*range, false, key, tls_client, where(item)});
   }
   if (node list = child(n, "notify"); list && !list.is_null()) {
     const std::string nf = join(field, "notify");

@@ -45,7 +45,7 @@ std::unique_ptr<dns_responder> dns_responder::create(const responder_options& op
       error = "DNS over TLS needs TCP (it was turned off)";
       return nullptr;
     }
-    if (!r->tcp_->use_tls(options.dot_cert, options.dot_key, error))
+    if (!r->tcp_->use_tls(options.dot_cert, options.dot_key, options.dot_client_ca, error))
       return nullptr;
     for (const listen_address& at : options.dot_listen)
       if (!r->tcp_->listen(at, error, true))

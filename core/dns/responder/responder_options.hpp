@@ -44,6 +44,9 @@ struct responder_options {
   std::vector<listen_address> dot_listen;
   std::string dot_cert;
   std::string dot_key;
+  /// Mutual TLS: clients are asked for a certificate this CA file verifies
+  /// (XoT `tls_client` rules); empty = none asked for.
+  std::string dot_client_ca;
   /// UDP threads per listen address, each with its own SO_REUSEPORT socket;
   /// 0 = one per CPU core.
   int udp_threads = 0;

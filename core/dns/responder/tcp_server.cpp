@@ -5,6 +5,7 @@
 
 #include <asio.hpp>
 #include <asio/ssl.hpp>
+#include <openssl/x509v3.h>
 
 #include <algorithm>
 #include <array>
@@ -35,6 +36,30 @@ asio::ip::address to_asio(const ip_address& a) {
   asio::ip::address_v6::bytes_type bytes;
   a.to_bytes(bytes.data());
   return asio::ip::address_v6(bytes);
+}
+
+/// The names (CN, then DNS SANs) of the client certificate a TLS session
+/// verified against --dot-client-ca; empty without one.
+std::vector<std::string> verified_client_names(SSL* ssl) {
+  std::vector<std::string> names;
+  X509* cert = SSL_get_peer_certificate(ssl);
+  if (!cert)
+    return names;
+  if (SSL_get_verify_result(ssl) == X509_V_OK) {
+    char cn[256] = {};
+    if (X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof cn - 1) > 0)
+      names.emplace_back(cn);
+    auto* sans = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+    for (int i = 0; sans && i < sk_GENERAL_NAME_num(sans) && i < 16; ++i) {
+      const GENERAL_NAME* g = sk_GENERAL_NAME_value(sans, i);
+      if (g->type == GEN_DNS)
+        names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(g->d.dNSName)),
+                           static_cast<size_t>(ASN1_STRING_length(g->d.dNSName)));
+    }
+    GENERAL_NAMES_free(sans);
+  }
+  X509_free(cert);
+  return names;
 }
 
 /// A SplitMix64 step: a good spread for one 64-bit word.
@@ -325,6 +350,7 @@ public:
         return self->close();
       }
       self->server_.counters.bump(dns_counter::tls_established);
+      self->tls_names_ = verified_client_names(self->tls_->native_handle());
       self->read_length();
     });
   }
@@ -376,6 +402,7 @@ private:
                        if (ec || !self->open_)
                          return self->close();
                        if (auto request = parse_transfer_request({self->buffer_.get() + 2, length})) {
+                         request->tls_names = self->tls_names_;
                          self->server_.table.set_busy(*self, now());
                          return self->send_transfer(
                            self->server_.transfer(*request, self->peer_, {self->buffer_.get() + 2, length}));
@@ -475,6 +502,7 @@ private:
   impl& server_;
   asio::ip::tcp::socket socket_;
   std::unique_ptr<asio::ssl::stream<asio::ip::tcp::socket&>> tls_; ///< over socket_, DoT only
+  std::vector<std::string> tls_names_; ///< a verified client certificate's names (mutual TLS)
   std::unique_ptr<uint8_t[]> buffer_;
   /// The address the client connected to, for dnstap: asked of the socket
   /// once, and only when dnstap is on.
@@ -774,7 +802,8 @@ int select_dot(SSL*, const unsigned char** out, unsigned char* outlen, const uns
 
 } // namespace
 
-bool tcp_server::use_tls(const std::string& cert_file, const std::string& key_file, std::string& error) {
+bool tcp_server::use_tls(const std::string& cert_file, const std::string& key_file, const std::string& client_ca,
+                         std::string& error) {
   try {
     auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
     // TLS 1.3 only: RFC 9103 asks it of XoT, and every DoT client offers it.
@@ -784,6 +813,13 @@ bool tcp_server::use_tls(const std::string& cert_file, const std::string& key_fi
     if (SSL_CTX_check_private_key(ctx->native_handle()) != 1)
       throw std::runtime_error("the key does not match the certificate");
     SSL_CTX_set_alpn_select_cb(ctx->native_handle(), select_dot, nullptr);
+    if (!client_ca.empty()) {
+      // Mutual TLS (XoT, RFC 9103 9.3.3): a client certificate is asked for
+      // and, when one comes, must verify; a client without one is served
+      // (ordinary DoT) but matches no `tls_client` rule.
+      ctx->load_verify_file(client_ca);
+      ctx->set_verify_mode(asio::ssl::verify_peer);
+    }
     impl_->tls_context = std::move(ctx);
     return true;
   } catch (const std::exception& e) {

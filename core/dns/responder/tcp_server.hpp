@@ -208,8 +208,11 @@ public:
   bool listen(const listen_address& at, std::string& error, bool tls = false);
 
   /// The certificate chain and key DoT listeners present (PEM files), TLS
-  /// 1.3, ALPN "dot". Returns false with `error` set if they do not load.
-  bool use_tls(const std::string& cert_file, const std::string& key_file, std::string& error);
+  /// 1.3, ALPN "dot"; with `client_ca`, clients are asked for a certificate
+  /// it verifies (mutual TLS). Returns false with `error` set if they do not
+  /// load.
+  bool use_tls(const std::string& cert_file, const std::string& key_file, const std::string& client_ca,
+               std::string& error);
 
   /// Logs the queries it answers to `ring` (dnstap; before start()).
   void enable_tap(dnstap::tap_ring& ring, bool forced, uint32_t threads);

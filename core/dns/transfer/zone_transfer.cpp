@@ -285,7 +285,7 @@ transfer_answer build_transfer(const routing_snapshot* s, const transfer_request
   if (zone == UINT32_MAX)
     return refusal(request, transfer_outcome::notauth);
   const zone_plan& z = plan.zones[zone];
-  if (!z.source || !z.source->transfer.enabled || !z.source->transfer.allows(peer, request.key))
+  if (!z.source || !z.source->transfer.enabled || !z.source->transfer.allows(peer, request.key, request.tls_names))
     return refusal(request, transfer_outcome::refused);
 
   std::vector<transfer_record> records = transfer_records(*s, zone, now_ms);

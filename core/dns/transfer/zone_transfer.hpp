@@ -44,6 +44,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace gtmesh::dns {
@@ -67,6 +68,9 @@ struct transfer_request {
   /// The TSIG key it was signed with, once checked (core/dns/tsig): an
   /// index into the plan's tsig_keys; -1 = unsigned.
   int key = -1;
+  /// Over TLS with a client certificate verified against --dot-client-ca:
+  /// its names (CN and DNS SANs), for `tls_client` rules; else empty.
+  std::vector<std::string> tls_names;
 };
 
 /// `message` (without the TCP length prefix) as a transfer request: a

@@ -200,6 +200,16 @@ TEST(transfer_config, tsig_keys_and_keyed_rules_load_into_the_model) {
   EXPECT_TRUE(t.allows(*ip_address::parse("127.0.0.1"), 1)); // a signed request from it too
   ASSERT_EQ(t.notify.size(), 2u);
   EXPECT_EQ(t.notify[0].key, 0);
+  // XoT's mutual TLS: a client certificate's name, alone or with more.
+  auto m = load(keyed("{allow: [{tls_client: secondary.test}, {address: 10.0.0.0/8, tls_client: b.test, key: other}]}"));
+  ASSERT_TRUE(m.ok()) << m.report();
+  const transfer_settings& mt = m.cfg->zones[0].transfer;
+  const std::vector<std::string> secondary{"secondary.test"}, b{"b.test"};
+  EXPECT_TRUE(mt.allows(anywhere, -1, secondary));
+  EXPECT_FALSE(mt.allows(anywhere));
+  EXPECT_FALSE(mt.allows(anywhere, -1, b));
+  EXPECT_FALSE(mt.allows(inside, -1, b)); // b.test asks for the key too
+  EXPECT_TRUE(mt.allows(inside, 1, b));
   EXPECT_EQ(t.notify[0].port, 5353);
   EXPECT_EQ(t.notify[1].key, -1);
 }
@@ -207,7 +217,8 @@ TEST(transfer_config, tsig_keys_and_keyed_rules_load_into_the_model) {
 TEST(transfer_config, every_tsig_mistake_names_its_line_and_field) {
   expect_error(keyed("{allow: [{key: nokey}]}"), 10, "allow[0].key", "no key 'nokey' in tsig_keys");
   expect_error(zone_with("{allow: [{key: xfr-key}]}"), 7, "allow[0].key", "(there is none)");
-  expect_error(keyed("{allow: [{}]}"), 10, "allow[0]", "an address, a key or both");
+  expect_error(keyed("{allow: [{}]}"), 10, "allow[0]", "an address, a key, a TLS client or a mix");
+  expect_error(keyed("{allow: [{tls_client: [a]}]}"), 10, "allow[0].tls_client", "expected a string");
   expect_error(keyed("{allow: [127.0.0.1], notify: [{address: 192.0.2.1, key: nokey}]}"), 10, "notify[0].key",
                "no key 'nokey'");
   expect_error(keyed("{allow: [127.0.0.1], notify: [{key: xfr-key}]}"), 10, "notify[0].address",

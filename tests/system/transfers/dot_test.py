@@ -13,7 +13,11 @@ certificate for dns.test and 127.0.0.1 from a CA this test makes.
 3. XoT: kdig +tls AXFR gives exactly the records the TCP AXFR gives; with a
    TSIG key asked by the zone, the signed transfer over TLS verifies; BIND
    9.18 as a secondary pulls the zone over XoT (checking the certificate,
-   with the key) and answers every name as gtmesh does.
+   with the key) and answers every name as gtmesh does. Mutual TLS: a zone
+   that asks for the secondary's client certificate (tls_client, verified
+   against --dot-client-ca) transfers with it, is REFUSED without one or
+   with one for another name, and a certificate from another CA fails the
+   handshake (counted); plain DoT queries need none.
 4. Bad input, each counted and none stopping DoT: plain DNS over TCP sent
    to the DoT port, a TLS 1.2-only client, a client offering only ALPN h2,
    a client that connects and never shakes hands (closed by the idle
@@ -60,6 +64,15 @@ def make_certificate(workdir):
         f.write("subjectAltName=DNS:dns.test,IP:127.0.0.1\n")
     openssl("x509", "-req", "-in", "dot.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
             "-extfile", "san.ext", "-out", "dot.pem")
+    # Client certificates for the mutual-TLS profile: two from the CA (the
+    # secondary's name and another), one from a CA gtmesh does not know.
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+            "-subj", "/CN=foreign CA", "-keyout", "foreign-ca.key", "-out", "foreign-ca.pem")
+    for name, ca_name in (("secondary.test", "ca"), ("other.test", "ca"), ("foreign.test", "foreign-ca")):
+        openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=" + name,
+                "-keyout", name + ".key", "-out", name + ".csr")
+        openssl("x509", "-req", "-in", name + ".csr", "-CA", ca_name + ".pem", "-CAkey", ca_name + ".key",
+                "-CAcreateserial", "-days", "2", "-out", name + ".pem")
     return [os.path.join(workdir, n) for n in ("ca.pem", "dot.pem", "dot.key")]
 
 
@@ -150,6 +163,40 @@ def main():
                         "BIND (XoT): %s %s as gtmesh answers it" % (owner, qtype))
         finally:
             stop(bind)
+
+        # XoT's mutual-TLS profile: a zone that asks for the secondary's
+        # client certificate (tls_client), verified against --dot-client-ca.
+        text = open(CONFIG).read().replace('      allow: [127.0.0.1, "::1"]\n    records:',
+                                           "      allow: [{tls_client: secondary.test}]\n    records:", 1)
+        mtls_config = os.path.join(workdir, "mtls.yaml")
+        with open(mtls_config, "w") as f:
+            f.write(text)
+        mtls_dot = free_port()
+        mtls = GtmeshServer(workdir, mtls_config, state=STATE, name="mtls", extra=[
+            "--udp-threads", "1", "--dot", "127.0.0.1:%d" % mtls_dot, "--dot-cert", cert, "--dot-key", key,
+            "--dot-client-ca", ca]).start()
+        try:
+            def client(name):
+                return ["+tls-certfile=" + os.path.join(workdir, name + ".pem"),
+                        "+tls-keyfile=" + os.path.join(workdir, name + ".key")]
+            mtls_before = mtls.counters()
+            out = kdig(mtls.host, mtls_dot, "AXFR", "example.com", *tls)
+            t.check("REFUSED" in out and "www.example.com" not in out, "mutual TLS: XoT without a client "
+                    "certificate: REFUSED", out[-300:])
+            out = kdig(mtls.host, mtls_dot, "AXFR", "example.com", *tls, *client("secondary.test"))
+            t.equal(sorted(xfr_records(out)[:-1]), EXPECTED, "mutual TLS: with secondary.test's certificate, the zone")
+            out = kdig(mtls.host, mtls_dot, "AXFR", "example.com", *tls, *client("other.test"))
+            t.check("REFUSED" in out and "www.example.com" not in out,
+                    "mutual TLS: a certificate from the CA for another name: REFUSED", out[-300:])
+            out = kdig(mtls.host, mtls_dot, "AXFR", "example.com", *tls, *client("foreign.test"))
+            t.check("www.example.com" not in out, "mutual TLS: a certificate from another CA: no transfer", out[-300:])
+            out = kdig(mtls.host, mtls_dot, "www.example.com", "A", *tls, "+short")
+            t.check("192.0.2.10" in out, "ordinary DoT without a client certificate still answers", out)
+            counted = mtls.counters()
+            t.equal(counted["tls_failed"] - mtls_before["tls_failed"], 1,
+                    "the foreign certificate's handshake failed and was counted")
+        finally:
+            mtls.kill()
 
         # 4. Bad input.
         before = server.counters()
