@@ -17,7 +17,9 @@ certificate for dns.test and 127.0.0.1 from a CA this test makes.
    that asks for the secondary's client certificate (tls_client, verified
    against --dot-client-ca) transfers with it, is REFUSED without one or
    with one for another name, and a certificate from another CA fails the
-   handshake (counted); plain DoT queries need none.
+   handshake (counted); plain DoT queries need none. NSD 4.6 (tls-auth,
+   which sends no client certificate before 4.10) pulls the keyed zone over
+   XoT with TSIG and answers every name as gtmesh does.
 4. Bad input, each counted and none stopping DoT: plain DNS over TCP sent
    to the DoT port, a TLS 1.2-only client, a client offering only ALPN h2,
    a client that connects and never shakes hands (closed by the idle
@@ -39,7 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "dns_lib"))
 sys.path.insert(0, HERE)
 from gtmesh_dns import Checks, GtmeshServer, dig, kdig, run, status_of, wait_until  # noqa: E402
-from transfers_test import CONFIG, EXPECTED, STATE, answers, start_bind, stop, xfr_records  # noqa: E402
+from transfers_test import CONFIG, EXPECTED, STATE, answers, start_bind, start_nsd, stop, xfr_records  # noqa: E402
 
 SRC = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "tools"))
@@ -163,6 +165,22 @@ def main():
                         "BIND (XoT): %s %s as gtmesh answers it" % (owner, qtype))
         finally:
             stop(bind)
+        # And NSD 4.6 (tls-auth: the CA bundle and gtmesh's name checked).
+        nsd, nsd_port, nsd_log = start_nsd(workdir, keyed_dot, key=("xot-key", secret), tls=(ca, "dns.test"))
+        try:
+            def nsd_serial():
+                out = dig("127.0.0.1", nsd_port, "example.com", "SOA", "+short", "+time=1", "+tries=1").split()
+                return out[2] if len(out) >= 3 and out[2].isdigit() else None
+            t.equal(wait_until(nsd_serial, 20, "NSD to pull example.com over XoT"), "1",
+                    "NSD pulls example.com over XoT (tls-auth: the CA and gtmesh's name; TSIG)")
+            for owner, qtype in sorted({(o, q) for o, _, q, _ in EXPECTED}):
+                t.equal(answers("127.0.0.1", nsd_port, owner, qtype), answers(keyed.host, keyed.port, owner, qtype),
+                        "NSD (XoT): %s %s as gtmesh answers it" % (owner, qtype))
+        except Exception:
+            print(open(nsd_log).read()[-2000:] if os.path.exists(nsd_log) else "no NSD log")
+            raise
+        finally:
+            stop(nsd)
 
         # XoT's mutual-TLS profile: a zone that asks for the secondary's
         # client certificate (tls_client), verified against --dot-client-ca.

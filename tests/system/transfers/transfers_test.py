@@ -128,15 +128,21 @@ zone:
     return proc, port, log_path
 
 
-def start_nsd(workdir, primary_port, key=None):
+def start_nsd(workdir, primary_port, key=None, tls=None):
     """nsd as a secondary of gtmesh (with `key`, (name, base64 secret), its
-    transfers signed with it); returns (process, port, log path)."""
+    transfers signed with it; with `tls`, (CA file, the name the primary's
+    certificate must carry), over TLS: XoT; NSD 4.6 sends no client
+    certificate); returns (process, port, log path)."""
     d = os.path.join(workdir, "nsd")
     os.makedirs(d)
     port = free_port()
     conf = os.path.join(d, "nsd.conf")
     keys = f"key:\n    name: {key[0]}\n    algorithm: hmac-sha256\n    secret: \"{key[1]}\"\n" if key else ""
     key_name = key[0] if key else "NOKEY"
+    bundle = f'\n    tls-cert-bundle: "{tls[0]}"' if tls else ""
+    if tls:
+        keys += f"tls-auth:\n    name: gtmesh\n    auth-domain-name: \"{tls[1]}\"\n"
+        key_name += " gtmesh"
     with open(conf, "w") as f:
         f.write(keys + f"""server:
     ip-address: 127.0.0.1@{port}
@@ -151,7 +157,7 @@ def start_nsd(workdir, primary_port, key=None):
     logfile: "{d}/nsd.log"
     server-count: 1
     verbosity: 2
-    do-ip6: no
+    do-ip6: no{bundle}
 remote-control:
     control-enable: no
 zone:
