@@ -80,6 +80,7 @@ constexpr placement placements[] = {
   {dns_counter::dnstap_sink_opened, "gtmesh_dnstap_sink_opened_total", nullptr, nullptr},
   {dns_counter::xfr_axfr, "gtmesh_dns_transfers_total", "result", "axfr_full"},
   {dns_counter::xfr_ixfr_full, "gtmesh_dns_transfers_total", "result", "ixfr_full"},
+  {dns_counter::xfr_ixfr_incremental, "gtmesh_dns_transfers_total", "result", "ixfr_incremental"},
   {dns_counter::xfr_ixfr_current, "gtmesh_dns_transfers_total", "result", "ixfr_up_to_date"},
   {dns_counter::xfr_refused, "gtmesh_dns_transfers_total", "result", "refused"},
   {dns_counter::xfr_notauth, "gtmesh_dns_transfers_total", "result", "notauth"},
@@ -140,8 +141,8 @@ const std::map<std::string, const char*> helps = {
   {"gtmesh_dnstap_dropped_total",
    "dnstap messages not logged: the thread's ring was full, over qps_limit, or the sink was down or failed a write."},
   {"gtmesh_dns_transfers_total",
-   "Zone transfer requests over TCP by result: AXFR or IXFR answered with the whole zone, IXFR up to date (SOA "
-   "alone), refused (not allowed), notauth (no such zone), busy (too many at once), aborted (the client left)."},
+   "Zone transfer requests over TCP by result: AXFR or IXFR answered with the whole zone, IXFR answered with the "
+   "changes since the client's serial, IXFR up to date (SOA alone), refused (not allowed), notauth (no such zone), busy (too many at once), aborted (the client left)."},
   {"gtmesh_dns_transfer_messages_total", "Zone transfer messages sent."},
   {"gtmesh_dns_notify_total",
    "NOTIFY (RFC 1996) to secondaries: messages sent (retries included), answered, given up after every retry."},

@@ -78,6 +78,7 @@ enum class dns_counter : uint8_t {
   // Zone transfers over TCP (core/dns/transfer): by kind and result.
   xfr_axfr,           ///< AXFR answered with the whole zone
   xfr_ixfr_full,      ///< IXFR answered with the whole zone
+  xfr_ixfr_incremental, ///< IXFR answered with the deltas from the client's serial (the journal)
   xfr_ixfr_current,   ///< IXFR from the current serial: the SOA alone
   xfr_refused,        ///< REFUSED: the zone has no transfer: or the client is not in its allow
   xfr_notauth,        ///< NOTAUTH: not a zone served here

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <map>
 #include <cerrno>
 #include <chrono>
 #include <thread>
@@ -296,6 +297,15 @@ struct tcp_server::impl {
   /// so at most this many at once (the others get SERVFAIL and retry).
   static constexpr size_t max_transfers = 4;
   size_t transfers_in_progress = 0;
+  /// IXFR journals by zone (apex, wire form), of the zones transferred from
+  /// this node (core/dns/transfer/ixfr_journal.hpp); at most max_journals.
+  std::map<std::vector<uint8_t>, ixfr_journal> journals;
+  static constexpr size_t max_journals = 1024;
+  ixfr_journal& journal_for(const std::vector<uint8_t>& zone) {
+    if (journals.size() >= max_journals && !journals.contains(zone))
+      journals.clear(); // a bound: the cost of forgetting is AXFRs
+    return journals[zone];
+  }
   /// One NOTIFY to one secondary, until it answers or the tries run out.
   struct notify_send;
   void notify_attempt(std::shared_ptr<notify_send> n);
@@ -446,7 +456,8 @@ private:
   /// restarts the write timeout, so a secondary that keeps reading is never
   /// cut off while one that stops is closed like any stalled reader.
   void send_transfer(transfer_answer answer) {
-    const bool counted = answer.outcome == transfer_outcome::full || answer.outcome == transfer_outcome::up_to_date;
+    const bool counted = answer.outcome == transfer_outcome::full || answer.outcome == transfer_outcome::incremental ||
+                         answer.outcome == transfer_outcome::up_to_date;
     if (counted)
       ++server_.transfers_in_progress;
     transfer_ = std::move(answer.messages);
@@ -613,7 +624,8 @@ transfer_answer tcp_server::impl::signed_transfer(transfer_request request, cons
   }
   counters.bump(dns_counter::tsig_valid);
   request.key = check.key;
-  transfer_answer a = build_transfer(snapshot, request, peer, now, max_tcp_message - signer.space());
+  transfer_answer a =
+    build_transfer(snapshot, request, peer, now, max_tcp_message - signer.space(), &journal_for(request.zone));
   for (auto& m : a.messages)
     m = signer.sign(std::move(m));
   return a;
@@ -634,12 +646,17 @@ transfer_answer tcp_server::impl::transfer(transfer_request request, const ip_ad
   const published_snapshot* published = publisher.enter(reader);
   const routing_snapshot* snapshot = published ? published->snapshot.get() : nullptr;
   const int64_t now = published && published->fixed_now_ms != 0 ? published->fixed_now_ms : wall_clock_ms();
-  transfer_answer a = request.tsig_at != 0 ? signed_transfer(request, peer, message, snapshot, now)
-                                            : build_transfer(snapshot, request, peer, now);
+  transfer_answer a = request.tsig_at != 0
+                        ? signed_transfer(request, peer, message, snapshot, now)
+                        : build_transfer(snapshot, request, peer, now, max_tcp_message, &journal_for(request.zone));
   publisher.leave(reader);
   switch (a.outcome) {
     case transfer_outcome::full:
       counters.bump(request.qtype == type_axfr ? dns_counter::xfr_axfr : dns_counter::xfr_ixfr_full);
+      counters.bump(dns_counter::noerror);
+      break;
+    case transfer_outcome::incremental:
+      counters.bump(dns_counter::xfr_ixfr_incremental);
       counters.bump(dns_counter::noerror);
       break;
     case transfer_outcome::up_to_date:

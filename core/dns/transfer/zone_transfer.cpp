@@ -271,8 +271,21 @@ std::vector<transfer_record> transfer_records(const routing_snapshot& s, uint32_
   return out;
 }
 
+bool journal_exact(const routing_plan& plan, uint32_t zone) noexcept {
+  const zone_plan& z = plan.zones[zone];
+  const transfer_view view = z.source ? z.source->transfer.view : transfer_view::omit;
+  if (view == transfer_view::omit)
+    return true;
+  // fail_safe: fixed by the config, but for ALIAS records (their current
+  // addresses); current: only plain records are fixed.
+  for (const record_plan& r : plan.records)
+    if (r.zone == zone && r.mode != record_mode::plain && (view == transfer_view::current || r.mode == record_mode::alias))
+      return false;
+  return true;
+}
+
 transfer_answer build_transfer(const routing_snapshot* s, const transfer_request& request, const ip_address& peer,
-                               int64_t now_ms, size_t max_message) {
+                               int64_t now_ms, size_t max_message, ixfr_journal* journal) {
   if (!s || !s->plan || (request.qclass != 1 && request.qclass != 255))
     return refusal(request, transfer_outcome::notauth);
   const routing_plan& plan = *s->plan;
@@ -290,7 +303,7 @@ transfer_answer build_transfer(const routing_snapshot* s, const transfer_request
 
   std::vector<transfer_record> records = transfer_records(*s, zone, now_ms);
   transfer_answer a;
-  const transfer_record& soa = records.front();
+  const transfer_record soa = records.front(); // a copy: `records` may be replaced by the deltas
   const uint32_t serial = static_cast<uint32_t>(get16(soa.rdata, soa.rdata.size() - 20)) << 16 |
                           get16(soa.rdata, soa.rdata.size() - 18);
   if (request.qtype == type_ixfr && request.client_serial == serial) {
@@ -302,8 +315,28 @@ transfer_answer build_transfer(const routing_snapshot* s, const transfer_request
     a.records = 1;
     return a;
   }
+  const bool exact = journal && journal_exact(plan, zone);
+  if (exact && journal->serial() != serial)
+    journal->note(records); // this version, as transferred: the next change is a delta from it
+  std::vector<const zone_delta*> chain;
+  if (exact && request.qtype == type_ixfr && request.client_serial)
+    chain = journal->since(*request.client_serial);
+  if (!chain.empty() && soa_serial(chain.back()->new_soa) == serial) {
+    // RFC 1995 4: the newest SOA, then per version the old SOA, what it
+    // deletes, the new SOA, what it adds; the newest SOA again.
+    std::vector<transfer_record> deltas{soa};
+    for (const zone_delta* d : chain) {
+      deltas.push_back(d->old_soa);
+      deltas.insert(deltas.end(), d->deleted.begin(), d->deleted.end());
+      deltas.push_back(d->new_soa);
+      deltas.insert(deltas.end(), d->added.begin(), d->added.end());
+    }
+    records = std::move(deltas);
+    a.outcome = transfer_outcome::incremental;
+  } else {
+    a.outcome = transfer_outcome::full;
+  }
   records.push_back(soa); // SOA first and last (RFC 5936 2.2)
-  a.outcome = transfer_outcome::full;
   // Every owner ends in the zone's apex: it is written as its labels above
   // the apex and a pointer to the apex, in the question (the first message)
   // or in the message's first owner (the others), which is written whole.

@@ -28,15 +28,17 @@
 //
 // The serial is the one gtmesh serves in the zone's SOA (the config version,
 // or an explicit soa.serial): every decider of a cluster serves the same
-// serial for the same config. IXFR is answered with the whole zone (RFC
-// 1995 section 4 allows it) unless the client's serial is the current one,
-// when the answer is the SOA alone.
+// serial for the same config. IXFR from the current serial gets the SOA
+// alone; from a serial the zone's journal (ixfr_journal.hpp, kept by the
+// caller) reaches back to, the changes since; else the whole zone (RFC
+// 1995 section 4 allows it).
 //
 // Refusals: a name that is no zone's apex gets NOTAUTH; a zone without
 // `transfer:`, or a client outside its `allow` (an address, a TSIG key, or
 // both), gets REFUSED. The TCP server checks a request's TSIG before it
 // asks for the answer, and signs every message of it.
 
+#include "core/dns/transfer/ixfr_journal.hpp"
 #include "core/dns/wire/dns_header.hpp"
 #include "core/net/ip_address.hpp"
 #include "core/routing/routing_snapshot.hpp"
@@ -82,6 +84,7 @@ std::optional<transfer_request> parse_transfer_request(std::span<const uint8_t> 
 
 enum class transfer_outcome : uint8_t {
   full,       ///< the whole zone (AXFR, or IXFR answered as a full transfer)
+  incremental, ///< IXFR: the deltas from the client's serial (ixfr_journal)
   up_to_date, ///< IXFR from the current serial: the SOA alone
   refused,    ///< the zone has no transfer:, or the client is not allowed
   notauth,    ///< not a zone this server has (or no snapshot)
@@ -101,18 +104,16 @@ inline constexpr int current_rounds = 32;
 /// messages of at most `max_message` bytes each (the TCP limit by default;
 /// tests lower it to see several).
 transfer_answer build_transfer(const routing_snapshot* snapshot, const transfer_request& request,
-                               const ip_address& peer, int64_t now_ms, size_t max_message = 65535);
+                               const ip_address& peer, int64_t now_ms, size_t max_message = 65535,
+                               ixfr_journal* journal = nullptr);
+
+/// The zone's transferred records follow its serial exactly (no dynamic
+/// record, or view fail_safe / omit), so an IXFR journal of it is exact.
+bool journal_exact(const routing_plan& plan, uint32_t zone) noexcept;
 
 /// A one-message answer to `request` with `code` and its question.
 std::vector<uint8_t> transfer_error(const transfer_request& request, rcode code);
 
-/// One resource record of a transfer.
-struct transfer_record {
-  std::vector<uint8_t> owner; ///< wire form, lowercase
-  uint16_t type = 0;
-  uint32_t ttl = 0;
-  std::vector<uint8_t> rdata;
-};
 
 /// Zone `zone` of the snapshot's plan as transferred (see above), without
 /// the closing SOA: the SOA first, then the rest in plan order, each RRset's

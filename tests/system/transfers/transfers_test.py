@@ -342,6 +342,37 @@ def main():
         t.equal(len(hosts), 3000, "3,000 A records")
         t.equal(len(set(hosts)), 3000, "each once")
         t.check(got[0][2] == "SOA" and got[-1][2] == "SOA", "SOA first and last")
+        axfr_bytes = int(re.search(r"Received (\d+) B", out).group(1))
+        # 4b. IXFR from the journal: one record changed by a reload (serial
+        # 1 -> 2) goes out as that change alone (RFC 1995), the view being
+        # omit (exact); from a serial the journal does not hold, the zone.
+        with open(big_config) as f:
+            text = f.read()
+        t.check("{name: host7, type: A, answers: [10.0.0.7]}" in text, "the big zone has host7")
+        with open(big_config, "w") as f:
+            f.write(text.replace("{name: host7, type: A, answers: [10.0.0.7]}",
+                                 "{name: host7, type: A, answers: [10.9.9.9]}"))
+        offset = len(big.log_text())
+        big.signal(signal.SIGHUP)
+        big.wait_log(r"reloaded", offset)
+        before_ixfr = big.counters()
+        out = kdig(big.host, big.port, "IXFR=1", "big.test")
+        got = xfr_records(out)
+
+        def soa(n):
+            return ("big.test.", "3600", "SOA", "ns1.big.test. hostmaster.big.test. %d 3600 600 604800 60" % n)
+        t.equal(got, [soa(2), soa(1), ("host7.big.test.", "30", "A", "10.0.0.7"), soa(2),
+                      ("host7.big.test.", "30", "A", "10.9.9.9"), soa(2)],
+                "IXFR from serial 1 after one change: SOA 2, SOA 1, the old record, SOA 2, the new one, SOA 2")
+        ixfr_bytes = int(re.search(r"Received (\d+) B", out).group(1))
+        t.check(ixfr_bytes < 400, "IXFR of one change: %d bytes (the AXFR: %d)" % (ixfr_bytes, axfr_bytes))
+        out = kdig(big.host, big.port, "IXFR=0", "big.test")
+        t.equal(len([r for r in xfr_records(out) if r[2] == "A"]), 3000,
+                "IXFR from a serial the journal does not hold: the whole zone")
+        counted = big.counters()
+        t.equal((counted["xfr_ixfr_incremental"] - before_ixfr["xfr_ixfr_incremental"],
+                 counted["xfr_ixfr_full"] - before_ixfr["xfr_ixfr_full"]), (1, 1),
+                "one IXFR counted incremental, one full")
         stop(big.proc)
 
         # 5. Real secondaries.
@@ -357,9 +388,12 @@ def main():
         # 6. NOTIFY on a new serial.
         knot2_port = free_port()
         notify_config = os.path.join(workdir, "notify.yaml")
+        # view fail_safe: the transfer follows the serial exactly, so the
+        # change goes out by IXFR from the journal.
         text = open(CONFIG).read().replace('      allow: [127.0.0.1, "::1"]\n',
                                            f'      allow: [127.0.0.1, "::1"]\n      notify: ["127.0.0.1:{knot2_port}"]\n')
-        t.check("notify:" in text, "the notify variant of the example")
+        text = text.replace("      view: current\n", "      view: fail_safe\n", 1)
+        t.check("notify:" in text and "view: fail_safe" in text, "the notify variant of the example")
         with open(notify_config, "w") as f:
             f.write(text)
         notifier = GtmeshServer(workdir, notify_config, state=STATE, extra=["--udp-threads", "1"],
@@ -369,6 +403,11 @@ def main():
         counted = notifier.counters()
         t.check(counted["notify_acked"] >= 1 and counted["notify_sent"] >= 2,
                 "NOTIFYs sent (start and reload) and answered are counted", str(counted))
+        knot2_log_text = open(logs[-1]).read()
+        t.check(counted["xfr_ixfr_incremental"] == 1 and "IXFR, incoming" in knot2_log_text and
+                "AXFR-style IXFR" not in knot2_log_text,
+                "Knot took the change by IXFR, incrementally (one counted; its log: no AXFR-style IXFR)",
+                "\n".join(l for l in knot2_log_text.splitlines() if "XFR" in l)[-600:])
         stop(knot2)
 
         final = server.counters()

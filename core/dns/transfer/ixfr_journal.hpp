@@ -1,0 +1,60 @@
+#pragma once
+
+// The differences between the versions of one zone that were transferred
+// (RFC 1995): what IXFR sends a secondary that holds an older serial,
+// instead of the whole zone. Kept in memory by the TCP server, per zone,
+// for zones whose transferred records follow the serial exactly (view
+// fail_safe or omit, or no dynamic record: zone_transfer.hpp); after a
+// restart, or from a serial older than the journal, IXFR is answered with
+// the whole zone as before. Pure: no sockets, no clock.
+
+#include "core/dns/transfer/transfer_record.hpp"
+
+#include <cstdint>
+#include <cstddef>
+#include <deque>
+#include <vector>
+
+namespace gtmesh::dns {
+
+/// One version to the next: the records to delete, then those to add.
+struct zone_delta {
+  transfer_record old_soa;
+  transfer_record new_soa;
+  std::vector<transfer_record> deleted;
+  std::vector<transfer_record> added;
+};
+
+class ixfr_journal {
+public:
+  /// At most this many deltas, and no more records in all than the zone
+  /// holds (then an AXFR costs no more): the oldest go first.
+  static constexpr size_t max_deltas = 64;
+  /// ... but room for this many records whatever the zone's size.
+  static constexpr size_t min_records = 1024;
+
+  /// The zone as it is transferred now (transfer_records: its SOA first).
+  /// When its serial moved since the last note, the difference is kept.
+  void note(std::vector<transfer_record> records);
+
+  /// The deltas from `serial` to the newest noted version, in order; empty
+  /// when `serial` is not a version the journal starts a delta from.
+  std::vector<const zone_delta*> since(uint32_t serial) const;
+
+  /// The serial of the last version noted (0 before any).
+  uint32_t serial() const noexcept { return serial_; }
+  size_t deltas() const noexcept { return deltas_.size(); }
+
+private:
+  std::vector<transfer_record> last_; ///< the last version noted, sorted, without its SOA
+  transfer_record last_soa_;
+  uint32_t serial_ = 0;
+  bool noted_ = false;
+  std::deque<zone_delta> deltas_;
+  size_t delta_records_ = 0;
+};
+
+/// The serial in an SOA record's RDATA.
+uint32_t soa_serial(const transfer_record& soa) noexcept;
+
+} // namespace gtmesh::dns

@@ -1,0 +1,60 @@
+// The IXFR journal (core/dns/transfer/ixfr_journal.hpp): a change between
+// two noted versions is kept as its deletions and additions; chains run to
+// the newest version; old deltas go when the bound is passed.
+
+#include "core/dns/transfer/ixfr_journal.hpp"
+
+#include <gtest/gtest.h>
+
+namespace gtmesh::dns {
+namespace {
+
+transfer_record soa(uint32_t serial) {
+  transfer_record r{{3, 'z', 'o', 'n', 0}, 6, 3600, std::vector<uint8_t>(22, 0)};
+  const size_t at = r.rdata.size() - 20;
+  r.rdata[at] = static_cast<uint8_t>(serial >> 24);
+  r.rdata[at + 1] = static_cast<uint8_t>(serial >> 16);
+  r.rdata[at + 2] = static_cast<uint8_t>(serial >> 8);
+  r.rdata[at + 3] = static_cast<uint8_t>(serial);
+  return r;
+}
+
+transfer_record a(uint8_t host, uint8_t last) {
+  return transfer_record{{1, host, 3, 'z', 'o', 'n', 0}, 1, 30, {192, 0, 2, last}};
+}
+
+TEST(ixfr_journal, a_change_is_kept_as_its_deletions_and_additions) {
+  ixfr_journal j;
+  j.note({soa(1), a('a', 1), a('b', 2)});
+  EXPECT_EQ(j.serial(), 1u);
+  EXPECT_TRUE(j.since(1).empty());
+  j.note({soa(1), a('a', 1)}); // the same serial: nothing kept
+  EXPECT_EQ(j.deltas(), 0u);
+  j.note({soa(2), a('a', 1), a('b', 3)});
+  auto chain = j.since(1);
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_EQ(soa_serial(chain[0]->old_soa), 1u);
+  EXPECT_EQ(soa_serial(chain[0]->new_soa), 2u);
+  EXPECT_EQ(chain[0]->deleted, std::vector<transfer_record>{a('b', 2)});
+  EXPECT_EQ(chain[0]->added, std::vector<transfer_record>{a('b', 3)});
+  j.note({soa(3), a('b', 3)});
+  chain = j.since(1);
+  ASSERT_EQ(chain.size(), 2u); // 1 -> 2 -> 3
+  EXPECT_EQ(soa_serial(chain[1]->new_soa), 3u);
+  EXPECT_EQ(chain[1]->deleted, std::vector<transfer_record>{a('a', 1)});
+  EXPECT_TRUE(chain[1]->added.empty());
+  EXPECT_EQ(j.since(2).size(), 1u);
+  EXPECT_TRUE(j.since(7).empty());
+}
+
+TEST(ixfr_journal, old_deltas_go_past_the_bound) {
+  ixfr_journal j;
+  for (uint32_t serial = 1; serial <= ixfr_journal::max_deltas + 10; ++serial)
+    j.note({soa(serial), a('a', static_cast<uint8_t>(serial)), a('b', 1), a('c', 1), a('d', 1)});
+  EXPECT_LE(j.deltas(), ixfr_journal::max_deltas);
+  EXPECT_TRUE(j.since(1).empty()); // too old: the whole zone instead
+  EXPECT_FALSE(j.since(j.serial() - 1).empty());
+}
+
+} // namespace
+} // namespace gtmesh::dns
