@@ -13,6 +13,10 @@ time relative to Knot and NSD. Every transfer must hold every record
 (counted), or the bench exits 1. It refuses to print gtmesh alone: without
 knotd and nsd it exits 1.
 
+Then one record is changed in each server's zone (serial 2) and each is
+asked for IXFR from serial 1: the bytes and records each sends (NSD 4.6
+serves no IXFR: it sends the zone).
+
   tools/bench/xfr_bench.py [--records 100000] [--rounds 5]
 
 GTMESH_BIN picks the binary (default build/tools/gtmesh). Loopback only;
@@ -104,7 +108,8 @@ template:
   - id: default
     storage: "{k}"
     zonefile-sync: -1
-    journal-content: none
+    journal-content: changes       # IXFR out: the differences a zone-file reload makes
+    zonefile-load: difference
     semantic-checks: off
 zone:
   - domain: big.test
@@ -160,6 +165,47 @@ def axfr(port, records):
     return float(t.group(1)) / 1000, int(m.group(1)), int(m.group(2))
 
 
+def change_one_record(d, procs):
+    """host7 gets another address and the serial becomes 2, in each server's
+    copy of the zone; each is told to load it again."""
+    conf = os.path.join(d, "gtmesh.yaml")
+    text = open(conf).read()
+    text = text.replace("serial: 1}", "serial: 2}").replace("{name: host7, type: A, ttl: 30, answers: [%s]}"
+                                                              % address(7), "{name: host7, type: A, ttl: 30, "
+                                                              "answers: [192.0.2.7]}")
+    open(conf, "w").write(text)
+    procs["gtmesh"][0].send_signal(signal.SIGHUP)
+    for server in ("knot", "nsd"):
+        path = os.path.join(d, server, "big.test.zone")
+        z = open(path).read()
+        z = z.replace("hostmaster.big.test. 1 ", "hostmaster.big.test. 2 ").replace(
+            "host7 IN A %s\n" % address(7), "host7 IN A 192.0.2.7\n")
+        open(path, "w").write(z)
+    subprocess.run(["knotc", "-s", os.path.join(d, "knot", "knot.sock"), "zone-reload", "big.test"],
+                   capture_output=True, timeout=60)
+    procs["nsd"][0].send_signal(signal.SIGHUP)
+    for name, (_, port) in procs.items():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            out = subprocess.run(["kdig", "@127.0.0.1", "-p", str(port), "+short", "SOA", "big.test"],
+                                 capture_output=True, text=True, timeout=10).stdout.split()
+            if len(out) >= 3 and out[2] == "2":
+                break
+            time.sleep(0.2)
+        else:
+            sys.exit("xfr_bench: %s did not load serial 2" % name)
+
+
+def ixfr(port):
+    """(bytes, records) of an IXFR from serial 1."""
+    out = subprocess.run(["kdig", "@127.0.0.1", "-p", str(port), "+time=10", "+retry=0", "IXFR=1", "big.test"],
+                         capture_output=True, text=True, timeout=300).stdout
+    m = re.search(r"Received (\d+) B \((\d+) messages, (\d+) records\)", out)
+    if not m:
+        sys.exit("xfr_bench: port %d gave no IXFR: %s" % (port, out[-300:]))
+    return int(m.group(1)), int(m.group(3))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--records", type=int, default=100000)
@@ -190,6 +236,15 @@ def main():
         for name, rs in results.items():
             print("%-8s %10.3f %12d %9d %9.2fx %9.2fx" % (name, med[name], rs[-1][1], rs[-1][2],
                                                           med[name] / med["knot"], med[name] / med["nsd"]))
+        # IXFR of a one-record change (each server transferred serial 1
+        # above, so gtmesh's journal holds it).
+        change_one_record(d, procs)
+        print("\nIXFR from serial 1 after one record changed (serial 2)")
+        print("%-8s %12s %9s" % ("server", "bytes", "records"))
+        for name, (proc, port) in procs.items():
+            size, records = ixfr(port)
+            print("%-8s %12d %9d%s" % (name, size, records, "  (the whole zone: no IXFR out)"
+                                       if records > 100 else ""))
     finally:
         for proc, _ in procs.values():
             if proc.poll() is None:
