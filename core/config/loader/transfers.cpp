@@ -119,6 +119,10 @@ void loader::parse_transfer(const node& n, const std::string& field, zone& z) {
       at = child(item, "address");
       key = tsig_key_ref(item, rf);
       tls_client = str(item, "tls_client", rf).value_or("");
+      for (char& c : tls_client) // compared with certificate names: lowercase, without a trailing dot
+        c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+      if (!tls_client.empty() && tls_client.back() == '.')
+        tls_client.pop_back();
       if (!text && !child(item, "key") && tls_client.empty()) {
         error(item, rf, "expected an address, a key, a TLS client or a mix, e.g. {address: 192.0.2.53, key: "
                         "transfer-key}");

@@ -46,18 +46,33 @@ std::vector<std::string> verified_client_names(SSL* ssl) {
   X509* cert = SSL_get_peer_certificate(ssl);
   if (!cert)
     return names;
+  // A name with a NUL inside is not taken (it could pose as a prefix of
+  // itself); names are compared lowercase; the CN only without a DNS SAN.
+  auto take = [&names](const char* p, size_t n) {
+    std::string name(p, n);
+    if (name.empty() || name.find('\0') != std::string::npos)
+      return;
+    for (char& c : name)
+      c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    names.push_back(std::move(name));
+  };
   if (SSL_get_verify_result(ssl) == X509_V_OK) {
-    char cn[256] = {};
-    if (X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof cn - 1) > 0)
-      names.emplace_back(cn);
     auto* sans = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
     for (int i = 0; sans && i < sk_GENERAL_NAME_num(sans) && i < 16; ++i) {
       const GENERAL_NAME* g = sk_GENERAL_NAME_value(sans, i);
       if (g->type == GEN_DNS)
-        names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(g->d.dNSName)),
-                           static_cast<size_t>(ASN1_STRING_length(g->d.dNSName)));
+        take(reinterpret_cast<const char*>(ASN1_STRING_get0_data(g->d.dNSName)),
+             static_cast<size_t>(ASN1_STRING_length(g->d.dNSName)));
     }
     GENERAL_NAMES_free(sans);
+    if (names.empty()) {
+      X509_NAME* subject = X509_get_subject_name(cert);
+      const int at = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
+      if (at >= 0) {
+        const ASN1_STRING* cn = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, at));
+        take(reinterpret_cast<const char*>(ASN1_STRING_get0_data(cn)), static_cast<size_t>(ASN1_STRING_length(cn)));
+      }
+    }
   }
   X509_free(cert);
   return names;
@@ -301,10 +316,22 @@ struct tcp_server::impl {
   /// this node (core/dns/transfer/ixfr_journal.hpp); at most max_journals.
   std::map<std::vector<uint8_t>, ixfr_journal> journals;
   static constexpr size_t max_journals = 1024;
-  ixfr_journal& journal_for(const std::vector<uint8_t>& zone) {
+  /// The journal of `zone` when the snapshot transfers it (never one for a
+  /// name a client made up: those would crowd the real ones out).
+  ixfr_journal* journal_for(const routing_snapshot* snapshot, const std::vector<uint8_t>& zone) {
+    if (!snapshot || !snapshot->plan)
+      return nullptr;
+    const bool transferable = std::any_of(snapshot->plan->zones.begin(), snapshot->plan->zones.end(),
+                                          [&](const zone_plan& z) {
+                                            return z.source && z.source->transfer.enabled && z.wire.size() == zone.size() &&
+                                                   std::equal(zone.begin(), zone.end(), z.wire.begin(),
+                                                              [](uint8_t a, uint8_t b) { return a == lower(b); });
+                                          });
+    if (!transferable)
+      return nullptr;
     if (journals.size() >= max_journals && !journals.contains(zone))
-      journals.clear(); // a bound: the cost of forgetting is AXFRs
-    return journals[zone];
+      journals.clear(); // a bound (more transferable zones than this): the cost of forgetting is AXFRs
+    return &journals[zone];
   }
   /// One NOTIFY to one secondary, until it answers or the tries run out.
   struct notify_send;
@@ -625,7 +652,7 @@ transfer_answer tcp_server::impl::signed_transfer(transfer_request request, cons
   counters.bump(dns_counter::tsig_valid);
   request.key = check.key;
   transfer_answer a =
-    build_transfer(snapshot, request, peer, now, max_tcp_message - signer.space(), &journal_for(request.zone));
+    build_transfer(snapshot, request, peer, now, max_tcp_message - signer.space(), journal_for(snapshot, request.zone));
   for (auto& m : a.messages)
     m = signer.sign(std::move(m));
   return a;
@@ -648,7 +675,7 @@ transfer_answer tcp_server::impl::transfer(transfer_request request, const ip_ad
   const int64_t now = published && published->fixed_now_ms != 0 ? published->fixed_now_ms : wall_clock_ms();
   transfer_answer a = request.tsig_at != 0
                         ? signed_transfer(request, peer, message, snapshot, now)
-                        : build_transfer(snapshot, request, peer, now, max_tcp_message, &journal_for(request.zone));
+                        : build_transfer(snapshot, request, peer, now, max_tcp_message, journal_for(snapshot, request.zone));
   publisher.leave(reader);
   switch (a.outcome) {
     case transfer_outcome::full:
@@ -836,6 +863,8 @@ bool tcp_server::use_tls(const std::string& cert_file, const std::string& key_fi
       // (ordinary DoT) but matches no `tls_client` rule.
       ctx->load_verify_file(client_ca);
       ctx->set_verify_mode(asio::ssl::verify_peer);
+      static const unsigned char id[] = "gtmesh-dot";
+      SSL_CTX_set_session_id_context(ctx->native_handle(), id, sizeof id - 1); // resumed sessions keep working
     }
     impl_->tls_context = std::move(ctx);
     return true;

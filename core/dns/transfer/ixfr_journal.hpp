@@ -34,8 +34,15 @@ public:
   static constexpr size_t min_records = 1024;
 
   /// The zone as it is transferred now (transfer_records: its SOA first).
-  /// When its serial moved since the last note, the difference is kept.
-  void note(std::vector<transfer_record> records);
+  /// When its serial moved forward since the last note (RFC 1982), the
+  /// difference is kept; when it did not move forward, or stayed with other
+  /// records (an explicit serial not raised), the journal starts again from
+  /// this version. Returns whether anything changed.
+  bool note(const std::vector<transfer_record>& records);
+
+  /// Forgets every version (a zone whose transfer stopped following its
+  /// serial, e.g. a view that became `current`).
+  void clear() noexcept;
 
   /// The deltas from `serial` to the newest noted version, in order; empty
   /// when `serial` is not a version the journal starts a delta from.
@@ -49,6 +56,7 @@ private:
   std::vector<transfer_record> last_; ///< the last version noted, sorted, without its SOA
   transfer_record last_soa_;
   uint32_t serial_ = 0;
+  uint64_t hash_ = 0; ///< of the last version noted, as transferred
   bool noted_ = false;
   std::deque<zone_delta> deltas_;
   size_t delta_records_ = 0;

@@ -306,6 +306,13 @@ transfer_answer build_transfer(const routing_snapshot* s, const transfer_request
   const transfer_record soa = records.front(); // a copy: `records` may be replaced by the deltas
   const uint32_t serial = static_cast<uint32_t>(get16(soa.rdata, soa.rdata.size() - 20)) << 16 |
                           get16(soa.rdata, soa.rdata.size() - 18);
+  // This version, as transferred: the next change is a delta from it. A
+  // zone whose transfer does not follow its serial keeps no journal.
+  const bool exact = journal && journal_exact(plan, zone);
+  if (exact)
+    journal->note(records);
+  else if (journal)
+    journal->clear();
   if (request.qtype == type_ixfr && request.client_serial == serial) {
     a.outcome = transfer_outcome::up_to_date;
     std::vector<uint8_t> m = begin_message(request, rcode::noerror, true);
@@ -315,9 +322,6 @@ transfer_answer build_transfer(const routing_snapshot* s, const transfer_request
     a.records = 1;
     return a;
   }
-  const bool exact = journal && journal_exact(plan, zone);
-  if (exact && journal->serial() != serial)
-    journal->note(records); // this version, as transferred: the next change is a delta from it
   std::vector<const zone_delta*> chain;
   if (exact && request.qtype == type_ixfr && request.client_serial)
     chain = journal->since(*request.client_serial);

@@ -201,9 +201,10 @@ TEST(transfer_config, tsig_keys_and_keyed_rules_load_into_the_model) {
   ASSERT_EQ(t.notify.size(), 2u);
   EXPECT_EQ(t.notify[0].key, 0);
   // XoT's mutual TLS: a client certificate's name, alone or with more.
-  auto m = load(keyed("{allow: [{tls_client: secondary.test}, {address: 10.0.0.0/8, tls_client: b.test, key: other}]}"));
+  auto m = load(keyed("{allow: [{tls_client: Secondary.Test.}, {address: 10.0.0.0/8, tls_client: b.test, key: other}]}"));
   ASSERT_TRUE(m.ok()) << m.report();
   const transfer_settings& mt = m.cfg->zones[0].transfer;
+  EXPECT_EQ(mt.allow[0].tls_client, "secondary.test"); // as certificate names are compared: lowercase, no dot
   const std::vector<std::string> secondary{"secondary.test"}, b{"b.test"};
   EXPECT_TRUE(mt.allows(anywhere, -1, secondary));
   EXPECT_FALSE(mt.allows(anywhere));

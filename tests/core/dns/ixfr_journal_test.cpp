@@ -28,7 +28,7 @@ TEST(ixfr_journal, a_change_is_kept_as_its_deletions_and_additions) {
   j.note({soa(1), a('a', 1), a('b', 2)});
   EXPECT_EQ(j.serial(), 1u);
   EXPECT_TRUE(j.since(1).empty());
-  j.note({soa(1), a('a', 1)}); // the same serial: nothing kept
+  EXPECT_FALSE(j.note({soa(1), a('a', 1), a('b', 2)})); // the same version: nothing kept
   EXPECT_EQ(j.deltas(), 0u);
   j.note({soa(2), a('a', 1), a('b', 3)});
   auto chain = j.since(1);
@@ -45,6 +45,29 @@ TEST(ixfr_journal, a_change_is_kept_as_its_deletions_and_additions) {
   EXPECT_TRUE(chain[1]->added.empty());
   EXPECT_EQ(j.since(2).size(), 1u);
   EXPECT_TRUE(j.since(7).empty());
+}
+
+TEST(ixfr_journal, a_serial_that_does_not_move_forward_starts_it_again) {
+  ixfr_journal j;
+  j.note({soa(5), a('a', 1)});
+  j.note({soa(6), a('a', 2)});
+  ASSERT_EQ(j.since(5).size(), 1u);
+  // The same serial with other records (an explicit serial not raised):
+  // no delta from 5 or 6 is true any more.
+  EXPECT_TRUE(j.note({soa(6), a('a', 3)}));
+  EXPECT_TRUE(j.since(5).empty());
+  j.note({soa(7), a('a', 4)});
+  ASSERT_EQ(j.since(6).size(), 1u);
+  EXPECT_EQ(j.since(6)[0]->deleted, std::vector<transfer_record>{a('a', 3)});
+  // A lowered serial (a restart from 1, a serial set back): again.
+  j.note({soa(3), a('a', 5)});
+  EXPECT_TRUE(j.since(6).empty());
+  EXPECT_EQ(j.serial(), 3u);
+  // Serial arithmetic (RFC 1982): 0xffffffff -> 2 moves forward.
+  ixfr_journal w;
+  w.note({soa(0xffffffffu), a('a', 1)});
+  w.note({soa(2), a('a', 2)});
+  EXPECT_EQ(w.since(0xffffffffu).size(), 1u);
 }
 
 TEST(ixfr_journal, old_deltas_go_past_the_bound) {
