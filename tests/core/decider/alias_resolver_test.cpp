@@ -194,18 +194,28 @@ class fake_resolver {
 public:
   using replier = std::function<std::vector<std::vector<uint8_t>>(const std::vector<uint8_t>&, bool)>;
   explicit fake_resolver(replier r) : reply_(std::move(r)) {
-    udp_ = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(udp_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    socklen_t len = sizeof a;
-    ::getsockname(udp_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    tcp_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    int one = 1;
-    ::setsockopt(tcp_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    EXPECT_EQ(::bind(tcp_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    // The kernel picks a free UDP port; its TCP twin may be taken by
+    // another test running at the same time (it was once): pick again.
+    bool bound = false;
+    for (int attempt = 0; attempt < 20 && !bound; ++attempt) {
+      udp_ = ::socket(AF_INET, SOCK_DGRAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      EXPECT_EQ(::bind(udp_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+      socklen_t len = sizeof a;
+      ::getsockname(udp_, reinterpret_cast<sockaddr*>(&a), &len);
+      port_ = ntohs(a.sin_port);
+      tcp_ = ::socket(AF_INET, SOCK_STREAM, 0);
+      int one = 1;
+      ::setsockopt(tcp_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      bound = ::bind(tcp_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+      if (!bound) {
+        ::close(tcp_);
+        ::close(udp_);
+      }
+    }
+    EXPECT_TRUE(bound) << "no UDP port whose TCP twin is free in 20 tries";
     ::listen(tcp_, 8);
     timeval tv{0, 100'000};
     ::setsockopt(udp_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
