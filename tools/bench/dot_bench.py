@@ -25,7 +25,6 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -33,14 +32,11 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(HERE, ".."))
+from free_port import free_port  # noqa: E402  (tools/free_port.py: below the ephemeral range)
 GTMESH = os.environ.get("GTMESH_BIN", os.path.join(HERE, "..", "..", "build", "tools", "gtmesh"))
 TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def cpu_seconds(pid):

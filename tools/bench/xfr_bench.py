@@ -28,7 +28,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,13 +35,10 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(HERE, ".."))
+from free_port import free_port  # noqa: E402  (tools/free_port.py: below the ephemeral range)
 GTMESH = os.environ.get("GTMESH_BIN", os.path.join(HERE, "..", "..", "build", "tools", "gtmesh"))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def address(i):

@@ -3,6 +3,7 @@
 
 #include "core/config/loader/loader.hpp"
 #include "core/dns/wire/name.hpp"
+#include "core/text/ascii_case.hpp"
 
 #include <algorithm>
 
@@ -118,9 +119,8 @@ void loader::parse_transfer(const node& n, const std::string& field, zone& z) {
       text = str(item, "address", rf);
       at = child(item, "address");
       key = tsig_key_ref(item, rf);
-      tls_client = str(item, "tls_client", rf).value_or("");
-      for (char& c : tls_client) // compared with certificate names: lowercase, without a trailing dot
-        c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+      // Compared with certificate names: lowercase, without a trailing dot.
+      tls_client = ascii_lower(str(item, "tls_client", rf).value_or(""));
       if (!tls_client.empty() && tls_client.back() == '.')
         tls_client.pop_back();
       if (!text && !child(item, "key") && tls_client.empty()) {

@@ -1,7 +1,5 @@
 #include "core/dns/lookup/query_processor.hpp"
 
-#include "core/dns/tsig/tsig.hpp"
-
 #include "core/dns/lookup/denial_types.hpp"
 #include "core/dns/wire/name.hpp"
 #include "core/dns/wire/rr_type.hpp"
@@ -347,6 +345,22 @@ size_t query_processor::respond(std::span<uint8_t> buffer, const query_source& s
   return answer(buffer, source, *snapshot, max_size, time.wall_ms);
 }
 
+dns_counter tsig_counter(tsig_error verdict) noexcept {
+  switch (verdict) {
+    case tsig_error::none:
+      return dns_counter::tsig_valid;
+    case tsig_error::badkey:
+      return dns_counter::tsig_badkey;
+    case tsig_error::badsig:
+      return dns_counter::tsig_badsig;
+    case tsig_error::badtime:
+      return dns_counter::tsig_badtime;
+    case tsig_error::badtrunc:
+      return dns_counter::tsig_badtrunc;
+  }
+  return dns_counter::tsig_formerr;
+}
+
 size_t query_processor::answer_signed(std::span<uint8_t> buffer, size_t length, const query_source& source,
                                       const routing_snapshot* snapshot, const query_time& time, size_t max_size,
                                       cookie_verdict cookie) {
@@ -360,10 +374,10 @@ size_t query_processor::answer_signed(std::span<uint8_t> buffer, size_t length, 
     return error_response(buffer, max_size, rcode::formerr);
   }
   const std::span<uint8_t> room = buffer.first(max_size);
+  counters_.bump(tsig_counter(check.error));
   if (check.error == tsig_error::badkey || check.error == tsig_error::badsig) {
     // Unsigned: the requester's key is not proven (RFC 8945 5.3.2). Names
     // of up to 255 bytes each may not leave room for it: FORMERR then.
-    counters_.bump(check.error == tsig_error::badkey ? dns_counter::tsig_badkey : dns_counter::tsig_badsig);
     const size_t space = unsigned_tsig_space(check);
     if (space + 300 > max_size)
       return error_response(buffer, max_size, rcode::formerr);
@@ -372,11 +386,9 @@ size_t query_processor::answer_signed(std::span<uint8_t> buffer, size_t length, 
   }
   tsig_signer signer(keys[static_cast<size_t>(check.key)], check, now_s);
   if (check.error == tsig_error::badtime || check.error == tsig_error::badtrunc) {
-    counters_.bump(check.error == tsig_error::badtime ? dns_counter::tsig_badtime : dns_counter::tsig_badtrunc);
     const size_t size = error_response(buffer, max_size - signer.space(), rcode::notauth);
     return size ? signer.sign(room, size) : 0;
   }
-  counters_.bump(dns_counter::tsig_valid);
   const size_t size = respond(buffer, source, snapshot, time, max_size - signer.space(), cookie);
   return size ? signer.sign(room, size) : 0;
 }

@@ -37,6 +37,7 @@
 #include "core/dns/lookup/rate_limiter.hpp"
 #include "core/dns/lookup/response_writer.hpp"
 #include "core/dns/lookup/unmeasured_clients.hpp"
+#include "core/dns/tsig/tsig.hpp"
 #include "core/dns/wire/query_parser.hpp"
 #include "core/dnssec/rrset_signer.hpp"
 #include "core/routing/answer_set.hpp"
@@ -77,6 +78,9 @@ struct lookup_settings {
 
 /// The largest max_cname_chain a responder accepts.
 inline constexpr int max_cname_chain_limit = 16;
+
+/// The counter of a checked TSIG's verdict (tsig_valid for none).
+dns_counter tsig_counter(tsig_error verdict) noexcept;
 
 /// Largest response over TCP (the 2-byte length prefix).
 inline constexpr size_t max_tcp_message = 65535;

@@ -2,6 +2,7 @@
 
 #include "core/dns/transfer/zone_transfer.hpp"
 #include "core/dns/tsig/tsig.hpp"
+#include "core/text/ascii_case.hpp"
 
 #include <asio.hpp>
 #include <asio/ssl.hpp>
@@ -49,12 +50,9 @@ std::vector<std::string> verified_client_names(SSL* ssl) {
   // A name with a NUL inside is not taken (it could pose as a prefix of
   // itself); names are compared lowercase; the CN only without a DNS SAN.
   auto take = [&names](const char* p, size_t n) {
-    std::string name(p, n);
-    if (name.empty() || name.find('\0') != std::string::npos)
-      return;
-    for (char& c : name)
-      c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-    names.push_back(std::move(name));
+    const std::string_view name(p, n);
+    if (!name.empty() && name.find('\0') == std::string_view::npos)
+      names.push_back(ascii_lower(name));
   };
   if (SSL_get_verify_result(ssl) == X509_V_OK) {
     auto* sans = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
@@ -321,13 +319,8 @@ struct tcp_server::impl {
   ixfr_journal* journal_for(const routing_snapshot* snapshot, const std::vector<uint8_t>& zone) {
     if (!snapshot || !snapshot->plan)
       return nullptr;
-    const bool transferable = std::any_of(snapshot->plan->zones.begin(), snapshot->plan->zones.end(),
-                                          [&](const zone_plan& z) {
-                                            return z.source && z.source->transfer.enabled && z.wire.size() == zone.size() &&
-                                                   std::equal(zone.begin(), zone.end(), z.wire.begin(),
-                                                              [](uint8_t a, uint8_t b) { return a == lower(b); });
-                                          });
-    if (!transferable)
+    const uint32_t at = find_transfer_zone(*snapshot->plan, zone);
+    if (at == no_index || !snapshot->plan->zones[at].source || !snapshot->plan->zones[at].source->transfer.enabled)
       return nullptr;
     if (journals.size() >= max_journals && !journals.contains(zone))
       journals.clear(); // a bound (more transferable zones than this): the cost of forgetting is AXFRs
@@ -636,8 +629,8 @@ transfer_answer tcp_server::impl::signed_transfer(transfer_request request, cons
     counters.bump(dns_counter::formerr);
     return one(transfer_error(request, rcode::formerr), transfer_outcome::rejected);
   }
+  counters.bump(tsig_counter(check.error));
   if (check.error == tsig_error::badkey || check.error == tsig_error::badsig) {
-    counters.bump(check.error == tsig_error::badkey ? dns_counter::tsig_badkey : dns_counter::tsig_badsig);
     std::vector<uint8_t> m = transfer_error(request, rcode::notauth);
     const size_t length = m.size();
     m.resize(length + unsigned_tsig_space(check));
@@ -645,11 +638,8 @@ transfer_answer tcp_server::impl::signed_transfer(transfer_request request, cons
     return one(std::move(m), transfer_outcome::rejected);
   }
   tsig_signer signer(keys[static_cast<size_t>(check.key)], check, now_s);
-  if (check.error == tsig_error::badtime || check.error == tsig_error::badtrunc) {
-    counters.bump(check.error == tsig_error::badtime ? dns_counter::tsig_badtime : dns_counter::tsig_badtrunc);
+  if (check.error == tsig_error::badtime || check.error == tsig_error::badtrunc)
     return one(signer.sign(transfer_error(request, rcode::notauth)), transfer_outcome::rejected);
-  }
-  counters.bump(dns_counter::tsig_valid);
   request.key = check.key;
   transfer_answer a =
     build_transfer(snapshot, request, peer, now, max_tcp_message - signer.space(), journal_for(snapshot, request.zone));

@@ -271,6 +271,15 @@ std::vector<transfer_record> transfer_records(const routing_snapshot& s, uint32_
   return out;
 }
 
+uint32_t find_transfer_zone(const routing_plan& plan, std::span<const uint8_t> apex) noexcept {
+  uint32_t found = no_index;
+  for (uint32_t i = 0; i < plan.zones.size(); ++i)
+    if (plan.zones[i].wire.size() == apex.size() &&
+        std::equal(apex.begin(), apex.end(), plan.zones[i].wire.begin(), [](uint8_t a, uint8_t b) { return a == lower(b); }))
+      found = i;
+  return found;
+}
+
 bool journal_exact(const routing_plan& plan, uint32_t zone) noexcept {
   const zone_plan& z = plan.zones[zone];
   const transfer_view view = z.source ? z.source->transfer.view : transfer_view::omit;
@@ -289,13 +298,8 @@ transfer_answer build_transfer(const routing_snapshot* s, const transfer_request
   if (!s || !s->plan || (request.qclass != 1 && request.qclass != 255))
     return refusal(request, transfer_outcome::notauth);
   const routing_plan& plan = *s->plan;
-  uint32_t zone = UINT32_MAX;
-  for (uint32_t i = 0; i < plan.zones.size(); ++i)
-    if (plan.zones[i].wire.size() == request.zone.size() &&
-        std::equal(request.zone.begin(), request.zone.end(), plan.zones[i].wire.begin(),
-                   [](uint8_t a, uint8_t b) { return a == lower(b); }))
-      zone = i;
-  if (zone == UINT32_MAX)
+  const uint32_t zone = find_transfer_zone(plan, request.zone);
+  if (zone == no_index)
     return refusal(request, transfer_outcome::notauth);
   const zone_plan& z = plan.zones[zone];
   if (!z.source || !z.source->transfer.enabled || !z.source->transfer.allows(peer, request.key, request.tls_names))

@@ -107,6 +107,10 @@ transfer_answer build_transfer(const routing_snapshot* snapshot, const transfer_
                                const ip_address& peer, int64_t now_ms, size_t max_message = 65535,
                                ixfr_journal* journal = nullptr);
 
+/// The index of the plan's zone whose apex is `apex` (wire form, any case),
+/// or no_index.
+uint32_t find_transfer_zone(const routing_plan& plan, std::span<const uint8_t> apex) noexcept;
+
 /// The zone's transferred records follow its serial exactly (no dynamic
 /// record, or view fail_safe / omit), so an IXFR journal of it is exact.
 bool journal_exact(const routing_plan& plan, uint32_t zone) noexcept;

@@ -1,5 +1,6 @@
 #include "core/dns/tsig/tsig_key.hpp"
 
+#include "core/text/ascii_case.hpp"
 #include "core/text/base64.hpp"
 
 #include <optional>
@@ -47,9 +48,7 @@ std::vector<uint8_t> parse_tsig_secret(std::string_view text, std::string& error
     // BIND's key statement, as tsig-keygen writes it (its first key).
     const size_t close = text.find('}', open);
     const std::string_view body = text.substr(open + 1, close == std::string_view::npos ? close : close - open - 1);
-    std::string algorithm = statement(body, "algorithm").value_or("hmac-sha256");
-    for (char& c : algorithm)
-      c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    const std::string algorithm = ascii_lower(statement(body, "algorithm").value_or("hmac-sha256"));
     if (algorithm != "hmac-sha256") {
       error = "the key's algorithm is " + algorithm + "; gtmesh signs with hmac-sha256 only";
       return {};

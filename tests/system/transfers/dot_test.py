@@ -41,7 +41,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "dns_lib"))
 sys.path.insert(0, HERE)
 from gtmesh_dns import Checks, GtmeshServer, dig, kdig, run, status_of, wait_until  # noqa: E402
-from transfers_test import CONFIG, EXPECTED, STATE, answers, start_bind, start_nsd, stop, xfr_records  # noqa: E402
+from transfers_test import (CONFIG, EXPECTED, STATE, answers, serial_at, start_bind, start_nsd, stop,  # noqa: E402
+                            xfr_records)
 
 SRC = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "tools"))
@@ -153,10 +154,7 @@ def main():
         # against the CA and the name, with the key.
         bind, bind_port, bind_log = start_bind(workdir, keyed_dot, key=("xot-key", secret), tls=(ca, "dns.test"))
         try:
-            def bind_serial():
-                out = dig("127.0.0.1", bind_port, "example.com", "SOA", "+short", "+time=1", "+tries=1").split()
-                return out[2] if len(out) >= 3 and out[2].isdigit() else None
-            got = wait_until(bind_serial, 20, "BIND to pull example.com over XoT")
+            got = wait_until(lambda: serial_at(bind_port), 20, "BIND to pull example.com over XoT")
             log = "\n".join(line for line in open(bind_log).read().splitlines() if "transfer of" in line)
             t.check(got == "1" and "xot-key" in log and "success" in log,
                     "BIND pulls example.com over XoT (its tls: ca-file and remote-hostname; TSIG)", log[-800:])
@@ -168,10 +166,7 @@ def main():
         # And NSD 4.6 (tls-auth: the CA bundle and gtmesh's name checked).
         nsd, nsd_port, nsd_log = start_nsd(workdir, keyed_dot, key=("xot-key", secret), tls=(ca, "dns.test"))
         try:
-            def nsd_serial():
-                out = dig("127.0.0.1", nsd_port, "example.com", "SOA", "+short", "+time=1", "+tries=1").split()
-                return out[2] if len(out) >= 3 and out[2].isdigit() else None
-            t.equal(wait_until(nsd_serial, 20, "NSD to pull example.com over XoT"), "1",
+            t.equal(wait_until(lambda: serial_at(nsd_port), 20, "NSD to pull example.com over XoT"), "1",
                     "NSD pulls example.com over XoT (tls-auth: the CA and gtmesh's name; TSIG)")
             for owner, qtype in sorted({(o, q) for o, _, q, _ in EXPECTED}):
                 t.equal(answers("127.0.0.1", nsd_port, owner, qtype), answers(keyed.host, keyed.port, owner, qtype),

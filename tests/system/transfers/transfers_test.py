@@ -250,6 +250,27 @@ def big_zone(path, count):
             f.write(f"      - {{name: host{i}, type: A, answers: [10.{i // 65536}.{i // 256 % 256}.{i % 256}]}}\n")
 
 
+def serial_at(port, zone="example.com"):
+    """The SOA serial a secondary on `port` serves for `zone`, or None."""
+    out = dig("127.0.0.1", port, zone, "SOA", "+short", "+time=1", "+tries=1").split()
+    return out[2] if len(out) >= 3 and out[2].isdigit() else None
+
+
+def clean_up(t, workdir, processes, servers, logs):
+    """Stops the secondaries and kills the gtmesh servers a test started;
+    when it failed, prints the servers' and `logs`' tails; removes `workdir`."""
+    for p in processes:
+        stop(p)
+    for s in servers:
+        if s:
+            s.kill()
+    if t.failed:
+        for path in [s.log_path for s in servers if s] + logs:
+            if path and os.path.exists(path):
+                print(f"--- {path}\n{open(path).read()[-3000:]}")
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
 def knot_follows_notify(t, workdir, notifier, notify_config, text, knot_port, logs, key=None, what="NOTIFY"):
     """A Knot on `knot_port` (with `key`, its transfers and notify ACL keyed)
     loads serial 1 from `notifier`, then, after `text` with one record
@@ -258,11 +279,7 @@ def knot_follows_notify(t, workdir, notifier, notify_config, text, knot_port, lo
     knot, _, knot_log = start_knot(workdir, notifier.port, knot_port, "knot2", key=key)
     logs.append(knot_log)
 
-    def serial_at_knot():
-        out = dig("127.0.0.1", knot_port, "example.com", "SOA", "+short", "+time=1", "+tries=1").split()
-        return out[2] if len(out) >= 3 and out[2].isdigit() else None
-
-    wait_until(lambda: serial_at_knot() == "1", 20, "Knot to load serial 1 from the notifier")
+    wait_until(lambda: serial_at(knot_port) == "1", 20, "Knot to load serial 1 from the notifier")
     with open(notify_config, "w") as f:
         f.write(text.replace("answers: [192.0.2.25]", "answers: [192.0.2.26]"))
     offset = len(notifier.log_text())
@@ -272,7 +289,7 @@ def knot_follows_notify(t, workdir, notifier, notify_config, text, knot_port, lo
             "gtmesh answers the changed record after the reload")
     changed_at = time.monotonic()
     try:
-        wait_until(lambda: serial_at_knot() == "2", 2, "Knot to hold serial 2")
+        wait_until(lambda: serial_at(knot_port) == "2", 2, "Knot to hold serial 2")
         moved = True
     except Exception:
         moved = False
@@ -418,18 +435,7 @@ def main():
     except Exception as e:  # report, then fail
         t.check(False, f"unexpected error: {e}")
     finally:
-        stop(knot)
-        stop(nsd)
-        stop(knot2)
-        stop(bind)
-        for s in (server, big):
-            if s:
-                s.kill()
-        if t.failed:
-            for path in [server.log_path if server else None] + logs:
-                if path and os.path.exists(path):
-                    print(f"--- {path}\n{open(path).read()[-3000:]}")
-        shutil.rmtree(workdir, ignore_errors=True)
+        clean_up(t, workdir, (knot, nsd, knot2, bind), (server, big), logs)
     t.finish()
 
 

@@ -32,7 +32,6 @@ import base64
 import hashlib
 import hmac
 import os
-import shutil
 import socket
 import struct
 import subprocess
@@ -53,8 +52,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "dns_lib"))
 sys.path.insert(0, HERE)
 from gtmesh_dns import Checks, GtmeshServer, dig, kdig, status_of  # noqa: E402
-from transfers_test import (CONFIG, EXPECTED, STATE, compare_secondary, knot_follows_notify, start_bind,  # noqa: E402
-                            start_knot, start_nsd, stop, xfr_records)
+from transfers_test import (CONFIG, EXPECTED, STATE, clean_up, compare_secondary, knot_follows_notify,  # noqa: E402
+                            start_bind, start_knot, start_nsd, xfr_records)
 
 SRC = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "tools"))
@@ -267,16 +266,7 @@ def main():
     except Exception as e:  # report, then fail
         t.check(False, f"unexpected error: {type(e).__name__}: {e}")
     finally:
-        for p in (knot, nsd, bind, knot2):
-            stop(p)
-        for s in (server, notifier):
-            if s:
-                s.kill()
-        if t.failed:
-            for path in [server.log_path if server else None] + logs:
-                if path and os.path.exists(path):
-                    print(f"--- {path}\n{open(path).read()[-3000:]}")
-        shutil.rmtree(workdir, ignore_errors=True)
+        clean_up(t, workdir, (knot, nsd, bind, knot2), (server, notifier), logs)
     t.finish()
 
 
