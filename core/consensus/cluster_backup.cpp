@@ -153,7 +153,7 @@ std::string describe_backup(const cluster_backup& b) {
   if (!b.configs.empty())
     out << " and " << b.configs.size() << " older";
   if (b.configs_left_out)
-    out << " (" << b.configs_left_out << " older left out: the reply holds at most 14 MB)";
+    out << " (" << b.configs_left_out << " older left out: they did not fit one reply)";
   out << "\n  drains:";
   size_t drained = 0;
   for (const auto& [dc, d] : s.drains())

@@ -802,7 +802,9 @@ int raft_node::io_send(raft_io* io, raft_io_send* req, const raft_message* messa
   auto bytes = encode_raft_message(from, copy);
   // A frame holds at most max_rpc_bytes: send fewer entries (a shorter
   // AppendEntries is still a valid one; the follower's answer tells the
-  // leader where to go on). A single entry never exceeds it (push limit).
+  // leader where to go on). A single entry above it (a config of
+  // more than about 1,000,000 records, up to max_config_bytes) goes alone:
+  // frames between deciders take max_envelope_bytes.
   while (bytes.size() > n->options_.max_rpc_bytes && copy.type == RAFT_IO_APPEND_ENTRIES && copy.append_entries.n_entries > 1) {
     copy.append_entries.n_entries /= 2;
     bytes = encode_raft_message(from, copy);

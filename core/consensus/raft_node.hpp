@@ -80,7 +80,8 @@ namespace gtmesh::consensus {
 /// Largest Raft RPC sent in one frame (the transport takes 16 MB).
 inline constexpr size_t max_rpc_bytes = 15 * 1024 * 1024;
 /// Largest config entry a push may put into the log, its text compressed
-/// (mesh/config_compression.hpp): an entry must fit an RPC.
+/// (mesh/config_compression.hpp): an entry must fit one frame between
+/// deciders; above max_rpc_bytes it travels in an AppendEntries alone.
 inline constexpr size_t max_config_bytes = mesh::max_compressed_config_bytes;
 /// An AppendEntries above this is "large": until it is answered (or its
 /// wait passes) the same peer gets heartbeats instead of further copies.

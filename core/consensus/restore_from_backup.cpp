@@ -3,6 +3,7 @@
 #include "core/consensus/cluster_backup.hpp"
 #include "core/consensus/raft_node.hpp"
 #include "core/consensus/replicated_state.hpp"
+#include "core/mesh/envelope.hpp"
 #include "core/runtime/durable_file.hpp"
 #include "core/state/store.hpp"
 
@@ -12,8 +13,8 @@ namespace gtmesh::consensus {
 
 namespace {
 
-/// A backup is at most one reply's worth (the decider keeps it under 16 MiB).
-constexpr size_t max_backup_bytes = 64 * 1024 * 1024;
+/// A backup is at most one reply's worth (mesh::max_envelope_bytes).
+constexpr size_t max_backup_bytes = mesh::max_envelope_bytes;
 
 } // namespace
 

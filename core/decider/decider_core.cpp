@@ -81,13 +81,13 @@ bool decider_core::restore(int64_t now_ms, std::string& error) {
     log_uid_ = store_->load_log_uid();
     // The newest stored config that still loads (a build may have tightened
     // validation); never a broken one.
-    for (const auto& c : store_->config_history()) {
+    for (auto c = store_->latest_config(); c; c = store_->config_before(c->version)) {
       std::string why;
-      if (activate(c.version, c.yaml, c.file, now_ms, why, false)) {
+      if (activate(c->version, c->yaml, c->file, now_ms, why, false)) {
         seed_aliases(now_ms);
         return true;
       }
-      error += "stored config version " + std::to_string(c.version) + " no longer loads: " + why;
+      error += "stored config version " + std::to_string(c->version) + " no longer loads: " + why;
     }
   }
   if (options_.initial_config_file.empty()) {

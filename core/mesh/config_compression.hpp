@@ -1,9 +1,10 @@
 #pragma once
 
 // Config texts travel compressed (zstd) between nodes and in the replicated
-// log. A 100,000-record config is 35 MB of YAML but about 1 MB compressed,
-// so it fits one mesh frame (16 MiB), one Raft RPC and one RocksDB entry
-// without chunking, and a push to ten nodes moves a thirtieth of the bytes.
+// log. A 100,000-record config is 35 MB of YAML but about 1.5 MB compressed,
+// 1,000,000 records 364 MB and 14 MB: one mesh frame, one Raft entry and one
+// RocksDB value each, without chunking, and a push to ten nodes moves a
+// twentieth of the bytes.
 //
 // On the wire a config text is a pair of fields: `y` (the text itself, for
 // texts up to compress_above_bytes) or `yz` (one zstd frame that records its
@@ -18,12 +19,16 @@ namespace gtmesh::mesh {
 /// Texts up to this size travel as they are (readable in a packet dump).
 inline constexpr size_t compress_above_bytes = 64 * 1024;
 /// The most a config may take compressed, in a push and as a log entry: a
-/// Raft entry must fit one RPC (consensus/raft_node.hpp), which must fit one
-/// 16 MiB frame.
-inline constexpr size_t max_compressed_config_bytes = 12 * 1024 * 1024;
+/// Raft entry (and the snapshot holding it) must fit one frame between
+/// deciders (envelope.hpp, max_envelope_bytes). Above
+/// legacy_compressed_config_bytes only while every member decider states
+/// the `large-configs` capability (protocol_version.hpp).
+inline constexpr size_t max_compressed_config_bytes = 96 * 1024 * 1024;
+/// What nodes without `large-configs` take (their frames stop at 16 MiB).
+inline constexpr size_t legacy_compressed_config_bytes = 12 * 1024 * 1024;
 /// The largest text a compressed field may expand to: the loader's limit
 /// (config::max_config_bytes), so a small frame cannot claim gigabytes.
-inline constexpr size_t max_decompressed_bytes = 64 * 1024 * 1024;
+inline constexpr size_t max_decompressed_bytes = 512 * 1024 * 1024;
 
 /// Fills the wire pair from text: plain below the threshold, else compressed.
 void put_config_text(const std::string& text, std::string& plain, std::string& compressed);

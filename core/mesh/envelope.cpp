@@ -347,6 +347,8 @@ std::vector<uint8_t> encode(const envelope& e) {
   return pack(wire_envelope{e.version, static_cast<uint8_t>(e.kind), e.sender, e.body});
 }
 
+static_assert(max_envelope_bytes <= (128u << 20), "msgpack_codec.hpp's network_limits must let a str or bin this long pass");
+
 std::optional<envelope> decode(const uint8_t* data, size_t size, decode_error& error) noexcept {
   error = decode_error::none;
   if (size > max_envelope_bytes) {

@@ -20,8 +20,11 @@ std::vector<uint8_t> pack(const T& value) {
   return std::vector<uint8_t>(buf.data(), buf.data() + buf.size());
 }
 
-inline const msgpack::unpack_limit network_limits(/*array*/ 1 << 20, /*map*/ 1 << 10, /*str*/ 1 << 24,
-                                                  /*bin*/ 1 << 24, /*ext*/ 0, /*depth*/ 16);
+/// A string or bin may be as long as the largest envelope (envelope.hpp,
+/// max_envelope_bytes: a compressed config of 1,000,000 records is 14 MB);
+/// its bytes must be there anyway, so the limit allocates nothing.
+inline const msgpack::unpack_limit network_limits(/*array*/ 1 << 20, /*map*/ 1 << 10, /*str*/ 128u << 20,
+                                                  /*bin*/ 128u << 20, /*ext*/ 0, /*depth*/ 16);
 
 template <class T>
 bool unpack_into(const uint8_t* data, size_t size, T& out) noexcept {

@@ -47,6 +47,11 @@ inline constexpr std::string_view capability_alias = "alias";
 /// understood, and a decider takes the "rum-samples" its peers send.
 inline constexpr std::string_view capability_rum = "rum";
 
+/// Frames up to max_envelope_bytes between deciders and operators (agents
+/// still stop at 16 MiB) and config entries over 12 MB compressed
+/// (config_compression.hpp): configs of 1,000,000 records (issue 42).
+inline constexpr std::string_view capability_large_configs = "large-configs";
+
 /// This build's capabilities, sent in its hello.
 const std::vector<std::string>& own_capabilities();
 

@@ -582,7 +582,9 @@ void connection::on_hello(const std::vector<char>& f) {
     return close(why);
   }
   state = phase::up;
-  reader_.set_max(o.max_frame_bytes);
+  // Agents report measurements (2 MB for 1,000 of them): a config-sized
+  // frame is never theirs to send.
+  reader_.set_max(peer.identity.role == node_role::agent ? o.max_agent_frame_bytes : o.max_frame_bytes);
   t_.link_up(shared_from_this());
 }
 

@@ -108,7 +108,10 @@ struct transport_options {
   std::chrono::milliseconds idle_timeout{1000};
   std::chrono::milliseconds handshake_timeout{3000};
   std::chrono::milliseconds connect_timeout{2000};
-  size_t max_frame_bytes = 16 * 1024 * 1024 + 4096; ///< an envelope (max_envelope_bytes) plus slack
+  /// Frames from deciders and operators: an envelope (max_envelope_bytes)
+  /// plus slack; from agents, max_agent_frame_bytes.
+  size_t max_frame_bytes = 112 * 1024 * 1024 + 4096;
+  size_t max_agent_frame_bytes = 16 * 1024 * 1024 + 4096;
   size_t max_handshake_bytes = 4096;
   size_t max_pending = 64;
   size_t max_pending_per_address = 8;
@@ -117,7 +120,9 @@ struct transport_options {
   std::vector<std::string> reserved_addresses;
   size_t reserved_pending = 16;
   size_t max_links = 4096;
-  size_t max_send_queue_bytes = 64 * 1024 * 1024; ///< a slower peer is disconnected beyond this
+  /// A slower peer is disconnected beyond this: 64 MB of small frames, or
+  /// one frame at the largest a config takes with room for those beside it.
+  size_t max_send_queue_bytes = 176 * 1024 * 1024;
   /// "" admits an authenticated peer; otherwise the reason it is refused.
   std::function<std::string(const node_identity& peer, bool inbound)> admit;
   /// Notable events for the operator (refused peers, failed handshakes).

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include "core/state/store_format.hpp"
 
+#include "core/mesh/config_compression.hpp"
 #include "core/state/disk_space.hpp"
 #include "core/state/rocksdb_quiet_log.hpp"
 
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -27,11 +29,18 @@ const std::vector<std::string> families = {rocksdb::kDefaultColumnFamilyName, "c
                                            "overrides", "health", "samples"};
 enum cf : size_t { cf_default, cf_config, cf_measurements, cf_marks, cf_overrides, cf_health, cf_samples };
 
+/// A kept config: the text as the mesh carries it (mesh/config_compression:
+/// `y` plain up to 64 KiB, else `yz` zstd; 0.1.0 wrote `y` only), so that a
+/// push of 1,000,000 records writes 14 MB here, not 364 MB.
 struct wire_config {
   std::string y, f;
   int64_t t = 0;
-  MSGPACK_DEFINE_MAP(y, f, t)
+  std::string yz;
+  MSGPACK_DEFINE_MAP(y, f, t, yz)
 };
+
+std::string pack_config(const stored_config& c);
+std::optional<stored_config> unpack_config(const rocksdb::Slice& key, const rocksdb::Slice& value);
 struct wire_measurement {
   std::string d, k, o;
   uint8_t s = 0, m = 0;
@@ -128,6 +137,25 @@ uint64_t read_be(const rocksdb::Slice& s, size_t offset, size_t n) {
   return v;
 }
 
+std::string pack_config(const stored_config& c) {
+  wire_config w;
+  mesh::put_config_text(c.yaml, w.y, w.yz);
+  w.f = c.file;
+  w.t = c.at_ms;
+  return pack(w);
+}
+
+std::optional<stored_config> unpack_config(const rocksdb::Slice& key, const rocksdb::Slice& value) {
+  wire_config w;
+  stored_config c;
+  if (!unpack(value, w) || !mesh::take_config_text(w.y, w.yz, c.yaml))
+    return std::nullopt; // a damaged record is skipped, never fatal
+  c.version = static_cast<uint32_t>(read_be(key, 0, 4));
+  c.file = std::move(w.f);
+  c.at_ms = w.t;
+  return c;
+}
+
 /// "dc \0 metric \0": every key of one series starts with it, and no
 /// other series' keys do (names hold no NUL).
 std::string series_prefix(const std::string& dc, const std::string& metric) {
@@ -178,7 +206,7 @@ public:
     rocksdb::WriteBatch batch;
     if (w.config)
       batch.Put(handles_[cf_config], be32(w.config->version),
-                pack(wire_config{w.config->yaml, w.config->file, w.config->at_ms}));
+                pack_config(*w.config));
     for (const auto& o : w.origins) {
       if (o.latest.empty()) {
         batch.Delete(handles_[cf_measurements], o.origin);
@@ -261,11 +289,22 @@ public:
     return true;
   }
 
-  std::optional<stored_config> latest_config() override {
-    auto all = config_history();
-    if (all.empty())
+  std::optional<stored_config> latest_config() override { return config_before(UINT32_MAX); }
+
+  std::optional<stored_config> config_before(uint32_t version) override {
+    if (!db_ || version == 0)
       return std::nullopt;
-    return all.front();
+    // One text only: at 1,000,000 records each is 364 MB.
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_config]));
+    const std::string below = be32(version - 1);
+    if (version == UINT32_MAX)
+      it->SeekToLast();
+    else
+      it->SeekForPrev(below);
+    for (; it->Valid(); it->Prev())
+      if (auto c = unpack_config(it->key(), it->value()))
+        return c;
+    return std::nullopt;
   }
 
   std::vector<stored_config> config_history() override {
@@ -273,11 +312,9 @@ public:
       return {};
     std::vector<stored_config> out;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_config]));
-    for (it->SeekToLast(); it->Valid(); it->Prev()) {
-      wire_config w;
-      if (unpack(it->value(), w))
-        out.push_back(stored_config{static_cast<uint32_t>(read_be(it->key(), 0, 4)), w.y, w.f, w.t});
-    }
+    for (it->SeekToLast(); it->Valid(); it->Prev())
+      if (auto c = unpack_config(it->key(), it->value()))
+        out.push_back(std::move(*c));
     return out;
   }
 

@@ -112,6 +112,9 @@ public:
   virtual bool commit(const write_set& w, size_t keep_configs, std::string& error) = 0;
 
   virtual std::optional<stored_config> latest_config() = 0;
+  /// The newest readable config older than `version`: a restart tries them
+  /// one at a time (each may be hundreds of MB), not all at once.
+  virtual std::optional<stored_config> config_before(uint32_t version) = 0;
   virtual std::vector<stored_config> config_history() = 0; ///< newest first
   virtual void load_measurements(const std::function<void(const measurement&)>& fn) = 0;
   virtual std::vector<std::pair<std::string, uint64_t>> load_marks() = 0;

@@ -604,7 +604,8 @@ int main(int argc, char** argv) {
     req.body = mesh::encode_body(push);
     req.retryable = !dry_run;
     // The text travels compressed (mesh/config_compression.hpp); the loader
-    // above already refused a text over its 64 MiB.
+    // above already refused a text over its 512 MiB. The decider refuses
+    // more than 12 MB compressed while a member decider is older.
     if (req.body.size() > mesh::max_compressed_config_bytes) {
       std::fprintf(stderr,
                    "gtmeshctl: %s compresses to %zu MB; a config may take at most %zu MB compressed (docs/mesh.md); "
@@ -666,7 +667,7 @@ int main(int argc, char** argv) {
   } else if (cmd == "show-backup" && pos.size() == 2) {
     std::string bytes, error;
     consensus::cluster_backup b;
-    if (!read_whole_file(pos[1], 64u << 20, bytes, error) ||
+    if (!read_whole_file(pos[1], mesh::max_envelope_bytes, bytes, error) ||
         !consensus::decode_backup(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), b, error)) {
       std::fprintf(stderr, "gtmeshctl: %s: %s\n", pos[1].c_str(), error.c_str());
       return 1;

@@ -2,6 +2,8 @@
 #include "core/decider/rum_hook.hpp"
 
 #include "core/consensus/consensus_types.hpp"
+#include "core/mesh/envelope.hpp"
+#include "core/mesh/protocol_version.hpp"
 #include "core/decider/actor/links.hpp"
 #include "core/decider/actor/serving.hpp"
 #include "core/decider/actor/status_text.hpp"
@@ -180,13 +182,20 @@ void run_member(decider_self self, const command_call& call, command_answer answ
       [answer](caf::error&) { answer(false, "the consensus actor did not answer in time"); });
 }
 
-void run_backup(decider_self self, const command_call&, command_answer answer) {
+void run_backup(decider_self self, const command_call& call, command_answer answer) {
+  // What one reply frame to this caller may hold, less room for its envelope:
+  // a gtmeshctl without `large-configs` stops at 16 MiB.
+  const size_t reply_limit = call.caller.peer.has(capability_large_configs) ? mesh::max_envelope_bytes - (2u << 20)
+                                                                            : mesh::max_agent_envelope_bytes - (2u << 20);
   self->request(self->state.options.consensus, std::chrono::seconds(10), backup_atom_v)
     .then(
-      [self, answer](const std::string& why_not, const std::vector<char>& bytes) {
+      [self, answer, reply_limit](const std::string& why_not, const std::vector<char>& bytes) {
         if (!why_not.empty())
           return answer(false, why_not);
-        answer(true, with_config_texts(self, bytes));
+        if (bytes.size() > reply_limit)
+          return answer(false, "the backup is " + std::to_string(bytes.size() >> 20) +
+                                 " MB, more than this gtmeshctl takes in one reply: use a gtmeshctl of this release");
+        answer(true, with_config_texts(self, bytes, reply_limit));
       },
       [answer](caf::error&) { answer(false, "the consensus actor did not answer in time"); });
 }
@@ -339,8 +348,11 @@ void run_rum_samples(decider_self self, const command_call& call, command_answer
 
 /// An agent asks for the active config: the config frame, no reply.
 void run_config(decider_self self, const command_call& call, command_answer) {
-  if (self->state.core->config())
-    send_frame(self, call.caller.peer.link, config_frame(self));
+  if (!self->state.core->config())
+    return;
+  auto bytes = config_frame(self);
+  if (takes_config_frame(self, call.caller.peer, bytes.size()))
+    send_frame(self, call.caller.peer.link, bytes);
 }
 
 const decider_command commands[] = {

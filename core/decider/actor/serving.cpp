@@ -217,13 +217,29 @@ std::vector<uint8_t> config_frame(decider_self self) {
   return st.config_frame_bytes;
 }
 
+bool takes_config_frame(decider_self self, const link_peer& agent, size_t bytes) {
+  if (bytes <= max_agent_envelope_bytes || agent.has(capability_large_configs))
+    return true;
+  auto& st = self->state;
+  if (st.config_frame_refused_version != st.core->config()->version) { // said once per version
+    st.config_frame_refused_version = st.core->config()->version;
+    log(self, "config " + std::to_string(st.config_frame_refused_version) + " (" + std::to_string(bytes >> 20) +
+                     " MB compressed) is not sent to agent " + agent.identity.name +
+                     " and others of a release without 'large-configs': upgrade them (docs/releases.md)");
+  }
+  return false;
+}
+
 void broadcast_config(decider_self self) {
   auto& st = self->state;
   if (!st.core->config())
     return;
   auto bytes = config_frame(self);
-  for (const auto& [link, origin] : st.agents)
-    send_frame(self, link, bytes);
+  for (const auto& [link, origin] : st.agents) {
+    auto peer = st.links.find(link);
+    if (peer != st.links.end() && takes_config_frame(self, peer->second, bytes.size()))
+      send_frame(self, link, bytes);
+  }
 }
 
 void send_revoked(decider_self self, link_id only) {

@@ -83,6 +83,7 @@ struct decider_state {
   std::vector<uint8_t> config_frame_bytes;
   uint32_t config_frame_version = 0;
   uint64_t config_frame_hash = 0;
+  uint32_t config_frame_refused_version = 0; ///< logged: too large for an older agent
 
   /// A configured peer decider and the link we dialled to it.
   struct peer {

@@ -129,7 +129,7 @@ void publish_status(decider_self self) {
   st.options.board->publish(take_status(self, now));
 }
 
-std::string with_config_texts(decider_self self, const std::vector<char>& bytes) {
+std::string with_config_texts(decider_self self, const std::vector<char>& bytes, size_t reply_limit) {
   consensus::cluster_backup b;
   std::string error;
   if (!consensus::decode_backup(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), b, error))
@@ -139,8 +139,7 @@ std::string with_config_texts(decider_self self, const std::vector<char>& bytes)
   std::map<uint32_t, std::string> sha_of;
   for (const auto& h : s.history())
     sha_of[h.version] = h.sha256;
-  size_t budget = 14u << 20;
-  budget = budget > bytes.size() ? budget - bytes.size() : 0;
+  size_t budget = reply_limit > bytes.size() ? reply_limit - bytes.size() : 0;
   for (auto& c : self->state.core->stored_configs()) {
     auto it = sha_of.find(c.version);
     if (c.version >= s.config_version() || it == sha_of.end() || consensus::sha256_hex(c.yaml) != it->second)

@@ -22,7 +22,7 @@ void publish_status(decider_self self);
 std::string status_text(decider_self self);
 /// A backup from the consensus actor with the older config texts this
 /// decider keeps, each only if its SHA-256 is the history's, newest first,
-/// as many as fit one reply frame.
-std::string with_config_texts(decider_self self, const std::vector<char>& bytes);
+/// as many as fit `reply_limit` bytes (one reply frame to the caller).
+std::string with_config_texts(decider_self self, const std::vector<char>& bytes, size_t reply_limit);
 
 } // namespace gtmesh::decider::actor

@@ -42,6 +42,21 @@ std::string config_features_lacking(decider_self self, const config& cfg) {
   return "";
 }
 
+/// Why a config entry of `entry_size` bytes (compressed) cannot go into the
+/// log, or "": above the log's limit, or above what a member decider
+/// without `large-configs` takes (its frames stop at 16 MiB).
+std::string entry_too_large(decider_self self, size_t entry_size) {
+  auto mb = [](size_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MB"; };
+  if (entry_size > consensus::max_config_bytes)
+    return mb(entry_size) + " compressed: above the " + mb(consensus::max_config_bytes) +
+           " a config may take in the replicated log";
+  if (entry_size > mesh::legacy_compressed_config_bytes)
+    if (std::string lacking = members_lacking(self, capability_large_configs); !lacking.empty())
+      return mb(entry_size) + " compressed: above the " + mb(mesh::legacy_compressed_config_bytes) +
+             " an older decider takes (" + lacking + ")";
+  return "";
+}
+
 /// Validates a config text as a push would be, with what every member
 /// decider must understand; the errors (empty: valid, and kept validated).
 std::vector<std::string> validate(decider_self self, const std::string& yaml, const std::string& file, bool dry_run,
@@ -207,12 +222,8 @@ void handle_push(decider_self self, const command_caller& caller, const config_b
       e.based_on = push.based_on;
     }
     prove(self, e, caller, "", push.signature);
-    size_t entry_size = consensus::encode(e).size();
-    if (entry_size > consensus::max_config_bytes)
-      errors.push_back(file + ": " + std::to_string(push.yaml.size() >> 20) + " MB that compress to " +
-                       std::to_string(entry_size >> 20) + " MB: above the " +
-                       std::to_string(consensus::max_config_bytes >> 20) +
-                       " MB a config may take in the replicated log");
+    if (std::string why = entry_too_large(self, consensus::encode(e).size()); !why.empty())
+      errors.push_back(file + ": " + std::to_string(push.yaml.size() >> 20) + " MB of text, " + why);
   }
   if (push.dry_run)
     st.last_dry_run = decider_state::dry_run_record{now, author, file, report, errors};
@@ -337,9 +348,9 @@ void config_api_call_unguarded(decider_self self, const command_caller& caller, 
                                                      std::to_string(version) + " gives: make it again"));
     }
   }
-  if (consensus::encode(e).size() > consensus::max_config_bytes) {
+  if (std::string why = entry_too_large(self, consensus::encode(e).size()); !why.empty()) {
     st.core->drop_validated();
-    return answer(api::error_reply(413, version, "the config would be larger than a replicated log entry may be"));
+    return answer(api::error_reply(413, version, "the config would be " + why));
   }
   std::vector<std::string> paths;
   for (const auto& ed : p.edits)

@@ -277,6 +277,77 @@ TEST_F(decider_core_test, a_state_folder_of_a_newer_format_is_refused_naming_bot
   std::filesystem::remove_all(dir + "-bad");
 }
 
+TEST_F(decider_core_test, kept_configs_are_stored_compressed_read_one_at_a_time_and_0_1_0_records_still_read) {
+  // A text above 64 KiB is kept as the mesh carries it (zstd), so a push of
+  // 1,000,000 records writes 14 MB, not 364 MB (issue 42); a restart reads
+  // the newest first and an older one only when that no longer loads.
+  std::string big;
+  for (int i = 0; big.size() < 400'000; ++i)
+    big += "# line " + std::to_string(i * 7919 % 100'003) + " of a large config\n";
+  std::string err;
+  {
+    auto st = state::store::open(dir, err);
+    ASSERT_TRUE(st) << err;
+    for (uint32_t v : {1u, 2u, 3u}) {
+      state::write_set w;
+      w.config = state::stored_config{v, v == 1 ? std::string("zones: []\n") : big + std::to_string(v), "c.yaml",
+                                      1000 + v};
+      ASSERT_TRUE(st->commit(w, 10, err)) << err;
+    }
+  }
+  {
+    // What 0.1.0 wrote: the text plain in `y`, whatever its size; and a
+    // damaged record as the newest.
+    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+    std::vector<std::string> families;
+    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::Options(), dir, &families).ok());
+    for (const auto& f : families)
+      descriptors.emplace_back(f, rocksdb::ColumnFamilyOptions());
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir, descriptors, &handles, &raw).ok());
+    auto config = handles[std::find(families.begin(), families.end(), "config") - families.begin()];
+    std::string v3;
+    ASSERT_TRUE(raw->Get(rocksdb::ReadOptions(), config, std::string("\0\0\0\3", 4), &v3).ok());
+    EXPECT_LT(v3.size(), big.size() / 10) << "stored compressed";
+    msgpack::sbuffer old;
+    msgpack::packer<msgpack::sbuffer> pk(old);
+    pk.pack_map(3);
+    pk.pack(std::string("y"));
+    pk.pack(big + "4");
+    pk.pack(std::string("f"));
+    pk.pack(std::string("old.yaml"));
+    pk.pack(std::string("t"));
+    pk.pack(int64_t{1004});
+    ASSERT_TRUE(raw->Put(rocksdb::WriteOptions(), config, std::string("\0\0\0\4", 4),
+                         rocksdb::Slice(old.data(), old.size())).ok());
+    ASSERT_TRUE(raw->Put(rocksdb::WriteOptions(), config, std::string("\0\0\0\5", 4), "not msgpack").ok());
+    for (auto* h : handles)
+      raw->DestroyColumnFamilyHandle(h);
+    delete raw;
+  }
+  auto st = state::store::open(dir, err);
+  ASSERT_TRUE(st) << err;
+  auto latest = st->latest_config();
+  ASSERT_TRUE(latest);
+  EXPECT_EQ(latest->version, 4u) << "the damaged newest is skipped";
+  EXPECT_EQ(latest->yaml, big + "4");
+  EXPECT_EQ(latest->file, "old.yaml");
+  auto before = st->config_before(4);
+  ASSERT_TRUE(before);
+  EXPECT_EQ(before->version, 3u);
+  EXPECT_EQ(before->yaml, big + "3");
+  EXPECT_EQ(before->at_ms, 1003);
+  EXPECT_EQ(st->config_before(3)->yaml, big + "2");
+  EXPECT_EQ(st->config_before(2)->yaml, "zones: []\n");
+  EXPECT_FALSE(st->config_before(1));
+  EXPECT_FALSE(st->config_before(0));
+  auto all = st->config_history();
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].version, 4u);
+  EXPECT_EQ(all[3].version, 1u);
+}
+
 TEST_F(decider_core_test, a_folder_without_a_format_is_from_0_1_0_and_is_read_then_marked) {
   write_folder_format(dir, "format", ""); // 0.1.0 wrote no format key
   std::string err;

@@ -184,7 +184,17 @@ def plain_decider(work):
         check(grown < 32 * 1024, "20 links claiming 15 MB frames each grow RSS by %d KB (limit 32 MB)" % grown)
         big = mesh_wire.Link(host, port, "probe", "operator")
         big.send_raw(b"\x7f\xff\xff\xff")
-        check(big.closed_within(2), "a frame above 16 MB is refused and the link closed")
+        check(big.closed_within(2), "a frame above 112 MB is refused and the link closed")
+        # Frames of up to 112 MB come from deciders and operators (a config
+        # of 1,000,000 records, issue 42); an agent's stop at 16 MB.
+        agent_big = mesh_wire.Link(host, port, "agent-fra", "agent", "fra")
+        agent_big.send_raw(b"\x01\x40\x00\x00" + b"x" * 1024)  # claims 20 MB
+        operator_big = mesh_wire.Link(host, port, "probe", "operator")
+        operator_big.send_raw(b"\x01\x40\x00\x00" + b"x" * 1024)
+        check(agent_big.closed_within(2), "an agent's frame claiming 20 MB is refused and its link closed")
+        check(not operator_big.closed_within(0.5), "an operator's frame claiming 20 MB is read on (the link stays)")
+        agent_big.close()
+        operator_big.close()
         # Protocol versions (core/mesh/protocol_version.hpp): the decider
         # states its own; a peer with no version in common is refused at its
         # hello, and both versions are named; a hello without any (0.1.0) links.

@@ -24,6 +24,7 @@ upgraded one at a time (SIGTERM, start the new binary on the same folder):
 Exit 77 (skip) only when the release's commit is not in this clone's
 history (a shallow clone).
 """
+import base64
 import hashlib
 import os
 import re
@@ -241,6 +242,17 @@ def main():
         check(r.returncode == 1 and "runs an older gtmesh that does not understand 'revoke'" in r.stderr and
               "retrying" not in r.stderr,
               "ca revoke is refused at once while an old decider is a member: %s" % (r.stdout + r.stderr).strip())
+        # A config whose log entry is above the 12 MB an old decider takes
+        # (16 MiB frames): 20 MB of random comments compress to about 15 MB.
+        big = os.path.join(work, "big.yaml")
+        with open(big, "w") as f, open("/dev/urandom", "rb") as rnd:
+            f.write(open(os.path.join(work, "cluster.yaml")).read())
+            for _ in range(20 * 1024 * 1024 // 1026):
+                f.write("# " + base64.b64encode(rnd.read(768)).decode() + "\n")
+        r = ctl(NEW, env["MESH%d" % first], "push", big)
+        check(r.returncode == 1 and "an older decider takes" in r.stderr and "'large-configs'" in r.stderr,
+              "a config of more than 12 MB compressed is refused while an old decider is a member, naming it: %s"
+              % (r.stdout + r.stderr).strip()[-300:])
         # A new leader over old followers. Left to chance, an old decider won
         # all 8 tries in one CI run. So the old deciders restart (same
         # release) with a long election timeout: the old follower first, then
