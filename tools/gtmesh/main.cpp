@@ -3,6 +3,7 @@
 // from which `gtmesh --help`, `gtmesh help COMMAND` and `gtmesh COMMAND
 // --help` are printed and every command's options are checked.
 
+#include "core/runtime/huge_pages.hpp"
 #include "core/text/log.hpp"
 #include "tools/gtmesh/command_table.hpp"
 #include "tools/gtmesh/commands.hpp"
@@ -36,6 +37,7 @@ const command commands[] = {
 } // namespace
 
 int main(int argc, char** argv) {
+  gtmesh::runtime::reexec_with_huge_pages(argv); // first: before any thread (core/runtime/huge_pages.hpp)
   namespace cli = gtmesh::cli;
   const cli::program_spec& table = cli::gtmesh_program();
   cli::command_line line;

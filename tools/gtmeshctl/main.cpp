@@ -16,6 +16,7 @@
 // rejected or failed (nothing changed), 2 usage, 3 not acknowledged (the
 // outcome is unknown: it may still be applied).
 
+#include "core/runtime/huge_pages.hpp"
 #include "core/config/config_loader.hpp"
 #include "core/decider/config_api.hpp"
 #include "core/consensus/action_proof.hpp"
@@ -435,6 +436,7 @@ int send_request(const std::vector<std::string>& deciders, const mesh::node_iden
 } // namespace
 
 int main(int argc, char** argv) {
+  gtmesh::runtime::reexec_with_huge_pages(argv); // first: before any thread (core/runtime/huge_pages.hpp)
   cli::args all(argv + 1, argv + argc);
   const cli::program_spec& table = cli::gtmeshctl_program();
   // Help, and which command with which options, before anything is read,

@@ -20,6 +20,10 @@
      after which the example loads signed; a key file that exists but is
      corrupt is an error; a node (gtmesh serve) refuses the config without
      its key, naming file, line and field; no private key is tracked
+  7. huge pages (core/runtime/huge_pages.hpp): where the kernel's THP mode
+     is madvise, `gtmesh serve` of 10,000 records holds some (it executed
+     itself again with glibc's hugetlb tunable added to what it was given),
+     and none with GTMESH_HUGE_PAGES=0 or the operator's hugetlb=0
 """
 import os
 import re
@@ -28,6 +32,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 SRC = os.environ.get("GTMESH_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
@@ -292,8 +297,46 @@ def scenario(work):
           "control: an option of another command (tap's --limit) is refused for status (rc %d)" % r.returncode)
 
     dnssec_example(work)
+    huge_pages(work)
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
+
+
+def huge_pages(work):
+    """Check 7: whether a running `gtmesh serve` of 10,000 records holds huge pages."""
+    path = "/sys/kernel/mm/transparent_hugepage/enabled"
+    mode = open(path).read().strip() if os.path.exists(path) else "unknown"
+    if "[madvise]" not in mode:
+        print("note: THP mode %s: huge pages are the kernel's choice here, check 7 skipped" % mode)
+        return
+    gen = os.path.join(work, "s10k")
+    subprocess.run([sys.executable, os.path.join(SRC, "tools", "bench", "scale", "gen_config.py"), "--records",
+                    "10000", gen], check=True, stdout=subprocess.DEVNULL, timeout=60)
+    cases = [({}, True), ({"GLIBC_TUNABLES": "glibc.malloc.arena_max=4"}, True),
+             ({"GTMESH_HUGE_PAGES": "0"}, False), ({"GLIBC_TUNABLES": "glibc.malloc.hugetlb=0"}, False)]
+    for i, (extra, want) in enumerate(cases):
+        env = {k: v for k, v in os.environ.items() if k not in ("GLIBC_TUNABLES", "GTMESH_HUGE_PAGES")}
+        env.update(extra)
+        ports = os.path.join(work, "huge%d.ports" % i)
+        proc = subprocess.Popen([GTMESH, "serve", "--config", os.path.join(gen, "gtmesh.yaml"),
+                                 "--listen", "127.0.0.1:0", "--port-file", ports],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 60
+            while not (os.path.exists(ports) and os.path.getsize(ports) > 0) and time.monotonic() < deadline:
+                if proc.poll() is not None:
+                    break
+                time.sleep(0.02)
+            huge = None
+            if proc.poll() is None:
+                m = re.search(r"AnonHugePages:\s+(\d+) kB", open("/proc/%d/smaps_rollup" % proc.pid).read())
+                huge = int(m.group(1)) if m else None
+            check(huge is not None and (huge > 0) == want,
+                  "THP mode madvise, started with %s: serving 10,000 records with %s kB of huge pages (%s)"
+                  % (extra or "nothing set", huge, "some expected" if want else "none expected"))
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
 
 
 def fresh_configs(dest):
