@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gtmesh::runtime {
@@ -22,11 +23,22 @@ bool kernel_mode_is_madvise() noexcept {
   return read && std::strstr(line, "[madvise]") != nullptr;
 }
 
+bool names_a_large_file(int argc, char** argv) noexcept {
+  constexpr off_t large = 4 << 20;
+  struct stat st;
+  for (int i = 1; i < argc; ++i)
+    if (::stat(argv[i], &st) == 0 && S_ISREG(st.st_mode) && st.st_size > large)
+      return true;
+  return false;
+}
+
 } // namespace
 
-void reexec_with_huge_pages(char** argv) noexcept {
+void reexec_with_huge_pages(int argc, char** argv, bool long_running) noexcept {
   const char* off = std::getenv("GTMESH_HUGE_PAGES");
   if (off && std::strcmp(off, "0") == 0)
+    return;
+  if (!long_running && !names_a_large_file(argc, argv))
     return;
   const char* before = std::getenv("GLIBC_TUNABLES");
   if ((before && std::strstr(before, tunable)) || !kernel_mode_is_madvise())

@@ -10,6 +10,10 @@
 // serve's first answer at 100,000 records 2.2-2.5x faster, the serving RSS
 // 2 % larger.
 //
+// Executing again costs a second start (about 70 ms: the dynamic linking of
+// the binary's libraries), so it is done for the long-running commands
+// (decider, agent, demo) and for a command given a file of more than 4 MiB
+// (a config of about 10,000 records and up), where it pays for itself.
 // Done only where it changes something: the kernel's THP mode is
 // `madvise` (with `always` the kernel already does it; with `never` it
 // cannot), GLIBC_TUNABLES does not mention the tunable already (an
@@ -20,7 +24,9 @@
 namespace gtmesh::runtime {
 
 /// Call first in main(), before any thread starts; returns only when the
-/// program goes on in this process.
-void reexec_with_huge_pages(char** argv) noexcept;
+/// program goes on in this process. `long_running`: the command serves
+/// for long (decider, agent, demo); otherwise only an argument naming a
+/// file of more than 4 MiB makes it worth a second start.
+void reexec_with_huge_pages(int argc, char** argv, bool long_running) noexcept;
 
 } // namespace gtmesh::runtime

@@ -37,7 +37,16 @@ const command commands[] = {
 } // namespace
 
 int main(int argc, char** argv) {
-  gtmesh::runtime::reexec_with_huge_pages(argv); // first: before any thread (core/runtime/huge_pages.hpp)
+  { // first: before any thread (core/runtime/huge_pages.hpp)
+    bool long_running = false;
+    for (int i = 1; i < argc; ++i)
+      if (argv[i][0] != '-') { // the command, after any global options
+        long_running = !std::strcmp(argv[i], "decider") || !std::strcmp(argv[i], "agent") ||
+                       !std::strcmp(argv[i], "demo");
+        break;
+      }
+    gtmesh::runtime::reexec_with_huge_pages(argc, argv, long_running);
+  }
   namespace cli = gtmesh::cli;
   const cli::program_spec& table = cli::gtmesh_program();
   cli::command_line line;

@@ -436,7 +436,7 @@ int send_request(const std::vector<std::string>& deciders, const mesh::node_iden
 } // namespace
 
 int main(int argc, char** argv) {
-  gtmesh::runtime::reexec_with_huge_pages(argv); // first: before any thread (core/runtime/huge_pages.hpp)
+  gtmesh::runtime::reexec_with_huge_pages(argc, argv, false); // first: before any thread (core/runtime/huge_pages.hpp)
   cli::args all(argv + 1, argv + argc);
   const cli::program_spec& table = cli::gtmeshctl_program();
   // Help, and which command with which options, before anything is read,
