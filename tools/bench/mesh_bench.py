@@ -79,8 +79,8 @@ def dig(server, name):
     return sorted(out)
 
 
-def ctl(mesh, *args):
-    return subprocess.run([GTMESHCTL, "--decider", mesh, *args], capture_output=True, text=True, timeout=30)
+def ctl(mesh, *args, timeout=30):
+    return subprocess.run([GTMESHCTL, "--decider", mesh, *args], capture_output=True, text=True, timeout=timeout)
 
 
 class cluster:
@@ -253,7 +253,7 @@ def main():
     c = cluster(work, args.deciders, args.agents_per_dc, args.breakdown, args.extra_records)
     breakdowns = []
     try:
-        until_all(c.dns, "www.demo.example", ["192.0.2.10"], 60)
+        until_all(c.dns, "www.demo.example", ["192.0.2.10"], 60 + args.extra_records / 5000)
         failover, push = [], []
         for r in range(args.rounds):
             down = os.path.join(work, "down-fra")
@@ -276,13 +276,15 @@ def main():
             open(new, "w").write(text.replace("      - {name: api,", "      - {name: %s, type: A, ttl: 5, answers: "
                                               "[192.0.2.%d]}\n      - {name: api," % (name, 100 + r), 1))
             start = time.time()
-            out = ctl(c.mesh[r % len(c.mesh)], "push", new)
+            # A load takes about 8 s of CPU per 1,000,000 records (docs/benchmarks.md).
+            slack = args.extra_records / 5000
+            out = ctl(c.mesh[r % len(c.mesh)], "push", new, timeout=30 + slack)
             acked = time.time()
             version = re.search(r"version (\d+)", out.stdout).group(1)
-            until_all(c.dns, name + ".demo.example", ["192.0.2.%d" % (100 + r)], 10)
+            until_all(c.dns, name + ".demo.example", ["192.0.2.%d" % (100 + r)], 10 + slack)
             deciders_done = time.time()
             agents = 0
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 10 + slack
             while agents < 3 * args.agents_per_dc and time.monotonic() < deadline:
                 status = "".join(ctl(m, "status").stdout for m in c.mesh)
                 agents = len(set(re.findall(r"node (\S+) \(dc \w+\): config version %s, applied" % version, status)))
