@@ -16,6 +16,19 @@
 
 namespace gtmesh {
 
+namespace {
+
+/// A text above max_config_bytes, refused before it is read.
+load_result oversized(const std::string& file, uintmax_t size) {
+  load_result r;
+  r.errors.push_back(config_error{file, 1, 1, "",
+                                  "the config is " + std::to_string(size) + " bytes; the limit is " +
+                                    std::to_string(max_config_bytes)});
+  return r;
+}
+
+} // namespace
+
 namespace config_loading {
 
 namespace {
@@ -35,13 +48,8 @@ void drop_repeated_places(config_errors& errors) {
 } // namespace
 
 load_result loader::run(std::string_view text) {
-  if (text.size() > max_config_bytes) {
-    load_result r;
-    r.errors.push_back(config_error{file_, 1, 1, "",
-                                    "the config is " + std::to_string(text.size()) + " bytes; the limit is " +
-                                      std::to_string(max_config_bytes)});
-    return r;
-  }
+  if (text.size() > max_config_bytes)
+    return oversized(file_, text.size());
   try {
     return read(text);
   } catch (const std::exception& e) {
@@ -350,8 +358,11 @@ load_result load_config_file(const std::string& path, const method_catalog& meth
   // is reported by the size check rather than read to exhaustion.
   std::string text;
   std::error_code ec;
-  if (auto size = std::filesystem::file_size(path, ec); !ec)
-    text.reserve(std::min<uintmax_t>(size, max_config_bytes) + 1);
+  if (auto size = std::filesystem::file_size(path, ec); !ec) {
+    if (size > max_config_bytes) // refused before a byte is read
+      return oversized(path, size);
+    text.reserve(size + 1);
+  }
   char chunk[64 * 1024];
   while (text.size() <= max_config_bytes && in.read(chunk, sizeof chunk).gcount() > 0)
     text.append(chunk, static_cast<size_t>(in.gcount()));

@@ -286,8 +286,8 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
         }
         proposal_reply_body r;
         r.id = it->first;
-        r.error = "no answer from the leader within " + std::to_string(st.options.proposal_timeout.count()) +
-                  " ms; the change may still be applied, and retrying with the same push id is safe";
+        r.error = "no answer from the leader in time; the change may still be applied, and retrying with the "
+                  "same push id is safe";
         it->second.promise.deliver(r);
         it = st.forwarded.erase(it);
       }
@@ -408,8 +408,8 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
       std::vector<uint8_t> bytes(entry.begin(), entry.end());
       if (st.node && !st.node->is_leader() && !st.node->leader_address().empty()) {
         uint64_t id = st.next_proposal++;
-        st.forwarded.emplace(id, consensus_state::forwarded_proposal{promise, std::chrono::steady_clock::now() +
-                                                                       st.options.proposal_timeout});
+        const auto wait = st.options.proposal_timeout + proposal_extra_wait(bytes.size());
+        st.forwarded.emplace(id, consensus_state::forwarded_proposal{promise, std::chrono::steady_clock::now() + wait});
         send_to(self, st.node->leader_address(),
                 frame(message_kind::proposal, st.options.name, proposal_body{id, std::move(bytes)}));
         return promise;

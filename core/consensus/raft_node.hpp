@@ -67,6 +67,7 @@
 
 #include "core/consensus/raft_c.hpp"
 
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
@@ -77,7 +78,8 @@
 
 namespace gtmesh::consensus {
 
-/// Largest Raft RPC sent in one frame (the transport takes 16 MB).
+/// Largest batch of Raft entries sent in one frame (a single larger entry
+/// goes alone: frames between deciders take up to 112 MiB).
 inline constexpr size_t max_rpc_bytes = 15 * 1024 * 1024;
 /// Largest config entry a push may put into the log, its text compressed
 /// (mesh/config_compression.hpp): an entry must fit one frame between
@@ -90,6 +92,12 @@ inline constexpr size_t large_rpc_bytes = 1024 * 1024;
 /// config over a 100 Mbit/s link takes about a second).
 inline uint64_t large_rpc_wait_ms(size_t bytes) {
   return 2000 + 1000 * (bytes >> 20);
+}
+/// What a proposal of `bytes` may take beyond the usual wait: the time a
+/// large AppendEntries may take (a config of 1,000,000 records is 14 MB and
+/// is validated, forwarded to the leader and replicated on busy deciders).
+inline std::chrono::milliseconds proposal_extra_wait(size_t bytes) {
+  return std::chrono::milliseconds(bytes > large_rpc_bytes ? large_rpc_wait_ms(bytes) : 0);
 }
 
 struct raft_node_options {

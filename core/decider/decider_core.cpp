@@ -527,8 +527,14 @@ std::string decider_core::dcs_without_measurements() const {
   return missing;
 }
 
-std::vector<state::stored_config> decider_core::stored_configs() {
-  return store_ ? store_->config_history() : std::vector<state::stored_config>{};
+std::vector<uint32_t> decider_core::stored_config_versions() {
+  return store_ ? store_->config_versions() : std::vector<uint32_t>{};
+}
+
+std::optional<state::stored_config> decider_core::stored_config_before(uint32_t version) {
+  if (!store_)
+    return std::nullopt;
+  return version == UINT32_MAX ? store_->latest_config() : store_->config_before(version);
 }
 
 std::vector<state::health_transition> decider_core::history(int64_t since_ms, size_t limit) {

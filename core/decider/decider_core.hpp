@@ -220,8 +220,12 @@ public:
   /// without `now_ms` every change is written.
   bool flush(std::string& error, int64_t now_ms = std::numeric_limits<int64_t>::max());
   std::vector<state::health_transition> history(int64_t since_ms, size_t limit);
-  /// The config texts kept in the store (--keep-configs), newest first.
-  std::vector<state::stored_config> stored_configs();
+  /// The newest config text kept in the store (--keep-configs) older than
+  /// `version` (UINT32_MAX: the newest of all), one at a time: each may be
+  /// hundreds of MB.
+  std::optional<state::stored_config> stored_config_before(uint32_t version);
+  /// Their versions, newest first, without reading a text.
+  std::vector<uint32_t> stored_config_versions();
   /// Samples the DCs' fresh metric values into the metric history (at most
   /// every metric_sample_ms; see decider_options) and, once an hour, drops
   /// samples older than metric_history_ms. The next flush writes them.

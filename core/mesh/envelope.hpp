@@ -29,9 +29,10 @@ inline constexpr size_t max_items_per_frame = 50'000;
 /// its compressed limit (config_compression.hpp) with room for the rest of
 /// a log entry or snapshot (the history: under 1 MB).
 inline constexpr size_t max_envelope_bytes = 112 * 1024 * 1024;
-/// Largest envelope accepted from an agent, and from nodes without the
-/// `large-configs` capability (a full-state delta of 1,000 agents x 20
-/// metrics is about 2 MB).
+/// Largest envelope accepted from an agent (a full-state delta of 1,000
+/// agents x 20 metrics is about 2 MB), and what nodes without the
+/// `large-configs` capability accept from anyone: only that much is sent
+/// to them.
 inline constexpr size_t max_agent_envelope_bytes = 16 * 1024 * 1024;
 
 enum class message_kind : uint8_t {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,6 +40,10 @@ void reexec_with_huge_pages(int argc, char** argv, bool long_running) noexcept {
   if (off && std::strcmp(off, "0") == 0)
     return;
   if (!long_running && !names_a_large_file(argc, argv))
+    return;
+  // Under AT_SECURE (setuid, file capabilities) glibc drops the tunable from
+  // the environment: the program would execute itself again forever.
+  if (getauxval(AT_SECURE))
     return;
   const char* before = std::getenv("GLIBC_TUNABLES");
   if ((before && std::strstr(before, tunable)) || !kernel_mode_is_madvise())

@@ -18,7 +18,9 @@
 // `madvise` (with `always` the kernel already does it; with `never` it
 // cannot), GLIBC_TUNABLES does not mention the tunable already (an
 // operator's choice is kept, and the re-executed program sees it and goes
-// on), and GTMESH_HUGE_PAGES is not 0. The PID stays the same (pid files,
+// on), the program does not run under AT_SECURE (setuid or file
+// capabilities: glibc drops the tunable there, and it would execute itself
+// again forever), and GTMESH_HUGE_PAGES is not 0. The PID stays the same (pid files,
 // systemd's notify). If the exec fails the program goes on as it was.
 
 namespace gtmesh::runtime {

@@ -289,18 +289,34 @@ public:
     return true;
   }
 
-  std::optional<stored_config> latest_config() override { return config_before(UINT32_MAX); }
+  std::optional<stored_config> latest_config() override { return newest_from(std::nullopt); }
 
   std::optional<stored_config> config_before(uint32_t version) override {
-    if (!db_ || version == 0)
+    if (version == 0)
       return std::nullopt;
-    // One text only: at 1,000,000 records each is 364 MB.
+    return newest_from(version - 1);
+  }
+
+  std::vector<uint32_t> config_versions() override {
+    std::vector<uint32_t> out;
+    if (!db_)
+      return out;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_config]));
-    const std::string below = be32(version - 1);
-    if (version == UINT32_MAX)
-      it->SeekToLast();
+    for (it->SeekToLast(); it->Valid(); it->Prev())
+      out.push_back(static_cast<uint32_t>(read_be(it->key(), 0, 4)));
+    return out;
+  }
+
+  /// The newest readable config at or below `version` (none: the newest of
+  /// all). One text only: at 1,000,000 records each is 364 MB.
+  std::optional<stored_config> newest_from(std::optional<uint32_t> version) {
+    if (!db_)
+      return std::nullopt;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_config]));
+    if (version)
+      it->SeekForPrev(be32(*version));
     else
-      it->SeekForPrev(below);
+      it->SeekToLast();
     for (; it->Valid(); it->Prev())
       if (auto c = unpack_config(it->key(), it->value()))
         return c;
@@ -501,12 +517,15 @@ private:
   }
 
   void trim_configs(size_t keep) {
-    auto all = config_history();
-    if (all.size() <= keep)
-      return;
+    // By key, newest first: no text is read (each may be hundreds of MB).
     rocksdb::WriteBatch batch;
-    for (size_t i = keep; i < all.size(); ++i)
-      batch.Delete(handles_[cf_config], be32(all[i].version));
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_config]));
+    size_t seen = 0;
+    for (it->SeekToLast(); it->Valid(); it->Prev())
+      if (++seen > keep)
+        batch.Delete(handles_[cf_config], it->key());
+    if (seen <= keep)
+      return;
     rocksdb::WriteOptions wo;
     wo.sync = true;
     if (!db_->Write(wo, &batch).ok())

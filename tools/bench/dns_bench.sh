@@ -65,6 +65,9 @@
 #   CLIENTS [10]  OUTSTANDING [100]  DNSPERF_TIMEOUT [1]   dnsperf -c / -q / -t
 #   RATE [0]       >0: second pass at dnsperf -Q RATE (same offered load for all)
 #   VARIANTS ["gdnsd knot mmsg gtmesh-dc gtmesh-profile"]  BATCH [32]
+#   BIG_NAMES [100000]  names the gtmesh-dc-100k variants add to the zone (half
+#                  DC-mode, half static; 1000000 for issue 42's size; the
+#                  spread variant asks each of the DC-mode half in turn)
 #   GTMESH_BIN [<repo>/build/tools/gtmesh]  GTMESH_ARGS [""] extra serve options
 #   SERVER_CPU [0]  CLIENT_CPU [1]  BENCH_NICE [-20]
 #   QUIET_MAX [5]  QUIET_WAIT [120]  NOISE_MAX [10]  NOISE_RETRIES [2]
@@ -78,6 +81,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 DURATION=${DURATION:-15}
+BIG_NAMES=${BIG_NAMES:-100000}
 REPEATS=${REPEATS:-3}
 WARMUP=${WARMUP:-3}
 CLIENTS=${CLIENTS:-10}
@@ -111,8 +115,8 @@ METRICS_HTTP_PORT=15438
 declare -A KIND=([gdnsd]="DYNA weighted" [knot]="static A" [mmsg]="floor" [plain]="floor, no batching"
                  [gtmesh-dc]="DC-mode" [gtmesh-profile]="profile (weighted)" [gtmesh-cookie]="DC-mode + DNS Cookies"
                  [gtmesh-metrics]="DC-mode + /metrics scraped every 1 s"
-                 [gtmesh-dc-100k]="DC-mode, 100k more names in the zone"
-                 [gtmesh-dc-100k-spread]="DC-mode, 100k more names, queries over 50k names"
+                 [gtmesh-dc-100k]="DC-mode, $BIG_NAMES more names in the zone"
+                 [gtmesh-dc-100k-spread]="DC-mode, $BIG_NAMES more names, queries over $((BIG_NAMES / 2)) names"
                  [gtmesh-signed]="DC-mode, signed (DNSSEC, DO=1)"
                  [pdns-signed]="LUA pickwrandom, signed online (DO=1)"
                  [gtmesh-dnstap]="DC-mode + dnstap of every query and response"
@@ -338,14 +342,14 @@ prepare() { # variant dir port
     gtmesh-dc-100k|gtmesh-dc-100k-spread)
       write_gtmesh_configs "$d"
       { cat "$d/gtmesh-dc.yaml"
-        awk 'BEGIN { for (i = 0; i < 50000; i++) {
+        awk -v n=$((BIG_NAMES / 2)) 'BEGIN { for (i = 0; i < n; i++) {
           printf "      - {name: d%d, type: A, ttl: 30, dc: {source: host, metric: cpu, criterion: lowest, gate: {source: host, metric: status, criterion: {equals: up}}, balance: weighted_random, answers: {a: [192.0.2.%d], b: [198.51.100.%d], c: [203.0.113.%d]}, fail_safe: [192.0.2.250]}}\n", i, i % 250 + 1, i % 250 + 1, i % 250 + 1
           printf "      - {name: s%d, type: A, ttl: 300, answers: [10.%d.%d.%d]}\n", i, int(i / 65536), int(i / 256) % 256, i % 256 } }'
       } > "$d/gtmesh-dc-100k.yaml"
       "$GTMESH_BIN" check-config "$d/gtmesh-dc-100k.yaml" >&2 || die "gtmesh-dc-100k.yaml does not load"
-      awk 'BEGIN { srand(7); for (i = 0; i < 50000; i++) n[i] = i
-        for (i = 49999; i > 0; i--) { j = int(rand() * (i + 1)); t = n[i]; n[i] = n[j]; n[j] = t }
-        for (i = 0; i < 50000; i++) printf "d%d.bench.test A\n", n[i] }' > "$RUN_DIR/queries-50k.txt" ;;
+      awk -v m=$((BIG_NAMES / 2)) 'BEGIN { srand(7); for (i = 0; i < m; i++) n[i] = i
+        for (i = m - 1; i > 0; i--) { j = int(rand() * (i + 1)); t = n[i]; n[i] = n[j]; n[j] = t }
+        for (i = 0; i < m; i++) printf "d%d.bench.test A\n", n[i] }' > "$RUN_DIR/queries-50k.txt" ;;
   esac
 }
 
@@ -387,7 +391,7 @@ start_server() { # variant
   pid=$!
   SPID[$v]=$pid
   echo "$pid" > "$d/server.pid"
-  for i in $(seq 1 100); do
+  for i in $(seq 1 300); do
     kill -0 "$pid" 2>/dev/null || { tail -20 "$d/server.log" >&2; die "$v exited during startup"; }
     if kdig @"$ADDR" -p "$port" +time=1 +retry=0 "$QNAME" A 2>/dev/null | grep -q 'status: NOERROR'; then
       [ "$v" = gtmesh-metrics ] && start_scraper "$pid"
@@ -395,7 +399,7 @@ start_server() { # variant
     fi
     sleep 0.2
   done
-  tail -20 "$d/server.log" >&2; die "$v did not answer on $ADDR:$port within 20 s"
+  tail -20 "$d/server.log" >&2; die "$v did not answer on $ADDR:$port within 60 s"
 }
 
 # A Prometheus-like scraper of gtmesh-metrics: one GET /metrics per second

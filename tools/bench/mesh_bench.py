@@ -280,7 +280,10 @@ def main():
             slack = args.extra_records / 5000
             out = ctl(c.mesh[r % len(c.mesh)], "push", new, timeout=30 + slack)
             acked = time.time()
-            version = re.search(r"version (\d+)", out.stdout).group(1)
+            m = re.search(r"version (\d+)", out.stdout)
+            if not m:
+                raise RuntimeError("push refused: %s" % (out.stdout + out.stderr).strip()[-600:])
+            version = m.group(1)
             until_all(c.dns, name + ".demo.example", ["192.0.2.%d" % (100 + r)], 10 + slack)
             deciders_done = time.time()
             agents = 0
@@ -305,7 +308,10 @@ def main():
                  [("%.0f" % a, "%.0f" % b, n) for a, b, n, _ in push]))
     finally:
         c.stop()
-        shutil.rmtree(work, ignore_errors=True)
+        if os.environ.get("KEEP"):
+            print("kept: " + work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,9 @@ int main(int argc, char** argv) {
   { // first: before any thread (core/runtime/huge_pages.hpp)
     bool long_running = false;
     for (int i = 1; i < argc; ++i)
-      if (argv[i][0] != '-') { // the command, after any global options
+      if (!std::strcmp(argv[i], "--log-format") || !std::strcmp(argv[i], "--log-level"))
+        ++i; // and its value
+      else if (argv[i][0] != '-') { // the command, after any global options
         long_running = !std::strcmp(argv[i], "decider") || !std::strcmp(argv[i], "agent") ||
                        !std::strcmp(argv[i], "demo");
         break;

@@ -350,7 +350,7 @@ void run_rum_samples(decider_self self, const command_call& call, command_answer
 void run_config(decider_self self, const command_call& call, command_answer) {
   if (!self->state.core->config())
     return;
-  auto bytes = config_frame(self);
+  const auto& bytes = config_frame(self);
   if (takes_config_frame(self, call.caller.peer, bytes.size()))
     send_frame(self, call.caller.peer.link, bytes);
 }

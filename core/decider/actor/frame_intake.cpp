@@ -129,7 +129,7 @@ void on_frame(decider_self self, link_id link, const std::vector<char>& bytes) {
     }
     case message_kind::config_push: {
       // The role first: decoding may expand a compressed text of up to
-      // 64 MiB, which only an operator may make this decider do.
+      // 512 MiB, which only an operator may make this decider do.
       if (role != node_role::operator_) {
         ++st.rejected["refused: role"];
         config_reply_body r;

@@ -201,7 +201,7 @@ void attach_responder(decider_self self, const caf::actor& responder) {
     send_snapshot(self, responder, snap, false);
 }
 
-std::vector<uint8_t> config_frame(decider_self self) {
+const std::vector<uint8_t>& config_frame(decider_self self) {
   // Kept compressed (1.5 MB for a 34 MB text at 100,000 records): made on
   // every request instead, each agent's config request cost a zstd pass
   // over the whole text on this actor and a transient buffer of the text's
@@ -234,7 +234,7 @@ void broadcast_config(decider_self self) {
   auto& st = self->state;
   if (!st.core->config())
     return;
-  auto bytes = config_frame(self);
+  const auto& bytes = config_frame(self);
   for (const auto& [link, origin] : st.agents) {
     auto peer = st.links.find(link);
     if (peer != st.links.end() && takes_config_frame(self, peer->second, bytes.size()))

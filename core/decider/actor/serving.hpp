@@ -57,7 +57,7 @@ void drop_idle_api_doc(decider_self self);
 
 /// The active config as a frame for agents, built (compressed) once per
 /// config: agents that connect or ask again get the same bytes.
-std::vector<uint8_t> config_frame(decider_self self);
+const std::vector<uint8_t>& config_frame(decider_self self);
 /// Whether `agent` takes a config frame of `bytes`: over 16 MiB only an
 /// agent stating `large-configs` does (an older one would drop the link);
 /// the decider logs it once per version.

@@ -4,6 +4,7 @@
 #include "core/decider/actor/links.hpp"
 #include "core/decider/actor/serving.hpp"
 #include "core/decider/decider_actor.hpp"
+#include "core/mesh/config_compression.hpp"
 #include "core/routing/decision_trace.hpp"
 #include "core/text/display_text.hpp"
 
@@ -139,17 +140,34 @@ std::string with_config_texts(decider_self self, const std::vector<char>& bytes,
   std::map<uint32_t, std::string> sha_of;
   for (const auto& h : s.history())
     sha_of[h.version] = h.sha256;
-  size_t budget = reply_limit > bytes.size() ? reply_limit - bytes.size() : 0;
-  for (auto& c : self->state.core->stored_configs()) {
-    auto it = sha_of.find(c.version);
-    if (c.version >= s.config_version() || it == sha_of.end() || consensus::sha256_hex(c.yaml) != it->second)
+  // Newest first, one text at a time (each may be hundreds of MB), each
+  // measured as it travels (compressed), until the reply is full; the rest
+  // are counted without being read.
+  size_t used = bytes.size();
+  bool full = false;
+  for (uint32_t version : self->state.core->stored_config_versions()) {
+    auto it = sha_of.find(version);
+    if (version >= s.config_version() || it == sha_of.end())
       continue;
-    if (c.yaml.size() / 4 + 256 > budget) { // texts compress at least 4:1 (YAML: 20-35:1)
+    if (full) {
       ++b.configs_left_out;
       continue;
     }
-    budget -= c.yaml.size() / 4 + 256;
-    b.configs.push_back(consensus::backup_config_text{c.version, std::move(c.yaml), std::move(c.file), c.at_ms});
+    auto c = self->state.core->stored_config_before(version + 1);
+    if (!c || c->version != version)
+      continue; // damaged: not backed up
+    std::string plain, compressed;
+    mesh::put_config_text(c->yaml, plain, compressed);
+    const size_t cost = plain.size() + compressed.size() + c->file.size() + 256;
+    if (consensus::sha256_hex(c->yaml) != it->second)
+      continue;
+    if (used + cost > reply_limit) {
+      full = true;
+      ++b.configs_left_out;
+      continue;
+    }
+    used += cost;
+    b.configs.push_back(consensus::backup_config_text{c->version, std::move(c->yaml), std::move(c->file), c->at_ms});
   }
   std::vector<uint8_t> out = consensus::encode_backup(b);
   return std::string(out.begin(), out.end());

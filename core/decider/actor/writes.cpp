@@ -43,15 +43,17 @@ std::string config_features_lacking(decider_self self, const config& cfg) {
 }
 
 /// Why a config entry of `entry_size` bytes (compressed) cannot go into the
-/// log, or "": above the log's limit, or above what a member decider
-/// without `large-configs` takes (its frames stop at 16 MiB).
+/// log, or "": above the log's limit, or above what a linked member decider
+/// without `large-configs` takes (its frames stop at 16 MiB). A member that
+/// is down does not block it (one decider's outage must not stop a large
+/// push); an older one would then fail to catch up until it is upgraded.
 std::string entry_too_large(decider_self self, size_t entry_size) {
   auto mb = [](size_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MB"; };
   if (entry_size > consensus::max_config_bytes)
     return mb(entry_size) + " compressed: above the " + mb(consensus::max_config_bytes) +
            " a config may take in the replicated log";
   if (entry_size > mesh::legacy_compressed_config_bytes)
-    if (std::string lacking = members_lacking(self, capability_large_configs); !lacking.empty())
+    if (std::string lacking = members_lacking(self, capability_large_configs, true); !lacking.empty())
       return mb(entry_size) + " compressed: above the " + mb(mesh::legacy_compressed_config_bytes) +
              " an older decider takes (" + lacking + ")";
   return "";
@@ -153,7 +155,9 @@ void propose(decider_self self, const consensus::log_entry& entry, link_id link,
   }
   auto bytes = consensus::encode(entry);
   self
-    ->request(st.options.consensus, st.options.operator_timeout + std::chrono::seconds(1), propose_atom_v,
+    ->request(st.options.consensus,
+              st.options.operator_timeout + std::chrono::seconds(1) + consensus::proposal_extra_wait(bytes.size()),
+              propose_atom_v,
               std::vector<char>(bytes.begin(), bytes.end()))
     .then(
       [self, link, done](const proposal_reply_body& r) {

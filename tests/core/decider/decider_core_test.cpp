@@ -338,14 +338,24 @@ TEST_F(decider_core_test, kept_configs_are_stored_compressed_read_one_at_a_time_
   EXPECT_EQ(before->version, 3u);
   EXPECT_EQ(before->yaml, big + "3");
   EXPECT_EQ(before->at_ms, 1003);
+  ASSERT_TRUE(st->config_before(3));
   EXPECT_EQ(st->config_before(3)->yaml, big + "2");
+  ASSERT_TRUE(st->config_before(2));
   EXPECT_EQ(st->config_before(2)->yaml, "zones: []\n");
   EXPECT_FALSE(st->config_before(1));
   EXPECT_FALSE(st->config_before(0));
+  EXPECT_EQ(st->config_before(UINT32_MAX)->version, 4u) << "older than, never the same";
   auto all = st->config_history();
   ASSERT_EQ(all.size(), 4u);
   EXPECT_EQ(all[0].version, 4u);
   EXPECT_EQ(all[3].version, 1u);
+  EXPECT_EQ(st->config_versions(), (std::vector<uint32_t>{5, 4, 3, 2, 1})) << "the damaged one is listed";
+  // Trimming goes by key: the oldest go, damaged or not, and no text is read.
+  state::write_set w;
+  w.config = state::stored_config{6, big + "6", "c.yaml", 1006};
+  ASSERT_TRUE(st->commit(w, 3, err)) << err;
+  EXPECT_EQ(st->config_versions(), (std::vector<uint32_t>{6, 5, 4}));
+  EXPECT_EQ(st->latest_config()->yaml, big + "6");
 }
 
 TEST_F(decider_core_test, a_folder_without_a_format_is_from_0_1_0_and_is_read_then_marked) {

@@ -12,7 +12,7 @@ loopback (tools/cluster.sh: 3 deciders, 3 agents):
   1. `gtmeshctl push` is accepted, and every decider serves the new record
      with the same history (version, SHA-256);
   2. every agent applies the new version (the decider's status lists it);
-  3. a decider added afterwards (`member add`), after 40 more entries so
+  3. a decider added afterwards (`member add`), after 70 more entries so
      that the log was compacted past the push, catches up from a snapshot
      holding the config and serves the record;
   4. `gtmeshctl backup` writes a file above 16 MiB that `show-backup`
@@ -92,7 +92,7 @@ def main():
         check(ok, "the 3 agents apply version 2: %s" % sorted(applied()))
 
         # 3. A decider added later catches up from a snapshot holding it.
-        for i in range(40):
+        for i in range(70):  # snapshots every 32 entries, 16 kept behind: past the push for sure
             r = ctl(mesh[1], "undrain" if i % 2 else "drain", "sin")
             if r.returncode != 0:
                 check(False, "drain %d: %s" % (i, (r.stdout + r.stderr).strip()))
