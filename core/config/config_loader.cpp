@@ -139,7 +139,8 @@ load_result loader::read(std::string_view text) {
     if (node r = child(root, "rum")) { // after profiles: its jobs name their endpoints
       parse_rum(r);
       check_rum_jobs();
-      check_rum_join();
+      if (scope_ == config_scope::whole) // it checks the zones: an agent reads none
+        check_rum_join();
     }
     if (cfg_.datacenters.empty())
       error(root, "datacenters", "at least one datacenter is required");

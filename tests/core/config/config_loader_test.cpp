@@ -120,6 +120,15 @@ TEST(config_loader, the_measurement_scope_reads_every_section_but_the_zones) {
   EXPECT_EQ(r.cfg->services[0].name, "web");
   ASSERT_EQ(r.cfg->probes.size(), 1u);
   EXPECT_TRUE(r.cfg->find_dc("iad"));
+  // rum.join is checked against the zones: in the whole config only (an
+  // agent refused every version of a config with rum.join before).
+  std::string with_join = base + "rum:\n  join: rum.nowhere.test\n  apps:\n    - {name: shop, keys: [" +
+                          std::string(32, 'k') + "]}\n";
+  auto whole = load(with_join);
+  ASSERT_FALSE(whole.ok());
+  EXPECT_NE(whole.report().find("is not below the apex of any zone"), std::string::npos) << whole.report();
+  auto joined = load_config_text(with_join, "cfg.yaml", routing_methods(), config_scope::measurement);
+  EXPECT_TRUE(joined.ok()) << joined.report();
   // A typo outside the zones is still an error, with its line.
   auto typo = load_config_text(with_service("  - {name: api, backend: {fra: [\"10.0.0.2:80\"]}}\n"), "cfg.yaml",
                                routing_methods(), config_scope::measurement);
