@@ -185,8 +185,9 @@ void run_member(decider_self self, const command_call& call, command_answer answ
 void run_backup(decider_self self, const command_call& call, command_answer answer) {
   // What one reply frame to this caller may hold, less room for its envelope:
   // a gtmeshctl without `large-configs` stops at 16 MiB.
-  const size_t reply_limit = call.caller.peer.has(capability_large_configs) ? mesh::max_envelope_bytes - (2u << 20)
-                                                                            : mesh::max_agent_envelope_bytes - (2u << 20);
+  const size_t reply_limit =
+    (call.caller.peer.has(capability_large_configs) ? mesh::max_envelope_bytes : mesh::max_agent_envelope_bytes) -
+    (2u << 20);
   self->request(self->state.options.consensus, std::chrono::seconds(10), backup_atom_v)
     .then(
       [self, answer, reply_limit](const std::string& why_not, const std::vector<char>& bytes) {

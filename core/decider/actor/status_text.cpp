@@ -156,11 +156,11 @@ std::string with_config_texts(decider_self self, const std::vector<char>& bytes,
     auto c = self->state.core->stored_config_before(version + 1);
     if (!c || c->version != version)
       continue; // damaged: not backed up
+    if (consensus::sha256_hex(c->yaml) != it->second)
+      continue;
     std::string plain, compressed;
     mesh::put_config_text(c->yaml, plain, compressed);
     const size_t cost = plain.size() + compressed.size() + c->file.size() + 256;
-    if (consensus::sha256_hex(c->yaml) != it->second)
-      continue;
     if (used + cost > reply_limit) {
       full = true;
       ++b.configs_left_out;

@@ -22,18 +22,16 @@ loopback (tools/cluster.sh: 3 deciders, 3 agents):
      anything is sent (the sparse file costs no disk).
 Each step can fail; the cluster is stopped at the end.
 """
-import base64
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dns_lib"))
 from cluster_helpers import GTMESHCTL, cluster, ctl, history, query, read_env  # noqa: E402
-from cluster_helpers import wait_for, with_record  # noqa: E402
+from cluster_helpers import wait_for, with_random_comments, with_record  # noqa: E402
 failures = []
 
 BIG = "192.0.2.242"
@@ -44,15 +42,6 @@ def check(ok, what):
     if not ok:
         failures.append(what)
     return ok
-
-
-def big_config(text, path, megabytes):
-    """The demo config with record `big` and `megabytes` MB of random comments."""
-    rnd = open("/dev/urandom", "rb")
-    with open(path, "w") as f:
-        f.write(with_record(text, "big", BIG))
-        for _ in range(megabytes * 1024 * 1024 // 1026):
-            f.write("# " + base64.b64encode(rnd.read(768)).decode() + "\n")
 
 
 def agents_on(mesh, version):
@@ -73,7 +62,7 @@ def main():
         dns = {n: env["DNS%d" % n] for n in (1, 2, 3)}
         text = open(os.path.join(work, "cluster.yaml")).read()
         big = os.path.join(work, "big.yaml")
-        big_config(text, big, 24)
+        with_random_comments(with_record(text, "big", BIG), big, 24)
 
         # 1. The push and its replication.
         r = ctl(mesh[2], "push", big, timeout=120)

@@ -2,6 +2,7 @@
 the binaries, gtmeshctl against one decider, cluster.env, one UDP query's
 rcode and A answers, the leader, the committed config history."""
 
+import base64
 import os
 import re
 import socket
@@ -85,3 +86,14 @@ def with_record(text, name, address):
     """A config text with one more A record in the demo zone (before `api`)."""
     return text.replace("      - {name: api,", "      - {name: %s, type: A, ttl: 5, answers: [%s]}\n"
                         "      - {name: api," % (name, address), 1)
+
+
+def with_random_comments(text, path, megabytes):
+    """Writes `text` and then `megabytes` MB of random comment lines to
+    `path`: a config that loads as fast as `text` but compresses only about
+    4:3, so that its log entry and frames are as large as a config of
+    1,000,000 records (issue 42) without the cost of loading one."""
+    with open(path, "w") as f, open("/dev/urandom", "rb") as rnd:
+        f.write(text)
+        for _ in range(megabytes * 1024 * 1024 // 1026):
+            f.write("# " + base64.b64encode(rnd.read(768)).decode() + "\n")

@@ -24,7 +24,6 @@ upgraded one at a time (SIGTERM, start the new binary on the same folder):
 Exit 77 (skip) only when the release's commit is not in this clone's
 history (a shallow clone).
 """
-import base64
 import hashlib
 import os
 import re
@@ -37,6 +36,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dns_lib"))
 from cluster_helpers import CLUSTER, FRA, GTMESH, IAD, SRC, read_env, wait_for, with_record  # noqa: E402
+from cluster_helpers import with_random_comments  # noqa: E402
 from cluster_helpers import query as ask  # noqa: E402
 
 RELEASE = "0.1.0"
@@ -245,10 +245,7 @@ def main():
         # A config whose log entry is above the 12 MB an old decider takes
         # (16 MiB frames): 20 MB of random comments compress to about 15 MB.
         big = os.path.join(work, "big.yaml")
-        with open(big, "w") as f, open("/dev/urandom", "rb") as rnd:
-            f.write(open(os.path.join(work, "cluster.yaml")).read())
-            for _ in range(20 * 1024 * 1024 // 1026):
-                f.write("# " + base64.b64encode(rnd.read(768)).decode() + "\n")
+        with_random_comments(open(os.path.join(work, "cluster.yaml")).read(), big, 20)
         r = ctl(NEW, env["MESH%d" % first], "push", big)
         check(r.returncode == 1 and "an older decider takes" in r.stderr and "'large-configs'" in r.stderr,
               "a config of more than 12 MB compressed is refused while an old decider is a member, naming it: %s"
