@@ -304,7 +304,7 @@ struct tcp_server::impl {
   transfer_answer transfer(transfer_request request, const ip_address& peer, std::span<const uint8_t> message);
   /// A TSIG-signed request's transfer: checked first, every message signed.
   transfer_answer signed_transfer(transfer_request request, const ip_address& peer,
-                                  std::span<const uint8_t> message, const routing_snapshot* snapshot, int64_t now);
+                                  std::span<const uint8_t> message, const snapshot_ptr& snapshot, int64_t now);
   std::unique_ptr<dnstap::tap_capture> tap;
   /// Transfers being written now: each holds its zone's messages in memory,
   /// so at most this many at once (the others get SERVFAIL and retry).
@@ -480,7 +480,7 @@ private:
                          answer.outcome == transfer_outcome::up_to_date;
     if (counted)
       ++server_.transfers_in_progress;
-    transfer_ = std::move(answer.messages);
+    transfer_ = std::move(answer);
     transfer_next_ = 0;
     transfer_counted_ = counted;
     write_transfer();
@@ -493,18 +493,30 @@ private:
         server_.counters.bump(dns_counter::xfr_aborted);
     }
     transfer_counted_ = false;
-    transfer_.clear();
-    transfer_.shrink_to_fit();
+    transfer_ = transfer_answer{}; // the stream lets go of its snapshot
+    streamed_.clear();
+    streamed_.shrink_to_fit();
   }
 
   void write_transfer() {
-    if (transfer_next_ == transfer_.size()) {
+    const std::vector<uint8_t>* next = nullptr;
+    if (transfer_next_ < transfer_.messages.size()) {
+      next = &transfer_.messages[transfer_next_];
+    } else if (transfer_.stream && transfer_.stream->next(streamed_)) {
+      if (transfer_.signer)
+        streamed_ = transfer_.signer->sign(std::move(streamed_));
+      next = &streamed_;
+    } else if (transfer_.stream && transfer_.stream->failed()) {
+      end_transfer(false);
+      return close();
+    }
+    if (!next) {
       end_transfer(true);
       server_.table.set_idle(*this, now());
       server_.schedule_sweep();
       return read_length();
     }
-    const std::vector<uint8_t>& m = transfer_[transfer_next_];
+    const std::vector<uint8_t>& m = *next;
     prefix_[0] = static_cast<uint8_t>(m.size() >> 8);
     prefix_[1] = static_cast<uint8_t>(m.size());
     std::array<asio::const_buffer, 2> buffers{asio::buffer(prefix_), asio::buffer(m)};
@@ -525,7 +537,8 @@ private:
     });
   }
 
-  std::vector<std::vector<uint8_t>> transfer_;
+  transfer_answer transfer_;
+  std::vector<uint8_t> streamed_; ///< the stream's message being written
   size_t transfer_next_ = 0;
   bool transfer_counted_ = false;
   std::array<uint8_t, 2> prefix_{};
@@ -608,7 +621,7 @@ void tcp_server::impl::notify_attempt(std::shared_ptr<notify_send> n) {
 }
 
 transfer_answer tcp_server::impl::signed_transfer(transfer_request request, const ip_address& peer,
-                                                  std::span<const uint8_t> message, const routing_snapshot* snapshot,
+                                                  std::span<const uint8_t> message, const snapshot_ptr& snapshot,
                                                   int64_t now) {
   auto one = [&](std::vector<uint8_t> m, transfer_outcome why) {
     transfer_answer a;
@@ -641,10 +654,12 @@ transfer_answer tcp_server::impl::signed_transfer(transfer_request request, cons
   if (check.error == tsig_error::badtime || check.error == tsig_error::badtrunc)
     return one(signer.sign(transfer_error(request, rcode::notauth)), transfer_outcome::rejected);
   request.key = check.key;
-  transfer_answer a =
-    build_transfer(snapshot, request, peer, now, max_tcp_message - signer.space(), journal_for(snapshot, request.zone));
+  transfer_answer a = build_transfer(snapshot, request, peer, now, max_tcp_message - signer.space(),
+                                     journal_for(snapshot.get(), request.zone));
   for (auto& m : a.messages)
     m = signer.sign(std::move(m));
+  if (a.stream) // signs the rest as they are made, continuing the same chain of MACs
+    a.signer = std::make_unique<tsig_signer>(std::move(signer));
   return a;
 }
 
@@ -661,12 +676,14 @@ transfer_answer tcp_server::impl::transfer(transfer_request request, const ip_ad
     return busy;
   }
   const published_snapshot* published = publisher.enter(reader);
-  const routing_snapshot* snapshot = published ? published->snapshot.get() : nullptr;
+  // A copy: a whole zone's stream holds the snapshot until its last message.
+  const snapshot_ptr snapshot = published ? published->snapshot : nullptr;
   const int64_t now = published && published->fixed_now_ms != 0 ? published->fixed_now_ms : wall_clock_ms();
-  transfer_answer a = request.tsig_at != 0
-                        ? signed_transfer(request, peer, message, snapshot, now)
-                        : build_transfer(snapshot, request, peer, now, max_tcp_message, journal_for(snapshot, request.zone));
   publisher.leave(reader);
+  transfer_answer a =
+    request.tsig_at != 0
+      ? signed_transfer(request, peer, message, snapshot, now)
+      : build_transfer(snapshot, request, peer, now, max_tcp_message, journal_for(snapshot.get(), request.zone));
   switch (a.outcome) {
     case transfer_outcome::full:
       counters.bump(request.qtype == type_axfr ? dns_counter::xfr_axfr : dns_counter::xfr_ixfr_full);

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <cstddef>
 #include <deque>
+#include <memory>
+#include <span>
 #include <vector>
 
 namespace gtmesh::dns {
@@ -23,6 +25,29 @@ struct zone_delta {
   transfer_record new_soa;
   std::vector<transfer_record> deleted;
   std::vector<transfer_record> added;
+};
+
+/// Records in one byte string, in transfer_record's order: about 30 bytes
+/// a record for a zone's last version (a vector of transfer_record costs
+/// about 120 with its two allocations, 120 MB at 1,000,000 records).
+class packed_records {
+public:
+  struct view {
+    std::span<const uint8_t> owner;
+    uint16_t type = 0;
+    uint32_t ttl = 0;
+    std::span<const uint8_t> rdata;
+    transfer_record record() const;
+  };
+  /// `sorted` must be in transfer_record's order.
+  void assign(const std::vector<transfer_record>& sorted);
+  size_t size() const noexcept { return offsets_.size(); }
+  view at(size_t i) const noexcept;
+  void clear() noexcept;
+
+private:
+  std::vector<uint8_t> bytes_; ///< per record: owner length, owner, type, TTL, RDATA length, RDATA
+  std::vector<size_t> offsets_;
 };
 
 class ixfr_journal {
@@ -38,8 +63,17 @@ public:
   /// difference is kept; when it did not move forward, or stayed with other
   /// records (an explicit serial not raised), the journal starts again from
   /// this version. Returns whether anything changed.
-  bool note(const std::vector<transfer_record>& records);
+  bool note(std::vector<transfer_record> records);
 
+  /// The same, noting that the records were made from `source` (a
+  /// routing plan): noted_from() then says a transfer from the same source
+  /// needs no second look (a zone of 1,000,000 records costs its hash and
+  /// a copy of every record to compare).
+  bool note(std::vector<transfer_record> records, const std::shared_ptr<const void>& source);
+  /// The last version noted was made from `source`, which still exists.
+  bool noted_from(const std::shared_ptr<const void>& source) const noexcept {
+    return noted_ && source && !source_.expired() && !source_.owner_before(source) && !source.owner_before(source_);
+  }
   /// Forgets every version (a zone whose transfer stopped following its
   /// serial, e.g. a view that became `current`).
   void clear() noexcept;
@@ -53,11 +87,12 @@ public:
   size_t deltas() const noexcept { return deltas_.size(); }
 
 private:
-  std::vector<transfer_record> last_; ///< the last version noted, sorted, without its SOA
+  packed_records last_; ///< the last version noted, sorted, without its SOA
   transfer_record last_soa_;
   uint32_t serial_ = 0;
   uint64_t hash_ = 0; ///< of the last version noted, as transferred
   bool noted_ = false;
+  std::weak_ptr<const void> source_; ///< what the last version noted was made from (note with a source)
   std::deque<zone_delta> deltas_;
   size_t delta_records_ = 0;
 };

@@ -220,55 +220,188 @@ std::optional<transfer_request> parse_transfer_request(std::span<const uint8_t> 
   return r;
 }
 
+namespace {
+
+transfer_view view_of(const zone_plan& z) noexcept { return z.source ? z.source->transfer.view : transfer_view::omit; }
+
+transfer_record zone_soa(const routing_plan& plan, uint32_t zone) {
+  const zone_plan& z = plan.zones[zone];
+  const rdata_ref soa = plan.rdata_at(z.soa_rdata);
+  return transfer_record{z.wire, static_cast<uint16_t>(rr_type::soa), z.soa_ttl,
+                         std::vector<uint8_t>(soa.data(), soa.data() + soa.entry.length)};
+}
+
+/// Appends what record `r` transfers as (in `view`), each RRset's RDATA
+/// sorted and without duplicates.
+void append_record(const routing_snapshot& s, const record_plan& r, transfer_view view, int64_t now_ms,
+                   std::vector<transfer_record>& out) {
+  const routing_plan& plan = *s.plan;
+  auto wire = text_to_wire(r.name);
+  if (!wire)
+    return;
+  std::vector<uint8_t> owner = std::move(*wire);
+  for (auto& c : owner)
+    c = lower(c);
+  if (r.mode == record_mode::plain && r.plain.count == 1) {
+    // Most records of a big zone: one RDATA, nothing to sort.
+    const rdata_ref ref = s.rdata_at(plan.answers[r.plain.first].rdata);
+    out.push_back(transfer_record{std::move(owner), static_cast<uint16_t>(ref.entry.type), r.ttl,
+                                  std::vector<uint8_t>(ref.data(), ref.data() + ref.entry.length)});
+    return;
+  }
+  rrsets sets;
+  uint32_t ttl = r.ttl;
+  switch (r.mode) {
+    case record_mode::plain:
+      add_group(s, r.plain, sets);
+      break;
+    case record_mode::dc:
+    case record_mode::static_rules:
+    case record_mode::profile:
+      if (view == transfer_view::current) {
+        ttl = add_current(s, r, owner, static_cast<uint16_t>(r.type), now_ms, sets);
+      } else if (view == transfer_view::fail_safe) {
+        if (r.mode == record_mode::dc)
+          add_group(s, plan.dc_plans[r.policy].fail_safe, sets);
+        else if (r.mode == record_mode::profile)
+          add_group(s, plan.profile_plans[r.policy].fail_safe, sets);
+      }
+      break;
+    case record_mode::alias:
+      if (view != transfer_view::omit) {
+        ttl = std::min(add_current(s, r, owner, static_cast<uint16_t>(rr_type::a), now_ms, sets),
+                       add_current(s, r, owner, static_cast<uint16_t>(rr_type::aaaa), now_ms, sets));
+      }
+      break;
+  }
+  for (auto& [type, rdatas] : sets)
+    for (const auto& rd : rdatas)
+      out.push_back(transfer_record{owner, type, ttl, rd});
+}
+
+} // namespace
+
 std::vector<transfer_record> transfer_records(const routing_snapshot& s, uint32_t zone, int64_t now_ms) {
   const routing_plan& plan = *s.plan;
-  const zone_plan& z = plan.zones[zone];
-  const transfer_view view = z.source ? z.source->transfer.view : transfer_view::omit;
-  std::vector<transfer_record> out;
-  {
-    const rdata_ref soa = plan.rdata_at(z.soa_rdata);
-    out.push_back(transfer_record{z.wire, static_cast<uint16_t>(rr_type::soa), z.soa_ttl,
-                                  std::vector<uint8_t>(soa.data(), soa.data() + soa.entry.length)});
-  }
-  for (const record_plan& r : plan.records) {
-    if (r.zone != zone || r.type == rr_type::soa)
-      continue;
-    auto wire = text_to_wire(r.name);
-    if (!wire)
-      continue;
-    std::vector<uint8_t> owner = std::move(*wire);
-    for (auto& c : owner)
-      c = lower(c);
-    rrsets sets;
-    uint32_t ttl = r.ttl;
-    switch (r.mode) {
-      case record_mode::plain:
-        add_group(s, r.plain, sets);
-        break;
-      case record_mode::dc:
-      case record_mode::static_rules:
-      case record_mode::profile:
-        if (view == transfer_view::current) {
-          ttl = add_current(s, r, owner, static_cast<uint16_t>(r.type), now_ms, sets);
-        } else if (view == transfer_view::fail_safe) {
-          if (r.mode == record_mode::dc)
-            add_group(s, plan.dc_plans[r.policy].fail_safe, sets);
-          else if (r.mode == record_mode::profile)
-            add_group(s, plan.profile_plans[r.policy].fail_safe, sets);
-        }
-        break;
-      case record_mode::alias:
-        if (view != transfer_view::omit) {
-          ttl = std::min(add_current(s, r, owner, static_cast<uint16_t>(rr_type::a), now_ms, sets),
-                         add_current(s, r, owner, static_cast<uint16_t>(rr_type::aaaa), now_ms, sets));
-        }
-        break;
-    }
-    for (auto& [type, rdatas] : sets)
-      for (const auto& rd : rdatas)
-        out.push_back(transfer_record{owner, type, ttl, rd});
-  }
+  const transfer_view view = view_of(plan.zones[zone]);
+  std::vector<transfer_record> out{zone_soa(plan, zone)};
+  for (const record_plan& r : plan.records)
+    if (r.zone == zone && r.type != rr_type::soa)
+      append_record(s, r, view, now_ms, out);
   return out;
+}
+
+transfer_stream::transfer_stream(snapshot_ptr snapshot, const transfer_request& request, uint32_t zone,
+                                 int64_t now_ms, size_t max_message)
+    : snapshot_(std::move(snapshot)), apex_(request.zone), zone_(zone), now_ms_(now_ms), max_message_(max_message),
+      soa_(zone_soa(*snapshot_->plan, zone)) {
+  id_and_question_ = {static_cast<uint8_t>(request.id >> 8), static_cast<uint8_t>(request.id)};
+  id_and_question_.insert(id_and_question_.end(), request.question.begin(), request.question.end());
+}
+
+transfer_stream::transfer_stream(const transfer_request& request, std::vector<transfer_record> records,
+                                 size_t max_message)
+    : apex_(request.zone), max_message_(max_message), pending_(std::move(records)), phase_(phase::body) {
+  id_and_question_ = {static_cast<uint8_t>(request.id >> 8), static_cast<uint8_t>(request.id)};
+  id_and_question_.insert(id_and_question_.end(), request.question.begin(), request.question.end());
+}
+
+const transfer_record* transfer_stream::peek() {
+  if (phase_ == phase::first_soa || phase_ == phase::last_soa)
+    return &soa_;
+  if (phase_ == phase::done)
+    return nullptr;
+  while (pending_at_ == pending_.size()) {
+    pending_.clear();
+    pending_at_ = 0;
+    const routing_plan* plan = snapshot_ ? snapshot_->plan.get() : nullptr;
+    if (!plan || next_record_ == plan->records.size()) {
+      phase_ = snapshot_ ? phase::last_soa : phase::done; // a list holds its own SOAs
+      return snapshot_ ? &soa_ : nullptr;
+    }
+    const record_plan& r = plan->records[next_record_++];
+    if (r.zone == zone_ && r.type != rr_type::soa)
+      append_record(*snapshot_, r, view_of(plan->zones[zone_]), now_ms_, pending_);
+  }
+  return &pending_[pending_at_];
+}
+
+void transfer_stream::pop() noexcept {
+  switch (phase_) {
+    case phase::first_soa: phase_ = phase::body; break;
+    case phase::body: ++pending_at_; break;
+    case phase::last_soa: phase_ = phase::done; break;
+    case phase::done: break;
+  }
+}
+
+bool transfer_stream::next(std::vector<uint8_t>& message) {
+  const transfer_record* rr = peek();
+  if (!rr || failed_)
+    return false;
+  // Every owner ends in the zone's apex: it is written as its labels above
+  // the apex and a pointer to the apex, in the question (the first message)
+  // or in the message's first owner (the others), which is written whole.
+  // One comparison per owner, no table: a general compressor's suffix
+  // search cost a 100,000-record transfer 20-30 % of its time here. RDATA
+  // is written as the plan holds it. The buffer holds the largest message a
+  // record can make.
+  buffer_.resize(2 * 65535);
+  wire_cursor out{std::span<uint8_t>(buffer_.data(), buffer_.size())};
+  const bool question = first_message_;
+  first_message_ = false;
+  out.write_bytes(id_and_question_.data(), 2);
+  out.write_u16(static_cast<uint16_t>(header_flag::qr | header_flag::aa));
+  out.write_u16(question ? 1 : 0);
+  out.write_u16(0); // ANCOUNT, set below
+  out.write_u16(0);
+  out.write_u16(0);
+  if (question)
+    out.write_bytes(id_and_question_.data() + 2, id_and_question_.size() - 2);
+  size_t apex_at = question ? header_size : 0; // where the apex is in this message; 0: not yet
+  uint16_t count = 0;
+  for (; rr; rr = peek()) {
+    if (count > 0 && (out.position() + rr_size(*rr) > max_message_ || count == UINT16_MAX))
+      break;
+    const size_t above = labels_above(rr->owner, apex_);
+    if (above != no_suffix && apex_at != 0) {
+      out.write_bytes(rr->owner.data(), above);
+      out.write_u16(static_cast<uint16_t>(0xc000 | apex_at));
+    } else {
+      const size_t at = out.position();
+      out.write_bytes(rr->owner);
+      if (above != no_suffix && at + above <= 0x3fff)
+        apex_at = at + above;
+    }
+    out.write_u16(rr->type);
+    out.write_u16(1); // IN
+    out.write_u32(rr->ttl);
+    out.write_u16(static_cast<uint16_t>(rr->rdata.size()));
+    out.write_bytes(rr->rdata);
+    ++count;
+    ++records_;
+    pop();
+  }
+  if (!out.ok()) { // a record larger than a message can hold: none a plan makes
+    failed_ = true;
+    return false;
+  }
+  buffer_[6] = static_cast<uint8_t>(count >> 8);
+  buffer_[7] = static_cast<uint8_t>(count);
+  message.assign(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(out.position()));
+  return true;
+}
+
+bool transfer_answer::make_all() {
+  if (!stream)
+    return true;
+  std::vector<uint8_t> m;
+  while (stream->next(m))
+    messages.push_back(signer ? signer->sign(std::move(m)) : std::move(m));
+  records += stream->records();
+  const bool ok = !stream->failed();
+  stream.reset();
+  return ok;
 }
 
 uint32_t find_transfer_zone(const routing_plan& plan, std::span<const uint8_t> apex) noexcept {
@@ -293,7 +426,7 @@ bool journal_exact(const routing_plan& plan, uint32_t zone) noexcept {
   return true;
 }
 
-transfer_answer build_transfer(const routing_snapshot* s, const transfer_request& request, const ip_address& peer,
+transfer_answer build_transfer(const snapshot_ptr& s, const transfer_request& request, const ip_address& peer,
                                int64_t now_ms, size_t max_message, ixfr_journal* journal) {
   if (!s || !s->plan || (request.qclass != 1 && request.qclass != 255))
     return refusal(request, transfer_outcome::notauth);
@@ -305,17 +438,16 @@ transfer_answer build_transfer(const routing_snapshot* s, const transfer_request
   if (!z.source || !z.source->transfer.enabled || !z.source->transfer.allows(peer, request.key, request.tls_names))
     return refusal(request, transfer_outcome::refused);
 
-  std::vector<transfer_record> records = transfer_records(*s, zone, now_ms);
   transfer_answer a;
-  const transfer_record soa = records.front(); // a copy: `records` may be replaced by the deltas
-  const uint32_t serial = static_cast<uint32_t>(get16(soa.rdata, soa.rdata.size() - 20)) << 16 |
-                          get16(soa.rdata, soa.rdata.size() - 18);
+  const transfer_record soa = zone_soa(plan, zone);
+  const uint32_t serial = soa_serial(soa);
   // This version, as transferred: the next change is a delta from it. A
-  // zone whose transfer does not follow its serial keeps no journal.
+  // zone whose transfer does not follow its serial keeps no journal. Its
+  // records depend on the plan alone then: made again only for a new plan.
   const bool exact = journal && journal_exact(plan, zone);
-  if (exact)
-    journal->note(records);
-  else if (journal)
+  if (exact && !journal->noted_from(s->plan))
+    journal->note(transfer_records(*s, zone, now_ms), s->plan);
+  else if (journal && !exact)
     journal->clear();
   if (request.qtype == type_ixfr && request.client_serial == serial) {
     a.outcome = transfer_outcome::up_to_date;
@@ -339,64 +471,16 @@ transfer_answer build_transfer(const routing_snapshot* s, const transfer_request
       deltas.push_back(d->new_soa);
       deltas.insert(deltas.end(), d->added.begin(), d->added.end());
     }
-    records = std::move(deltas);
+    deltas.push_back(soa);
     a.outcome = transfer_outcome::incremental;
-  } else {
-    a.outcome = transfer_outcome::full;
+    a.stream = std::make_unique<transfer_stream>(request, std::move(deltas), max_message);
+    if (!a.make_all())
+      return refusal(request, transfer_outcome::notauth);
+    return a;
   }
-  records.push_back(soa); // SOA first and last (RFC 5936 2.2)
-  // Every owner ends in the zone's apex: it is written as its labels above
-  // the apex and a pointer to the apex, in the question (the first message)
-  // or in the message's first owner (the others), which is written whole.
-  // One comparison per owner, no table: a general compressor's suffix
-  // search cost a 100,000-record transfer 20-30 % of its time here. RDATA
-  // is written as the plan holds it. The buffer holds the largest message a
-  // record can make.
-  std::vector<uint8_t> buf(2 * 65535);
-  wire_cursor out{std::span<uint8_t>(buf.data(), buf.size())};
-  size_t apex_at = 0; // where the apex is in this message; 0: not yet
-  uint16_t count = 0;
-  bool overflow = false;
-  auto open = [&](bool question) {
-    const std::vector<uint8_t> head = begin_message(request, rcode::noerror, question);
-    out = wire_cursor{std::span<uint8_t>(buf.data(), buf.size())};
-    out.write_bytes(head);
-    apex_at = question ? header_size : 0;
-    count = 0;
-  };
-  auto finish = [&] {
-    overflow = overflow || !out.ok();
-    buf[6] = static_cast<uint8_t>(count >> 8);
-    buf[7] = static_cast<uint8_t>(count);
-    a.messages.emplace_back(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(out.position()));
-  };
-  open(true);
-  for (const transfer_record& rr : records) {
-    if (count > 0 && (out.position() + rr_size(rr) > max_message || count == UINT16_MAX)) {
-      finish();
-      open(false);
-    }
-    const size_t above = labels_above(rr.owner, request.zone);
-    if (above != no_suffix && apex_at != 0) {
-      out.write_bytes(rr.owner.data(), above);
-      out.write_u16(static_cast<uint16_t>(0xc000 | apex_at));
-    } else {
-      const size_t at = out.position();
-      out.write_bytes(rr.owner);
-      if (above != no_suffix && at + above <= 0x3fff)
-        apex_at = at + above;
-    }
-    out.write_u16(rr.type);
-    out.write_u16(1); // IN
-    out.write_u32(rr.ttl);
-    out.write_u16(static_cast<uint16_t>(rr.rdata.size()));
-    out.write_bytes(rr.rdata);
-    ++count;
-    ++a.records;
-  }
-  finish();
-  if (overflow) // a record larger than a message can hold: none a plan makes
-    return refusal(request, transfer_outcome::notauth);
+  // SOA first and last (RFC 5936 2.2), made as the connection sends them.
+  a.outcome = transfer_outcome::full;
+  a.stream = std::make_unique<transfer_stream>(s, request, zone, now_ms, max_message);
   return a;
 }
 

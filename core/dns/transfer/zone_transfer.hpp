@@ -3,9 +3,10 @@
 // Zone transfers out (docs/transfers.md): AXFR (RFC 5936) and IXFR (RFC
 // 1995) of a zone whose config has `transfer:`, built from one routing
 // snapshot. Pure: no sockets, no clock; the TCP server (tcp_server.cpp)
-// recognises a transfer request, asks build_transfer() for the messages and
-// writes them one after the other. Never on the UDP path (a transfer over
-// UDP stays REFUSED, query_processor).
+// recognises a transfer request, asks build_transfer() for the answer and
+// writes its messages one after the other, a whole zone's made one at a
+// time as the previous one is written (transfer_stream). Never on the UDP
+// path (a transfer over UDP stays REFUSED, query_processor).
 //
 // What a transfer holds, in order: the SOA, every other record of the zone
 // (owner, type and RDATA as the plan holds them; owner names compressed
@@ -39,11 +40,13 @@
 // asks for the answer, and signs every message of it.
 
 #include "core/dns/transfer/ixfr_journal.hpp"
+#include "core/dns/tsig/tsig.hpp"
 #include "core/dns/wire/dns_header.hpp"
 #include "core/net/ip_address.hpp"
 #include "core/routing/routing_snapshot.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -91,10 +94,61 @@ enum class transfer_outcome : uint8_t {
   rejected,   ///< a TSIG that does not check out (tcp_server; counted by its verdict)
 };
 
+/// The messages of a transfer, packed one at a time as they are asked for:
+/// a whole zone (made record by record from the snapshot it holds, so that
+/// a transfer of 1,000,000 records keeps one message and one record's
+/// RRsets, not the zone's ~130 MB, and its first message leaves at once),
+/// or a list of records made before (IXFR's deltas). Owner names are
+/// compressed against the apex in the question or in the message's first
+/// owner; every message holds what fits in `max_message` bytes.
+class transfer_stream {
+public:
+  /// Zone `zone` of `snapshot` as transferred (see above): its SOA, every
+  /// other record in plan order, the SOA again.
+  transfer_stream(snapshot_ptr snapshot, const transfer_request& request, uint32_t zone, int64_t now_ms,
+                  size_t max_message);
+  /// These records, in this order.
+  transfer_stream(const transfer_request& request, std::vector<transfer_record> records, size_t max_message);
+
+  /// The next message (without length prefix) into `message`; false once
+  /// every record went out, or when one does not fit any message (failed()).
+  bool next(std::vector<uint8_t>& message);
+  size_t records() const noexcept { return records_; } ///< resource records packed so far
+  bool failed() const noexcept { return failed_; }
+
+private:
+  const transfer_record* peek();
+  void pop() noexcept;
+
+  snapshot_ptr snapshot_; ///< null for a list of records
+  std::vector<uint8_t> id_and_question_; ///< the request's id, then its question
+  std::vector<uint8_t> apex_;
+  uint32_t zone_ = 0;
+  int64_t now_ms_ = 0;
+  size_t max_message_ = 0;
+  transfer_record soa_;
+  size_t next_record_ = 0;               ///< into the plan's records
+  std::vector<transfer_record> pending_; ///< the records made and not packed yet
+  size_t pending_at_ = 0;
+  enum class phase : uint8_t { first_soa, body, last_soa, done } phase_ = phase::first_soa;
+  bool first_message_ = true;
+  bool failed_ = false;
+  size_t records_ = 0;
+  std::vector<uint8_t> buffer_;
+};
+
 struct transfer_answer {
   transfer_outcome outcome = transfer_outcome::refused;
-  std::vector<std::vector<uint8_t>> messages; ///< DNS messages, without length prefixes
-  size_t records = 0;                         ///< resource records sent (both SOAs counted)
+  std::vector<std::vector<uint8_t>> messages; ///< DNS messages, without length prefixes, sent first
+  /// A whole zone: its messages after `messages`, made as they are sent.
+  std::unique_ptr<transfer_stream> stream;
+  /// Signs each of the stream's messages as it is made (a TSIG-signed
+  /// request; `messages` are signed already).
+  std::unique_ptr<tsig_signer> signer;
+  size_t records = 0; ///< resource records in `messages` (both SOAs counted); the stream counts its own
+  /// Makes every message of the stream now, appended to `messages` (tests,
+  /// and the same bytes a connection sends). False if the stream failed.
+  bool make_all();
 };
 
 /// Decisions per dynamic record in the `current` view.
@@ -102,8 +156,9 @@ inline constexpr int current_rounds = 32;
 
 /// The answer to `request` from `peer`, measurement ages taken at `now_ms`:
 /// messages of at most `max_message` bytes each (the TCP limit by default;
-/// tests lower it to see several).
-transfer_answer build_transfer(const routing_snapshot* snapshot, const transfer_request& request,
+/// tests lower it to see several). A whole zone comes as a stream that
+/// holds the snapshot until it is done.
+transfer_answer build_transfer(const snapshot_ptr& snapshot, const transfer_request& request,
                                const ip_address& peer, int64_t now_ms, size_t max_message = 65535,
                                ixfr_journal* journal = nullptr);
 

@@ -1,6 +1,7 @@
 // Zone transfers out (core/dns/transfer/zone_transfer.hpp): the request
 // parser on well-formed and broken input, the three views of dynamic
-// records, refusals, IXFR up to date, and a zone split over messages.
+// records, refusals, IXFR up to date, a zone split over messages, and a
+// whole zone made as it is sent from the snapshot the stream holds.
 
 #include "core/config/config_loader.hpp"
 #include "core/dns/transfer/zone_transfer.hpp"
@@ -63,14 +64,14 @@ zones:
 )";
 }
 
-snapshot_ptr snapshot_for(const std::string& view, const std::string& extra_records = "") {
+snapshot_ptr snapshot_for(const std::string& view, const std::string& extra_records = "", uint32_t version = 7) {
   std::string text = config_text(view);
   text.insert(text.find("  - name: closed.test"), extra_records);
   load_result loaded = load_config_text(text, "xfr.yaml", routing_methods());
   EXPECT_TRUE(loaded.ok()) << loaded.report();
   if (!loaded.ok())
     return nullptr;
-  compile_result compiled = compile_plan(loaded.cfg, 7);
+  compile_result compiled = compile_plan(loaded.cfg, version);
   EXPECT_TRUE(compiled.plan) << compiled.error;
   state_load_result st = load_state_text("now: 2026-11-29T12:00:00Z\nhosts:\n  fra: {status: up}\n  iad: {status: down}\n",
                                          "state.yaml", *compiled.plan, now_ms);
@@ -173,18 +174,18 @@ TEST(zone_transfer, refusals_and_notauth) {
   auto s = snapshot_for("omit");
   ASSERT_TRUE(s);
   auto rcode_of = [](const transfer_answer& a) { return a.messages.at(0)[3] & 0x0f; };
-  auto not_allowed = build_transfer(s.get(), *parse_transfer_request(query("example.test.", type_axfr)),
+  auto not_allowed = build_transfer(s, *parse_transfer_request(query("example.test.", type_axfr)),
                                     *ip_address::parse("127.0.0.2"), now_ms);
   EXPECT_EQ(not_allowed.outcome, transfer_outcome::refused);
   ASSERT_EQ(not_allowed.messages.size(), 1u);
   EXPECT_EQ(rcode_of(not_allowed), 5);
   EXPECT_EQ(not_allowed.messages[0][7], 0) << "no record";
-  auto in_prefix = build_transfer(s.get(), *parse_transfer_request(query("example.test.", type_axfr)),
+  auto in_prefix = build_transfer(s, *parse_transfer_request(query("example.test.", type_axfr)),
                                   *ip_address::parse("10.1.2.3"), now_ms);
   EXPECT_EQ(in_prefix.outcome, transfer_outcome::full);
-  auto closed = build_transfer(s.get(), *parse_transfer_request(query("closed.test.", type_axfr)), allowed, now_ms);
+  auto closed = build_transfer(s, *parse_transfer_request(query("closed.test.", type_axfr)), allowed, now_ms);
   EXPECT_EQ(closed.outcome, transfer_outcome::refused) << "no transfer: in the zone";
-  auto other = build_transfer(s.get(), *parse_transfer_request(query("www.example.test.", type_axfr)), allowed, now_ms);
+  auto other = build_transfer(s, *parse_transfer_request(query("www.example.test.", type_axfr)), allowed, now_ms);
   EXPECT_EQ(other.outcome, transfer_outcome::notauth);
   EXPECT_EQ(rcode_of(other), 9);
   auto none = build_transfer(nullptr, *parse_transfer_request(query("example.test.", type_axfr)), allowed, now_ms);
@@ -194,11 +195,13 @@ TEST(zone_transfer, refusals_and_notauth) {
 TEST(zone_transfer, ixfr_from_the_current_serial_is_the_soa_alone) {
   auto s = snapshot_for("omit");
   ASSERT_TRUE(s);
-  auto current = build_transfer(s.get(), *parse_transfer_request(ixfr_query("example.test.", 7)), allowed, now_ms);
+  auto current = build_transfer(s, *parse_transfer_request(ixfr_query("example.test.", 7)), allowed, now_ms);
   EXPECT_EQ(current.outcome, transfer_outcome::up_to_date) << "serial 7: the config version";
   EXPECT_EQ(current.records, 1u);
-  auto older = build_transfer(s.get(), *parse_transfer_request(ixfr_query("example.test.", 6)), allowed, now_ms);
+  auto older = build_transfer(s, *parse_transfer_request(ixfr_query("example.test.", 6)), allowed, now_ms);
   EXPECT_EQ(older.outcome, transfer_outcome::full);
+  EXPECT_TRUE(older.messages.empty() && older.stream) << "a whole zone is made as it is sent";
+  ASSERT_TRUE(older.make_all());
   EXPECT_GT(older.records, 3u);
 }
 
@@ -210,8 +213,9 @@ TEST(zone_transfer, a_big_zone_goes_out_in_messages_within_the_limit) {
   auto s = snapshot_for("omit", many);
   ASSERT_TRUE(s);
   const size_t limit = 512;
-  auto a = build_transfer(s.get(), *parse_transfer_request(query("example.test.", type_axfr)), allowed, now_ms, limit);
+  auto a = build_transfer(s, *parse_transfer_request(query("example.test.", type_axfr)), allowed, now_ms, limit);
   ASSERT_EQ(a.outcome, transfer_outcome::full);
+  ASSERT_TRUE(a.make_all());
   ASSERT_GT(a.messages.size(), 10u);
   size_t total = 0;
   for (size_t i = 0; i < a.messages.size(); ++i) {
@@ -224,6 +228,43 @@ TEST(zone_transfer, a_big_zone_goes_out_in_messages_within_the_limit) {
   }
   EXPECT_EQ(total, a.records);
   EXPECT_EQ(a.records, 300u + 1 + 2 + 1) << "300 hosts, ns1, SOA twice, NS";
+}
+
+TEST(zone_transfer, a_whole_zone_is_made_as_it_is_sent_from_the_snapshot_it_holds) {
+  auto s = snapshot_for("omit");
+  ASSERT_TRUE(s);
+  const std::vector<transfer_record> expected = transfer_records(*s, 0, now_ms);
+  ixfr_journal journal;
+  auto a = build_transfer(s, *parse_transfer_request(query("example.test.", type_axfr)), allowed, now_ms, 65535, &journal);
+  ASSERT_EQ(a.outcome, transfer_outcome::full);
+  ASSERT_TRUE(a.stream);
+  EXPECT_EQ(journal.serial(), 7u) << "the version sent is noted";
+  std::weak_ptr<const routing_snapshot> held = s;
+  s.reset(); // a new config published meanwhile
+  EXPECT_FALSE(held.expired()) << "the stream keeps the snapshot it sends";
+  std::vector<uint8_t> m;
+  ASSERT_TRUE(a.stream->next(m));
+  EXPECT_EQ(m[5], 1) << "the question";
+  EXPECT_EQ(static_cast<size_t>(m[6] << 8 | m[7]), expected.size() + 1) << "every record and the closing SOA";
+  EXPECT_FALSE(a.stream->next(m)) << "then nothing";
+  EXPECT_EQ(a.stream->records(), expected.size() + 1);
+  a = transfer_answer{};
+  EXPECT_TRUE(held.expired()) << "and lets go of it when done";
+
+  // A later version with one record more: IXFR from 7 is that record alone.
+  auto next = snapshot_for("omit", "      - {name: added, type: A, answers: [192.0.2.99]}\n", 8);
+  ASSERT_TRUE(next);
+  auto ixfr = build_transfer(next, *parse_transfer_request(ixfr_query("example.test.", 7)), allowed, now_ms, 65535,
+                             &journal);
+  EXPECT_EQ(ixfr.outcome, transfer_outcome::incremental);
+  EXPECT_EQ(ixfr.records, 5u) << "SOA 8, SOA 7, no deletion, SOA 8, the added A, SOA 8";
+  EXPECT_FALSE(ixfr.stream) << "deltas are made at once";
+  // Asked again from the same plan, the journal has nothing new to note.
+  EXPECT_TRUE(journal.noted_from(next->plan));
+  auto again = build_transfer(next, *parse_transfer_request(ixfr_query("example.test.", 7)), allowed, now_ms, 65535,
+                              &journal);
+  EXPECT_EQ(again.outcome, transfer_outcome::incremental);
+  EXPECT_EQ(journal.deltas(), 1u);
 }
 
 } // namespace
