@@ -17,7 +17,10 @@ deciders with agents, configs pushed, fra drained; then
      nothing;
   6. `gtmeshctl configs` asked of a decider over and over while it starts
      after kill -9 never lists a short history without saying (on stderr)
-     that it is still loading.
+     that it is still loading;
+  7. a decider restarted with a typo in its --config file's zones serves
+     its folder's committed config; a first start with that file fails
+     at once, naming the line.
 Each step can fail; the cluster is stopped at the end.
 """
 import os
@@ -195,6 +198,34 @@ def main():
               "without the mark (%s), then the full history of %d versions" %
               (len(replies), sum(1 for l, _ in replies if l != full), sum(1 for _, m in replies if m), unmarked[:3],
                len(full)))
+
+        # 7. A restart serves the folder's committed config: the file's zones
+        # are not read (a typo there does not stop it), its other sections
+        # are; a first start with that file fails at once, naming the line.
+        config = os.path.join(work, "cluster.yaml")
+        good = open(config).read()
+        check("    records:\n" in good, "the cluster's config has records to break")
+        broken = good.replace("    records:\n", "    records:\n      - {name: typo, type: A, answrs: [192.0.2.9]}\n", 1)
+        try:
+            with open(config, "w") as f:
+                f.write(broken)
+            kill9(work, 2)
+            cluster("restart-decider", work, "2")
+            ok = wait_for(lambda: query(dns[2], "pushed4.demo.example") == (0, ["192.0.2.104"]) and
+                          query(dns[2], "www.demo.example") == (0, [IAD]), 30)
+            log = open(os.path.join(work, "decider2.log")).read()
+            check(ok and "the folder holds config version 4: serving it" in log,
+                  "a decider restarted with a typo in its --config file's zones serves its folder's version 4")
+            folder = tempfile.mkdtemp(prefix="first-start-", dir=work)
+            r = subprocess.run([GTMESH, "decider", "--config", config, "--data-dir", folder, "--listen",
+                                "127.0.0.1:%d" % free_port()], capture_output=True, text=True, timeout=60)
+            line = 1 + broken[:broken.index("answrs")].count("\n")
+            check(r.returncode == 1 and ("cluster.yaml:%d:" % line) in r.stderr and "answrs" in r.stderr,
+                  "a first start with that file fails at once naming line %d (rc %d: %s)" %
+                  (line, r.returncode, r.stderr.strip()[-200:]))
+        finally:
+            with open(config, "w") as f:
+                f.write(good)
     finally:
         cluster("stop", work, check=False, timeout=60)
         if failures:
