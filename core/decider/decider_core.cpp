@@ -17,8 +17,9 @@ namespace gtmesh::decider {
 decider_core::decider_core(decider_options options, std::unique_ptr<state::store> store)
     : options_(std::move(options)), store_(std::move(store)) {}
 
-bool decider_core::activate(uint32_t version, const std::string& yaml, const std::string& file, int64_t now_ms,
-                            std::string& error, bool persist) {
+bool decider_core::activate(uint32_t version, std::shared_ptr<const std::string> text, const std::string& file,
+                            int64_t now_ms, std::string& error, bool persist) {
+  const std::string& yaml = *text;
   // The same text as the push just validated, or as the active config (the
   // start-up config committed as version 1): its model, not a second load.
   // The file name must match too when the text names files by relative
@@ -32,7 +33,7 @@ bool decider_core::activate(uint32_t version, const std::string& yaml, const std
     if (validated_->plan_version == version)
       validated_plan = std::move(validated_->plan);
   }
-  else if (active_ && active_->yaml == yaml && (active_->file == file || !active_->cfg->relative_paths) &&
+  else if (active_ && *active_->yaml == yaml && (active_->file == file || !active_->cfg->relative_paths) &&
            active_->cfg->latency_table.empty())
     loaded.cfg = active_->cfg;
   else // committed by the cluster: a rule added since leaves its record out, warned about (config_origin)
@@ -56,9 +57,10 @@ bool decider_core::activate(uint32_t version, const std::string& yaml, const std
     warnings += w.to_string() + "\n";
   if (loaded.warnings.empty() && active_ && active_->cfg == loaded.cfg)
     warnings = active_->warnings; // the same model as before: its warnings stand
-  active_ = active_config{version, yaml, file, loaded.cfg, compiled.plan, std::hash<std::string>{}(yaml), warnings};
+  const uint64_t hash = std::hash<std::string>{}(yaml);
+  active_ = active_config{version, std::move(text), file, loaded.cfg, compiled.plan, hash, warnings};
   if (persist)
-    pending_.config = state::stored_config{version, yaml, file, now_ms};
+    pending_.config = state::stored_config{version, *active_->yaml, file, now_ms};
   dirty_ = true;
   return true;
 }
@@ -83,7 +85,7 @@ bool decider_core::restore(int64_t now_ms, std::string& error) {
     // validation); never a broken one.
     for (auto c = store_->latest_config(); c; c = store_->config_before(c->version)) {
       std::string why;
-      if (activate(c->version, c->yaml, c->file, now_ms, why, false)) {
+      if (activate(c->version, std::make_shared<const std::string>(std::move(c->yaml)), c->file, now_ms, why, false)) {
         seed_aliases(now_ms);
         return true;
       }
@@ -105,9 +107,9 @@ bool decider_core::restore(int64_t now_ms, std::string& error) {
   error.clear();
   // Version 0: served at once, committed as version 1 by the cluster's
   // bootstrap entry (unless the cluster already has a config).
-  bootstrap_yaml_ = ss.str();
+  bootstrap_yaml_ = std::make_shared<const std::string>(ss.str());
   if (initial_model) // activate() takes it if the text read now is the text it was loaded from
-    validated_ = validated_config{bootstrap_yaml_, options_.initial_config_file, std::move(initial_model), now_ms};
+    validated_ = validated_config{*bootstrap_yaml_, options_.initial_config_file, std::move(initial_model), now_ms};
   if (!activate(0, bootstrap_yaml_, options_.initial_config_file, now_ms, error, false))
     return false;
   seed_aliases(now_ms);
@@ -171,17 +173,20 @@ decider_core::view_change decider_core::apply_view(const consensus::replicated_v
     applied_index_ = 0;
     pending_.log_uid = log_uid_;
   }
+  if (active_ && v.yaml && active_->yaml != v.yaml && active_->version == v.config_version &&
+      *active_->yaml == *v.yaml)
+    active_->yaml = v.yaml; // the text restored from the store is the log's: keep one copy
   if (v.applied_index <= applied_index_)
     return change; // a replay after a restart: already applied and persisted
   applied_index_ = v.applied_index;
   pending_.applied_index = applied_index_;
   if (v.yaml && v.config_version > 0 &&
-      (!active_ || active_->version != v.config_version || active_->yaml != *v.yaml)) {
+      (!active_ || active_->version != v.config_version || *active_->yaml != *v.yaml)) {
     std::string error;
-    if (activate(v.config_version, *v.yaml, v.file, now_ms, error, true)) {
+    if (activate(v.config_version, v.yaml, v.file, now_ms, error, true)) {
       // The cluster has a config: the start-up file's text is not needed any
       // more (a bootstrap after a wiped log proposes the active config).
-      std::string().swap(bootstrap_yaml_);
+      bootstrap_yaml_.reset();
       config_error_.clear();
       failed_config_.reset();
       ++counters_.config_accepted;
@@ -216,7 +221,8 @@ bool decider_core::retry_committed_config(int64_t now_ms) {
   if (!failed_config_)
     return false;
   std::string error;
-  if (!activate(failed_config_->version, failed_config_->yaml, failed_config_->file, now_ms, error, true))
+  if (!activate(failed_config_->version, std::make_shared<const std::string>(failed_config_->yaml),
+                failed_config_->file, now_ms, error, true))
     return false;
   failed_config_.reset();
   config_error_.clear();

@@ -295,7 +295,7 @@ int demo(const args& a) {
     std::optional<uint16_t> mesh_bound;
     if (transport)
       mesh_bound = transport->bound_port();
-    if (core->config()->yaml != yaml) {
+    if (*core->config()->yaml != yaml) {
       // This run's backends listen on new ports: commit its config.
       consensus::log_entry e;
       e.kind = consensus::entry_kind::config;

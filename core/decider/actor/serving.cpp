@@ -210,7 +210,7 @@ const std::vector<uint8_t>& config_frame(decider_self self) {
   const active_config* c = st.core->config();
   if (st.config_frame_bytes.empty() || st.config_frame_version != c->version || st.config_frame_hash != c->hash) {
     st.config_frame_bytes =
-      frame(message_kind::config_push, node_name(self), config_body{c->version, c->yaml, c->file, false, 0, 0, false, {}, {}});
+      frame(message_kind::config_push, node_name(self), config_body{c->version, *c->yaml, c->file, false, 0, 0, false, {}, {}});
     st.config_frame_version = c->version;
     st.config_frame_hash = c->hash;
   }
@@ -413,7 +413,7 @@ void maybe_bootstrap(decider_self self) {
   if (st.cluster_version != 0 || st.bootstrap_proposed || st.options.join)
     return; // a joining decider takes the cluster's config, never offers its own
   const active_config* c = st.core->config();
-  std::string text = !st.core->bootstrap_yaml().empty() ? st.core->bootstrap_yaml() : (c ? c->yaml : "");
+  std::string text = !st.core->bootstrap_yaml().empty() ? st.core->bootstrap_yaml() : (c ? *c->yaml : "");
   if (text.empty())
     return;
   consensus::log_entry e;

@@ -277,7 +277,7 @@ void config_api_call_unguarded(decider_self self, const command_caller& caller, 
   // The running config as JSON, made once per version (reads are frequent).
   if (!st.api_doc || st.api_doc_version != version) {
     std::string error;
-    auto doc = api::document(cur->yaml, error);
+    auto doc = api::document(*cur->yaml, error);
     if (!doc)
       return answer(api::error_reply(500, version, error));
     st.api_doc = std::make_shared<const api::json>(std::move(*doc));
