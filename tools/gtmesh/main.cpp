@@ -4,6 +4,7 @@
 // --help` are printed and every command's options are checked.
 
 #include "core/runtime/huge_pages.hpp"
+#include "core/runtime/load_heap.hpp"
 #include "core/text/log.hpp"
 #include "tools/gtmesh/command_table.hpp"
 #include "tools/gtmesh/commands.hpp"
@@ -63,6 +64,9 @@ int main(int argc, char** argv) {
   // their own, and an arena's free top above 8 MiB goes back at once.
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
   mallopt(M_TRIM_THRESHOLD, 8 << 20);
+  const std::string_view command = line.command->path;
+  if (command != "serve" && command != "decider" && command != "agent" && command != "demo")
+    gtmesh::runtime::pad_heap_for_batch(); // loads and exits (core/runtime/load_heap.hpp)
   gtmesh::cli::args rest = line.rest;
   // --log-format text|json and --log-level debug|info|warn|error, for every
   // command (core/text/log.hpp).
