@@ -181,7 +181,8 @@ decider_core::view_change decider_core::apply_view(const consensus::replicated_v
   applied_index_ = v.applied_index;
   pending_.applied_index = applied_index_;
   if (v.yaml && v.config_version > 0 &&
-      (!active_ || active_->version != v.config_version || *active_->yaml != *v.yaml)) {
+      (!active_ || active_->version != v.config_version ||
+       (active_->yaml != v.yaml && *active_->yaml != *v.yaml))) { // the same text is mostly the same string
     std::string error;
     if (activate(v.config_version, v.yaml, v.file, now_ms, error, true)) {
       // The cluster has a config: the start-up file's text is not needed any
