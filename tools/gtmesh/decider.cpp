@@ -144,8 +144,6 @@ int decider(const args& a) {
     log_report("decider", boot.report());
     return 1;
   }
-  if (!boot.warnings.empty())
-    log_report("decider", boot.report());
   if (advertise.empty()) {
     if (host == "0.0.0.0" || host == "::" || port == 0) {
       log_error("decider", "--listen %s is not an address the other deciders can use: give --advertise HOST:PORT",
@@ -231,10 +229,12 @@ int decider(const args& a) {
       return 1;
     core_options.initial_config_model = std::move(whole.cfg);
   } else {
+    if (!boot.warnings.empty())
+      log_report("decider", boot.report());
     log_line(log_level::info, "decider",
-             "the folder holds config version " + std::to_string(stored_versions.front()) + ": serving it; " +
-               config_path + " was read for its cluster and measurement sections (its zones are a new cluster's "
-               "first config)");
+             "the folder holds committed configs (the newest version " + std::to_string(stored_versions.front()) +
+               "): " + config_path + " was read for its cluster and measurement sections only (its zones are a "
+               "new cluster's first config)");
   }
   boot.cfg.reset();
   auto core = std::make_shared<decider::decider_core>(std::move(core_options), std::move(store));

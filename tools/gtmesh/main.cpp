@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
   mallopt(M_TRIM_THRESHOLD, 8 << 20);
   const std::string_view command = line.command->path;
-  if (command != "serve" && command != "decider" && command != "agent" && command != "demo")
+  if (command != "serve" && command != "decider" && command != "agent" && command != "demo" && command != "backend")
     gtmesh::runtime::pad_heap_for_batch(); // loads and exits (core/runtime/load_heap.hpp)
   gtmesh::cli::args rest = line.rest;
   // --log-format text|json and --log-level debug|info|warn|error, for every

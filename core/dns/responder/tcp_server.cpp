@@ -306,8 +306,9 @@ struct tcp_server::impl {
   transfer_answer signed_transfer(transfer_request request, const ip_address& peer,
                                   std::span<const uint8_t> message, const snapshot_ptr& snapshot, int64_t now);
   std::unique_ptr<dnstap::tap_capture> tap;
-  /// Transfers being written now: each holds its zone's messages in memory,
-  /// so at most this many at once (the others get SERVFAIL and retry).
+  /// Transfers being written now: each holds the snapshot it started from
+  /// (that config's plan and model, after a newer one is published) and one
+  /// message, so at most this many at once (the others get SERVFAIL and retry).
   static constexpr size_t max_transfers = 4;
   size_t transfers_in_progress = 0;
   /// IXFR journals by zone (apex, wire form), of the zones transferred from

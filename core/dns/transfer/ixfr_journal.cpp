@@ -70,9 +70,9 @@ bool ixfr_journal::note(std::vector<transfer_record> records) {
   source_.reset(); // another version: what it was made from is not known here
   hash_ = hash;
   transfer_record soa = std::move(records.front());
-  records.erase(records.begin());
-  std::vector<transfer_record>& sorted = records; // sorted in place: a zone's records are not copied again
-  std::sort(sorted.begin(), sorted.end());
+  // Sorted in place, after the SOA: a zone's records are not copied or moved again.
+  std::sort(records.begin() + 1, records.end());
+  const std::span<const transfer_record> sorted(records.data() + 1, records.size() - 1);
   if (noted_) {
     zone_delta d;
     d.old_soa = last_soa_;
@@ -110,7 +110,7 @@ transfer_record packed_records::view::record() const {
   return transfer_record{{owner.begin(), owner.end()}, type, ttl, {rdata.begin(), rdata.end()}};
 }
 
-void packed_records::assign(const std::vector<transfer_record>& sorted) {
+void packed_records::assign(std::span<const transfer_record> sorted) {
   clear();
   size_t total = 0;
   for (const transfer_record& r : sorted)

@@ -40,7 +40,7 @@ public:
     transfer_record record() const;
   };
   /// `sorted` must be in transfer_record's order.
-  void assign(const std::vector<transfer_record>& sorted);
+  void assign(std::span<const transfer_record> sorted);
   size_t size() const noexcept { return offsets_.size(); }
   view at(size_t i) const noexcept;
   void clear() noexcept;
