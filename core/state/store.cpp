@@ -323,17 +323,6 @@ public:
     return std::nullopt;
   }
 
-  std::vector<stored_config> config_history() override {
-    if (!db_)
-      return {};
-    std::vector<stored_config> out;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[cf_config]));
-    for (it->SeekToLast(); it->Valid(); it->Prev())
-      if (auto c = unpack_config(it->key(), it->value()))
-        out.push_back(std::move(*c));
-    return out;
-  }
-
   void load_measurements(const std::function<void(const measurement&)>& fn) override {
     if (!db_)
       return;

@@ -115,7 +115,6 @@ public:
   /// The newest readable config older than `version`: a restart tries them
   /// one at a time (each may be hundreds of MB), not all at once.
   virtual std::optional<stored_config> config_before(uint32_t version) = 0;
-  virtual std::vector<stored_config> config_history() = 0; ///< newest first
   /// The versions of the kept configs, newest first, without reading a text.
   virtual std::vector<uint32_t> config_versions() = 0;
   virtual void load_measurements(const std::function<void(const measurement&)>& fn) = 0;
