@@ -293,18 +293,12 @@ std::vector<transfer_record> transfer_records(const routing_snapshot& s, uint32_
 
 transfer_stream::transfer_stream(snapshot_ptr snapshot, const transfer_request& request, uint32_t zone,
                                  int64_t now_ms, size_t max_message)
-    : snapshot_(std::move(snapshot)), apex_(request.zone), zone_(zone), now_ms_(now_ms), max_message_(max_message),
-      soa_(zone_soa(*snapshot_->plan, zone)) {
-  id_and_question_ = {static_cast<uint8_t>(request.id >> 8), static_cast<uint8_t>(request.id)};
-  id_and_question_.insert(id_and_question_.end(), request.question.begin(), request.question.end());
-}
+    : snapshot_(std::move(snapshot)), request_(request), zone_(zone), now_ms_(now_ms), max_message_(max_message),
+      soa_(zone_soa(*snapshot_->plan, zone)) {}
 
 transfer_stream::transfer_stream(const transfer_request& request, std::vector<transfer_record> records,
                                  size_t max_message)
-    : apex_(request.zone), max_message_(max_message), pending_(std::move(records)), phase_(phase::body) {
-  id_and_question_ = {static_cast<uint8_t>(request.id >> 8), static_cast<uint8_t>(request.id)};
-  id_and_question_.insert(id_and_question_.end(), request.question.begin(), request.question.end());
-}
+    : request_(request), max_message_(max_message), pending_(std::move(records)), phase_(phase::body) {}
 
 const transfer_record* transfer_stream::peek() {
   if (phase_ == phase::first_soa || phase_ == phase::last_soa)
@@ -350,20 +344,13 @@ bool transfer_stream::next(std::vector<uint8_t>& message) {
   wire_cursor out{std::span<uint8_t>(buffer_.data(), buffer_.size())};
   const bool question = first_message_;
   first_message_ = false;
-  out.write_bytes(id_and_question_.data(), 2);
-  out.write_u16(static_cast<uint16_t>(header_flag::qr | header_flag::aa));
-  out.write_u16(question ? 1 : 0);
-  out.write_u16(0); // ANCOUNT, set below
-  out.write_u16(0);
-  out.write_u16(0);
-  if (question)
-    out.write_bytes(id_and_question_.data() + 2, id_and_question_.size() - 2);
+  out.write_bytes(begin_message(request_, rcode::noerror, question)); // ANCOUNT set below
   size_t apex_at = question ? header_size : 0; // where the apex is in this message; 0: not yet
   uint16_t count = 0;
   for (; rr; rr = peek()) {
     if (count > 0 && (out.position() + rr_size(*rr) > max_message_ || count == UINT16_MAX))
       break;
-    const size_t above = labels_above(rr->owner, apex_);
+    const size_t above = labels_above(rr->owner, request_.zone);
     if (above != no_suffix && apex_at != 0) {
       out.write_bytes(rr->owner.data(), above);
       out.write_u16(static_cast<uint16_t>(0xc000 | apex_at));

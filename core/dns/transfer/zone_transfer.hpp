@@ -121,8 +121,7 @@ private:
   void pop() noexcept;
 
   snapshot_ptr snapshot_; ///< null for a list of records
-  std::vector<uint8_t> id_and_question_; ///< the request's id, then its question
-  std::vector<uint8_t> apex_;
+  transfer_request request_; ///< its id and question head every message; its zone is the apex
   uint32_t zone_ = 0;
   int64_t now_ms_ = 0;
   size_t max_message_ = 0;
