@@ -184,7 +184,7 @@ void resolve(const routing_snapshot& snapshot, const routing_query& query, query
         trace->note(0, "plain record: every configured answer");
       break;
     case record_mode::dc:
-      select_dcs(plan.dc_plans[r.policy], r.policy, rc);
+      select_dcs(plan.dc_plans[r.policy], rc);
       break;
     case record_mode::static_rules:
       select_static(plan.static_plans[r.policy], rc);

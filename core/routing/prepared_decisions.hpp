@@ -17,10 +17,11 @@ struct view_change;
 /// The client-independent part of every decision, computed once per
 /// snapshot instead of once per query.
 ///
-/// - DC mode: a record whose selection and gates read only host and service
-///   metrics picks the same DCs for every client; its ranking depends only on
-///   the view and the clock. One reading client metrics is ranked once per
-///   measured client prefix (and once for unmeasured clients).
+/// - DC mode: a ranking (shared by every record that selects alike over the
+///   same DCs, routing_plan::dc_rankings) whose selection and gates read only
+///   host and service metrics picks the same DCs for every client; it
+///   depends only on the view and the clock. One reading client metrics is
+///   ranked once per measured client prefix (and once for unmeasured clients).
 /// - Profiles: whether an endpoint is available (status, monitor verdicts,
 ///   DC health, nested child counts) never depends on the client.
 ///
@@ -37,9 +38,9 @@ struct prepared_decisions {
     uint32_t first = 0;                   ///< into `picks`
     uint16_t count = 0;                   ///< 0 = no DC qualifies
   };
-  std::vector<dc_ranking> dc;    ///< per routing_plan::dc_plans entry
-  /// Records that read client metrics: one ranking per client row of the
-  /// view, then one for clients without a row; `client_first[plan]` is the
+  std::vector<dc_ranking> dc;    ///< per routing_plan::dc_rankings entry
+  /// Rankings that read client metrics: one per client row of the
+  /// view, then one for clients without a row; `client_first[ranking]` is the
   /// first of them in `per_client` (no_rows when not prepared).
   static constexpr uint32_t no_rows = UINT32_MAX;
   std::vector<uint32_t> client_first;
@@ -47,7 +48,7 @@ struct prepared_decisions {
   std::vector<uint16_t> picks;   ///< candidate indices, in rank order
   /// When each of `picks` was first picked (Unix ms), carried from the
   /// ranking it replaces while it stays picked: a record's hold-down and
-  /// switch margin read it (dc_plan::damping). Same layout as `picks`.
+  /// switch margin read it (dc_ranking_plan::damping). Same layout as `picks`.
   std::vector<int64_t> picked_since;
 
   struct endpoint_set {

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
 
 namespace gtmesh {
@@ -86,7 +87,7 @@ public:
 
 private:
   void load_tsig_keys();
-  void index_dc_plans_by_dc();
+  void index_dc_rankings_by_dc();
   void index_profile_dependencies();
   routing_plan& plan_;
   const config& cfg_;
@@ -102,6 +103,9 @@ private:
     return it == dc_ids_.end() ? no_index : it->second;
   }
   std::map<std::pair<std::string, dns::rr_type>, uint32_t> profile_ids_;
+  /// dc_ranking_plan index by ranking_key() (records with the same ranking share one).
+  std::unordered_map<std::string, uint32_t> ranking_ids_;
+  uint32_t ranking_id(const dc_policy& policy, const std::vector<dc_candidate>& candidates);
   /// alias target index by "name \0 monitor" (100,000 ALIAS records must not scan).
   std::unordered_map<std::string, uint32_t> alias_ids_;
   uint32_t alias_id(const std::string& name, const std::string& monitor) const {
@@ -393,38 +397,11 @@ void plan_builder::compile_record(const record& r, uint32_t zone_index, record_p
       break;
     case record_mode::dc: {
       dc_plan d;
-      d.select = column_of(r.dc->select);
-      d.rank = r.dc->rank;
-      d.damping = r.dc->damping;
-      d.slow_start_ms = r.dc->slow_start_ms;
-      for (const auto& g : r.dc->gates)
-        d.gates.push_back(compiled_gate{column_of(g.ref), g.test});
-      d.pick = r.dc->pick_dc_count;
       d.balance = r.dc->balance;
       d.candidates = make_candidates(r.dc->answers);
-      if (r.dc->rum.enabled) {
-        d.rum = r.dc->rum;
-        for (const auto& cand : d.candidates)
-          d.rum_targets.push_back(rum::target_hash("dc/" + cfg_.datacenters[cand.dc].name));
-      }
-      if (d.slow_start_ms > 0) {
-        std::vector<uint32_t> services;
-        auto reads = [&](const metric_column& c) {
-          if (c.src == source::service && std::find(services.begin(), services.end(), c.service) == services.end())
-            services.push_back(c.service);
-        };
-        reads(d.select);
-        for (const auto& g : d.gates)
-          reads(g.column);
-        d.recovery_cells_per = static_cast<uint32_t>(1 + services.size());
-        for (const auto& cand : d.candidates) {
-          d.recovery_cells.push_back(plan_.layout.host(cand.dc, metric_id::host_status));
-          for (uint32_t svc : services)
-            d.recovery_cells.push_back(plan_.layout.service(svc, cand.dc, metric_id::service_healthy_backends));
-        }
-      }
       d.fail_safe = make_group(r.dc->fail_safe);
       d.on_all_down = r.dc->on_all_down;
+      d.ranking = ranking_id(*r.dc, d.candidates);
       rp.policy = static_cast<uint32_t>(plan_.dc_plans.size());
       plan_.dc_plans.push_back(std::move(d));
       break;
@@ -505,6 +482,103 @@ void plan_builder::add_profile_units(uint32_t profile_index, std::vector<protect
   }
 }
 
+namespace {
+
+template <class T>
+void append_bytes(std::string& key, const T& v) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  key.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+void append_column(std::string& key, const metric_column& c) {
+  append_bytes(key, c.src);
+  append_bytes(key, c.service);
+  append_bytes(key, c.metric);
+  append_bytes(key, c.base);
+  append_bytes(key, c.stale_ms);
+  append_bytes(key, c.rum);
+}
+
+void append_criterion(std::string& key, const criterion& c) {
+  append_bytes(key, c.kind);
+  append_bytes(key, c.target);
+  append_bytes(key, c.target_is_best);
+  append_bytes(key, c.margin);
+  append_bytes(key, c.margin_is_percent);
+}
+
+/// Every field a ranking reads, field by field (no padding bytes): equal
+/// keys rank alike. recovery_cells and rum_targets follow from the rest.
+std::string ranking_key(const dc_ranking_plan& k) {
+  std::string key;
+  key.reserve(128 + 4 * k.dcs.size() + 48 * k.gates.size());
+  append_column(key, k.select);
+  append_criterion(key, k.rank);
+  append_bytes(key, k.damping.margin);
+  append_bytes(key, k.damping.margin_is_percent);
+  append_bytes(key, k.damping.hold_ms);
+  append_bytes(key, k.slow_start_ms);
+  append_bytes(key, k.pick);
+  append_bytes(key, k.rum.enabled);
+  append_bytes(key, k.rum.min_samples);
+  append_bytes(key, k.rum.keep_within);
+  append_bytes(key, k.rum.keep_within_percent);
+  append_bytes(key, k.rum.availability_threshold);
+  append_bytes(key, k.rum.p90);
+  append_bytes(key, static_cast<uint32_t>(k.gates.size()));
+  for (const compiled_gate& g : k.gates) {
+    append_column(key, g.column);
+    append_criterion(key, g.test);
+  }
+  for (uint32_t dc : k.dcs)
+    append_bytes(key, dc);
+  return key;
+}
+
+} // namespace
+
+uint32_t plan_builder::ranking_id(const dc_policy& policy, const std::vector<dc_candidate>& candidates) {
+  dc_ranking_plan k;
+  k.select = column_of(policy.select);
+  k.rank = policy.rank;
+  k.damping = policy.damping;
+  k.slow_start_ms = policy.slow_start_ms;
+  for (const auto& g : policy.gates)
+    k.gates.push_back(compiled_gate{column_of(g.ref), g.test});
+  k.pick = policy.pick_dc_count;
+  k.dcs.reserve(candidates.size());
+  for (const dc_candidate& c : candidates)
+    k.dcs.push_back(c.dc);
+  if (policy.rum.enabled)
+    k.rum = policy.rum;
+  std::string key = ranking_key(k);
+  if (auto it = ranking_ids_.find(key); it != ranking_ids_.end())
+    return it->second;
+  if (k.rum.enabled)
+    for (uint32_t dc : k.dcs)
+      k.rum_targets.push_back(rum::target_hash("dc/" + cfg_.datacenters[dc].name));
+  if (k.slow_start_ms > 0) {
+    std::vector<uint32_t> services;
+    auto reads = [&](const metric_column& c) {
+      if (c.src == source::service && std::find(services.begin(), services.end(), c.service) == services.end())
+        services.push_back(c.service);
+    };
+    reads(k.select);
+    for (const auto& g : k.gates)
+      reads(g.column);
+    k.recovery_cells_per = static_cast<uint32_t>(1 + services.size());
+    for (uint32_t dc : k.dcs) {
+      k.recovery_cells.push_back(plan_.layout.host(dc, metric_id::host_status));
+      for (uint32_t svc : services)
+        k.recovery_cells.push_back(plan_.layout.service(svc, dc, metric_id::service_healthy_backends));
+    }
+  }
+  const auto id = static_cast<uint32_t>(plan_.dc_rankings.size());
+  plan_.dc_rankings.push_back(std::move(k));
+  ranking_ids_.emplace(std::move(key), id);
+  return id;
+}
+
 void plan_builder::compile_protection(const record& r, record_plan& rp) {
   const monitor_protection* settings = r.mode == record_mode::dc ? &r.dc->protect
                                        : r.mode == record_mode::profile && plan_.profile_plans[rp.policy].source
@@ -518,13 +592,14 @@ void plan_builder::compile_protection(const record& r, record_plan& rp) {
   int64_t slowest = 0; // the longest staleness limit among the cells read
   if (r.mode == record_mode::dc) {
     const dc_plan& d = plan_.dc_plans[rp.policy];
+    const dc_ranking_plan& k = plan_.dc_rankings[d.ranking];
     std::vector<uint32_t> services;
     auto reads = [&](const metric_column& c) {
       if (c.src == source::service && std::find(services.begin(), services.end(), c.service) == services.end())
         services.push_back(c.service);
     };
-    reads(d.select);
-    for (const auto& g : d.gates)
+    reads(k.select);
+    for (const auto& g : k.gates)
       reads(g.column);
     for (const auto& cand : d.candidates) {
       protection_unit u;
@@ -783,7 +858,7 @@ std::string plan_builder::run() {
   trim_slack(plan_.answers);
   trim_slack(plan_.wrr_schedule);
   trim_slack(plan_.rdata_bytes);
-  index_dc_plans_by_dc();
+  index_dc_rankings_by_dc();
   index_profile_dependencies();
   return error_;
 }
@@ -826,29 +901,29 @@ void plan_builder::index_profile_dependencies() {
   }
 }
 
-void plan_builder::index_dc_plans_by_dc() {
+void plan_builder::index_dc_rankings_by_dc() {
   const uint32_t dcs = plan_.dc_count();
-  plan_.dc_plans_first.assign(dcs + 1, 0);
-  // A DC listed twice among a plan's candidates is indexed once: `seen_by`
-  // holds the last plan that counted each DC.
+  plan_.dc_rankings_first.assign(dcs + 1, 0);
+  // A DC listed twice among a ranking's candidates is indexed once:
+  // `seen_by` holds the last ranking that counted each DC.
   std::vector<uint32_t> seen_by(dcs, no_index);
   auto each_dc = [&](uint32_t k, auto&& fn) {
-    for (const dc_candidate& c : plan_.dc_plans[k].candidates)
-      if (c.dc < dcs && seen_by[c.dc] != k) {
-        seen_by[c.dc] = k;
-        fn(c.dc);
+    for (uint32_t dc : plan_.dc_rankings[k].dcs)
+      if (dc < dcs && seen_by[dc] != k) {
+        seen_by[dc] = k;
+        fn(dc);
       }
   };
-  const auto plans = static_cast<uint32_t>(plan_.dc_plans.size());
-  for (uint32_t k = 0; k < plans; ++k)
-    each_dc(k, [&](uint32_t dc) { ++plan_.dc_plans_first[dc + 1]; });
+  const auto rankings = static_cast<uint32_t>(plan_.dc_rankings.size());
+  for (uint32_t k = 0; k < rankings; ++k)
+    each_dc(k, [&](uint32_t dc) { ++plan_.dc_rankings_first[dc + 1]; });
   for (uint32_t d = 0; d < dcs; ++d)
-    plan_.dc_plans_first[d + 1] += plan_.dc_plans_first[d];
-  plan_.dc_plans_of.resize(plan_.dc_plans_first[dcs]);
-  std::vector<uint32_t> next(plan_.dc_plans_first.begin(), plan_.dc_plans_first.end() - 1);
+    plan_.dc_rankings_first[d + 1] += plan_.dc_rankings_first[d];
+  plan_.dc_rankings_of.resize(plan_.dc_rankings_first[dcs]);
+  std::vector<uint32_t> next(plan_.dc_rankings_first.begin(), plan_.dc_rankings_first.end() - 1);
   std::fill(seen_by.begin(), seen_by.end(), no_index);
-  for (uint32_t k = 0; k < plans; ++k)
-    each_dc(k, [&](uint32_t dc) { plan_.dc_plans_of[next[dc]++] = k; });
+  for (uint32_t k = 0; k < rankings; ++k)
+    each_dc(k, [&](uint32_t dc) { plan_.dc_rankings_of[next[dc]++] = k; });
 }
 
 } // namespace

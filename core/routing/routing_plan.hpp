@@ -89,7 +89,13 @@ struct dc_candidate {
   answer_group answers;
 };
 
-struct dc_plan {
+/// How DC-mode records rank their candidate DCs (SPEC section 2, steps
+/// 1-5 of dc_mode/dc_selector.hpp): everything a ranking reads, and nothing
+/// of the answers. Records whose policies select, gate and pick the same way
+/// over the same DCs in the same order share one (compile_plan merges them):
+/// a health change ranks each shared ranking once, not once per record (the
+/// scale bench's 50,000 DC-mode records have 20).
+struct dc_ranking_plan {
   metric_column select;
   criterion rank;
   switch_damping damping; ///< margin and hold-down against the previous picks
@@ -101,14 +107,21 @@ struct dc_plan {
   uint32_t recovery_cells_per = 0;
   std::vector<compiled_gate> gates;
   int pick = 1;
-  balance_kind balance = balance_kind::all;
-  std::vector<dc_candidate> candidates; ///< config order = tie-break order
-  answer_group fail_safe;
-  all_down_action on_all_down = all_down_action::fail_open;
+  std::vector<uint32_t> dcs; ///< the candidate DCs, config order = tie-break order
   /// Real users' measurements (select or a gate reads rum_*): the steps,
   /// and per candidate target_hash("dc/NAME"); empty when none is read.
   rum_steering rum;
   std::vector<uint64_t> rum_targets;
+};
+
+/// A DC-mode record: its shared ranking, and per candidate (in the
+/// ranking's `dcs` order) the answers that DC gives.
+struct dc_plan {
+  uint32_t ranking = no_index; ///< into routing_plan::dc_rankings
+  balance_kind balance = balance_kind::all;
+  std::vector<dc_candidate> candidates; ///< candidates[i].dc == the ranking's dcs[i]
+  answer_group fail_safe;
+  all_down_action on_all_down = all_down_action::fail_open;
 };
 
 struct static_rule_plan {
@@ -268,11 +281,13 @@ public:
   std::vector<zone_plan> zones;
   std::vector<record_plan> records;
   std::vector<dc_plan> dc_plans;
-  /// Which DC-mode plans rank each DC (CSR: the plans of DC d are
-  /// dc_plans_of[dc_plans_first[d] .. dc_plans_first[d + 1]]), so that a
-  /// snapshot rebuild re-ranks only the plans a changed DC is a candidate of.
-  std::vector<uint32_t> dc_plans_first;
-  std::vector<uint32_t> dc_plans_of;
+  std::vector<dc_ranking_plan> dc_rankings; ///< shared by the DC-mode plans (dc_plan::ranking)
+  /// Which rankings read each DC (CSR: the rankings of DC d are
+  /// dc_rankings_of[dc_rankings_first[d] .. dc_rankings_first[d + 1]]), so
+  /// that a snapshot rebuild re-ranks only those a changed DC is a
+  /// candidate of.
+  std::vector<uint32_t> dc_rankings_first;
+  std::vector<uint32_t> dc_rankings_of;
   std::vector<static_plan> static_plans;
   std::vector<profile_plan> profile_plans;
   /// What each profile's endpoint availability reads, nested children

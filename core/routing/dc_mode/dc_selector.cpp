@@ -56,26 +56,27 @@ std::string num(double v) {
 }
 
 /// Reads the view's client rows (RUM columns read the RUM table instead).
-bool uses_client(const dc_plan& p) noexcept {
+bool uses_client(const dc_ranking_plan& p) noexcept {
   bool any = p.select.src == source::client && !p.select.rum;
   for (const auto& g : p.gates)
     any = any || (g.column.src == source::client && !g.column.rum);
   return any;
 }
 
-bool uses_rum(const dc_plan& p) noexcept {
+bool uses_rum(const dc_ranking_plan& p) noexcept {
   return !p.rum_targets.empty();
 }
 
 /// How many ranked candidates a ranking keeps: pick_dc_count, or with slow
 /// start every qualifying one (up to max_answers), so that a query leaving
 /// out a ramping DC has the next at hand.
-int kept_count(const dc_plan& p) noexcept {
-  const int n = static_cast<int>(std::min(p.candidates.size(), max_datacenters));
+int kept_count(const dc_ranking_plan& p) noexcept {
+  const int n = static_cast<int>(std::min(p.dcs.size(), max_datacenters));
   return std::min({p.slow_start_ms > 0 ? n : p.pick, n, static_cast<int>(max_answers)});
 }
 
-/// The picked candidates (indices into dc_plan::candidates), best first.
+/// The picked candidates (indices into dc_ranking_plan::dcs and
+/// dc_plan::candidates, which align), best first.
 struct ranking {
   int count = 0;
   std::array<uint16_t, max_answers> index;
@@ -100,7 +101,7 @@ struct incumbents {
 /// improved by the margin (a challenger must beat it by that much), and one
 /// inside its hold-down ranks before every challenger. Returns since when
 /// the candidate has been picked (incumbents::none if it is a challenger).
-int64_t damp(const dc_plan& p, const incumbents* inc, size_t i, int64_t now, rank_key& key) noexcept {
+int64_t damp(const dc_ranking_plan& p, const incumbents* inc, size_t i, int64_t now, rank_key& key) noexcept {
   if (!inc)
     return incumbents::none;
   const int64_t since = inc->since_of(i);
@@ -116,19 +117,19 @@ int64_t damp(const dc_plan& p, const incumbents* inc, size_t i, int64_t now, ran
 /// candidate; `Tracked` records the expiry. The query path instantiates
 /// neither and allocates nothing.
 template <bool Traced, bool Tracked>
-void rank_dcs(const dc_plan& p, const routing_plan& plan, const measurement_view& view, uint32_t client_row,
+void rank_dcs(const dc_ranking_plan& p, const routing_plan& plan, const measurement_view& view, uint32_t client_row,
               int64_t now, ranking& out, std::vector<trace_candidate>* rows, expiry* exp,
               const incumbents* inc = nullptr, const rum_query* rq = nullptr) {
   if (!p.damping.any())
     inc = nullptr;
-  const size_t n = std::min(p.candidates.size(), max_datacenters);
+  const size_t n = std::min(p.dcs.size(), max_datacenters);
   const metric_info& selected = info(p.select.metric);
   std::array<double, max_datacenters> values;
   std::array<uint8_t, max_datacenters> ok;
   bool have_best = false;
   double best = 0;
   for (size_t i = 0; i < n; ++i) {
-    const uint32_t dc = p.candidates[i].dc;
+    const uint32_t dc = p.dcs[i];
     ok[i] = 0;
     trace_candidate* row = nullptr;
     if constexpr (Traced) {
@@ -264,14 +265,14 @@ void rank_dcs(const dc_plan& p, const routing_plan& plan, const measurement_view
 }
 
 /// The snapshot's ranking for this plan (and client row), if it has one.
-const prepared_decisions::dc_ranking* prepared_ranking(const prepared_decisions* prep, uint32_t plan_index,
+const prepared_decisions::dc_ranking* prepared_ranking(const prepared_decisions* prep, uint32_t ranking_index,
                                                        bool per_client, uint32_t client_row,
                                                        const measurement_view& view) noexcept {
-  if (!prep || plan_index >= prep->dc.size())
+  if (!prep || ranking_index >= prep->dc.size())
     return nullptr;
   if (!per_client)
-    return &prep->dc[plan_index];
-  uint32_t first = prep->client_first[plan_index];
+    return &prep->dc[ranking_index];
+  uint32_t first = prep->client_first[ranking_index];
   if (first == prepared_decisions::no_rows)
     return nullptr;
   uint32_t row = client_row == prefix_map::no_value ? static_cast<uint32_t>(view.client_row_count()) : client_row;
@@ -286,7 +287,7 @@ std::string list_text(const std::vector<std::string>& answers) {
 }
 
 /// When candidate `i` came back up: the latest of its recovery cells.
-int64_t recovered_at(const dc_plan& p, size_t i, const measurement_view& view) noexcept {
+int64_t recovered_at(const dc_ranking_plan& p, size_t i, const measurement_view& view) noexcept {
   int64_t at = measurement_cell::never;
   for (uint32_t k = 0; k < p.recovery_cells_per; ++k)
     at = std::max(at, view.up_since(p.recovery_cells[i * p.recovery_cells_per + k]));
@@ -298,7 +299,7 @@ int64_t recovered_at(const dc_plan& p, size_t i, const measurement_view& view) n
 /// share), topping up in rank order from those left out so that no fewer
 /// answer than without the ramp.
 template <bool Traced>
-void choose_with_slow_start(const dc_plan& p, route_context& rc, ranking& r, std::vector<trace_candidate>* rows) {
+void choose_with_slow_start(const dc_ranking_plan& p, route_context& rc, ranking& r, std::vector<trace_candidate>* rows) {
   const int64_t now = rc.ctx.now_ms;
   const int want = std::min(p.pick, r.count);
   std::array<uint16_t, max_answers> chosen, left_out;
@@ -331,8 +332,9 @@ void choose_with_slow_start(const dc_plan& p, route_context& rc, ranking& r, std
 }
 
 template <bool Traced>
-void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
-  const size_t n = std::min(p.candidates.size(), max_datacenters);
+void select_dcs_impl(const dc_plan& d, route_context& rc) {
+  const dc_ranking_plan& p = rc.plan.dc_rankings[d.ranking];
+  const size_t n = std::min(p.dcs.size(), max_datacenters);
   const int64_t now = rc.ctx.now_ms;
   uint32_t client_row = prefix_map::no_value;
   const bool per_client = uses_client(p);
@@ -347,7 +349,7 @@ void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
   ranking r;
   std::vector<trace_candidate> rows;
   const prepared_decisions* prep = rc.prepared;
-  const prepared_decisions::dc_ranking* pr = prepared_ranking(prep, plan_index, per_client, client_row, rc.view);
+  const prepared_decisions::dc_ranking* pr = prepared_ranking(prep, d.ranking, per_client, client_row, rc.view);
   // Real users' measurements: the cells of the level that speaks for the
   // client, ranked live (they depend on the client beyond the view's rows).
   rum_query rq;
@@ -359,10 +361,10 @@ void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
     rqp = &rq;
     std::array<uint8_t, max_datacenters> considered;
     for (size_t i = 0; i < n; ++i)
-      considered[i] = !rc.view.drained(p.candidates[i].dc);
+      considered[i] = !rc.view.drained(p.dcs[i]);
     level = rum_choose_level(rc, {p.rum_targets.data(), n}, {considered.data(), n}, p.rum, {entries.data(), n});
     for (size_t i = 0; i < n; ++i) {
-      const uint32_t dc = p.candidates[i].dc;
+      const uint32_t dc = p.dcs[i];
       rq.cells[0][dc].cell = measurement_cell{};
       rq.cells[1][dc].cell = measurement_cell{};
       const rum::rum_entry* e = entries[i];
@@ -383,7 +385,7 @@ void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
   if constexpr (Traced) {
     rows.resize(n);
     rc.trace->note(rc.depth, "DC mode: select by " + column_text(p.select, rc.plan) + ", criterion " + p.rank.text() +
-                               ", pick " + std::to_string(p.pick) + ", balance " + std::string(to_string(p.balance)) +
+                               ", pick " + std::to_string(p.pick) + ", balance " + std::string(to_string(d.balance)) +
                                (p.damping.any() ? ", " + p.damping.text() : ""));
     if (per_client)
       rc.trace->note(rc.depth, client_row == prefix_map::no_value
@@ -404,7 +406,7 @@ void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
                                    std::to_string(static_cast<int>(std::lround(p.rum.availability_threshold * 100))) +
                                    "%)");
       for (size_t i = 0; i < n && level.found; ++i)
-        rc.trace->note(rc.depth, "rum: DC " + rc.plan.dc_names[p.candidates[i].dc] + ": " +
+        rc.trace->note(rc.depth, "rum: DC " + rc.plan.dc_names[p.dcs[i]] + ": " +
                                    (entries[i] ? rum_evidence_text(*entries[i], now_s) +
                                                    (entries[i]->availability < p.rum.availability_threshold
                                                       ? " (under the availability threshold: no rum_latency)"
@@ -426,9 +428,9 @@ void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
       rows[r.index[k]].picked = true;
   if (r.count > 0) {
     if (rc.out.dc == answer_set::no_index)
-      rc.out.dc = p.candidates[r.index[0]].dc;
+      rc.out.dc = p.dcs[r.index[0]];
     for (int k = 0; k < r.count; ++k)
-      balance_answers(p.candidates[r.index[k]].answers, p.balance, rc,
+      balance_answers(d.candidates[r.index[k]].answers, d.balance, rc,
                       Traced ? &rows[r.index[k]].answers : nullptr);
     if constexpr (Traced)
       for (auto& row : rows)
@@ -440,10 +442,10 @@ void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
     for (auto& row : rows)
       rc.trace->add(rc.depth, std::move(row));
   std::vector<std::string> picked;
-  switch (p.on_all_down) {
+  switch (d.on_all_down) {
     case all_down_action::fail_safe:
       rc.out.outcome = answer_outcome::fail_safe;
-      balance_answers(p.fail_safe, balance_kind::all, rc, Traced ? &picked : nullptr);
+      balance_answers(d.fail_safe, balance_kind::all, rc, Traced ? &picked : nullptr);
       if constexpr (Traced)
         rc.trace->note(rc.depth, "no DC qualifies: fail_safe answers" + list_text(picked));
       return;
@@ -451,15 +453,15 @@ void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
       rc.out.outcome = answer_outcome::fail_open;
       int taken = 0;
       for (size_t i = 0; i < n && taken < p.pick; ++i) {
-        if (rc.view.drained(p.candidates[i].dc))
+        if (rc.view.drained(p.dcs[i]))
           continue;
         if (rc.out.dc == answer_set::no_index)
-          rc.out.dc = p.candidates[i].dc;
+          rc.out.dc = p.dcs[i];
         picked.clear();
-        balance_answers(p.candidates[i].answers, p.balance, rc, Traced ? &picked : nullptr);
+        balance_answers(d.candidates[i].answers, d.balance, rc, Traced ? &picked : nullptr);
         ++taken;
         if constexpr (Traced)
-          rc.trace->note(rc.depth, "no DC qualifies: fail_open answers DC " + rc.plan.dc_names[p.candidates[i].dc] +
+          rc.trace->note(rc.depth, "no DC qualifies: fail_open answers DC " + rc.plan.dc_names[p.dcs[i]] +
                                      " as if healthy:" + list_text(picked));
       }
       return;
@@ -474,43 +476,43 @@ void select_dcs_impl(const dc_plan& p, uint32_t plan_index, route_context& rc) {
 
 } // namespace
 
-void select_dcs(const dc_plan& p, uint32_t plan_index, route_context& rc) {
+void select_dcs(const dc_plan& p, route_context& rc) {
   if (rc.trace)
-    select_dcs_impl<true>(p, plan_index, rc);
+    select_dcs_impl<true>(p, rc);
   else
-    select_dcs_impl<false>(p, plan_index, rc);
+    select_dcs_impl<false>(p, rc);
 }
 
 namespace {
 
-/// Room a plan's ranking takes in prepared_decisions::picks: at most `pick`
-/// candidates are ranked (fewer when the plan has fewer).
-uint32_t slot_size(const dc_plan& p) noexcept {
+/// Room a ranking takes in prepared_decisions::picks: at most `pick`
+/// candidates are ranked (fewer when it has fewer).
+uint32_t slot_size(const dc_ranking_plan& p) noexcept {
   return static_cast<uint32_t>(std::max(kept_count(p), 0));
 }
 
-/// Fixed places for every ranking: plans that ignore the client first (their
+/// Fixed places for every ranking: those that ignore the client first (their
 /// places do not depend on the view), then one place per client row (and
-/// one for unmeasured clients) for each plan that reads client metrics.
+/// one for unmeasured clients) for each ranking that reads client metrics.
 /// Returns where the client part of `picks` starts.
 uint32_t lay_out(const routing_plan& plan, uint32_t rows, prepared_decisions& out) {
-  const size_t plans = plan.dc_plans.size();
-  out.dc.assign(plans, {});
-  out.client_first.assign(plans, prepared_decisions::no_rows);
+  const size_t rankings = plan.dc_rankings.size();
+  out.dc.assign(rankings, {});
+  out.client_first.assign(rankings, prepared_decisions::no_rows);
   out.per_client.clear();
   uint32_t at = 0;
-  for (size_t k = 0; k < plans; ++k)
-    if (!uses_client(plan.dc_plans[k])) {
+  for (size_t k = 0; k < rankings; ++k)
+    if (!uses_client(plan.dc_rankings[k])) {
       out.dc[k].first = at;
-      at += slot_size(plan.dc_plans[k]);
+      at += slot_size(plan.dc_rankings[k]);
     }
   const uint32_t client_part = at;
-  for (size_t k = 0; k < plans; ++k)
-    if (uses_client(plan.dc_plans[k])) {
+  for (size_t k = 0; k < rankings; ++k)
+    if (uses_client(plan.dc_rankings[k])) {
       out.client_first[k] = static_cast<uint32_t>(out.per_client.size());
       for (uint32_t row = 0; row <= rows; ++row) {
         out.per_client.push_back(prepared_decisions::dc_ranking{prepared_decisions::never_valid, at, 0});
-        at += slot_size(plan.dc_plans[k]);
+        at += slot_size(plan.dc_rankings[k]);
       }
     }
   out.picks.assign(at, 0);
@@ -522,15 +524,15 @@ uint32_t lay_out(const routing_plan& plan, uint32_t rows, prepared_decisions& ou
 
 void prepare_dc_rankings(const routing_plan& plan, const measurement_view& view, int64_t now_ms,
                          prepared_decisions& out, const prepared_decisions* previous, const view_change* change) {
-  const size_t plans = plan.dc_plans.size();
+  const size_t rankings = plan.dc_rankings.size();
   const uint32_t rows = static_cast<uint32_t>(view.client_row_count());
   // A previous build from the same plan (make_snapshot checks) whose hold
   // state is whole: its picks are the incumbents of what is ranked again.
-  const bool carried = previous && previous->dc.size() == plans && previous->picked_since.size() == previous->picks.size();
+  const bool carried = previous && previous->dc.size() == rankings && previous->picked_since.size() == previous->picks.size();
   const bool reuse = carried && change && change->comparable && change->dc.size() == plan.dc_count();
-  // Which plans must be ranked again: those a changed DC is a candidate of,
-  // and (when the client rows moved) every plan reading client metrics.
-  std::vector<uint8_t> dirty(plans, reuse ? 0 : 1);
+  // Which rankings must be ranked again: those a changed DC is a candidate of,
+  // and (when the client rows moved) every one reading client metrics.
+  std::vector<uint8_t> dirty(rankings, reuse ? 0 : 1);
   if (reuse && !change->client_rows_moved) {
     out.dc = previous->dc;
     out.client_first = previous->client_first;
@@ -540,7 +542,7 @@ void prepare_dc_rankings(const routing_plan& plan, const measurement_view& view,
   } else {
     const uint32_t client_part = lay_out(plan, rows, out);
     if (carried) { // the part that ignores the client keeps its places
-      for (size_t k = 0; k < plans; ++k)
+      for (size_t k = 0; k < rankings; ++k)
         if (out.client_first[k] == prepared_decisions::no_rows)
           out.dc[k] = previous->dc[k];
         else
@@ -553,12 +555,12 @@ void prepare_dc_rankings(const routing_plan& plan, const measurement_view& view,
   if (reuse)
     for (uint32_t d = 0; d < change->dc.size(); ++d)
       if (change->dc[d])
-        for (uint32_t i = plan.dc_plans_first[d]; i < plan.dc_plans_first[d + 1]; ++i)
-          dirty[plan.dc_plans_of[i]] = 1;
+        for (uint32_t i = plan.dc_rankings_first[d]; i < plan.dc_rankings_first[d + 1]; ++i)
+          dirty[plan.dc_rankings_of[i]] = 1;
 
   out.valid_until_ms = std::numeric_limits<int64_t>::max();
   out.ranked = 0;
-  auto rank_into = [&](const dc_plan& p, uint32_t client_row, prepared_decisions::dc_ranking& pr) {
+  auto rank_into = [&](const dc_ranking_plan& p, uint32_t client_row, prepared_decisions::dc_ranking& pr) {
     // What the slot holds now (copied from `previous`, or empty) is what
     // this ranking replaces: its incumbents.
     std::array<uint16_t, max_answers> was;
@@ -580,8 +582,8 @@ void prepare_dc_rankings(const routing_plan& plan, const measurement_view& view,
     ++out.ranked;
   };
   // A kept ranking holds until its own expiry: the cells it read are the same.
-  for (size_t k = 0; k < plans; ++k) {
-    const dc_plan& p = plan.dc_plans[k];
+  for (size_t k = 0; k < rankings; ++k) {
+    const dc_ranking_plan& p = plan.dc_rankings[k];
     if (out.client_first[k] == prepared_decisions::no_rows) {
       prepared_decisions::dc_ranking& pr = out.dc[k];
       if (dirty[k] || pr.valid_until_ms <= now_ms)

@@ -19,9 +19,10 @@ namespace gtmesh {
 /// Each picked DC then contributes answers through the balance algorithm.
 /// If no DC is picked: fail_safe answers, fail_open (the first
 /// pick_dc_count non-drained DCs as if healthy) or NODATA, per on_all_down.
-/// `plan_index` is the plan's position in routing_plan::dc_plans (to find a
-/// prepared ranking, see prepared_decisions.hpp).
-void select_dcs(const dc_plan& plan, uint32_t plan_index, route_context& rc);
+/// Steps 1-5 are the record's shared ranking (routing_plan::dc_rankings),
+/// prepared once per snapshot for every record that shares it
+/// (prepared_decisions.hpp).
+void select_dcs(const dc_plan& plan, route_context& rc);
 
 /// Static mode: the first rule whose subnets and regions match the client
 /// picks its DC, whose answers go through the balance algorithm; no rule

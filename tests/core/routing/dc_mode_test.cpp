@@ -3,6 +3,7 @@
 #include "tests/core/routing/routing_fixture.hpp"
 
 #include <random>
+#include <set>
 
 namespace gtmesh::test {
 namespace {
@@ -392,7 +393,7 @@ TEST_F(dc_mode, a_rebuild_ranks_only_what_a_change_reaches_and_equals_a_full_bui
   for (const char* net : nets)
     clients[net] = client(net);
 
-  const auto plans = static_cast<uint32_t>(plan->dc_plans.size());
+  const auto plans = static_cast<uint32_t>(plan->dc_rankings.size());
   snapshot_ptr previous;
   int64_t at = now;
   uint32_t partial_rounds = 0;
@@ -462,6 +463,73 @@ TEST_F(dc_mode, a_rebuild_ranks_only_what_a_change_reaches_and_equals_a_full_bui
   // The rebuilds did reuse rankings (the comparison above is not between
   // two full builds).
   EXPECT_GT(partial_rounds, 100u);
+}
+
+class dc_rankings : public routing_fixture {};
+
+TEST_F(dc_rankings, records_that_rank_alike_share_one_ranking_and_each_answers_its_own_addresses) {
+  // s1, s2 and s3 rank alike (answers, balance, fail_safe, on_all_down and
+  // type are not part of a ranking); each other record differs from s1 in
+  // one thing a ranking reads.
+  load(R"(
+      - {name: s1, type: A, dc: {source: service, service: web, metric: healthyBackends, criterion: highest, answers: {a: [192.0.2.1], b: [192.0.2.2]}, fail_safe: [192.0.2.250]}}
+      - {name: s2, type: A, dc: {source: service, service: web, metric: healthyBackends, criterion: highest, balance: all, answers: {a: [198.51.100.1, 198.51.100.11], b: [198.51.100.2]}, on_all_down: nodata}}
+      - {name: s3, type: TXT, dc: {source: service, service: web, metric: healthyBackends, criterion: highest, answers: {a: ["from a"], b: ["from b"]}}}
+      - {name: order, type: A, dc: {source: service, service: web, metric: healthyBackends, criterion: highest, answers: {b: [192.0.2.2], a: [192.0.2.1]}}}
+      - {name: three, type: A, dc: {source: service, service: web, metric: healthyBackends, criterion: highest, answers: {a: [192.0.2.1], b: [192.0.2.2], c: [192.0.2.3]}}}
+      - {name: svc, type: A, dc: {source: service, service: api, metric: healthyBackends, criterion: highest, answers: {a: [192.0.2.1], b: [192.0.2.2]}}}
+      - {name: metric, type: A, dc: {source: host, metric: status, criterion: highest, answers: {a: [192.0.2.1], b: [192.0.2.2]}}}
+      - {name: crit, type: A, dc: {source: service, service: web, metric: healthyBackends, criterion: lowest, answers: {a: [192.0.2.1], b: [192.0.2.2]}}}
+      - {name: pick, type: A, dc: {source: service, service: web, metric: healthyBackends, criterion: highest, pick_dc_count: 2, answers: {a: [192.0.2.1], b: [192.0.2.2]}}}
+      - {name: gate, type: A, dc: {source: service, service: web, metric: healthyBackends, criterion: highest, gate: {source: host, metric: status, criterion: {equals: up}}, answers: {a: [192.0.2.1], b: [192.0.2.2]}}}
+      - {name: margin, type: A, dc: {source: service, service: web, metric: healthyBackends, criterion: highest, switch_margin: 1, answers: {a: [192.0.2.1], b: [192.0.2.2]}}}
+      - {name: hold, type: A, dc: {source: service, service: web, metric: healthyBackends, criterion: highest, hold_down: 30s, answers: {a: [192.0.2.1], b: [192.0.2.2]}}}
+      - {name: slow, type: A, dc: {source: service, service: web, metric: healthyBackends, criterion: highest, slow_start: 1m, answers: {a: [192.0.2.1], b: [192.0.2.2]}}}
+)");
+  ASSERT_FALSE(HasFatalFailure());
+  const routing_plan& p = *plan;
+  auto ranking_of = [&](std::string_view name) {
+    for (const record_plan& r : p.records)
+      if (r.mode == record_mode::dc && r.name.substr(0, r.name.find('.')) == name)
+        return p.dc_plans[r.policy].ranking;
+    ADD_FAILURE() << "no DC-mode record " << name;
+    return no_index;
+  };
+  const uint32_t shared = ranking_of("s1");
+  EXPECT_EQ(ranking_of("s2"), shared);
+  EXPECT_EQ(ranking_of("s3"), shared);
+  std::set<uint32_t> distinct{shared};
+  for (const char* other : {"order", "three", "svc", "metric", "crit", "pick", "gate", "margin", "hold", "slow"}) {
+    EXPECT_NE(ranking_of(other), shared) << other;
+    distinct.insert(ranking_of(other));
+  }
+  EXPECT_EQ(distinct.size(), 11u) << "each record that differs in one thing has a ranking of its own";
+  EXPECT_EQ(p.dc_rankings.size(), 11u);
+  EXPECT_EQ(p.dc_plans.size(), 13u);
+  // Only rankings that read DC c are indexed under it.
+  EXPECT_EQ(p.dc_rankings_first[3] - p.dc_rankings_first[2], 1u);
+  EXPECT_EQ(p.dc_rankings_of[p.dc_rankings_first[2]], ranking_of("three"));
+
+  // One ranking, each record's own answers; a flip moves all three.
+  state("services: {web: {a: {healthyBackends: 2}, b: {healthyBackends: 1}, c: {healthyBackends: 1}}}");
+  EXPECT_EQ(answers("s1.example.com"), strings{"192.0.2.1"});
+  EXPECT_EQ(answers("s2.example.com"), (strings{"198.51.100.1", "198.51.100.11"}));
+  EXPECT_EQ(answers("s3.example.com", "TXT"), strings{"\"from a\""});
+  auto before = make_snapshot(plan, view, now, 1);
+  state("services: {web: {a: {healthyBackends: 0}, b: {healthyBackends: 1}, c: {healthyBackends: 1}}}");
+  EXPECT_EQ(answers("s1.example.com"), strings{"192.0.2.2"});
+  EXPECT_EQ(answers("s2.example.com"), strings{"198.51.100.2"});
+  EXPECT_EQ(answers("s3.example.com", "TXT"), strings{"\"from b\""});
+  // All down: each record's own on_all_down.
+  state("services: {web: {a: {healthyBackends: 0}, b: {healthyBackends: 0}, c: {healthyBackends: 1}}}");
+  EXPECT_EQ(answers("s1.example.com"), strings{"192.0.2.250"});
+  EXPECT_TRUE(answers("s2.example.com").empty());
+  // A rebuild after DC c alone changed computes only the one ranking that
+  // reads c; the others, s1's included, are carried.
+  state("services: {web: {a: {healthyBackends: 2}, b: {healthyBackends: 1}, c: {healthyBackends: 0}}}");
+  auto after = make_snapshot(plan, view, now, 2, before.get());
+  EXPECT_EQ(after->prepared->dc.size(), 11u);
+  EXPECT_EQ(after->prepared->ranked, 1u);
 }
 
 } // namespace

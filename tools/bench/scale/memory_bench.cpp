@@ -177,9 +177,11 @@ int main(int argc, char** argv) {
   }
   const int64_t plan_bytes = live.load() - before_plan;
   const gtmesh::routing_plan& plan = *compiled.plan;
-  int64_t dc_plan_bytes = vec_bytes(plan.dc_plans);
+  int64_t dc_plan_bytes = vec_bytes(plan.dc_plans) + vec_bytes(plan.dc_rankings);
   for (const auto& d : plan.dc_plans)
-    dc_plan_bytes += vec_bytes(d.candidates) + vec_bytes(d.recovery_cells) + vec_bytes(d.gates);
+    dc_plan_bytes += vec_bytes(d.candidates);
+  for (const auto& k : plan.dc_rankings)
+    dc_plan_bytes += vec_bytes(k.dcs) + vec_bytes(k.recovery_cells) + vec_bytes(k.gates) + vec_bytes(k.rum_targets);
   int64_t rdata_text = vec_bytes(plan.rdata_text) + vec_bytes(plan.rdata_text_index);
   for (const auto& s : plan.rdata_text)
     rdata_text += string_heap(s);
@@ -187,8 +189,8 @@ int main(int argc, char** argv) {
   const int64_t rdata = vec_bytes(plan.rdata) + vec_bytes(plan.rdata_bytes);
   const int64_t record_plans = vec_bytes(plan.records);
   const int64_t profiles = vec_bytes(plan.profile_plans) + vec_bytes(plan.profile_deps) +
-                           vec_bytes(plan.profile_deps_first) + vec_bytes(plan.dc_plans_of) +
-                           vec_bytes(plan.dc_plans_first);
+                           vec_bytes(plan.profile_deps_first) + vec_bytes(plan.dc_rankings_of) +
+                           vec_bytes(plan.dc_rankings_first);
 
   const int64_t before_snapshot = live.load();
   auto snapshot = gtmesh::make_snapshot(compiled.plan, gtmesh::empty_view(plan), 1'000'000, 1);
