@@ -12,9 +12,11 @@
 5. Knot (knotd), NSD and BIND (named), started here with their own configs on free
    loopback ports, pull example.com and answer every name of it exactly as
    gtmesh does (dig, answer by answer).
-6. NOTIFY: with `notify:` naming a Knot, a reload that changes one record
-   moves the serial, and Knot holds the new serial and answer within 2 s
-   (its own refresh is an hour away).
+6. NOTIFY: with `notify:` naming a Knot, an NSD and a BIND, a reload that
+   changes one record moves the serial; each holds the new serial within
+   2 s (their own refreshes are an hour away), having taken the change by
+   IXFR (three incremental IXFRs counted, no AXFR), and answers every name
+   as gtmesh does.
 """
 
 import os
@@ -128,14 +130,15 @@ zone:
     return proc, port, log_path
 
 
-def start_nsd(workdir, primary_port, key=None, tls=None):
+def start_nsd(workdir, primary_port, key=None, tls=None, port=None, name="nsd", ixfr=False):
     """nsd as a secondary of gtmesh (with `key`, (name, base64 secret), its
     transfers signed with it; with `tls`, (CA file, the name the primary's
     certificate must carry), over TLS: XoT; NSD 4.6 sends no client
-    certificate); returns (process, port, log path)."""
-    d = os.path.join(workdir, "nsd")
+    certificate). It asks for AXFR only, or with `ixfr` for IXFR (NSD's
+    default, AXFR when that fails); returns (process, port, log path)."""
+    d = os.path.join(workdir, name)
     os.makedirs(d)
-    port = free_port()
+    port = port or free_port()
     conf = os.path.join(d, "nsd.conf")
     keys = f"key:\n    name: {key[0]}\n    algorithm: hmac-sha256\n    secret: \"{key[1]}\"\n" if key else ""
     key_name = key[0] if key else "NOKEY"
@@ -163,7 +166,7 @@ remote-control:
 zone:
     name: example.com
     zonefile: "{d}/example.com.zone"
-    request-xfr: AXFR 127.0.0.1@{primary_port} {key_name}
+    request-xfr: {"" if ixfr else "AXFR "}127.0.0.1@{primary_port} {key_name}
     allow-notify: 127.0.0.1 NOKEY
 """)
     check = subprocess.run(["nsd-checkconf", conf], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -175,13 +178,14 @@ zone:
     return proc, port, log_path
 
 
-def start_bind(workdir, primary_port, key=None, tls=None):
+def start_bind(workdir, primary_port, key=None, tls=None, port=None, name="bind"):
     """named (BIND 9) as a secondary of gtmesh (with `key`, (name, base64
     secret), its transfers signed with it; with `tls`, (CA file, the name its
-    certificate must carry), over TLS: XoT); returns (process, port, log path)."""
-    d = os.path.join(workdir, "bind")
+    certificate must carry), over TLS: XoT); it asks for IXFR once it holds
+    the zone (BIND's default); returns (process, port, log path)."""
+    d = os.path.join(workdir, name)
     os.makedirs(d)
-    port = free_port()
+    port = port or free_port()
     conf = os.path.join(d, "named.conf")
     keys = f'key "{key[0]}" {{ algorithm hmac-sha256; secret "{key[1]}"; }};\n' if key else ""
     keyed = f' key "{key[0]}"' if key else ""
@@ -215,18 +219,27 @@ zone "example.com" {{
     return proc, port, log_path
 
 
-def compare_secondary(t, name, port, gtmesh):
-    """The secondary holds the zone (serial 1), then answers every name as gtmesh does."""
+def compare_secondary(t, name, port, gtmesh, serial=1, dynamic=None):
+    """The secondary holds the zone (`serial`), then answers every name as
+    gtmesh does; a name in `dynamic` ({(owner, type): the records gtmesh
+    transfers for it}) as gtmesh transfers it (its fallback view)."""
+    soa = SOA.replace(" 1 3600 ", f" {serial} 3600 ")
+
     def loaded():
         out = dig("127.0.0.1", port, "example.com", "SOA", "+time=1", "+tries=1")
-        return status_of(out) == "NOERROR" and SOA in out
+        return status_of(out) == "NOERROR" and soa in out
     wait_until(loaded, 20, f"{name} to load example.com from gtmesh")
-    t.check(True, f"{name} on 127.0.0.1:{port} pulled example.com from gtmesh (serial 1)")
+    t.check(True, f"{name} on 127.0.0.1:{port} holds example.com from gtmesh (serial {serial})")
     asked = sorted({(owner, qtype) for owner, _, qtype, _ in EXPECTED})
     for owner, qtype in asked:
-        want = answers(gtmesh.host, gtmesh.port, owner, qtype)
+        if dynamic and (owner, qtype) in dynamic:
+            want = ("NOERROR", sorted(dynamic[(owner, qtype)]))
+            how = "as gtmesh transfers it (the fallback view)"
+        else:
+            want = answers(gtmesh.host, gtmesh.port, owner, qtype)
+            how = "as gtmesh answers it"
         got = answers("127.0.0.1", port, owner, qtype)
-        t.equal(got, want, f"{name}: {owner} {qtype} as gtmesh answers it")
+        t.equal(got, want, f"{name}: {owner} {qtype} {how}")
     for owner, qtype in [("nothere.example.com.", "A"), ("mail.example.com.", "AAAA")]:
         t.equal(answers("127.0.0.1", port, owner, qtype)[0], answers(gtmesh.host, gtmesh.port, owner, qtype)[0],
                 f"{name}: {owner} {qtype} has gtmesh's status")
@@ -299,10 +312,64 @@ def knot_follows_notify(t, workdir, notifier, notify_config, text, knot_port, lo
     return knot
 
 
+def secondaries_follow_notify(t, workdir, notifier, notify_config, text, ports, logs):
+    """Knot, NSD and BIND on `ports` (in that order; each asks for IXFR)
+    load serial 1 from `notifier`, whose config `text` notifies all three.
+    After `text` with one record changed is written and reloaded, each holds
+    serial 2 within 2 s (their own refreshes are an hour away), took the
+    change by IXFR from the journal (three transfers after the reload, each
+    incremental), and answers every name of the zone as gtmesh does.
+    Returns the three processes."""
+    knot, _, knot_log = start_knot(workdir, notifier.port, ports[0], "knot2")
+    nsd, _, nsd_log = start_nsd(workdir, notifier.port, port=ports[1], name="nsd2", ixfr=True)
+    bind, _, bind_log = start_bind(workdir, notifier.port, port=ports[2], name="bind2")
+    logs += [knot_log, nsd_log, os.path.join(workdir, "nsd2", "nsd.out"), bind_log]
+    names = ("Knot", "NSD", "BIND")
+    for name, port in zip(names, ports):
+        wait_until(lambda: serial_at(port) == "1", 20, f"{name} to load serial 1 from the notifier")
+    before = notifier.counters()
+    with open(notify_config, "w") as f:
+        f.write(text.replace("answers: [192.0.2.25]", "answers: [192.0.2.26]"))
+    offset = len(notifier.log_text())
+    notifier.signal(signal.SIGHUP)
+    notifier.wait_log(r"reloaded", offset)
+    t.equal(answers(notifier.host, notifier.port, "mail.example.com.", "A")[1][0][3], "192.0.2.26",
+            "gtmesh answers the changed record after the reload")
+    changed_at = time.monotonic()
+    for name, port in zip(names, ports):
+        try:
+            wait_until(lambda: serial_at(port) == "2", max(0.05, changed_at + 2 - time.monotonic()),
+                       f"{name} to hold serial 2")
+            moved = True
+        except Exception:
+            moved = False
+        t.check(moved, f"NOTIFY: {name} holds serial 2 {time.monotonic() - changed_at:.2f} s after the reload "
+                       "(within 2 s)")
+    after = notifier.counters()  # before this test's own AXFR below
+    taken = {k: after[k] - before[k] for k in ("xfr_ixfr_incremental", "xfr_ixfr_full", "xfr_axfr")}
+    t.equal(taken, {"xfr_ixfr_incremental": 3, "xfr_ixfr_full": 0, "xfr_axfr": 0},
+            "after the reload: three transfers, each an incremental IXFR (each secondary took one)")
+    t.check(after["notify_acked"] - before["notify_acked"] >= 3,
+            "the reload's NOTIFYs were answered by all three (counted)", str(after))
+    # www is dynamic: with view fail_safe the zone holds its fail_safe
+    # answer, not the healthy DCs gtmesh answers with.
+    www = [r for r in xfr_records(kdig(notifier.host, notifier.port, "AXFR", "example.com"))
+           if r[0] == "www.example.com." and r[2] == "A"]
+    t.equal(www, [("www.example.com.", "30", "A", "192.0.2.250")], "the notifier transfers www as its fail_safe")
+    for name, port in zip(names, ports):
+        compare_secondary(t, name + " after the IXFR", port, notifier, serial=2,
+                          dynamic={("www.example.com.", "A"): www})
+    knot_text = open(knot_log).read()
+    t.check("IXFR, incoming" in knot_text and "AXFR-style IXFR" not in knot_text,
+            "Knot's log: an incoming IXFR, no AXFR-style IXFR",
+            "\n".join(l for l in knot_text.splitlines() if "XFR" in l)[-600:])
+    return knot, nsd, bind
+
+
 def main():
     t = Checks("dns_transfers")
     workdir = tempfile.mkdtemp(prefix="gtmesh-transfers-")
-    server = big = knot = nsd = knot2 = bind = None
+    server = big = knot = nsd = knot2 = bind = nsd2 = bind2 = None
     logs = []
     try:
         server = GtmeshServer(workdir, CONFIG, state=STATE, extra=["--udp-threads", "1"]).start()
@@ -402,13 +469,15 @@ def main():
         bind, bind_port, bind_log = start_bind(workdir, port)
         logs.append(bind_log)
         compare_secondary(t, "BIND", bind_port, server)
-        # 6. NOTIFY on a new serial.
-        knot2_port = free_port()
+        # 6. NOTIFY on a new serial: Knot, NSD and BIND, told by gtmesh's
+        # NOTIFY, each take a one-record change by IXFR within 2 s.
+        knot2_port, nsd2_port, bind2_port = free_port(), free_port(), free_port()
         notify_config = os.path.join(workdir, "notify.yaml")
         # view fail_safe: the transfer follows the serial exactly, so the
         # change goes out by IXFR from the journal.
+        targets = ", ".join(f'"127.0.0.1:{p}"' for p in (knot2_port, nsd2_port, bind2_port))
         text = open(CONFIG).read().replace('      allow: [127.0.0.1, "::1"]\n',
-                                           f'      allow: [127.0.0.1, "::1"]\n      notify: ["127.0.0.1:{knot2_port}"]\n')
+                                           f'      allow: [127.0.0.1, "::1"]\n      notify: [{targets}]\n')
         text = text.replace("      view: current\n", "      view: fail_safe\n", 1)
         t.check("notify:" in text and "view: fail_safe" in text, "the notify variant of the example")
         with open(notify_config, "w") as f:
@@ -416,16 +485,12 @@ def main():
         notifier = GtmeshServer(workdir, notify_config, state=STATE, extra=["--udp-threads", "1"],
                                 name="notifier").start()
         big = notifier  # stopped in finally
-        knot2 = knot_follows_notify(t, workdir, notifier, notify_config, text, knot2_port, logs)
-        counted = notifier.counters()
-        t.check(counted["notify_acked"] >= 1 and counted["notify_sent"] >= 2,
-                "NOTIFYs sent (start and reload) and answered are counted", str(counted))
-        knot2_log_text = open(logs[-1]).read()
-        t.check(counted["xfr_ixfr_incremental"] == 1 and "IXFR, incoming" in knot2_log_text and
-                "AXFR-style IXFR" not in knot2_log_text,
-                "Knot took the change by IXFR, incrementally (one counted; its log: no AXFR-style IXFR)",
-                "\n".join(l for l in knot2_log_text.splitlines() if "XFR" in l)[-600:])
+        followers = secondaries_follow_notify(t, workdir, notifier, notify_config, text,
+                                              (knot2_port, nsd2_port, bind2_port), logs)
+        knot2, nsd2, bind2 = followers
         stop(knot2)
+        stop(nsd2)
+        stop(bind2)
 
         final = server.counters()
         t.check(final["xfr_axfr"] + final["xfr_ixfr_full"] >= after["xfr_axfr"] + after["xfr_ixfr_full"] + 3,
@@ -435,7 +500,7 @@ def main():
     except Exception as e:  # report, then fail
         t.check(False, f"unexpected error: {e}")
     finally:
-        clean_up(t, workdir, (knot, nsd, knot2, bind), (server, big), logs)
+        clean_up(t, workdir, (knot, nsd, knot2, bind, nsd2, bind2), (server, big), logs)
     t.finish()
 
 
