@@ -110,6 +110,9 @@ public:
   };
   view_change apply_view(const consensus::replicated_view& v, int64_t now_ms);
   uint64_t applied_index() const noexcept { return applied_index_; }
+  /// The durable state (RocksDB). Its journal methods may be called from
+  /// another thread (the DNS TCP thread keeps its IXFR journals there).
+  state::store& store() noexcept { return *store_; }
   /// Why the newest committed config is not the active one here ("" if it is).
   const std::string& config_error() const noexcept { return config_error_; }
   /// Tries the committed config that did not load again; true if it does now.

@@ -18,6 +18,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <mutex>
 #include <set>
 #include <tuple>
 
@@ -99,6 +100,7 @@ struct wire_alias {
   MSGPACK_DEFINE_MAP(v, a, aaaa, ttl, t)
 };
 const std::string alias_prefix = "alias/";
+const std::string journal_prefix = "ixfr/";
 
 template <class T>
 std::string pack(const T& v) {
@@ -196,6 +198,7 @@ public:
   }
 
   bool commit(const write_set& w, size_t keep_configs, std::string& error) override {
+    const std::lock_guard lock(mutex_);
     if (!enough_disk_space(dir_, disk_reserve_bytes, error))
       return false;
     // After a failed write (the disk filled between the check and the write)
@@ -403,6 +406,31 @@ public:
   uint64_t load_applied_index() override { return read_u64("applied_index"); }
   uint64_t load_log_uid() override { return read_u64("log_uid"); }
 
+  std::string load_journal(const std::string& apex) override {
+    const std::lock_guard lock(mutex_);
+    std::string value;
+    if (!db_ || !db_->Get(rocksdb::ReadOptions(), handles_[cf_default], journal_prefix + apex, &value).ok())
+      return {};
+    return value;
+  }
+
+  bool save_journal(const std::string& apex, const std::string& bytes, std::string& error) override {
+    const std::lock_guard lock(mutex_);
+    if (!bytes.empty() && !enough_disk_space(dir_, disk_reserve_bytes, error))
+      return false;
+    if (broken_ && !reopen(error))
+      return false;
+    const rocksdb::Status s = bytes.empty()
+                                ? db_->Delete(rocksdb::WriteOptions(), handles_[cf_default], journal_prefix + apex)
+                                : db_->Put(rocksdb::WriteOptions(), handles_[cf_default], journal_prefix + apex, bytes);
+    if (!s.ok()) {
+      error = s.ToString();
+      broken_ = true;
+      return false;
+    }
+    return true;
+  }
+
   std::vector<std::string> load_rum_chunks() override {
     std::vector<std::string> out;
     if (!db_)
@@ -557,6 +585,9 @@ private:
   }
 
   std::string dir_;
+  /// commit() and the journals, which the DNS TCP thread writes: neither
+  /// uses the handles while the other reopens them.
+  std::mutex mutex_;
   bool broken_ = false;
   rocksdb::DB* db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;

@@ -15,6 +15,8 @@
 //                 "alias/" name -> the last good resolution of an ALIAS target (older builds ignore these keys)
 //                 "rum/" NNNNNN -> real users' measurement cells, in chunks (core/rum/rum_persist.hpp;
 //                 each chunk says its format; older builds ignore these keys)
+//                 "ixfr/" apex (wire form) -> a zone's IXFR journal (core/dns/transfer/ixfr_journal.hpp,
+//                 which says its format; written by the DNS TCP thread; older builds ignore these keys)
 // Every commit is one write batch: after commit() returns, a kill -9 loses
 // nothing that was committed. A batch with a config, a drain or a log
 // position is synced to the disk before commit() returns; one with only
@@ -127,6 +129,14 @@ public:
   virtual std::vector<alias_record> load_aliases() = 0;
   /// The RUM cell chunks stored, in order.
   virtual std::vector<std::string> load_rum_chunks() = 0;
+  /// The IXFR journal kept for the zone `apex` (wire form), "" if none.
+  /// Safe from another thread than the one that commits.
+  virtual std::string load_journal(const std::string& apex) = 0;
+  /// Keeps `bytes` as that zone's journal ("" deletes it). Not synced to the
+  /// disk (a power cut may lose the last one: IXFR then sends the whole
+  /// zone). Safe from another thread than the one that commits. False with
+  /// `error` when it cannot be written.
+  virtual bool save_journal(const std::string& apex, const std::string& bytes, std::string& error) = 0;
   /// Transitions at or after `since_ms`, oldest first, at most `limit`
   /// (the newest ones when there are more).
   virtual std::vector<health_transition> timeline(int64_t since_ms, size_t limit) = 0;

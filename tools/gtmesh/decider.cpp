@@ -27,6 +27,7 @@
 #include "core/consensus/consensus_actor.hpp"
 #include "core/consensus/restore_from_backup.hpp"
 #include "core/decider/decider_actor.hpp"
+#include "core/decider/store_journals.hpp"
 #include "core/dns/responder/responder_actor.hpp"
 #include "core/mesh/mesh_types.hpp"
 #include "core/mesh/node_runtime.hpp"
@@ -258,6 +259,9 @@ int decider(const args& a) {
     ro.dot_cert = dot.dot_cert;
     ro.dot_key = dot.dot_key;
     ro.dot_client_ca = dot.dot_client_ca;
+    // IXFR journals survive a restart in the store: the serial is the
+    // committed config version, the same after a restart.
+    ro.journals = std::make_shared<decider::store_journals>(core->store());
     std::string why;
     auto sink = dnstap_sink.empty() ? std::nullopt : dnstap::tap_sink_address::parse(dnstap_sink, why);
     if (!dnstap_sink.empty() && !sink) {

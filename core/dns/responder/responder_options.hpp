@@ -6,10 +6,12 @@
 
 #include "core/dns/lookup/query_processor.hpp"
 #include "core/dns/lookup/rate_limiter.hpp"
+#include "core/dns/transfer/journal_storage.hpp"
 #include "core/net/ip_address.hpp"
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +49,9 @@ struct responder_options {
   /// Mutual TLS: clients are asked for a certificate this CA file verifies
   /// (XoT `tls_client` rules); empty = none asked for.
   std::string dot_client_ca;
+  /// Where the IXFR journals are kept across restarts (a decider's store);
+  /// null: in memory only (journal_storage.hpp).
+  std::shared_ptr<journal_storage> journals;
   /// UDP threads per listen address, each with its own SO_REUSEPORT socket;
   /// 0 = one per CPU core.
   int udp_threads = 0;

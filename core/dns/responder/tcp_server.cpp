@@ -325,7 +325,27 @@ struct tcp_server::impl {
       return nullptr;
     if (journals.size() >= max_journals && !journals.contains(zone))
       journals.clear(); // a bound (more transferable zones than this): the cost of forgetting is AXFRs
-    return &journals[zone];
+    auto [it, added] = journals.try_emplace(zone);
+    if (added && options.journals) {
+      // Kept from before a restart: a journal that does not read back
+      // whole is dropped (the zone's next change starts a new one).
+      const std::string kept = options.journals->load(zone);
+      if (!kept.empty() && !it->second.restore(kept))
+        options.journals->save(zone, {});
+    }
+    return &it->second;
+  }
+  /// build_transfer with the zone's journal, which is then kept where it
+  /// survives a restart when the transfer changed it (a version noted, or
+  /// the journal forgotten).
+  transfer_answer journaled_transfer(const snapshot_ptr& snapshot, const transfer_request& request,
+                                     const ip_address& peer, int64_t now, size_t max_message) {
+    ixfr_journal* journal = journal_for(snapshot.get(), request.zone);
+    const uint64_t before = journal ? journal->changes() : 0;
+    transfer_answer a = build_transfer(snapshot, request, peer, now, max_message, journal);
+    if (journal && options.journals && journal->changes() != before)
+      options.journals->save(request.zone, journal->empty() ? std::string() : journal->serialize());
+    return a;
   }
   /// One NOTIFY to one secondary, until it answers or the tries run out.
   struct notify_send;
@@ -655,8 +675,7 @@ transfer_answer tcp_server::impl::signed_transfer(transfer_request request, cons
   if (check.error == tsig_error::badtime || check.error == tsig_error::badtrunc)
     return one(signer.sign(transfer_error(request, rcode::notauth)), transfer_outcome::rejected);
   request.key = check.key;
-  transfer_answer a = build_transfer(snapshot, request, peer, now, max_tcp_message - signer.space(),
-                                     journal_for(snapshot.get(), request.zone));
+  transfer_answer a = journaled_transfer(snapshot, request, peer, now, max_tcp_message - signer.space());
   for (auto& m : a.messages)
     m = signer.sign(std::move(m));
   if (a.stream) // signs the rest as they are made, continuing the same chain of MACs
@@ -684,7 +703,7 @@ transfer_answer tcp_server::impl::transfer(transfer_request request, const ip_ad
   transfer_answer a =
     request.tsig_at != 0
       ? signed_transfer(request, peer, message, snapshot, now)
-      : build_transfer(snapshot, request, peer, now, max_tcp_message, journal_for(snapshot.get(), request.zone));
+      : journaled_transfer(snapshot, request, peer, now, max_tcp_message);
   switch (a.outcome) {
     case transfer_outcome::full:
       counters.bump(request.qtype == type_axfr ? dns_counter::xfr_axfr : dns_counter::xfr_ixfr_full);

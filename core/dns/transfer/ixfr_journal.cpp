@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <compare>
 #include <iterator>
+#include <string>
+#include <string_view>
 
 namespace gtmesh::dns {
 
@@ -103,6 +105,7 @@ bool ixfr_journal::note(std::vector<transfer_record> records) {
   last_soa_ = std::move(soa);
   serial_ = serial;
   noted_ = true;
+  ++changes_;
   return true;
 }
 
@@ -144,6 +147,25 @@ packed_records::view packed_records::at(size_t i) const noexcept {
   return v;
 }
 
+bool packed_records::assign_packed(std::span<const uint8_t> packed) {
+  clear();
+  std::vector<size_t> offsets;
+  size_t at = 0;
+  while (at < packed.size()) {
+    offsets.push_back(at);
+    if (packed.size() - at < 1 || packed.size() - at - 1 < size_t{packed[at]} + 8)
+      return false;
+    const size_t rdata_at = at + 1 + packed[at] + 8;
+    const size_t rdlength = size_t{packed[rdata_at - 2]} << 8 | packed[rdata_at - 1];
+    if (packed.size() - rdata_at < rdlength)
+      return false;
+    at = rdata_at + rdlength;
+  }
+  bytes_.assign(packed.begin(), packed.end());
+  offsets_ = std::move(offsets);
+  return true;
+}
+
 void packed_records::clear() noexcept {
   bytes_.clear();
   bytes_.shrink_to_fit();
@@ -158,6 +180,8 @@ bool ixfr_journal::note(std::vector<transfer_record> records, const std::shared_
 }
 
 void ixfr_journal::clear() noexcept {
+  if (noted_ || !deltas_.empty())
+    ++changes_;
   source_.reset();
   last_.clear();
   deltas_.clear();
@@ -165,6 +189,170 @@ void ixfr_journal::clear() noexcept {
   serial_ = 0;
   hash_ = 0;
   noted_ = false;
+}
+
+namespace {
+
+// The stored form (serialize/restore): "GTMJ", format 1, then big-endian
+// fields: serial u32, hash u64, the last SOA, the last version's packed
+// records (u64 length, bytes), the deltas (u32 count; each: old SOA, new
+// SOA, u32 count and the records deleted, u32 count and those added), and
+// an FNV-1a checksum (u64) of everything before it. A record: owner length
+// u8, owner, type u16, TTL u32, RDATA length u16, RDATA.
+constexpr char journal_magic[4] = {'G', 'T', 'M', 'J'};
+constexpr uint8_t journal_format = 1;
+
+uint64_t checksum(std::string_view bytes) noexcept {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes)
+    h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+struct writer {
+  std::string out;
+  void put(uint64_t v, int n) {
+    for (int k = n - 1; k >= 0; --k)
+      out.push_back(static_cast<char>(v >> (8 * k)));
+  }
+  void bytes(std::span<const uint8_t> b) { out.append(reinterpret_cast<const char*>(b.data()), b.size()); }
+  void record(const transfer_record& r) {
+    put(r.owner.size(), 1);
+    bytes(r.owner);
+    put(r.type, 2);
+    put(r.ttl, 4);
+    put(r.rdata.size(), 2);
+    bytes(r.rdata);
+  }
+  void records(const std::vector<transfer_record>& rs) {
+    put(rs.size(), 4);
+    for (const transfer_record& r : rs)
+      record(r);
+  }
+};
+
+struct reader {
+  std::string_view in;
+  bool ok = true;
+  uint64_t get(int n) {
+    if (!ok || in.size() < static_cast<size_t>(n)) {
+      ok = false;
+      return 0;
+    }
+    uint64_t v = 0;
+    for (int k = 0; k < n; ++k)
+      v = v << 8 | static_cast<unsigned char>(in[k]);
+    in.remove_prefix(n);
+    return v;
+  }
+  std::span<const uint8_t> take(size_t n) {
+    if (!ok || in.size() < n) {
+      ok = false;
+      return {};
+    }
+    std::span<const uint8_t> b(reinterpret_cast<const uint8_t*>(in.data()), n);
+    in.remove_prefix(n);
+    return b;
+  }
+  transfer_record record() {
+    transfer_record r;
+    auto owner = take(get(1));
+    r.owner.assign(owner.begin(), owner.end());
+    r.type = static_cast<uint16_t>(get(2));
+    r.ttl = static_cast<uint32_t>(get(4));
+    auto rdata = take(get(2));
+    r.rdata.assign(rdata.begin(), rdata.end());
+    return r;
+  }
+  /// A count, then that many records (a count the remaining bytes could
+  /// not hold is refused before anything is allocated for it).
+  std::vector<transfer_record> records() {
+    const uint64_t count = get(4);
+    std::vector<transfer_record> out;
+    if (!ok || count > in.size() / 9) { // a record takes at least 9 bytes
+      ok = false;
+      return out;
+    }
+    out.reserve(count);
+    for (uint64_t i = 0; i < count && ok; ++i)
+      out.push_back(record());
+    return out;
+  }
+};
+
+} // namespace
+
+std::string ixfr_journal::serialize() const {
+  writer w;
+  w.out.append(journal_magic, sizeof journal_magic);
+  w.put(journal_format, 1);
+  w.put(noted_ ? 1 : 0, 1);
+  w.put(serial_, 4);
+  w.put(hash_, 8);
+  w.record(last_soa_);
+  w.put(last_.bytes().size(), 8);
+  w.bytes(last_.bytes());
+  w.put(deltas_.size(), 4);
+  for (const zone_delta& d : deltas_) {
+    w.record(d.old_soa);
+    w.record(d.new_soa);
+    w.records(d.deleted);
+    w.records(d.added);
+  }
+  w.put(checksum(w.out), 8);
+  return std::move(w.out);
+}
+
+bool ixfr_journal::restore(std::string_view bytes) {
+  clear();
+  ++changes_;
+  if (bytes.size() < sizeof journal_magic + 1 + 8 || bytes.substr(0, sizeof journal_magic) != std::string_view(journal_magic, 4))
+    return false;
+  const std::string_view body = bytes.substr(0, bytes.size() - 8);
+  reader tail{bytes.substr(bytes.size() - 8)};
+  if (tail.get(8) != checksum(body))
+    return false;
+  reader r{body.substr(sizeof journal_magic)};
+  if (r.get(1) != journal_format)
+    return false;
+  const bool noted = r.get(1) == 1;
+  const uint32_t serial = static_cast<uint32_t>(r.get(4));
+  const uint64_t hash = r.get(8);
+  transfer_record soa = r.record();
+  const uint64_t packed_size = r.get(8);
+  std::span<const uint8_t> packed = r.take(packed_size);
+  packed_records last;
+  if (!r.ok || !last.assign_packed(packed))
+    return false;
+  std::deque<zone_delta> deltas;
+  size_t delta_records = 0;
+  const uint64_t count = r.get(4);
+  if (!r.ok || count > max_deltas)
+    return false;
+  for (uint64_t i = 0; i < count && r.ok; ++i) {
+    zone_delta d;
+    d.old_soa = r.record();
+    d.new_soa = r.record();
+    d.deleted = r.records();
+    d.added = r.records();
+    delta_records += d.deleted.size() + d.added.size() + 2;
+    deltas.push_back(std::move(d));
+  }
+  // Whole, and a chain that ends at the last version noted.
+  if (!r.ok || !r.in.empty() || !noted || soa_serial(soa) != serial ||
+      (!deltas.empty() && soa_serial(deltas.back().new_soa) != serial))
+    return false;
+  for (size_t i = 1; i < deltas.size(); ++i)
+    if (soa_serial(deltas[i].old_soa) != soa_serial(deltas[i - 1].new_soa))
+      return false;
+  last_ = std::move(last);
+  last_soa_ = std::move(soa);
+  serial_ = serial;
+  hash_ = hash;
+  noted_ = true;
+  deltas_ = std::move(deltas);
+  delta_records_ = delta_records;
+  return true;
 }
 
 std::vector<const zone_delta*> ixfr_journal::since(uint32_t serial) const {

@@ -2,11 +2,12 @@
 
 // The differences between the versions of one zone that were transferred
 // (RFC 1995): what IXFR sends a secondary that holds an older serial,
-// instead of the whole zone. Kept in memory by the TCP server, per zone,
-// for zones whose transferred records follow the serial exactly (view
-// fail_safe or omit, or no dynamic record: zone_transfer.hpp); after a
-// restart, or from a serial older than the journal, IXFR is answered with
-// the whole zone as before. Pure: no sockets, no clock.
+// instead of the whole zone. Kept by the TCP server, per zone, for zones
+// whose transferred records follow the serial exactly (view fail_safe or
+// omit, or no dynamic record: zone_transfer.hpp); a decider also writes it
+// to its RocksDB store whenever it changes (journal_storage.hpp), so that
+// it survives a restart. From a serial older than the journal, IXFR is
+// answered with the whole zone. Pure: no sockets, no clock, no files.
 
 #include "core/dns/transfer/transfer_record.hpp"
 
@@ -15,6 +16,8 @@
 #include <deque>
 #include <memory>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace gtmesh::dns {
@@ -44,6 +47,11 @@ public:
   size_t size() const noexcept { return offsets_.size(); }
   view at(size_t i) const noexcept;
   void clear() noexcept;
+  /// Every record, packed (what assign_packed takes back).
+  std::span<const uint8_t> bytes() const noexcept { return bytes_; }
+  /// Takes records packed by bytes(); false (and empty) when they do not
+  /// parse to the end.
+  bool assign_packed(std::span<const uint8_t> packed);
 
 private:
   std::vector<uint8_t> bytes_; ///< per record: owner length, owner, type, TTL, RDATA length, RDATA
@@ -82,9 +90,24 @@ public:
   /// when `serial` is not a version the journal starts a delta from.
   std::vector<const zone_delta*> since(uint32_t serial) const;
 
+  /// No version noted (nothing to keep).
+  bool empty() const noexcept { return !noted_; }
   /// The serial of the last version noted (0 before any).
   uint32_t serial() const noexcept { return serial_; }
   size_t deltas() const noexcept { return deltas_.size(); }
+
+  /// Counts every change of what the journal holds (a version noted, a
+  /// clear, a restore): a caller that keeps it elsewhere writes it again
+  /// when this moved.
+  uint64_t changes() const noexcept { return changes_; }
+  /// Everything the journal holds, as bytes restore() takes back (a format
+  /// tag, the last version, every delta, a checksum).
+  std::string serialize() const;
+  /// Takes back what serialize() wrote. Bytes that are not a whole journal
+  /// of this format (cut short, altered, another format) are refused: the
+  /// journal is then empty and false is returned. The version restored has
+  /// no source: the first transfer after it looks at the zone again.
+  bool restore(std::string_view bytes);
 
 private:
   packed_records last_; ///< the last version noted, sorted, without its SOA
@@ -95,6 +118,7 @@ private:
   std::weak_ptr<const void> source_; ///< what the last version noted was made from (note with a source)
   std::deque<zone_delta> deltas_;
   size_t delta_records_ = 0;
+  uint64_t changes_ = 0;
 };
 
 /// The serial in an SOA record's RDATA.

@@ -2,6 +2,7 @@
 // several agents' verdicts, drains, unreachable DCs and health transitions.
 
 #include "core/decider/decider_core.hpp"
+#include "core/decider/store_journals.hpp"
 #include "core/state/raft_store.hpp"
 #include "core/state/store_format.hpp"
 #include "core/dns/wire/name.hpp"
@@ -10,6 +11,8 @@
 #include "tests/test_support.hpp"
 
 #include <gtest/gtest.h>
+
+#include <thread>
 #include <msgpack.hpp>
 #include <rocksdb/db.h>
 
@@ -1106,6 +1109,43 @@ TEST_F(decider_core_test, the_metric_history_stores_changes_and_heartbeats_survi
   report(*d, false, 4, t0 + 60'000);
   ASSERT_TRUE(d->flush(err)) << err;
   EXPECT_EQ(stored(*d), (series{{30'000, 0}, {50'000, 0}, {60'000, 0}}));
+}
+
+TEST_F(decider_core_test, ixfr_journals_are_kept_per_zone_across_a_reopen_and_written_from_another_thread) {
+  // The DNS TCP thread writes a zone's journal while the decider commits
+  // (store_journals.hpp); both survive a reopen; "" deletes a journal.
+  const std::string zone_a("\x07" "example\x03" "com\x00", 13), zone_b("\x03" "net\x00", 5);
+  auto span_of = [](const std::string& z) { return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(z.data()), z.size()); };
+  std::string err;
+  {
+    auto st = state::store::open(dir, err);
+    ASSERT_TRUE(st) << err;
+    store_journals journals(*st);
+    std::thread writer([&] {
+      for (int i = 0; i < 200; ++i)
+        journals.save(span_of(zone_a), "journal " + std::to_string(i));
+    });
+    for (uint32_t v = 1; v <= 50; ++v) {
+      state::write_set w;
+      w.config = state::stored_config{v, "zones: []\n", "c.yaml", 1000 + v};
+      EXPECT_TRUE(st->commit(w, 10, err)) << err;
+    }
+    writer.join();
+    ASSERT_TRUE(st->save_journal(zone_b, "the other zone's", err)) << err;
+    EXPECT_EQ(st->load_journal(zone_a), "journal 199");
+  }
+  {
+    auto st = state::store::open(dir, err);
+    ASSERT_TRUE(st) << err;
+    store_journals journals(*st);
+    EXPECT_EQ(journals.load(span_of(zone_a)), "journal 199");
+    EXPECT_EQ(st->load_journal(zone_b), "the other zone's");
+    EXPECT_EQ(st->load_journal(std::string("\x03" "org\x00", 5)), "");
+    ASSERT_TRUE(st->save_journal(zone_a, "", err)) << err;
+    EXPECT_EQ(st->load_journal(zone_a), "");
+    EXPECT_EQ(st->load_journal(zone_b), "the other zone's");
+    EXPECT_EQ(st->latest_config()->version, 50u);
+  }
 }
 
 } // namespace

@@ -79,5 +79,68 @@ TEST(ixfr_journal, old_deltas_go_past_the_bound) {
   EXPECT_FALSE(j.since(j.serial() - 1).empty());
 }
 
+TEST(ixfr_journal, what_it_keeps_reads_back_whole_and_anything_else_is_refused) {
+  ixfr_journal j;
+  const uint64_t none = j.changes();
+  j.note({soa(1), a('a', 1), a('b', 2), a('c', 3)});
+  j.note({soa(2), a('a', 1), a('b', 4), a('c', 3)});
+  j.note({soa(3), a('b', 4), a('c', 3), a('d', 5)});
+  EXPECT_EQ(j.changes(), none + 3);
+  const std::string kept = j.serialize();
+
+  // Read back: the same chains and the same last version, which a note of
+  // the same records leaves as it is; the next version is a delta from it.
+  ixfr_journal r;
+  ASSERT_TRUE(r.restore(kept));
+  EXPECT_FALSE(r.empty());
+  EXPECT_EQ(r.serial(), 3u);
+  EXPECT_EQ(r.serialize(), kept);
+  for (uint32_t from : {1u, 2u}) {
+    auto want = j.since(from), got = r.since(from);
+    ASSERT_EQ(got.size(), want.size()) << from;
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i]->old_soa, want[i]->old_soa);
+      EXPECT_EQ(got[i]->new_soa, want[i]->new_soa);
+      EXPECT_EQ(got[i]->deleted, want[i]->deleted);
+      EXPECT_EQ(got[i]->added, want[i]->added);
+    }
+  }
+  const uint64_t restored = r.changes();
+  EXPECT_FALSE(r.note({soa(3), a('b', 4), a('c', 3), a('d', 5)}));
+  EXPECT_EQ(r.changes(), restored) << "the same version: nothing to write again";
+  EXPECT_TRUE(r.note({soa(4), a('b', 4), a('c', 3), a('d', 6)}));
+  auto chain = r.since(1);
+  ASSERT_EQ(chain.size(), 3u);
+  EXPECT_EQ(chain[2]->deleted, std::vector<transfer_record>{a('d', 5)});
+  EXPECT_EQ(chain[2]->added, std::vector<transfer_record>{a('d', 6)});
+
+  // Every cut and every flipped byte is refused and leaves it empty: a
+  // damaged journal costs AXFRs, never a wrong IXFR.
+  for (size_t n = 0; n < kept.size(); ++n) {
+    ixfr_journal cut;
+    EXPECT_FALSE(cut.restore(std::string_view(kept).substr(0, n))) << "cut at " << n;
+    EXPECT_TRUE(cut.empty());
+    std::string flipped = kept;
+    flipped[n] = static_cast<char>(flipped[n] ^ 0x20);
+    ixfr_journal bad;
+    EXPECT_FALSE(bad.restore(flipped)) << "byte " << n << " flipped";
+    EXPECT_TRUE(bad.empty());
+    EXPECT_TRUE(bad.since(1).empty());
+  }
+  ixfr_journal extra;
+  EXPECT_FALSE(extra.restore(kept + "x"));
+
+  // An empty journal keeps nothing; a clear of a full one counts as a change.
+  ixfr_journal empty;
+  EXPECT_TRUE(empty.empty());
+  EXPECT_FALSE(ixfr_journal().restore(empty.serialize()));
+  const uint64_t before_clear = r.changes();
+  r.clear();
+  EXPECT_GT(r.changes(), before_clear);
+  const uint64_t cleared = r.changes();
+  r.clear();
+  EXPECT_EQ(r.changes(), cleared) << "clearing an empty journal changes nothing";
+}
+
 } // namespace
 } // namespace gtmesh::dns
