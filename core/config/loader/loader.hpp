@@ -44,6 +44,10 @@ using node = yaml::node;
 /// each half by its own loader (records.cpp). Tests lower it to cover that
 /// path with small configs, or raise it to compare with one thread.
 inline std::atomic<size_t> parallel_records_min{4096};
+/// Those two threads give the YAML nodes of the records they have made back
+/// to the system every this many records (yaml::release_nodes). Tests lower
+/// it so that small configs read around released nodes too.
+inline std::atomic<size_t> release_nodes_every{1024};
 
 inline std::string join(const std::string& parent, std::string_view key) {
   if (parent.empty())

@@ -194,11 +194,20 @@ void loader::parse_dnssec(const node& d, const std::string& field, dnssec_settin
 }
 
 void loader::parse_records(const node& list, const std::string& list_field, size_t begin, size_t end, zone& z) {
+  // A record's nodes are read only while it is made: every 1,024 records
+  // (release_nodes_every), those before the next one go back to the system
+  // (yaml::release_nodes), so the node table shrinks as the model grows.
+  // Each time the whole run made so far, so that pages a shorter run only
+  // partly covered go too (pages given back already cost nothing again).
+  const size_t release_every = std::max<size_t>(1, release_nodes_every.load());
+  size_t made = 0;
   for (size_t i = begin; i < end; ++i) {
     const node item = list[i];
     std::string f = element(list_field, item, i);
     enter(item, f);
     parse_record(item, f, z);
+    if (++made % release_every == 0 && i + 1 < list.size())
+      yaml::release_nodes(list[begin], list[i + 1]);
   }
 }
 

@@ -882,12 +882,18 @@ zones:
 }
 
 /// `yaml` loaded with zones of `threshold` records or more read by two
-/// threads (SIZE_MAX: always one).
+/// threads (SIZE_MAX: always one), which give the nodes of the records they
+/// made back to the system after each one (yaml::release_nodes): a node read after
+/// its release reads as undefined, so the model would differ from one
+/// thread's, which releases none.
 load_result load_reading_records_in_two_from(size_t threshold, const std::string& yaml) {
   struct restore {
-    size_t before;
-    ~restore() { config_loading::parallel_records_min = before; }
-  } r{config_loading::parallel_records_min.exchange(threshold)};
+    size_t before, every;
+    ~restore() {
+      config_loading::parallel_records_min = before;
+      config_loading::release_nodes_every = every;
+    }
+  } r{config_loading::parallel_records_min.exchange(threshold), config_loading::release_nodes_every.exchange(1)};
   return load(yaml);
 }
 

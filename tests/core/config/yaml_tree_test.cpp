@@ -352,3 +352,40 @@ TEST(measurement_scope, records_comments_and_layout_leave_it_and_a_measurement_c
   EXPECT_NE(measurement_scope_data("a: {b: c}\n"), measurement_scope_data("a: [b, c]\n"));
   EXPECT_FALSE(measurement_scope_data("a: [b\n"));
 }
+
+TEST(yaml_tree, released_nodes_read_as_undefined_and_their_neighbours_as_before) {
+  // 3,000 items of one sequence: nodes 2..3001 (the root map and its key
+  // come first). Released: the whole pages inside items 100..2000.
+  std::string text = "items:\n";
+  for (int i = 0; i < 3000; ++i)
+    text += "  - v" + std::to_string(i) + "\n";
+  auto parsed = yaml::parse(text);
+  ASSERT_TRUE(parsed.doc) << parsed.message;
+  const yaml::node items = parsed.doc->root().value_at(0);
+  ASSERT_EQ(items.size(), 3000u);
+  yaml::release_nodes(items[100], items[2000]);
+  size_t undefined = 0;
+  for (size_t i = 0; i < 3000; ++i) {
+    const yaml::node n = items[i];
+    if (!n.is_defined()) {
+      ++undefined;
+      EXPECT_GE(i, 100u);
+      EXPECT_LT(i, 2000u);
+      EXPECT_EQ(n.scalar(), "") << "an undefined node has no bytes";
+      continue;
+    }
+    EXPECT_EQ(n.scalar(), "v" + std::to_string(i));
+  }
+  // 12-byte nodes, 4 KiB pages, edges between nodes (every third page):
+  // most of the 1,900 are gone, never one outside, none read half zeroed.
+  EXPECT_GT(undefined, 1000u);
+  EXPECT_EQ(items[99].scalar(), "v99");
+  EXPECT_EQ(items[2000].scalar(), "v2000");
+  EXPECT_EQ(parsed.doc->root().key_at(0).scalar(), "items");
+  // A range backwards, or across documents: nothing happens.
+  auto other = yaml::parse("items: [a, b, c]\n");
+  yaml::release_nodes(items[2999], items[2001]);
+  yaml::release_nodes(items[2001], other.doc->root().value_at(0)[2]);
+  EXPECT_EQ(items[2500].scalar(), "v2500");
+  EXPECT_EQ(items[2999].scalar(), "v2999");
+}
