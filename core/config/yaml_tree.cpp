@@ -154,6 +154,7 @@ uint32_t table_builder::close() {
 void table_builder::alias(uint32_t target) {
   if (keep_)
     attach(target);
+  doc_.has_aliases_ = true;
 }
 
 // --- libyaml ----------------------------------------------------------------------
@@ -296,7 +297,9 @@ parse_result parse_with_libyaml(std::string_view text) {
 
 void release_nodes(const node& from, const node& to) noexcept {
   const document* doc = from.doc_;
-  if (!doc || doc != to.doc_ || to.index_ <= from.index_ || to.index_ > doc->nodes_.size())
+  // An alias is a node of wherever its anchor was: a later record may read
+  // an earlier one's nodes through it, so such a document keeps them all.
+  if (!doc || doc->has_aliases_ || doc != to.doc_ || to.index_ <= from.index_ || to.index_ > doc->nodes_.size())
     return;
   static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   // Whole pages whose edges fall between two nodes (every third page

@@ -116,6 +116,7 @@ private:
   std::vector<node_data> nodes_;
   std::vector<uint32_t> items_; ///< sequences: item; mappings: key, value
   bool by_offset_ = false;      ///< positions from offsets (fast reader), else from marks_ (libyaml)
+  bool has_aliases_ = false;    ///< an alias was read (its node is its anchor's): release_nodes keeps every node
   struct line_column {
     uint32_t line;
     uint32_t column;
@@ -172,8 +173,9 @@ inline node node::value_at(size_t i) const noexcept {
 /// again (the loader, once it has made a record of them: 60 MB of the load's
 /// peak at 100,000 records, issue 42); one that is read all the same reads
 /// as an undefined node (zeros), never as another node's data. Two threads
-/// may release disjoint ranges at once. Nodes of another document, or a
-/// `to` before `from`: nothing happens.
+/// may release disjoint ranges at once. A document with an alias (`*name`:
+/// a node of wherever its anchor was) releases nothing; nor do nodes of
+/// another document, or a `to` before `from`.
 void release_nodes(const node& from, const node& to) noexcept;
 
 /// What parse() gives: a document, or where and why the text is not YAML.

@@ -418,8 +418,12 @@ public:
     const std::lock_guard lock(mutex_);
     if (!bytes.empty() && !enough_disk_space(dir_, disk_reserve_bytes, error))
       return false;
-    if (broken_ && !reopen(error))
+    // Never reopens (the decider's thread reads the handles without this
+    // lock): after a failed write, commit() on that thread does.
+    if (broken_ || !db_) {
+      error = "the state store is waiting to be reopened after a failed write";
       return false;
+    }
     const rocksdb::Status s = bytes.empty()
                                 ? db_->Delete(rocksdb::WriteOptions(), handles_[cf_default], journal_prefix + apex)
                                 : db_->Put(rocksdb::WriteOptions(), handles_[cf_default], journal_prefix + apex, bytes);
@@ -585,8 +589,9 @@ private:
   }
 
   std::string dir_;
-  /// commit() and the journals, which the DNS TCP thread writes: neither
-  /// uses the handles while the other reopens them.
+  /// commit() and the journals, which another thread writes: a journal
+  /// write never runs while commit() reopens the handles (only commit(),
+  /// on the decider's thread, reopens them).
   std::mutex mutex_;
   bool broken_ = false;
   rocksdb::DB* db_;

@@ -52,6 +52,20 @@ std::strong_ordering compare(const packed_records::view& a, const transfer_recor
   return a.ttl <=> b.ttl;
 }
 
+/// transfer_record's order between two packed records.
+std::strong_ordering compare(const packed_records::view& a, const packed_records::view& b) noexcept {
+  auto bytes = [](std::span<const uint8_t> x, std::span<const uint8_t> y) {
+    return std::lexicographical_compare_three_way(x.begin(), x.end(), y.begin(), y.end());
+  };
+  if (auto c = bytes(a.owner, b.owner); c != 0)
+    return c;
+  if (auto c = a.type <=> b.type; c != 0)
+    return c;
+  if (auto c = bytes(a.rdata, b.rdata); c != 0)
+    return c;
+  return a.ttl <=> b.ttl;
+}
+
 /// RFC 1982: `a` comes after `b`.
 bool serial_after(uint32_t a, uint32_t b) noexcept { return a != b && static_cast<uint32_t>(a - b) < 0x80000000u; }
 
@@ -324,6 +338,10 @@ bool ixfr_journal::restore(std::string_view bytes) {
   packed_records last;
   if (!r.ok || !last.assign_packed(packed))
     return false;
+  // In order, as note()'s merge needs it.
+  for (size_t i = 1; i < last.size(); ++i)
+    if (compare(last.at(i - 1), last.at(i)) > 0)
+      return false;
   std::deque<zone_delta> deltas;
   size_t delta_records = 0;
   const uint64_t count = r.get(4);

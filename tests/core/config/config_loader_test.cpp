@@ -953,6 +953,39 @@ TEST(config_loader, records_read_by_two_threads_give_the_model_one_thread_gives)
   EXPECT_TRUE(compile_plan(two.cfg).plan);
 }
 
+TEST(config_loader, records_that_alias_an_earlier_records_nodes_read_them_with_two_threads) {
+  // `*t` and `*a` are the nodes of record 150, made long before: a document
+  // with aliases keeps its nodes (yaml::release_nodes), else a later
+  // record would read its TTL as the default and its answers as missing.
+  if (std::thread::hardware_concurrency() < 2)
+    GTEST_SKIP() << "one core: the loader reads on one thread, there is nothing to compare";
+  std::string yaml = many_records(0, false);
+  for (int i = 0; i < 400; ++i)
+    yaml += i == 150 ? "      - {name: r150, type: A, ttl: &t 77, answers: &a [192.0.2.7, 192.0.2.8]}\n"
+          : i > 150 && i % 3 == 0 ? "      - {name: r" + std::to_string(i) + ", type: A, ttl: *t, answers: *a}\n"
+                                : "      - {name: r" + std::to_string(i) + ", type: A, answers: [10.0.0." +
+                                    std::to_string(i % 250) + "]}\n";
+  const load_result one = load_reading_records_in_two_from(SIZE_MAX, yaml);
+  const load_result two = load_reading_records_in_two_from(16, yaml);
+  ASSERT_TRUE(one.ok()) << one.report();
+  ASSERT_TRUE(two.ok()) << two.report();
+  const auto& ra = one.cfg->zones[0].records;
+  const auto& rb = two.cfg->zones[0].records;
+  ASSERT_EQ(ra.size(), 400u);
+  ASSERT_EQ(rb.size(), 400u);
+  for (size_t i = 0; i < ra.size(); ++i) {
+    EXPECT_EQ(ra[i].ttl, rb[i].ttl) << ra[i].name;
+    std::vector<std::string> a, b;
+    for (const auto& item : one.cfg->answers_of(ra[i].plain))
+      a.push_back(one.cfg->value_of(item).text());
+    for (const auto& item : two.cfg->answers_of(rb[i].plain))
+      b.push_back(two.cfg->value_of(item).text());
+    EXPECT_EQ(a, b) << ra[i].name;
+  }
+  EXPECT_EQ(rb[399].ttl, 77u) << "the last record, made by the second thread, reads record 150's TTL";
+  EXPECT_EQ(rb[153].ttl, 77u);
+}
+
 TEST(config_loader, records_read_by_two_threads_report_errors_of_both_halves_in_order) {
   if (std::thread::hardware_concurrency() < 2)
     GTEST_SKIP() << "one core: the loader reads on one thread, there is nothing to compare";

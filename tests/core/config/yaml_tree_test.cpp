@@ -388,4 +388,14 @@ TEST(yaml_tree, released_nodes_read_as_undefined_and_their_neighbours_as_before)
   yaml::release_nodes(items[2001], other.doc->root().value_at(0)[2]);
   EXPECT_EQ(items[2500].scalar(), "v2500");
   EXPECT_EQ(items[2999].scalar(), "v2999");
+
+  // With an alias (libyaml reads it; `*x` is item 0's node), nothing goes.
+  auto aliased = yaml::parse("items:\n  - &x v0\n" + text.substr(text.find("  - v1\n")) + "  - *x\n");
+  ASSERT_TRUE(aliased.doc) << aliased.message;
+  const yaml::node with = aliased.doc->root().value_at(0);
+  ASSERT_EQ(with.size(), 3001u);
+  yaml::release_nodes(with[0], with[2999]);
+  for (size_t i = 0; i < 3000; ++i)
+    ASSERT_EQ(with[i].scalar(), "v" + std::to_string(i)) << i;
+  EXPECT_EQ(with[3000].scalar(), "v0");
 }

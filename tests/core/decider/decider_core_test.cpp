@@ -1112,25 +1112,31 @@ TEST_F(decider_core_test, the_metric_history_stores_changes_and_heartbeats_survi
 }
 
 TEST_F(decider_core_test, ixfr_journals_are_kept_per_zone_across_a_reopen_and_written_from_another_thread) {
-  // The DNS TCP thread writes a zone's journal while the decider commits
-  // (store_journals.hpp); both survive a reopen; "" deletes a journal.
+  // The DNS TCP thread hands a zone's journal over while the decider
+  // commits (store_journals.hpp writes it on its own thread); both survive
+  // a reopen; "" deletes a journal.
   const std::string zone_a("\x07" "example\x03" "com\x00", 13), zone_b("\x03" "net\x00", 5);
   auto span_of = [](const std::string& z) { return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(z.data()), z.size()); };
   std::string err;
   {
     auto st = state::store::open(dir, err);
     ASSERT_TRUE(st) << err;
-    store_journals journals(*st);
-    std::thread writer([&] {
-      for (int i = 0; i < 200; ++i)
-        journals.save(span_of(zone_a), "journal " + std::to_string(i));
-    });
-    for (uint32_t v = 1; v <= 50; ++v) {
-      state::write_set w;
-      w.config = state::stored_config{v, "zones: []\n", "c.yaml", 1000 + v};
-      EXPECT_TRUE(st->commit(w, 10, err)) << err;
-    }
-    writer.join();
+    {
+      store_journals journals(*st);
+      std::thread writer([&] {
+        for (int i = 0; i < 200; ++i) {
+          journals.save(span_of(zone_a), "journal " + std::to_string(i));
+          // What was handed over is what a load sees, written or not.
+          EXPECT_EQ(journals.load(span_of(zone_a)), "journal " + std::to_string(i));
+        }
+      });
+      for (uint32_t v = 1; v <= 50; ++v) {
+        state::write_set w;
+        w.config = state::stored_config{v, "zones: []\n", "c.yaml", 1000 + v};
+        EXPECT_TRUE(st->commit(w, 10, err)) << err;
+      }
+      writer.join();
+    } // writes what is still handed over before it goes
     ASSERT_TRUE(st->save_journal(zone_b, "the other zone's", err)) << err;
     EXPECT_EQ(st->load_journal(zone_a), "journal 199");
   }

@@ -312,17 +312,21 @@ def knot_follows_notify(t, workdir, notifier, notify_config, text, knot_port, lo
     return knot
 
 
-def secondaries_follow_notify(t, workdir, notifier, notify_config, text, ports, logs):
+def secondaries_follow_notify(t, workdir, notifier, notify_config, text, ports, logs, started):
     """Knot, NSD and BIND on `ports` (in that order; each asks for IXFR)
     load serial 1 from `notifier`, whose config `text` notifies all three.
     After `text` with one record changed is written and reloaded, each holds
     serial 2 within 2 s (their own refreshes are an hour away), took the
     change by IXFR from the journal (three transfers after the reload, each
     incremental), and answers every name of the zone as gtmesh does.
-    Returns the three processes."""
+    Each process is appended to `started` as soon as it runs (the caller
+    stops them, whatever happens here)."""
     knot, _, knot_log = start_knot(workdir, notifier.port, ports[0], "knot2")
+    started.append(knot)
     nsd, _, nsd_log = start_nsd(workdir, notifier.port, port=ports[1], name="nsd2", ixfr=True)
+    started.append(nsd)
     bind, _, bind_log = start_bind(workdir, notifier.port, port=ports[2], name="bind2")
+    started.append(bind)
     logs += [knot_log, nsd_log, os.path.join(workdir, "nsd2", "nsd.out"), bind_log]
     names = ("Knot", "NSD", "BIND")
     for name, port in zip(names, ports):
@@ -350,7 +354,7 @@ def secondaries_follow_notify(t, workdir, notifier, notify_config, text, ports, 
     t.equal(taken, {"xfr_ixfr_incremental": 3, "xfr_ixfr_full": 0, "xfr_axfr": 0},
             "after the reload: three transfers, each an incremental IXFR (each secondary took one)")
     t.check(after["notify_acked"] - before["notify_acked"] >= 3,
-            "the reload's NOTIFYs were answered by all three (counted)", str(after))
+            "at least three answers to the reload's NOTIFYs counted", str(after))
     # www is dynamic: with view fail_safe the zone holds its fail_safe
     # answer, not the healthy DCs gtmesh answers with.
     www = [r for r in xfr_records(kdig(notifier.host, notifier.port, "AXFR", "example.com"))
@@ -363,13 +367,13 @@ def secondaries_follow_notify(t, workdir, notifier, notify_config, text, ports, 
     t.check("IXFR, incoming" in knot_text and "AXFR-style IXFR" not in knot_text,
             "Knot's log: an incoming IXFR, no AXFR-style IXFR",
             "\n".join(l for l in knot_text.splitlines() if "XFR" in l)[-600:])
-    return knot, nsd, bind
 
 
 def main():
     t = Checks("dns_transfers")
     workdir = tempfile.mkdtemp(prefix="gtmesh-transfers-")
-    server = big = knot = nsd = knot2 = bind = nsd2 = bind2 = None
+    server = big = knot = nsd = knot2 = bind = None
+    followers = []  # the secondaries of step 6
     logs = []
     try:
         server = GtmeshServer(workdir, CONFIG, state=STATE, extra=["--udp-threads", "1"]).start()
@@ -485,12 +489,10 @@ def main():
         notifier = GtmeshServer(workdir, notify_config, state=STATE, extra=["--udp-threads", "1"],
                                 name="notifier").start()
         big = notifier  # stopped in finally
-        followers = secondaries_follow_notify(t, workdir, notifier, notify_config, text,
-                                              (knot2_port, nsd2_port, bind2_port), logs)
-        knot2, nsd2, bind2 = followers
-        stop(knot2)
-        stop(nsd2)
-        stop(bind2)
+        secondaries_follow_notify(t, workdir, notifier, notify_config, text, (knot2_port, nsd2_port, bind2_port),
+                                  logs, followers)
+        for p in followers:
+            stop(p)
 
         final = server.counters()
         t.check(final["xfr_axfr"] + final["xfr_ixfr_full"] >= after["xfr_axfr"] + after["xfr_ixfr_full"] + 3,
@@ -500,7 +502,7 @@ def main():
     except Exception as e:  # report, then fail
         t.check(False, f"unexpected error: {e}")
     finally:
-        clean_up(t, workdir, (knot, nsd, knot2, bind, nsd2, bind2), (server, big), logs)
+        clean_up(t, workdir, (knot, nsd, knot2, bind, *followers), (server, big), logs)
     t.finish()
 
 
