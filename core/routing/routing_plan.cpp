@@ -535,6 +535,20 @@ std::string ranking_key(const dc_ranking_plan& k) {
   return key;
 }
 
+/// The services whose metrics a ranking's selection and gates read, each
+/// once, in the order first read.
+std::vector<uint32_t> services_read(const dc_ranking_plan& k) {
+  std::vector<uint32_t> services;
+  auto reads = [&](const metric_column& c) {
+    if (c.src == source::service && std::find(services.begin(), services.end(), c.service) == services.end())
+      services.push_back(c.service);
+  };
+  reads(k.select);
+  for (const auto& g : k.gates)
+    reads(g.column);
+  return services;
+}
+
 } // namespace
 
 uint32_t plan_builder::ranking_id(const dc_policy& policy, const std::vector<dc_candidate>& candidates) {
@@ -558,14 +572,7 @@ uint32_t plan_builder::ranking_id(const dc_policy& policy, const std::vector<dc_
     for (uint32_t dc : k.dcs)
       k.rum_targets.push_back(rum::target_hash("dc/" + cfg_.datacenters[dc].name));
   if (k.slow_start_ms > 0) {
-    std::vector<uint32_t> services;
-    auto reads = [&](const metric_column& c) {
-      if (c.src == source::service && std::find(services.begin(), services.end(), c.service) == services.end())
-        services.push_back(c.service);
-    };
-    reads(k.select);
-    for (const auto& g : k.gates)
-      reads(g.column);
+    const std::vector<uint32_t> services = services_read(k);
     k.recovery_cells_per = static_cast<uint32_t>(1 + services.size());
     for (uint32_t dc : k.dcs) {
       k.recovery_cells.push_back(plan_.layout.host(dc, metric_id::host_status));
@@ -592,15 +599,7 @@ void plan_builder::compile_protection(const record& r, record_plan& rp) {
   int64_t slowest = 0; // the longest staleness limit among the cells read
   if (r.mode == record_mode::dc) {
     const dc_plan& d = plan_.dc_plans[rp.policy];
-    const dc_ranking_plan& k = plan_.dc_rankings[d.ranking];
-    std::vector<uint32_t> services;
-    auto reads = [&](const metric_column& c) {
-      if (c.src == source::service && std::find(services.begin(), services.end(), c.service) == services.end())
-        services.push_back(c.service);
-    };
-    reads(k.select);
-    for (const auto& g : k.gates)
-      reads(g.column);
+    const std::vector<uint32_t> services = services_read(plan_.dc_rankings[d.ranking]);
     for (const auto& cand : d.candidates) {
       protection_unit u;
       u.name = plan_.dc_names[cand.dc];

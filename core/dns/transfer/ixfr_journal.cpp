@@ -19,13 +19,19 @@ uint32_t soa_serial(const transfer_record& soa) noexcept {
 
 namespace {
 
+constexpr uint64_t fnv_offset = 0xcbf29ce484222325ull;
+
+/// FNV-1a: `h` with `n` more bytes mixed in.
+uint64_t fnv1a(uint64_t h, const uint8_t* p, size_t n) noexcept {
+  for (size_t i = 0; i < n; ++i)
+    h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
 /// A hash of the records in the order given (FNV-1a over their bytes).
 uint64_t hash_of(const std::vector<transfer_record>& records) noexcept {
-  uint64_t h = 0xcbf29ce484222325ull;
-  auto mix = [&h](const uint8_t* p, size_t n) {
-    for (size_t i = 0; i < n; ++i)
-      h = (h ^ p[i]) * 0x100000001b3ull;
-  };
+  uint64_t h = fnv_offset;
+  auto mix = [&h](const uint8_t* p, size_t n) { h = fnv1a(h, p, n); };
   for (const transfer_record& r : records) {
     mix(r.owner.data(), r.owner.size());
     const uint8_t fixed[] = {static_cast<uint8_t>(r.type >> 8), static_cast<uint8_t>(r.type),
@@ -38,22 +44,10 @@ uint64_t hash_of(const std::vector<transfer_record>& records) noexcept {
   return h;
 }
 
-/// transfer_record's order between a packed record and an unpacked one.
-std::strong_ordering compare(const packed_records::view& a, const transfer_record& b) noexcept {
-  auto bytes = [](std::span<const uint8_t> x, const std::vector<uint8_t>& y) {
-    return std::lexicographical_compare_three_way(x.begin(), x.end(), y.begin(), y.end());
-  };
-  if (auto c = bytes(a.owner, b.owner); c != 0)
-    return c;
-  if (auto c = a.type <=> b.type; c != 0)
-    return c;
-  if (auto c = bytes(a.rdata, b.rdata); c != 0)
-    return c;
-  return a.ttl <=> b.ttl;
-}
-
-/// transfer_record's order between two packed records.
-std::strong_ordering compare(const packed_records::view& a, const packed_records::view& b) noexcept {
+/// transfer_record's order between a packed record and another record,
+/// packed or not.
+template <class Record>
+std::strong_ordering compare(const packed_records::view& a, const Record& b) noexcept {
   auto bytes = [](std::span<const uint8_t> x, std::span<const uint8_t> y) {
     return std::lexicographical_compare_three_way(x.begin(), x.end(), y.begin(), y.end());
   };
@@ -217,10 +211,7 @@ constexpr char journal_magic[4] = {'G', 'T', 'M', 'J'};
 constexpr uint8_t journal_format = 1;
 
 uint64_t checksum(std::string_view bytes) noexcept {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : bytes)
-    h = (h ^ c) * 0x100000001b3ull;
-  return h;
+  return fnv1a(fnv_offset, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
 }
 
 struct writer {

@@ -284,6 +284,19 @@ def clean_up(t, workdir, processes, servers, logs):
     shutil.rmtree(workdir, ignore_errors=True)
 
 
+def reload_with_one_change(t, notifier, notify_config, text):
+    """Writes `text` with mail's address changed to `notify_config`, reloads
+    `notifier` (SIGHUP) and checks it answers the change; returns when."""
+    with open(notify_config, "w") as f:
+        f.write(text.replace("answers: [192.0.2.25]", "answers: [192.0.2.26]"))
+    offset = len(notifier.log_text())
+    notifier.signal(signal.SIGHUP)
+    notifier.wait_log(r"reloaded", offset)
+    t.equal(answers(notifier.host, notifier.port, "mail.example.com.", "A")[1][0][3], "192.0.2.26",
+            "gtmesh answers the changed record after the reload")
+    return time.monotonic()
+
+
 def knot_follows_notify(t, workdir, notifier, notify_config, text, knot_port, logs, key=None, what="NOTIFY"):
     """A Knot on `knot_port` (with `key`, its transfers and notify ACL keyed)
     loads serial 1 from `notifier`, then, after `text` with one record
@@ -293,14 +306,7 @@ def knot_follows_notify(t, workdir, notifier, notify_config, text, knot_port, lo
     logs.append(knot_log)
 
     wait_until(lambda: serial_at(knot_port) == "1", 20, "Knot to load serial 1 from the notifier")
-    with open(notify_config, "w") as f:
-        f.write(text.replace("answers: [192.0.2.25]", "answers: [192.0.2.26]"))
-    offset = len(notifier.log_text())
-    notifier.signal(signal.SIGHUP)
-    notifier.wait_log(r"reloaded", offset)
-    t.equal(answers(notifier.host, notifier.port, "mail.example.com.", "A")[1][0][3], "192.0.2.26",
-            "gtmesh answers the changed record after the reload")
-    changed_at = time.monotonic()
+    changed_at = reload_with_one_change(t, notifier, notify_config, text)
     try:
         wait_until(lambda: serial_at(knot_port) == "2", 2, "Knot to hold serial 2")
         moved = True
@@ -332,14 +338,7 @@ def secondaries_follow_notify(t, workdir, notifier, notify_config, text, ports, 
     for name, port in zip(names, ports):
         wait_until(lambda: serial_at(port) == "1", 20, f"{name} to load serial 1 from the notifier")
     before = notifier.counters()
-    with open(notify_config, "w") as f:
-        f.write(text.replace("answers: [192.0.2.25]", "answers: [192.0.2.26]"))
-    offset = len(notifier.log_text())
-    notifier.signal(signal.SIGHUP)
-    notifier.wait_log(r"reloaded", offset)
-    t.equal(answers(notifier.host, notifier.port, "mail.example.com.", "A")[1][0][3], "192.0.2.26",
-            "gtmesh answers the changed record after the reload")
-    changed_at = time.monotonic()
+    changed_at = reload_with_one_change(t, notifier, notify_config, text)
     for name, port in zip(names, ports):
         try:
             wait_until(lambda: serial_at(port) == "2", max(0.05, changed_at + 2 - time.monotonic()),
