@@ -80,6 +80,9 @@ std::vector<std::string> entry_action_fields(const log_entry& e, const std::stri
       return {"revoke", e.serial, e.subject, "push_id=" + u(e.push_id)};
     case entry_kind::policy:
       return {"policy", std::string("signed_only=") + (e.signed_only ? "1" : "0"), "push_id=" + u(e.push_id)};
+    case entry_kind::zone_view:
+      return {"zone_view", e.zone, "base_version=" + u(e.base_version), "generation=" + u(e.view_generation),
+              sha256_hex(e.view)};
   }
   return {"?"};
 }

@@ -69,6 +69,11 @@ void report(self_ptr self) {
     st.reported_role = role;
     self->send(st.options.decider, members_atom_v, addresses, role);
   }
+  const bool leader = st.node->is_leader();
+  if (leader != st.leader || !st.quorum_reported) {
+    st.leader = leader;
+    self->send(st.options.decider, leader_atom_v, leader);
+  }
   bool quorum = st.node->has_quorum();
   if (quorum != st.quorum || !st.quorum_reported) {
     st.quorum = quorum;
@@ -415,6 +420,18 @@ caf::behavior consensus_actor(caf::stateful_actor<consensus_state>* self, consen
         return promise;
       }
       propose_here(self, std::move(bytes), [promise](const proposal_reply_body& r) mutable { promise.deliver(r); });
+      return promise;
+    },
+    [=](propose_as_leader_atom, const std::vector<char>& entry) -> caf::result<proposal_reply_body> {
+      auto& st = self->state;
+      if (!st.node || !st.node->is_leader()) {
+        proposal_reply_body r;
+        r.error = "not the leader";
+        return r;
+      }
+      auto promise = self->make_response_promise<proposal_reply_body>();
+      propose_here(self, std::vector<uint8_t>(entry.begin(), entry.end()),
+                   [promise](const proposal_reply_body& r) mutable { promise.deliver(r); });
       return promise;
     },
     [=](member_atom, const std::string& op, const std::string& address) -> caf::result<proposal_reply_body> {

@@ -10,6 +10,8 @@
 //                 <-- proposal_reply_body (when applied here, or why not)
 //   consensus actor --(committed_atom, replicated_view_ptr)--> decider actor
 //   consensus actor --(quorum_atom, bool)---------------------> decider actor
+//   consensus actor --(leader_atom, bool)---------------------> decider actor
+//   (propose_as_leader_atom, entry) -> proposal_reply_body     the leader's own (zone views)
 //   consensus actor --(members_atom, addresses, own role)----> decider actor
 //   (member_atom, op, address) -> proposal_reply_body     gtmeshctl member
 //   (status_atom) -> std::string                          for gtmeshctl status
@@ -75,6 +77,7 @@ struct consensus_state {
   std::map<uint64_t, forwarded_proposal> forwarded; ///< proposals waiting for the leader's reply
   uint64_t next_proposal = 1;
   bool quorum = false;
+  bool leader = false; ///< as last told the decider actor
   /// Whether `quorum` reached the decider actor: attaching one clears it, so
   /// that it is told the current value whatever happened before (a single
   /// voter is the leader before the decider actor attaches).

@@ -22,6 +22,11 @@ CAF_BEGIN_TYPE_ID_BLOCK(gtmesh_consensus, gtmesh::consensus_type_id_first)
   CAF_ADD_ATOM(gtmesh_consensus, gtmesh::consensus, propose_atom, "gtm_prop")
   /// (committed_atom, replicated_view_ptr): what the log committed, applied.
   CAF_ADD_ATOM(gtmesh_consensus, gtmesh::consensus, committed_atom, "gtm_commit")
+  /// (propose_as_leader_atom, entry bytes) -> proposal_reply_body: as
+  /// propose_atom, but never forwarded: refused unless this decider leads.
+  CAF_ADD_ATOM(gtmesh_consensus, gtmesh::consensus, propose_as_leader_atom, "gtm_lprop")
+  /// (leader_atom, bool): this decider became the leader, or stopped being it.
+  CAF_ADD_ATOM(gtmesh_consensus, gtmesh::consensus, leader_atom, "gtm_leader")
   /// (quorum_atom, bool): a majority of the deciders is reachable, or not.
   CAF_ADD_ATOM(gtmesh_consensus, gtmesh::consensus, quorum_atom, "gtm_quorum")
   /// (status_atom) -> std::string: the consensus part of `gtmeshctl status`.

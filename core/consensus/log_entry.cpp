@@ -37,7 +37,12 @@ struct wire_entry {
   int64_t sa = 0;          ///< signed at
   std::vector<uint8_t> sg; ///< signature
   std::string vc, vv, vb;  ///< vouched: client, via, by (decider)
-  MSGPACK_DEFINE_MAP(k, y, yz, f, dc, d, by, id, at, lu, bv, sn, sj, fv, m, src, iv, ka, bo, so, sc, sa, sg, vc, vv, vb)
+  // Format 4: a zone's committed view.
+  std::string zn;
+  uint32_t vg = 0;
+  std::string vw, vwz; ///< its records, or the same compressed (as the config text)
+  MSGPACK_DEFINE_MAP(k, y, yz, f, dc, d, by, id, at, lu, bv, sn, sj, fv, m, src, iv, ka, bo, so, sc, sa, sg, vc, vv, vb,
+                     zn, vg, vw, vwz)
 };
 
 /// Only the format, of an entry whose other fields may be of another shape.
@@ -63,8 +68,14 @@ std::vector<uint8_t> encode(const log_entry& e) {
                e.log_uid, e.base_version, e.serial, e.subject, proven ? 3u : conditional ? 2u : 1u,
                e.message, static_cast<uint8_t>(e.source), e.if_version, e.keep_api_changes, e.based_on,
                e.signed_only, e.signature.certificate, e.signature.signed_at_ms, e.signature.signature,
-               e.vouched_client, e.vouched_via, e.vouched_by};
+               e.vouched_client, e.vouched_via, e.vouched_by, {}, 0, {}, {}};
   mesh::put_config_text(e.yaml, w.y, w.yz);
+  if (e.kind == entry_kind::zone_view) {
+    w.fv = 4;
+    w.zn = e.zone;
+    w.vg = e.view_generation;
+    mesh::put_config_text(e.view, w.vw, w.vwz);
+  }
   return pack(w);
 }
 
@@ -78,7 +89,7 @@ bool decode(const uint8_t* data, size_t size, log_entry& out) noexcept {
   wire_entry w;
   if (!unpack_into(data, size, w) || w.fv > log_entry_format)
     return false;
-  if (w.k < 1 || w.k > 5 || w.dc.size() > max_entry_name_bytes || w.by.size() > max_entry_name_bytes ||
+  if (w.k < 1 || w.k > 6 || w.zn.size() > max_entry_name_bytes || w.dc.size() > max_entry_name_bytes || w.by.size() > max_entry_name_bytes ||
       w.f.size() > max_entry_file_bytes || w.sn.size() > 40 || w.sj.size() > max_entry_name_bytes ||
       w.m.size() > max_entry_message_bytes || w.src > 2 || w.sc.size() > mesh::max_signature_certificate_bytes ||
       w.sg.size() > mesh::max_signature_bytes || w.vc.size() > max_entry_name_bytes ||
@@ -87,14 +98,14 @@ bool decode(const uint8_t* data, size_t size, log_entry& out) noexcept {
   if (static_cast<entry_kind>(w.k) == entry_kind::revoke && !mesh::is_normal_serial(w.sn))
     return false;
   try {
-    std::string text;
-    if (!mesh::take_config_text(w.y, w.yz, text))
+    std::string text, view;
+    if (!mesh::take_config_text(w.y, w.yz, text) || !mesh::take_config_text(w.vw, w.vwz, view))
       return false;
     out = log_entry{static_cast<entry_kind>(w.k), std::move(text), std::move(w.f), std::move(w.dc), w.d,
                     std::move(w.by), w.id, w.at, w.lu, w.bv, std::move(w.sn), std::move(w.sj),
                     std::move(w.m), static_cast<config_source>(w.src), w.iv, w.ka, w.bo, w.so,
                     mesh::action_signature{std::move(w.sc), w.sa, std::move(w.sg)}, std::move(w.vc),
-                    std::move(w.vv), std::move(w.vb)};
+                    std::move(w.vv), std::move(w.vb), std::move(w.zn), w.vg, std::move(view)};
     return true;
   } catch (...) {
     return false;

@@ -12,6 +12,11 @@
 //                     decider closes links using it and refuses it after
 //   policy            the cluster's signed-only policy (action_proof.hpp):
 //                     with it on, only signed operator actions apply
+//   zone_view         the transferred view of one zone's dynamic names, as
+//                     the leader computed it (docs/transfers.md, "The
+//                     serial"): every decider transfers it under the same
+//                     serial. Proposed by the leader alone, format 4, once
+//                     every member states `transfer-views`.
 //
 // An entry an operator caused carries its proof (action_proof.hpp): the
 // operator's signature, or the vouch of the decider that authenticated the
@@ -33,7 +38,7 @@
 
 namespace gtmesh::consensus {
 
-enum class entry_kind : uint8_t { config = 1, bootstrap_config = 2, drain = 3, revoke = 4, policy = 5 };
+enum class entry_kind : uint8_t { config = 1, bootstrap_config = 2, drain = 3, revoke = 4, policy = 5, zone_view = 6 };
 enum class config_source : uint8_t { file = 0, api = 1, webhook = 2 };
 /// "file", "api", "webhook".
 const char* to_string(config_source s) noexcept;
@@ -83,6 +88,13 @@ struct log_entry {
   std::string vouched_client;
   std::string vouched_via;
   std::string vouched_by;
+  /// zone_view: the zone (its name as the config writes it), the view's
+  /// generation (the zone's last + 1) and its records
+  /// (dns::packed_records bytes, sorted); base_version is the config
+  /// version they were made from.
+  std::string zone;
+  uint32_t view_generation = 0;
+  std::string view;
   bool has_proof() const noexcept { return !signature.empty() || !vouched_client.empty(); }
 };
 
@@ -92,9 +104,10 @@ inline constexpr size_t max_entry_file_bytes = 255; ///< file
 inline constexpr size_t max_entry_message_bytes = 1024; ///< message
 
 std::vector<uint8_t> encode(const log_entry& e);
-/// The format this build reads up to; it writes 3 for an entry with a
-/// proof or a policy, else 2 for one with a condition, else 1 (as 0.1.0).
-inline constexpr uint32_t log_entry_format = 3;
+/// The format this build reads up to; it writes 4 for a zone_view, 3 for
+/// an entry with a proof or a policy, else 2 for one with a condition, else
+/// 1 (as 0.1.0).
+inline constexpr uint32_t log_entry_format = 4;
 
 /// The name a log entry records for a config file: its last path
 /// component, bounded (the full path is the pusher's business).

@@ -48,6 +48,15 @@ struct wire_revocation {
   MSGPACK_DEFINE_MAP(s, n, by, i, at)
 };
 
+struct wire_zone_view {
+  std::string z;
+  uint32_t cv = 0;
+  uint32_t g = 0;
+  std::string r, rz; ///< the records, or the same compressed (as the config text)
+  uint64_t i = 0;
+  MSGPACK_DEFINE_MAP(z, cv, g, r, rz, i)
+};
+
 struct wire_state {
   uint64_t ai = 0;
   uint64_t lu = 0;
@@ -70,7 +79,10 @@ struct wire_state {
   std::vector<int64_t> nst;
   std::vector<std::string> rs; ///< paired with rst, their signing times
   std::vector<int64_t> rst;
-  MSGPACK_DEFINE_MAP(ai, lu, cv, hy, y, yz, f, h, dr, ids, idv, rv, fv, so, sob, nss, nst, rs, rst)
+  // Committed zone views (a build without them skips the key and
+  // transfers what it computes itself).
+  std::vector<wire_zone_view> zv;
+  MSGPACK_DEFINE_MAP(ai, lu, cv, hy, y, yz, f, h, dr, ids, idv, rv, fv, so, sob, nss, nst, rs, rst, zv)
 };
 
 /// "alice, authenticated by decider2's HTTPS listener (console)".
@@ -164,8 +176,8 @@ void replicated_state::remember_signature(const log_entry& e, const std::string&
 
 std::string replicated_state::unproven(const log_entry& e, std::string& author, std::string& serial) const {
   author = e.by;
-  if (e.kind == entry_kind::bootstrap_config)
-    return ""; // a decider's own start config: applies only to an empty log
+  if (e.kind == entry_kind::bootstrap_config || e.kind == entry_kind::zone_view)
+    return ""; // a decider's own: its start config (applies only to an empty log), or the leader's view of a zone
   if (!e.signature.empty()) {
     if (!trust_)
       return "signed, but this decider has no cluster CA to check signatures against (plain mode)";
@@ -293,6 +305,23 @@ apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
       signed_only_ = e.signed_only;
       signed_only_by_ = author;
       return r;
+    case entry_kind::zone_view: {
+      r.version = version_;
+      zone_view_record& z = zone_views_[e.zone];
+      if (e.base_version != version_ || e.view_generation != z.generation + 1) {
+        if (z.generation == 0 && !z.records)
+          zone_views_.erase(e.zone);
+        r.ignored = true;
+        r.conflict = e.base_version != version_
+                       ? "a view of " + e.zone + " made from config version " + std::to_string(e.base_version) +
+                           ", not the version in force, " + std::to_string(version_)
+                       : "view generation " + std::to_string(e.view_generation) + " of " + e.zone +
+                           " does not follow generation " + std::to_string(z.generation);
+        return r;
+      }
+      z = zone_view_record{e.base_version, e.view_generation, std::make_shared<const std::string>(e.view), index};
+      return r;
+    }
   }
   return r;
 }
@@ -329,6 +358,12 @@ std::vector<uint8_t> replicated_state::snapshot() const {
   for (const auto& [at, digest] : recent_signatures_) {
     w.rst.push_back(at);
     w.rs.push_back(digest);
+  }
+  for (const auto& [zone, z] : zone_views_) {
+    wire_zone_view v{zone, z.config_version, z.generation, {}, {}, z.index};
+    if (z.records)
+      mesh::put_config_text(*z.records, v.r, v.rz);
+    w.zv.push_back(std::move(v));
   }
   return pack(w);
 }
@@ -370,6 +405,13 @@ bool replicated_state::restore(const uint8_t* data, size_t size) {
     }
     for (size_t i = 0; i < w.rs.size(); ++i)
       next.recent_signatures_.emplace_back(w.rst[i], std::move(w.rs[i]));
+    for (auto& v : w.zv) {
+      std::string records;
+      if (v.z.size() > max_entry_name_bytes || !mesh::take_config_text(v.r, v.rz, records))
+        return false;
+      next.zone_views_[v.z] =
+        zone_view_record{v.cv, v.g, std::make_shared<const std::string>(std::move(records)), v.i};
+    }
     while (next.recent_signatures_.size() > signatures_kept)
       next.recent_signatures_.pop_front();
     // The same bounds apply() keeps (a snapshot from a build that kept more).
@@ -397,6 +439,7 @@ replicated_view_ptr replicated_state::view() const {
     v->drains.push_back(d);
   for (const auto& [serial, r] : revoked_)
     v->revoked.push_back(r);
+  v->zone_views = zone_views_;
   return v;
 }
 

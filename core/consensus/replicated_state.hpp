@@ -18,6 +18,10 @@
 //   name on a view knows its log was started over. A bootstrap entry
 //   numbers above the version its proposer already held.
 // - A drain with a push id seen among the last 1,000 applies once too.
+// - A zone_view entry applies only when made from the config version in
+//   force and numbered the zone's last generation + 1 (a leader's proposal
+//   overtaken by a config change or by another leader's is ignored); a
+//   zone's generation never goes back, whatever the config does.
 // - A revoke entry adds its serial to the revoked certificates (once; a
 //   revocation is never undone: issue a new certificate).
 // - Every entry an operator caused is judged first (action_proof.hpp): a
@@ -75,6 +79,15 @@ struct revocation_record {
   int64_t at_ms = 0;
 };
 
+/// A zone's transferred view as the leader committed it (log_entry
+/// zone_view; docs/transfers.md, "The serial").
+struct zone_view_record {
+  uint32_t config_version = 0; ///< the config version it was made from
+  uint32_t generation = 0;     ///< views committed for the zone so far
+  std::shared_ptr<const std::string> records; ///< dns::packed_records bytes
+  uint64_t index = 0;          ///< the log index it was committed at
+};
+
 /// What a decider needs to serve: an immutable copy handed out after applies.
 struct replicated_view {
   uint64_t log_uid = 0; ///< names the log (a log started over has another)
@@ -86,6 +99,7 @@ struct replicated_view {
   std::vector<revocation_record> revoked; ///< by serial
   bool signed_only = false;   ///< the signed-only policy (action_proof.hpp)
   std::string signed_only_by; ///< who set it last
+  std::map<std::string, zone_view_record> zone_views; ///< by zone name
 };
 using replicated_view_ptr = std::shared_ptr<const replicated_view>;
 
@@ -129,6 +143,7 @@ public:
   const std::deque<config_record>& history() const noexcept { return history_; }
   const std::map<std::string, drain_record>& drains() const noexcept { return drains_; }
   const std::map<std::string, revocation_record>& revoked() const noexcept { return revoked_; }
+  const std::map<std::string, zone_view_record>& zone_views() const noexcept { return zone_views_; }
   replicated_view_ptr view() const;
 
   /// Why a config entry's condition (if_version, keep_api_changes) does not
@@ -154,6 +169,7 @@ private:
   std::deque<config_record> history_;
   std::map<std::string, drain_record> drains_;
   std::map<std::string, revocation_record> revoked_; ///< by serial
+  std::map<std::string, zone_view_record> zone_views_; ///< by zone name
   std::deque<std::pair<uint64_t, uint32_t>> push_ids_; ///< (push_id, version), oldest first
   bool signed_only_ = false;
   std::string signed_only_by_;

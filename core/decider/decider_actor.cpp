@@ -72,6 +72,7 @@ caf::behavior decider_actor(caf::stateful_actor<decider_state>* self, std::share
     },
     [=](committed_atom, const consensus::replicated_view_ptr& view) { on_committed(self, view); },
     [=](quorum_atom, bool quorum) { on_quorum(self, quorum); },
+    [=](leader_atom, bool leader) { self->state.leader = leader; },
     // From the console and the HTTP API of this process: the command table.
     [=](command_atom, const std::string& name, std::vector<std::string>& args,
         const command_caller& caller) -> caf::result<bool, std::string> {

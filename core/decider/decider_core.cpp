@@ -1,6 +1,9 @@
 #include "core/decider/decider_core.hpp"
 
+#include "core/dns/transfer/zone_transfer.hpp"
 #include "core/dns/wire/name.hpp"
+#include "core/mesh/config_compression.hpp"
+#include "core/mesh/msgpack_codec.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/routing/engine.hpp"
 
@@ -30,7 +33,7 @@ bool decider_core::activate(uint32_t version, std::shared_ptr<const std::string>
   plan_ptr validated_plan;
   if (validated_ && validated_->yaml == yaml && validated_->file == file) {
     loaded.cfg = std::move(validated_->cfg);
-    if (validated_->plan_version == version)
+    if (validated_->plan_version == version && validated_->views_stamp == views_stamp_)
       validated_plan = std::move(validated_->plan);
   }
   else if (active_ && *active_->yaml == yaml && (active_->file == file || !active_->cfg->relative_paths) &&
@@ -45,7 +48,7 @@ bool decider_core::activate(uint32_t version, std::shared_ptr<const std::string>
   }
   compile_result compiled{std::move(validated_plan), {}};
   if (!compiled.plan) {
-    compiled = compile_plan(loaded.cfg, version);
+    compiled = compile_plan(loaded.cfg, version, &views_);
     ++counters_.plans_compiled;
   }
   if (!compiled.plan) {
@@ -80,6 +83,7 @@ bool decider_core::restore(int64_t now_ms, std::string& error) {
     restored_aliases_ = store_->load_aliases();
     restored_rum_ = store_->load_rum_chunks();
     applied_index_ = store_->load_applied_index();
+    restore_zone_views(store_->load_zone_views()); // before a config is compiled: the serials they raise
     log_uid_ = store_->load_log_uid();
     // The newest stored config that still loads (a build may have tightened
     // validation); never a broken one.
@@ -149,7 +153,7 @@ std::vector<std::string> decider_core::validate_config(const std::string& yaml, 
   // Compiled as the version a commit will most likely give it, so that
   // activating it need not compile it again.
   const uint32_t next_version = active_ ? active_->version + 1 : 1;
-  compile_result compiled = compile_plan(loaded.cfg, next_version);
+  compile_result compiled = compile_plan(loaded.cfg, next_version, &views_);
   ++counters_.plans_compiled;
   if (!compiled.plan) {
     errors.push_back(compiled.error);
@@ -160,7 +164,7 @@ std::vector<std::string> decider_core::validate_config(const std::string& yaml, 
     *report = dry_run(loaded.cfg, now_ms);
   else if (!dry_run_wanted)
     validated_ = validated_config{yaml, file.empty() ? "pushed.yaml" : file, loaded.cfg, now_ms, compiled.plan,
-                                  next_version};
+                                  next_version, views_stamp_};
   return errors;
 }
 
@@ -176,8 +180,13 @@ decider_core::view_change decider_core::apply_view(const consensus::replicated_v
   if (active_ && v.yaml && active_->yaml != v.yaml && active_->version == v.config_version &&
       *active_->yaml == *v.yaml)
     active_->yaml = v.yaml; // the text restored from the store is the log's: keep one copy
-  if (v.applied_index <= applied_index_)
-    return change; // a replay after a restart: already applied and persisted
+  // Views first: a replay after a restart may bring views a build that
+  // did not keep them never stored.
+  const bool views_changed = take_zone_views(v);
+  if (v.applied_index <= applied_index_) { // a replay after a restart: already applied and persisted
+    change.zone_views = views_changed && recompile_for_views();
+    return change;
+  }
   applied_index_ = v.applied_index;
   pending_.applied_index = applied_index_;
   if (v.yaml && v.config_version > 0 &&
@@ -201,6 +210,8 @@ decider_core::view_change decider_core::apply_view(const consensus::replicated_v
       ++counters_.config_rejected;
     }
   }
+  if (views_changed && !change.config)
+    change.zone_views = recompile_for_views();
   std::vector<mesh::dc_override> next;
   for (const auto& d : v.drains)
     next.push_back(mesh::dc_override{d.dc, d.drained, d.index, d.by});
@@ -216,6 +227,87 @@ decider_core::view_change decider_core::apply_view(const consensus::replicated_v
     dirty_ = true;
   }
   return change;
+}
+
+namespace {
+
+/// The zones' committed views as the store keeps them.
+struct wire_zone_view {
+  std::string z;
+  uint32_t cv = 0;
+  uint32_t g = 0;
+  std::string r, rz; ///< the records, or the same compressed (as config texts)
+  MSGPACK_DEFINE_MAP(z, cv, g, r, rz)
+};
+struct wire_zone_views {
+  uint32_t fv = 1;
+  std::vector<wire_zone_view> v;
+  MSGPACK_DEFINE_MAP(fv, v)
+};
+
+std::string encode_zone_views(const committed_views& views) {
+  wire_zone_views w;
+  for (const auto& [zone, c] : views) {
+    wire_zone_view z{zone, c.config_version, c.generation, {}, {}};
+    if (c.records) {
+      const auto bytes = c.records->bytes();
+      mesh::put_config_text(std::string(bytes.begin(), bytes.end()), z.r, z.rz);
+    }
+    w.v.push_back(std::move(z));
+  }
+  const auto packed = mesh::pack(w);
+  return std::string(packed.begin(), packed.end());
+}
+
+} // namespace
+
+bool decider_core::recompile_for_views() {
+  if (!active_)
+    return false;
+  // The same config, with another serial and transferred view for a zone.
+  compile_result compiled = compile_plan(active_->cfg, active_->version, &views_);
+  ++counters_.plans_compiled;
+  if (!compiled.plan)
+    return false;
+  active_->plan = std::move(compiled.plan);
+  dirty_ = true;
+  return true;
+}
+
+void decider_core::restore_zone_views(const std::string& bytes) {
+  wire_zone_views w;
+  if (bytes.empty() || !mesh::unpack_into(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), w) || w.fv != 1)
+    return; // none kept, or unreadable: the log's replay brings them
+  for (auto& z : w.v) {
+    std::string records;
+    if (!mesh::take_config_text(z.r, z.rz, records))
+      return;
+    views_[z.z] = committed_view{z.g, z.cv, records.empty() ? nullptr : dns::read_committed_view(records)};
+  }
+  ++views_stamp_;
+}
+
+bool decider_core::take_zone_views(const consensus::replicated_view& v) {
+  bool changed = v.zone_views.size() != views_.size();
+  committed_views next;
+  for (const auto& [zone, z] : v.zone_views) {
+    auto old = views_.find(zone);
+    if (old != views_.end() && old->second.generation == z.generation && old->second.config_version == z.config_version) {
+      next.emplace(zone, old->second);
+      continue;
+    }
+    changed = true;
+    committed_view c{z.generation, z.config_version, z.records ? dns::read_committed_view(*z.records) : nullptr};
+    if (!c.records) // never written so by a leader: its serial still moves, its records are this node's own
+      ++counters_.zone_views_unreadable;
+    next.emplace(zone, std::move(c));
+  }
+  if (!changed)
+    return false;
+  views_ = std::move(next);
+  ++views_stamp_;
+  pending_.zone_views = encode_zone_views(views_);
+  return true;
 }
 
 bool decider_core::retry_committed_config(int64_t now_ms) {

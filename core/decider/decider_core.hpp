@@ -107,6 +107,7 @@ public:
   struct view_change {
     bool config = false;    ///< a new config became active
     bool overrides = false; ///< drains changed
+    bool zone_views = false; ///< a zone's committed view changed: its plan was compiled again
   };
   view_change apply_view(const consensus::replicated_view& v, int64_t now_ms);
   uint64_t applied_index() const noexcept { return applied_index_; }
@@ -119,6 +120,8 @@ public:
   bool retry_committed_config(int64_t now_ms);
   const active_config* config() const noexcept { return active_ ? &*active_ : nullptr; }
   uint32_t config_version() const noexcept { return active_ ? active_->version : 0; }
+  /// The zones' committed views (log_entry zone_view) as the plans are compiled with.
+  const committed_views& zone_views() const noexcept { return views_; }
   bool has_dc(const std::string& dc) const { return active_ && active_->cfg->find_dc(dc); }
   /// The text the decider was started with (--config), for the bootstrap
   /// entry of an empty cluster; empty if it restored a config instead.
@@ -257,7 +260,7 @@ public:
 
   struct counters {
     uint64_t batches = 0, measurements = 0, deltas = 0, snapshots = 0, config_accepted = 0, config_rejected = 0,
-             persist_errors = 0, plans_compiled = 0;
+             persist_errors = 0, plans_compiled = 0, zone_views_unreadable = 0;
   };
   const counters& stats() const noexcept { return counters_; }
   /// Records answered from last-known-good health now (monitor-plane
@@ -289,8 +292,20 @@ private:
     int64_t at_ms = 0;
     plan_ptr plan;
     uint32_t plan_version = 0;
+    uint64_t views_stamp = 0; ///< views_stamp_ the plan was compiled with
   };
+  /// Takes the committed views of `v` into views_ (and the next store
+  /// write); true if any changed.
+  bool take_zone_views(const consensus::replicated_view& v);
+  /// Compiles the active config again with views_; false if it did not.
+  bool recompile_for_views();
+  /// views_ as the store kept them (restore()).
+  void restore_zone_views(const std::string& bytes);
   std::optional<validated_config> validated_;
+  /// The zones' committed views (log_entry zone_view) every plan is
+  /// compiled with, and a count of their changes.
+  committed_views views_;
+  uint64_t views_stamp_ = 0;
   mesh::gossip_state table_;
   std::vector<mesh::dc_override> overrides_;
   uint64_t applied_index_ = 0;

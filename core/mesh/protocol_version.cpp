@@ -7,7 +7,8 @@ const std::vector<std::string>& own_capabilities() {
                                             std::string(capability_agent_instance),
                                             std::string(capability_config_conditions),
                                             std::string(capability_signed_actions), std::string(capability_alias),
-                                            std::string(capability_rum), std::string(capability_large_configs)};
+                                            std::string(capability_rum), std::string(capability_large_configs),
+                                            std::string(capability_transfer_views)};
   return all;
 }
 

@@ -52,6 +52,11 @@ inline constexpr std::string_view capability_rum = "rum";
 /// (config_compression.hpp): configs of 1,000,000 records (issue 42).
 inline constexpr std::string_view capability_large_configs = "large-configs";
 
+/// Log entries of kind zone_view (format 4): the leader's view of a zone
+/// whose transferred records follow health, served by every decider under
+/// one serial (docs/transfers.md, "The serial").
+inline constexpr std::string_view capability_transfer_views = "transfer-views";
+
 /// This build's capabilities, sent in its hello.
 const std::vector<std::string>& own_capabilities();
 

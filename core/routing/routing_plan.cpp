@@ -80,8 +80,9 @@ void trim_slack(std::vector<T>& v) {
 
 class plan_builder {
 public:
-  plan_builder(routing_plan& plan, const std::vector<bool>* keys_absent = nullptr)
-    : plan_(plan), cfg_(*plan.cfg), keys_absent_(keys_absent) {}
+  plan_builder(routing_plan& plan, const std::vector<bool>* keys_absent = nullptr,
+               const committed_views* views = nullptr)
+    : plan_(plan), cfg_(*plan.cfg), keys_absent_(keys_absent), views_(views) {}
 
   std::string run();
 
@@ -89,9 +90,11 @@ private:
   void load_tsig_keys();
   void index_dc_rankings_by_dc();
   void index_profile_dependencies();
+  void mark_views_following_health();
   routing_plan& plan_;
   const config& cfg_;
   const std::vector<bool>* keys_absent_; ///< compile_plan_without_keys: zones compiled without their keys
+  const committed_views* views_;         ///< the zones' committed views, or null
   /// rdata id by type + wire bytes (an A record's key fits std::string's
   /// inline buffer; 100,000 records repeat a few thousand rdatas).
   std::unordered_map<std::string, uint32_t> rdata_ids_;
@@ -798,6 +801,12 @@ std::string plan_builder::run() {
     zp.source = &z;
     zp.wire = *dns::text_to_wire(z.name);
     uint32_t serial = z.soa.serial ? z.soa.serial : std::max<uint32_t>(1, plan_.version);
+    if (views_)
+      if (auto v = views_->find(z.name); v != views_->end()) {
+        zp.view_generation = v->second.generation;
+        serial += v->second.generation; // RFC 1982: moves forward by at most 2^31 - 1 at a time
+        zp.committed_view = v->second.records; // kept below only where the view follows health
+      }
     zp.soa_rdata = encode_soa(z, serial);
     zp.soa_ttl = z.soa.ttl;
     zp.negative_ttl = std::min(z.soa.ttl, z.soa.minimum);
@@ -859,7 +868,26 @@ std::string plan_builder::run() {
   trim_slack(plan_.rdata_bytes);
   index_dc_rankings_by_dc();
   index_profile_dependencies();
+  mark_views_following_health();
   return error_;
+}
+
+void plan_builder::mark_views_following_health() {
+  // `view: current` with a dynamic record, or an ALIAS record outside
+  // `omit`. A committed view stands for the zone's dynamic names only
+  // then: a zone that went `fail_safe` or `omit` since transfers what its
+  // config says.
+  for (const record_plan& r : plan_.records) {
+    zone_plan& z = plan_.zones[r.zone];
+    if (r.mode == record_mode::plain || !z.source || !z.source->transfer.enabled)
+      continue;
+    const transfer_view view = z.source->transfer.view;
+    if (view == transfer_view::current || (view == transfer_view::fail_safe && r.mode == record_mode::alias))
+      z.view_follows_health = true;
+  }
+  for (zone_plan& z : plan_.zones)
+    if (!z.view_follows_health)
+      z.committed_view.reset();
 }
 
 void plan_builder::index_profile_dependencies() {
@@ -938,11 +966,11 @@ std::string routing_plan::answer_text(uint32_t rdata_id) const {
   return rdata_text[rdata_text_index[rdata_id]];
 }
 
-compile_result compile_plan(config_ptr cfg, uint32_t version) {
+compile_result compile_plan(config_ptr cfg, uint32_t version, const committed_views* views) {
   auto plan = std::make_shared<routing_plan>();
   plan->cfg = std::move(cfg);
   plan->version = version;
-  plan_builder builder(*plan);
+  plan_builder builder(*plan, nullptr, views);
   std::string error = builder.run();
   if (!error.empty())
     return compile_result{nullptr, error};

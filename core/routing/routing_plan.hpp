@@ -16,9 +16,14 @@
 #include "core/routing/name_table.hpp"
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+namespace gtmesh::dns {
+class packed_records; // core/dns/transfer/ixfr_journal.hpp
+}
 
 namespace gtmesh {
 
@@ -223,6 +228,19 @@ struct zone_plan {
   uint32_t ns_ttl = 0;
   /// The zone's DNSSEC keys (`dnssec:`), or null: unsigned.
   std::shared_ptr<const dnssec::zone_keys> keys;
+  /// Its transferred records follow health, not its config alone: it
+  /// allows transfers, and its view is `current` with dynamic records, or
+  /// `fail_safe` with ALIAS records (their current addresses).
+  bool view_follows_health = false;
+  /// Views of its dynamic names the cluster committed (committed_view):
+  /// added to the serial its SOA carries.
+  uint32_t view_generation = 0;
+  /// Its dynamic names as transferred, as the cluster last committed them
+  /// (for this config version or, until the leader commits one for it, an
+  /// older one); null when none is, or its view does not follow health:
+  /// each node then transfers what it computes (docs/transfers.md, "The
+  /// serial").
+  std::shared_ptr<const dns::packed_records> committed_view;
 };
 
 /// An ALIAS target: a name the deciders resolve (through `resolver:`) and
@@ -330,7 +348,23 @@ struct compile_result {
   std::string error;
 };
 
-compile_result compile_plan(config_ptr cfg, uint32_t version = 0);
+/// A zone's transferred view of its dynamic names (DC mode, static rules,
+/// profiles, ALIAS) as the deciders' leader committed it through the log
+/// (docs/transfers.md, "The serial"): every decider transfers the same
+/// records under the same serial, the zone's base serial (the config
+/// version or an explicit soa.serial) plus `generation`.
+struct committed_view {
+  uint32_t generation = 0;     ///< views committed for the zone so far (never goes back)
+  uint32_t config_version = 0; ///< the config version `records` were made from
+  std::shared_ptr<const dns::packed_records> records; ///< sorted, in transfer_record's order
+};
+/// By zone name, as the config writes it.
+using committed_views = std::map<std::string, committed_view, std::less<>>;
+
+/// `views` (optional): each zone's serial is raised by its generation, and
+/// its committed records become its transferred dynamic names where its
+/// view follows health.
+compile_result compile_plan(config_ptr cfg, uint32_t version = 0, const committed_views* views = nullptr);
 
 /// What `gtmesh check-config` compiles on a machine that lacks some zones'
 /// DNSSEC key files (keys are local to the nodes that answer DNS): the zones

@@ -247,6 +247,8 @@ public:
         if (!keep.count(it->key().ToString()))
           batch.Delete(handles_[cf_default], it->key());
     }
+    if (w.zone_views)
+      batch.Put(handles_[cf_default], "zone_views", *w.zone_views);
     if (w.rum_chunks) {
       char key[32];
       for (size_t i = 0; i < w.rum_chunks->size(); ++i) {
@@ -433,6 +435,13 @@ public:
       return false;
     }
     return true;
+  }
+
+  std::string load_zone_views() override {
+    std::string value;
+    if (!db_ || !db_->Get(rocksdb::ReadOptions(), handles_[cf_default], "zone_views", &value).ok())
+      return {};
+    return value;
   }
 
   std::vector<std::string> load_rum_chunks() override {

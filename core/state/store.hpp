@@ -94,9 +94,13 @@ struct write_set {
   std::optional<std::vector<alias_record>> aliases;
   /// Every RUM cell, in chunks (replacing those stored).
   std::optional<std::vector<std::string>> rum_chunks;
+  /// The zones' committed views (decider_core::zone_views), as one value
+  /// the decider wrote; replaces the stored one.
+  std::optional<std::string> zone_views;
   bool empty() const noexcept {
     return !config && origins.empty() && marks.empty() && overrides.empty() && transitions.empty() &&
-           samples.empty() && !drop_samples_before && !applied_index && !log_uid && !aliases && !rum_chunks;
+           samples.empty() && !drop_samples_before && !applied_index && !log_uid && !aliases && !rum_chunks &&
+           !zone_views;
   }
 };
 
@@ -129,6 +133,8 @@ public:
   virtual std::vector<alias_record> load_aliases() = 0;
   /// The RUM cell chunks stored, in order.
   virtual std::vector<std::string> load_rum_chunks() = 0;
+  /// The zones' committed views as last written ("" if none).
+  virtual std::string load_zone_views() = 0;
   /// The IXFR journal kept for the zone `apex` (wire form), "" if none.
   /// Safe from another thread than the one that commits.
   virtual std::string load_journal(const std::string& apex) = 0;

@@ -1,4 +1,5 @@
 #include "core/decider/actor/serving.hpp"
+#include "core/decider/actor/transfer_views.hpp"
 
 #include "core/decider/rum_hook.hpp"
 
@@ -333,7 +334,7 @@ void on_committed(decider_self self, const consensus::replicated_view_ptr& view)
       st.options.transport->set_revoked(std::move(serials));
     send_revoked(self);
   }
-  if (change.config || change.overrides) {
+  if (change.config || change.overrides || change.zone_views) {
     // On disk before it is served: a restart never goes back to an
     // older config than the one its responder answered from.
     std::string err;
@@ -347,7 +348,9 @@ void on_committed(decider_self self, const consensus::replicated_view_ptr& view)
   } else if (!st.core->config_error().empty()) {
     log(self, st.core->config_error());
   }
-  if (change.config || change.overrides)
+  if (change.zone_views && !change.config)
+    log(self, "zone views committed: " + zone_view_text(st) + "; transferred under the serials they raise");
+  if (change.config || change.overrides || change.zone_views)
     schedule_rebuild(self);
   release_waiting(self, false);
   st.cluster_version = view->config_version;
@@ -396,6 +399,7 @@ void on_flush(decider_self self) {
     st.last_flush_error.clear();
   }
   check_expiry(self);
+  maybe_propose_zone_views(self);
   if (!st.not_current_reason.empty()) {
     // Not current yet: its bound for a first measurement may pass with
     // nothing else happening.

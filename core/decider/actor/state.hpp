@@ -146,6 +146,14 @@ struct decider_state {
   /// The cluster's signed-only policy, as last committed (action_proof.hpp).
   bool signed_only = false;
   std::string signed_only_by;
+  bool leader = false; ///< this decider leads the log (consensus actor's leader_atom)
+  /// The leader's proposals of zone views (actor/transfer_views.hpp).
+  struct transfer_view_state {
+    std::chrono::steady_clock::time_point next_check{};
+    std::chrono::milliseconds check_interval{1000};
+    std::set<std::string> in_flight; ///< zones with a proposal not answered yet
+    std::string last_said;           ///< the last warning logged (each once)
+  } transfer_views;
   bool ready_told = false;
   bool peers_differ_logged = false;
   bool rebuild_scheduled = false;

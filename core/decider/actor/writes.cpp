@@ -411,6 +411,8 @@ std::string validate_forwarded(decider_self self, const std::vector<char>& bytes
   consensus::log_entry e;
   if (!consensus::decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), e))
     return "not a log entry";
+  if (e.kind == consensus::entry_kind::zone_view)
+    return "a zone's transferred view is committed by the leader alone, never forwarded";
   if (e.kind != consensus::entry_kind::bootstrap_config) {
     // Who did it must be proven once every member decider reads proofs:
     // a decider's certificate alone proves no operator (action_proof.hpp).
@@ -445,6 +447,8 @@ std::string validate_forwarded(decider_self self, const std::vector<char>& bytes
       if (e.signature.empty())
         return "the signed-only policy is changed by a signed action only (gtmeshctl signed-only)";
       return members_lacking(self, capability_signed_actions);
+    case consensus::entry_kind::zone_view:
+      break; // refused above
   }
   return "unknown kind of change";
 }

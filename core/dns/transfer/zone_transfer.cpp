@@ -8,6 +8,7 @@
 #include "core/routing/engine.hpp"
 
 #include <algorithm>
+#include <compare>
 #include <map>
 #include <set>
 
@@ -279,6 +280,19 @@ void append_record(const routing_snapshot& s, const record_plan& r, transfer_vie
       out.push_back(transfer_record{owner, type, ttl, rd});
 }
 
+/// Whether record `r` of zone `zone` is transferred as made now from the
+/// snapshot: every record but the SOA, except the dynamic ones of a zone
+/// whose view the cluster committed (those come from the committed view).
+bool made_from_snapshot(const routing_plan& plan, const record_plan& r, uint32_t zone) noexcept {
+  return r.zone == zone && r.type != rr_type::soa && (r.mode == record_mode::plain || !plan.zones[zone].committed_view);
+}
+
+void append_committed(const packed_records& view, std::vector<transfer_record>& out) {
+  out.reserve(out.size() + view.size());
+  for (size_t i = 0; i < view.size(); ++i)
+    out.push_back(view.at(i).record());
+}
+
 } // namespace
 
 std::vector<transfer_record> transfer_records(const routing_snapshot& s, uint32_t zone, int64_t now_ms) {
@@ -286,8 +300,21 @@ std::vector<transfer_record> transfer_records(const routing_snapshot& s, uint32_
   const transfer_view view = view_of(plan.zones[zone]);
   std::vector<transfer_record> out{zone_soa(plan, zone)};
   for (const record_plan& r : plan.records)
-    if (r.zone == zone && r.type != rr_type::soa)
+    if (made_from_snapshot(plan, r, zone))
       append_record(s, r, view, now_ms, out);
+  if (plan.zones[zone].committed_view)
+    append_committed(*plan.zones[zone].committed_view, out);
+  return out;
+}
+
+std::vector<transfer_record> dynamic_records(const routing_snapshot& s, uint32_t zone, int64_t now_ms) {
+  const routing_plan& plan = *s.plan;
+  const transfer_view view = view_of(plan.zones[zone]);
+  std::vector<transfer_record> out;
+  for (const record_plan& r : plan.records)
+    if (r.zone == zone && r.mode != record_mode::plain)
+      append_record(s, r, view, now_ms, out);
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -309,12 +336,17 @@ const transfer_record* transfer_stream::peek() {
     pending_.clear();
     pending_at_ = 0;
     const routing_plan* plan = snapshot_ ? snapshot_->plan.get() : nullptr;
+    if (plan && next_record_ == plan->records.size() && plan->zones[zone_].committed_view && !committed_sent_) {
+      committed_sent_ = true; // the committed view's records last (a copy of them: ~30 bytes a record)
+      append_committed(*plan->zones[zone_].committed_view, pending_);
+      continue;
+    }
     if (!plan || next_record_ == plan->records.size()) {
       phase_ = snapshot_ ? phase::last_soa : phase::done; // a list holds its own SOAs
       return snapshot_ ? &soa_ : nullptr;
     }
     const record_plan& r = plan->records[next_record_++];
-    if (r.zone == zone_ && r.type != rr_type::soa)
+    if (made_from_snapshot(*plan, r, zone_))
       append_record(*snapshot_, r, view_of(plan->zones[zone_]), now_ms_, pending_);
   }
   return &pending_[pending_at_];
@@ -391,6 +423,51 @@ bool transfer_answer::make_all() {
   return ok;
 }
 
+namespace {
+
+bool lowercase_wire_name(std::span<const uint8_t> name) noexcept {
+  size_t at = 0;
+  while (at < name.size()) {
+    const uint8_t len = name[at];
+    if (len == 0)
+      return at + 1 == name.size() && name.size() <= 255;
+    if (len > 63 || at + 1 + len >= name.size())
+      return false;
+    for (size_t i = at + 1; i <= at + len; ++i)
+      if (lower(name[i]) != name[i])
+        return false;
+    at += 1 + len;
+  }
+  return false;
+}
+
+std::strong_ordering compare_records(const packed_records::view& a, const packed_records::view& b) noexcept {
+  auto bytes = [](std::span<const uint8_t> x, std::span<const uint8_t> y) {
+    return std::lexicographical_compare_three_way(x.begin(), x.end(), y.begin(), y.end());
+  };
+  if (auto c = bytes(a.owner, b.owner); c != 0)
+    return c;
+  if (auto c = a.type <=> b.type; c != 0)
+    return c;
+  if (auto c = bytes(a.rdata, b.rdata); c != 0)
+    return c;
+  return a.ttl <=> b.ttl;
+}
+
+} // namespace
+
+std::shared_ptr<const packed_records> read_committed_view(std::string_view bytes) {
+  auto view = std::make_shared<packed_records>();
+  if (!view->assign_packed({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}))
+    return nullptr;
+  for (size_t i = 0; i < view->size(); ++i) {
+    const packed_records::view r = view->at(i);
+    if (!lowercase_wire_name(r.owner) || (i > 0 && compare_records(view->at(i - 1), r) >= 0))
+      return nullptr;
+  }
+  return view;
+}
+
 uint32_t find_transfer_zone(const routing_plan& plan, std::span<const uint8_t> apex) noexcept {
   uint32_t found = no_index;
   for (uint32_t i = 0; i < plan.zones.size(); ++i)
@@ -401,16 +478,7 @@ uint32_t find_transfer_zone(const routing_plan& plan, std::span<const uint8_t> a
 }
 
 bool journal_exact(const routing_plan& plan, uint32_t zone) noexcept {
-  const zone_plan& z = plan.zones[zone];
-  const transfer_view view = z.source ? z.source->transfer.view : transfer_view::omit;
-  if (view == transfer_view::omit)
-    return true;
-  // fail_safe: fixed by the config, but for ALIAS records (their current
-  // addresses); current: only plain records are fixed.
-  for (const record_plan& r : plan.records)
-    if (r.zone == zone && r.mode != record_mode::plain && (view == transfer_view::current || r.mode == record_mode::alias))
-      return false;
-  return true;
+  return plan.zones[zone].committed_view || !plan.zones[zone].view_follows_health;
 }
 
 transfer_answer build_transfer(const snapshot_ptr& s, const transfer_request& request, const ip_address& peer,

@@ -50,6 +50,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gtmesh::dns {
@@ -132,6 +133,7 @@ private:
   enum class phase : uint8_t { first_soa, body, last_soa, done } phase_ = phase::first_soa;
   bool first_message_ = true;
   bool failed_ = false;
+  bool committed_sent_ = false; ///< the zone's committed view went into pending_
   size_t records_ = 0;
   std::vector<uint8_t> buffer_;
 };
@@ -165,8 +167,10 @@ transfer_answer build_transfer(const snapshot_ptr& snapshot, const transfer_requ
 /// or no_index.
 uint32_t find_transfer_zone(const routing_plan& plan, std::span<const uint8_t> apex) noexcept;
 
-/// The zone's transferred records follow its serial exactly (no dynamic
-/// record, or view fail_safe / omit), so an IXFR journal of it is exact.
+/// The zone's transferred records follow its serial exactly (its view does
+/// not follow health, zone_plan::view_follows_health, or the cluster
+/// committed it: zone_plan::committed_view), so an IXFR journal of it is
+/// exact.
 bool journal_exact(const routing_plan& plan, uint32_t zone) noexcept;
 
 /// A one-message answer to `request` with `code` and its question.
@@ -177,5 +181,15 @@ std::vector<uint8_t> transfer_error(const transfer_request& request, rcode code)
 /// the closing SOA: the SOA first, then the rest in plan order, each RRset's
 /// RDATA sorted and without duplicates.
 std::vector<transfer_record> transfer_records(const routing_snapshot& snapshot, uint32_t zone, int64_t now_ms);
+
+/// The zone's dynamic names (every record but the plain ones) as this
+/// snapshot transfers them in the zone's view, made now whether or not a
+/// view was committed, sorted: what the leader commits (committed_view).
+std::vector<transfer_record> dynamic_records(const routing_snapshot& snapshot, uint32_t zone, int64_t now_ms);
+
+/// A committed view's records back from the log (packed_records bytes, as
+/// the leader packed dynamic_records()): null unless every record parses,
+/// every owner is a lowercase wire name, and they are sorted and unique.
+std::shared_ptr<const packed_records> read_committed_view(std::string_view bytes);
 
 } // namespace gtmesh::dns

@@ -267,11 +267,16 @@ TEST_F(action_proof_test, the_signed_only_policy_refuses_vouched_actions_and_is_
   EXPECT_NE(s.apply(legacy, 4).unproven.find("signed-only"), std::string::npos);
   EXPECT_TRUE(s.drains().empty());
   EXPECT_EQ(s.apply(signed_by(drain("iad", 13), alice, now_ms()), 5).unproven, "");
+  log_entry view; // the leader's own: no operator to sign it (its forwarding is refused: validate_forwarded)
+  view.kind = entry_kind::zone_view;
+  view.zone = "demo.example.";
+  view.view_generation = 1;
+  EXPECT_EQ(s.apply(view, 6).unproven, "") << "a zone's committed view is not an operator's action";
   log_entry off = on;
   off.signed_only = false;
   off.push_id = 14;
-  EXPECT_EQ(s.apply(signed_by(off, alice, now_ms()), 6).unproven, "");
-  EXPECT_EQ(s.apply(vouched, 7).unproven, "");
+  EXPECT_EQ(s.apply(signed_by(off, alice, now_ms()), 7).unproven, "");
+  EXPECT_EQ(s.apply(vouched, 8).unproven, "");
 }
 
 TEST_F(action_proof_test, replay_and_a_restored_snapshot_reach_the_same_verdicts) {

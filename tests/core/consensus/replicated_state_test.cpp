@@ -358,3 +358,84 @@ TEST(replicated_state, a_revocation_is_kept_once_through_a_snapshot_and_its_entr
 
 } // namespace
 } // namespace gtmesh::consensus
+
+namespace gtmesh::consensus {
+namespace {
+
+log_entry zone_view(const std::string& zone, uint32_t made_from, uint32_t generation, const std::string& records) {
+  log_entry e;
+  e.kind = entry_kind::zone_view;
+  e.zone = zone;
+  e.base_version = made_from;
+  e.view_generation = generation;
+  e.view = records;
+  e.by = "decider1";
+  return e;
+}
+
+TEST(log_entry, a_zone_view_round_trips_as_format_4_large_views_compressed) {
+  std::string big(200'000, 'x'); // above the size that is compressed
+  for (size_t i = 0; i < big.size(); i += 7)
+    big[i] = static_cast<char>('a' + i % 26);
+  for (const std::string& records : {std::string("\x03www\x00", 5), big}) {
+    auto bytes = encode(zone_view("demo.example.", 4, 9, records));
+    msgpack::object_handle h = msgpack::unpack(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    auto fields = h.get().as<std::map<std::string, msgpack::object>>();
+    EXPECT_EQ(fields.at("fv").as<uint32_t>(), 4u) << "a build reading up to format 3 refuses it, never misreads it";
+    log_entry e;
+    ASSERT_TRUE(decode(bytes.data(), bytes.size(), e));
+    EXPECT_EQ(e.kind, entry_kind::zone_view);
+    EXPECT_EQ(e.zone, "demo.example.");
+    EXPECT_EQ(e.base_version, 4u);
+    EXPECT_EQ(e.view_generation, 9u);
+    EXPECT_EQ(e.view, records);
+    if (records.size() > 1000)
+      EXPECT_LT(bytes.size(), records.size() / 2) << "compressed";
+  }
+  auto config_bytes = encode(config("x", 5));
+  msgpack::object_handle h = msgpack::unpack(reinterpret_cast<const char*>(config_bytes.data()), config_bytes.size());
+  using field_map = std::map<std::string, msgpack::object>;
+  EXPECT_EQ(h.get().as<field_map>().at("fv").as<uint32_t>(), 1u) << "other entries keep the format 0.1.0 reads";
+  log_entry long_name = zone_view(std::string(300, 'a'), 1, 1, "");
+  auto refused = encode(long_name);
+  log_entry e;
+  EXPECT_FALSE(decode(refused.data(), refused.size(), e)) << "a zone name above 255 bytes";
+}
+
+TEST(replicated_state, a_zone_view_applies_at_the_version_in_force_and_the_next_generation_only) {
+  replicated_state s;
+  s.apply(config("v1", 1), 2);
+  s.apply(config("v2", 2), 3);
+  auto r = s.apply(zone_view("demo.example.", 1, 1, "old"), 4);
+  EXPECT_TRUE(r.ignored) << "made from version 1 while 2 is in force";
+  EXPECT_TRUE(s.zone_views().empty());
+  EXPECT_FALSE(s.apply(zone_view("demo.example.", 2, 1, "first"), 5).ignored);
+  EXPECT_TRUE(s.apply(zone_view("demo.example.", 2, 1, "again"), 6).ignored) << "generation 1 is taken";
+  EXPECT_TRUE(s.apply(zone_view("demo.example.", 2, 3, "skips"), 7).ignored) << "generation 2 comes first";
+  EXPECT_FALSE(s.apply(zone_view("demo.example.", 2, 2, "second"), 8).ignored);
+  s.apply(config("v3", 3), 9);
+  EXPECT_FALSE(s.apply(zone_view("demo.example.", 3, 3, "third"), 10).ignored)
+    << "a new config keeps the generation: the serial never goes back";
+  EXPECT_FALSE(s.apply(zone_view("other.example.", 3, 1, "o"), 11).ignored) << "each zone counts its own";
+  const auto& views = s.zone_views();
+  ASSERT_EQ(views.size(), 2u);
+  const zone_view_record& demo = views.at("demo.example.");
+  EXPECT_EQ(demo.generation, 3u);
+  EXPECT_EQ(demo.config_version, 3u);
+  EXPECT_EQ(*demo.records, "third");
+  EXPECT_EQ(demo.index, 10u);
+  EXPECT_EQ(s.view()->zone_views.at("demo.example.").generation, 3u) << "handed to the decider with the view";
+
+  // Through a snapshot.
+  replicated_state copy;
+  auto snap = s.snapshot();
+  ASSERT_TRUE(copy.restore(snap.data(), snap.size()));
+  ASSERT_EQ(copy.zone_views().size(), 2u);
+  EXPECT_EQ(*copy.zone_views().at("demo.example.").records, "third");
+  EXPECT_EQ(copy.zone_views().at("other.example.").generation, 1u);
+  EXPECT_EQ(copy.snapshot(), snap);
+  EXPECT_FALSE(copy.apply(zone_view("demo.example.", 3, 4, "fourth"), 12).ignored);
+}
+
+} // namespace
+} // namespace gtmesh::consensus

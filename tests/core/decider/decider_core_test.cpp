@@ -5,6 +5,7 @@
 #include "core/decider/store_journals.hpp"
 #include "core/state/raft_store.hpp"
 #include "core/state/store_format.hpp"
+#include "core/dns/transfer/ixfr_journal.hpp"
 #include "core/dns/wire/name.hpp"
 #include "core/routing/decision_trace.hpp"
 #include "core/routing/engine.hpp"
@@ -249,6 +250,62 @@ TEST_F(decider_core_test, a_validated_push_committed_as_the_next_version_is_not_
   EXPECT_EQ(d->stats().plans_compiled, compiled + 2);
   EXPECT_EQ(d->config_version(), 4u);
   EXPECT_EQ(soa_serial(*d->config()->plan), 4u);
+}
+
+/// The packed records of one A record of www.example.com., as a leader commits a view.
+std::string www_view(std::vector<uint8_t> address) {
+  dns::packed_records p;
+  p.assign(std::vector<dns::transfer_record>{
+    dns::transfer_record{*dns::text_to_wire("www.example.com."), 1, 30, std::move(address)}});
+  return std::string(p.bytes().begin(), p.bytes().end());
+}
+
+TEST_F(decider_core_test, a_committed_zone_view_raises_the_serial_is_kept_across_a_restart_and_a_push) {
+  auto d = open();
+  ASSERT_TRUE(d->apply_view(committed(config_v1 + "    transfer: {view: current, allow: [127.0.0.1]}\n", 1, 2), t0).config);
+  EXPECT_EQ(soa_serial(*d->config()->plan), 1u);
+  const std::string text = *d->config()->yaml;
+  const std::string zone = d->config()->plan->zones.at(0).source->name;
+  auto with_view = [&](uint32_t version, uint64_t index, uint32_t generation, std::vector<uint8_t> address) {
+    auto v = committed(text, version, index);
+    v.zone_views[zone] = consensus::zone_view_record{
+      version, generation, std::make_shared<const std::string>(www_view(std::move(address))), index};
+    return v;
+  };
+  const uint64_t compiled = d->stats().plans_compiled;
+  auto change = d->apply_view(with_view(1, 3, 1, {192, 0, 2, 1}), t0);
+  EXPECT_TRUE(change.zone_views);
+  EXPECT_FALSE(change.config) << "the same config: nothing for agents";
+  EXPECT_EQ(d->stats().plans_compiled, compiled + 1) << "compiled again, from the same model";
+  EXPECT_EQ(soa_serial(*d->config()->plan), 2u) << "version 1 + generation 1";
+  ASSERT_TRUE(d->config()->plan->zones.at(0).committed_view);
+  EXPECT_EQ(d->config()->plan->zones.at(0).committed_view->size(), 1u);
+  change = d->apply_view(with_view(1, 4, 2, {192, 0, 2, 2}), t0);
+  EXPECT_TRUE(change.zone_views);
+  EXPECT_EQ(soa_serial(*d->config()->plan), 3u);
+  EXPECT_FALSE(d->apply_view(with_view(1, 5, 2, {192, 0, 2, 2}), t0).zone_views) << "the same generation: no change";
+
+  // A restart serves the same serial from its first snapshot, before the log
+  // is replayed: the views are in the store with the config.
+  std::string err;
+  ASSERT_TRUE(d->flush(err)) << err;
+  d.reset();
+  auto again = open();
+  ASSERT_TRUE(again->restore(t0, err)) << err;
+  EXPECT_EQ(soa_serial(*again->config()->plan), 3u);
+  ASSERT_TRUE(again->config()->plan->zones.at(0).committed_view);
+  EXPECT_EQ(again->config()->plan->zones.at(0).committed_view->at(0).rdata[3], 2);
+  EXPECT_FALSE(again->apply_view(with_view(1, 5, 2, {192, 0, 2, 2}), t0).zone_views) << "its replay changes nothing";
+
+  // A push validated before a view is committed, committed after it: not
+  // the validated plan (its serial misses the generation).
+  std::string v2 = text;
+  v2.replace(v2.find("192.0.2.250"), 11, "192.0.2.251");
+  ASSERT_TRUE(again->validate_config(v2, "c.yaml", t0, false, nullptr).empty());
+  auto pushed = committed(v2, 2, 7);
+  pushed.zone_views = with_view(1, 6, 3, {192, 0, 2, 1}).zone_views;
+  ASSERT_TRUE(again->apply_view(pushed, t0).config);
+  EXPECT_EQ(soa_serial(*again->config()->plan), 5u) << "version 2 + generation 3";
 }
 
 /// A folder holding only `format` (absent when empty), as another build left it.

@@ -64,14 +64,15 @@ zones:
 )";
 }
 
-snapshot_ptr snapshot_for(const std::string& view, const std::string& extra_records = "", uint32_t version = 7) {
+snapshot_ptr snapshot_for(const std::string& view, const std::string& extra_records = "", uint32_t version = 7,
+                          const committed_views* views = nullptr) {
   std::string text = config_text(view);
   text.insert(text.find("  - name: closed.test"), extra_records);
   load_result loaded = load_config_text(text, "xfr.yaml", routing_methods());
   EXPECT_TRUE(loaded.ok()) << loaded.report();
   if (!loaded.ok())
     return nullptr;
-  compile_result compiled = compile_plan(loaded.cfg, version);
+  compile_result compiled = compile_plan(loaded.cfg, version, views);
   EXPECT_TRUE(compiled.plan) << compiled.error;
   state_load_result st = load_state_text("now: 2026-11-29T12:00:00Z\nhosts:\n  fra: {status: up}\n  iad: {status: down}\n",
                                          "state.yaml", *compiled.plan, now_ms);
@@ -265,6 +266,113 @@ TEST(zone_transfer, a_whole_zone_is_made_as_it_is_sent_from_the_snapshot_it_hold
                               &journal);
   EXPECT_EQ(again.outcome, transfer_outcome::incremental);
   EXPECT_EQ(journal.deltas(), 1u);
+}
+
+} // namespace
+} // namespace gtmesh::dns
+
+namespace gtmesh::dns {
+namespace {
+
+/// The packed bytes of `records` (sorted first), as the leader commits them.
+std::string packed(std::vector<transfer_record> records) {
+  std::sort(records.begin(), records.end());
+  packed_records p;
+  p.assign(records);
+  return std::string(p.bytes().begin(), p.bytes().end());
+}
+
+transfer_record a_record(const std::string& owner, std::vector<uint8_t> address) {
+  return transfer_record{*text_to_wire(owner), 1, 30, std::move(address)};
+}
+
+uint32_t served_serial(const routing_snapshot& s) { return soa_serial(transfer_records(s, 0, now_ms).front()); }
+
+TEST(zone_transfer, a_committed_view_is_transferred_under_the_serial_its_generation_raises) {
+  auto own = snapshot_for("current");
+  ASSERT_TRUE(own);
+  EXPECT_FALSE(own->plan->zones[0].committed_view);
+  EXPECT_TRUE(own->plan->zones[0].view_follows_health);
+  EXPECT_FALSE(journal_exact(*own->plan, 0)) << "its own view follows health: no exact journal";
+  const std::vector<transfer_record> computed = dynamic_records(*own, 0, now_ms);
+  EXPECT_EQ(a_records(computed),
+            (std::set<std::string>{"www.example.test. 192.0.2.10", "one.example.test. 192.0.2.20",
+                                   "one.example.test. 192.0.2.21", "one.example.test. 192.0.2.22",
+                                   "geo.example.test. 192.0.2.30"}))
+    << "the dynamic names alone, as the view transfers them";
+  EXPECT_TRUE(std::is_sorted(computed.begin(), computed.end()));
+
+  // The cluster committed another view (the leader saw iad up): every node
+  // transfers that one, under 7 + generation 3.
+  const std::string zone = own->plan->zones[0].source->name;
+  committed_views views;
+  auto www_iad = read_committed_view(packed({a_record("www.example.test.", {198, 51, 100, 10})}));
+  ASSERT_TRUE(www_iad);
+  views[zone] = committed_view{3, 7, www_iad};
+  auto committed = snapshot_for("current", "", 7, &views);
+  ASSERT_TRUE(committed);
+  EXPECT_EQ(served_serial(*committed), 10u);
+  EXPECT_TRUE(journal_exact(*committed->plan, 0));
+  EXPECT_EQ(a_records(transfer_records(*committed, 0, now_ms)),
+            (std::set<std::string>{"ns1.example.test. 192.0.2.53", "www.example.test. 198.51.100.10"}))
+    << "the plain records, and the committed view instead of this node's own";
+  EXPECT_EQ(served_serial(*snapshot_for("current", "", 8, &views)), 11u)
+    << "a newer config keeps the generation (and the committed records until the leader commits new ones)";
+
+  // AXFR streams the same, SOA 10 first and last; the journal notes it, and
+  // the next generation goes out as IXFR of the change alone.
+  ixfr_journal journal;
+  auto axfr = build_transfer(committed, *parse_transfer_request(query("example.test.", type_axfr)), allowed, now_ms,
+                             65535, &journal);
+  ASSERT_EQ(axfr.outcome, transfer_outcome::full);
+  ASSERT_TRUE(axfr.make_all());
+  EXPECT_EQ(axfr.records, 2u + 2 + 1) << "SOA twice, NS, ns1, the committed www";
+  EXPECT_EQ(journal.serial(), 10u);
+  views[zone] = committed_view{4, 7, read_committed_view(packed({a_record("www.example.test.", {192, 0, 2, 10})}))};
+  auto next = snapshot_for("current", "", 7, &views);
+  ASSERT_TRUE(next);
+  auto ixfr = build_transfer(next, *parse_transfer_request(ixfr_query("example.test.", 10)), allowed, now_ms, 65535,
+                             &journal);
+  EXPECT_EQ(ixfr.outcome, transfer_outcome::incremental);
+  const auto chain = journal.since(10);
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_EQ(a_records(chain[0]->deleted), (std::set<std::string>{"www.example.test. 198.51.100.10"}));
+  EXPECT_EQ(a_records(chain[0]->added), (std::set<std::string>{"www.example.test. 192.0.2.10"}));
+  EXPECT_EQ(soa_serial(chain[0]->new_soa), 11u);
+
+  // A view that does not follow health (fail_safe, no ALIAS) transfers what
+  // its config says; the serial still carries the generation.
+  auto fail_safe = snapshot_for("fail_safe", "", 7, &views);
+  ASSERT_TRUE(fail_safe);
+  EXPECT_FALSE(fail_safe->plan->zones[0].committed_view);
+  EXPECT_EQ(served_serial(*fail_safe), 11u);
+  EXPECT_EQ(a_records(transfer_records(*fail_safe, 0, now_ms)),
+            (std::set<std::string>{"ns1.example.test. 192.0.2.53", "www.example.test. 192.0.2.250",
+                                   "one.example.test. 192.0.2.251"}));
+}
+
+TEST(zone_transfer, a_committed_view_that_does_not_read_back_is_refused) {
+  const std::string good = packed({a_record("a.example.test.", {192, 0, 2, 1}), a_record("b.example.test.", {192, 0, 2, 2})});
+  EXPECT_TRUE(read_committed_view(good));
+  EXPECT_TRUE(read_committed_view("")) << "no dynamic name: an empty view";
+  const size_t first = good.size() / 2; // two records of the same size
+  for (size_t n = 1; n < good.size(); ++n)
+    EXPECT_EQ(static_cast<bool>(read_committed_view(good.substr(0, n))), n == first)
+      << "cut at " << n << ": only where a record ends (the log's own checks keep an entry whole)";
+  packed_records p;
+  p.assign(std::vector<transfer_record>{a_record("b.example.test.", {192, 0, 2, 2})});
+  std::string b(p.bytes().begin(), p.bytes().end());
+  p.assign(std::vector<transfer_record>{a_record("a.example.test.", {192, 0, 2, 1})});
+  std::string a(p.bytes().begin(), p.bytes().end());
+  EXPECT_FALSE(read_committed_view(b + a)) << "out of order";
+  EXPECT_FALSE(read_committed_view(a + a)) << "twice the same record";
+  std::string upper = a;
+  ASSERT_EQ(upper[2], 'a'); // owner length, first label's length, its byte
+  upper[2] = 'A';
+  EXPECT_FALSE(read_committed_view(upper)) << "an owner not lowercase";
+  std::string not_a_name = a;
+  not_a_name[1] = 60; // the first label's length runs past the name
+  EXPECT_FALSE(read_committed_view(not_a_name));
 }
 
 } // namespace
