@@ -85,10 +85,10 @@ def answers(host, port, name, qtype):
     return status_of(out), sorted(rows)
 
 
-def start_knot(workdir, primary_port, port=None, name="knot", key=None):
-    """knotd as a secondary of gtmesh (NOTIFY accepted from 127.0.0.1; with
-    `key`, (name, base64 secret), transfers and NOTIFYs signed with it);
-    returns (process, port, log path)."""
+def start_knot(workdir, primary_port, port=None, name="knot", key=None, zone="example.com"):
+    """knotd as a secondary of gtmesh for `zone` (NOTIFY accepted from
+    127.0.0.1; with `key`, (name, base64 secret), transfers and NOTIFYs
+    signed with it); returns (process, port, log path)."""
     d = os.path.join(workdir, name)
     os.makedirs(d)
     port = port or free_port()
@@ -120,7 +120,7 @@ template:
     zonefile-load: none
     journal-content: none
 zone:
-  - domain: example.com
+  - domain: {zone}
     master: gtmesh
     acl: notify_from_gtmesh
 """)
