@@ -85,10 +85,10 @@ def answers(host, port, name, qtype):
     return status_of(out), sorted(rows)
 
 
-def start_knot(workdir, primary_port, port=None, name="knot", key=None, zone="example.com"):
-    """knotd as a secondary of gtmesh for `zone` (NOTIFY accepted from
-    127.0.0.1; with `key`, (name, base64 secret), transfers and NOTIFYs
-    signed with it); returns (process, port, log path)."""
+def start_knot(workdir, primary_port, port=None, name="knot", key=None, zone="example.com", address="127.0.0.1"):
+    """knotd on `address` as a secondary of gtmesh at `address` for `zone`
+    (NOTIFY accepted from `address`; with `key`, (name, base64 secret),
+    transfers and NOTIFYs signed with it); returns (process, port, log path)."""
     d = os.path.join(workdir, name)
     os.makedirs(d)
     port = port or free_port()
@@ -98,7 +98,7 @@ def start_knot(workdir, primary_port, port=None, name="knot", key=None, zone="ex
     with open(conf, "w") as f:
         f.write(keys + f"""server:
     rundir: "{d}"
-    listen: 127.0.0.1@{port}
+    listen: {address}@{port}
 database:
     storage: "{d}"
 control:
@@ -108,10 +108,10 @@ log:
     any: info
 remote:
   - id: gtmesh
-    address: 127.0.0.1@{primary_port}{keyed}
+    address: {address}@{primary_port}{keyed}
 acl:
   - id: notify_from_gtmesh
-    address: 127.0.0.1
+    address: {address}
     action: notify{keyed}
 template:
   - id: default
