@@ -16,7 +16,7 @@
 //                     the leader computed it (docs/transfers.md, "The
 //                     serial"): every decider transfers it under the same
 //                     serial. Proposed by the leader alone, format 4, once
-//                     every member states `transfer-views`.
+//                     every linked member states `transfer-views`.
 //
 // An entry an operator caused carries its proof (action_proof.hpp): the
 // operator's signature, or the vouch of the decider that authenticated the
@@ -89,7 +89,7 @@ struct log_entry {
   std::string vouched_via;
   std::string vouched_by;
   /// zone_view: the zone (its name as the config writes it), the view's
-  /// generation (the zone's last + 1) and its records
+  /// generation (above the zone's last) and its records
   /// (dns::packed_records bytes, sorted); base_version is the config
   /// version they were made from.
   std::string zone;

@@ -308,7 +308,7 @@ apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
     case entry_kind::zone_view: {
       r.version = version_;
       zone_view_record& z = zone_views_[e.zone];
-      if (e.base_version != version_ || e.view_generation != z.generation + 1) {
+      if (e.base_version != version_ || e.view_generation <= z.generation) {
         if (z.generation == 0 && !z.records)
           zone_views_.erase(e.zone);
         r.ignored = true;
@@ -316,7 +316,7 @@ apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
                        ? "a view of " + e.zone + " made from config version " + std::to_string(e.base_version) +
                            ", not the version in force, " + std::to_string(version_)
                        : "view generation " + std::to_string(e.view_generation) + " of " + e.zone +
-                           " does not follow generation " + std::to_string(z.generation);
+                           " is not above generation " + std::to_string(z.generation);
         return r;
       }
       z = zone_view_record{e.base_version, e.view_generation, std::make_shared<const std::string>(e.view), index};

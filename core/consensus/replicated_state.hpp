@@ -19,9 +19,11 @@
 //   numbers above the version its proposer already held.
 // - A drain with a push id seen among the last 1,000 applies once too.
 // - A zone_view entry applies only when made from the config version in
-//   force and numbered the zone's last generation + 1 (a leader's proposal
-//   overtaken by a config change or by another leader's is ignored); a
-//   zone's generation never goes back, whatever the config does.
+//   force and numbered above the zone's last generation (a leader's
+//   proposal overtaken by a config change or by another leader's is
+//   ignored); a zone's generation never goes back, whatever the config
+//   does. The leader numbers it above what its own store holds too, so a
+//   log started over continues above the generations served before.
 // - A revoke entry adds its serial to the revoked certificates (once; a
 //   revocation is never undone: issue a new certificate).
 // - Every entry an operator caused is judged first (action_proof.hpp): a

@@ -237,7 +237,8 @@ struct wire_zone_view {
   uint32_t cv = 0;
   uint32_t g = 0;
   std::string r, rz; ///< the records, or the same compressed (as config texts)
-  MSGPACK_DEFINE_MAP(z, cv, g, r, rz)
+  bool u = false;    ///< its records did not read back (this node transfers its own)
+  MSGPACK_DEFINE_MAP(z, cv, g, r, rz, u)
 };
 struct wire_zone_views {
   uint32_t fv = 1;
@@ -248,7 +249,7 @@ struct wire_zone_views {
 std::string encode_zone_views(const committed_views& views) {
   wire_zone_views w;
   for (const auto& [zone, c] : views) {
-    wire_zone_view z{zone, c.config_version, c.generation, {}, {}};
+    wire_zone_view z{zone, c.config_version, c.generation, {}, {}, !c.records};
     if (c.records) {
       const auto bytes = c.records->bytes();
       mesh::put_config_text(std::string(bytes.begin(), bytes.end()), z.r, z.rz);
@@ -282,29 +283,29 @@ void decider_core::restore_zone_views(const std::string& bytes) {
     std::string records;
     if (!mesh::take_config_text(z.r, z.rz, records))
       return;
-    views_[z.z] = committed_view{z.g, z.cv, records.empty() ? nullptr : dns::read_committed_view(records)};
+    views_[z.z] = committed_view{z.g, z.cv, z.u ? nullptr : dns::read_committed_view(records)};
   }
   ++views_stamp_;
 }
 
 bool decider_core::take_zone_views(const consensus::replicated_view& v) {
-  bool changed = v.zone_views.size() != views_.size();
-  committed_views next;
+  // Generations only move forward here: a view replayed from an older log
+  // position (the empty state at start, a snapshot, a log started over)
+  // never takes a zone's serial back; a zone the log does not name keeps
+  // what this decider has (the leader numbers its next view above it).
+  bool changed = false;
   for (const auto& [zone, z] : v.zone_views) {
     auto old = views_.find(zone);
-    if (old != views_.end() && old->second.generation == z.generation && old->second.config_version == z.config_version) {
-      next.emplace(zone, old->second);
+    if (old != views_.end() && old->second.generation >= z.generation)
       continue;
-    }
     changed = true;
     committed_view c{z.generation, z.config_version, z.records ? dns::read_committed_view(*z.records) : nullptr};
     if (!c.records) // never written so by a leader: its serial still moves, its records are this node's own
       ++counters_.zone_views_unreadable;
-    next.emplace(zone, std::move(c));
+    views_[zone] = std::move(c);
   }
   if (!changed)
     return false;
-  views_ = std::move(next);
   ++views_stamp_;
   pending_.zone_views = encode_zone_views(views_);
   return true;
@@ -516,7 +517,7 @@ snapshot_ptr decider_core::build_snapshot(int64_t now_ms) {
   std::shared_ptr<const alias_answers> aliases;
   if (!active_->plan->alias_targets.empty())
     aliases = build_alias_view(*active_->plan, aliases_.get(), in,
-                               last_ && last_->plan == active_->plan ? last_->aliases.get() : nullptr);
+                               last_ && same_routing(*last_->plan, *active_->plan) ? last_->aliases.get() : nullptr);
   last_ = make_snapshot(active_->plan, view, now_ms, ++generation_, last_.get(), std::move(hold), std::move(aliases),
                         rum_);
   last_fixed_now_ = isolated() ? now_ms : 0;
@@ -750,6 +751,11 @@ std::string decider_core::status_text(int64_t now_ms) const {
             << " ago: " << r.last_failure;
       out << "\n";
     }
+  for (const zone_view_status& z : status(now_ms).zone_views)
+    out << "  zone " << z.zone << ": serial " << z.serial << ", view generation " << z.generation
+        << (z.served ? ", " + std::to_string(z.records) + " records of the committed view transferred"
+                     : " (its view does not follow health now: transferred as the config says)")
+        << "\n";
   for (const auto& p : protection_.status()) {
     out << "  PROTECTED " << p.record << ": " << p.why << "; holding the last-known-good health of";
     for (size_t i = 0; i < p.held.size(); ++i)
@@ -771,6 +777,15 @@ decider_status decider_core::status(int64_t now_ms) const {
   s.commit_errors = counters_.persist_errors;
   s.isolated = isolated();
   s.protections = protection_.status();
+  s.zone_views_unreadable = counters_.zone_views_unreadable;
+  if (active_)
+    for (uint32_t zi = 0; zi < active_->plan->zones.size(); ++zi) {
+      const zone_plan& z = active_->plan->zones[zi];
+      if (z.source && z.view_generation != 0)
+        s.zone_views.push_back(zone_view_status{z.source->name, z.view_generation, active_->plan->soa_serial(zi),
+                                                z.committed_view != nullptr,
+                                                z.committed_view ? z.committed_view->size() : 0});
+    }
   s.protection_holds = protection_.triggered();
   if (active_ && !active_->warnings.empty()) {
     std::istringstream lines(active_->warnings);

@@ -141,6 +141,15 @@ std::string to_json(const decider_status& s, int64_t now_ms) {
   });
   field(o, "protection_holds", static_cast<double>(s.protection_holds));
   array(o, "config_warnings", s.config_warnings, [&](const std::string& w) { field(o, "warning", w); });
+  array(o, "zone_views", s.zone_views, [&](const zone_view_status& z) {
+    field(o, "zone", z.zone);
+    field(o, "generation", static_cast<double>(z.generation));
+    field(o, "serial", static_cast<double>(z.serial));
+    field(o, "served", z.served);
+    field(o, "records", static_cast<double>(z.records));
+  });
+  field(o, "zone_view_proposals_committed", static_cast<double>(s.zone_view_counters.committed));
+  field(o, "zone_view_proposals_refused", static_cast<double>(s.zone_view_counters.refused));
   array(o, "aliases", s.aliases, [&](const alias_status& a) {
     field(o, "name", a.name);
     field(o, "known", a.known);

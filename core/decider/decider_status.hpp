@@ -89,6 +89,21 @@ struct alias_counters_status {
   uint64_t queries = 0, tcp = 0, timeouts = 0, errors = 0, malformed = 0, mismatched = 0, network = 0;
 };
 
+/// A zone whose transferred view the cluster committed (docs/transfers.md,
+/// "The serial").
+struct zone_view_status {
+  std::string zone;
+  uint32_t generation = 0;  ///< views committed for it so far (added to its serial)
+  uint32_t serial = 0;      ///< the serial its SOA carries here
+  bool served = false;      ///< its committed records are transferred (the view follows health)
+  size_t records = 0;       ///< records of the committed view
+};
+
+/// The leader's proposals of zone views (decider/actor/transfer_views.hpp).
+struct zone_view_counters_status {
+  uint64_t proposed = 0, committed = 0, refused = 0;
+};
+
 struct decider_status {
   std::string node;
   int64_t at_ms = 0; ///< when this status was taken
@@ -114,6 +129,9 @@ struct decider_status {
   uint64_t protection_holds = 0; ///< holds begun since the start
   std::vector<std::string> config_warnings; ///< of the active config (records a committed config left out)
   std::vector<alias_status> aliases;
+  std::vector<zone_view_status> zone_views;
+  zone_view_counters_status zone_view_counters;
+  uint64_t zone_views_unreadable = 0; ///< committed views whose records did not read back here
   alias_counters_status alias_counters;
   std::vector<origin_status> origins;
   std::vector<peer_status> peers;

@@ -23,6 +23,28 @@ void append_decider_metrics(const decider::decider_status& s, int64_t now_ms, fa
     .add(static_cast<double>(s.configs_accepted), {{"result", "accepted"}})
     .add(static_cast<double>(s.configs_rejected), {{"result", "rejected"}})
     .append_to(out);
+  {
+    auto generation = gauge("gtmesh_transfer_view_generation",
+                            "Views of a zone's dynamic names the cluster committed (added to the zone's serial; "
+                            "docs/transfers.md, \"The serial\").");
+    auto serial = gauge("gtmesh_transfer_view_serial", "The SOA serial a zone with a committed view carries here.");
+    for (const auto& z : s.zone_views) {
+      generation.add(static_cast<double>(z.generation), {{"zone", z.zone}});
+      serial.add(static_cast<double>(z.serial), {{"zone", z.zone}});
+    }
+    generation.append_to(out);
+    serial.append_to(out);
+  }
+  counter("gtmesh_transfer_view_proposals_total",
+          "Zone views this decider proposed as the leader, by result (refused: the log did not take it, "
+          "e.g. leadership lost).")
+    .add(static_cast<double>(s.zone_view_counters.committed), {{"result", "committed"}})
+    .add(static_cast<double>(s.zone_view_counters.refused), {{"result", "refused"}})
+    .append_to(out);
+  counter("gtmesh_transfer_view_unreadable_total",
+          "Committed zone views whose records did not read back here (transferred as this decider computes them).")
+    .add(static_cast<double>(s.zone_views_unreadable))
+    .append_to(out);
   gauge("gtmesh_decider_isolated",
         "1 while no majority of deciders is reachable (answers stay last-known-good, pushes fail).")
     .add(s.isolated ? 1 : 0)

@@ -71,7 +71,7 @@ snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view
   s->rum = std::move(rum);
   auto prepared = std::make_shared<prepared_decisions>();
   // Which ALIAS targets changed since the previous snapshot (by stamp).
-  const alias_answers* before = previous && previous->plan == plan ? previous->aliases.get() : nullptr;
+  const alias_answers* before = previous && same_routing(*previous->plan, *plan) ? previous->aliases.get() : nullptr;
   std::vector<uint8_t> alias_changed(plan->alias_targets.size(), 1);
   for (uint32_t t = 0; t < alias_changed.size(); ++t) {
     const alias_target_answers* now = aliases ? aliases->target(t) : nullptr;
@@ -81,7 +81,7 @@ snapshot_ptr make_snapshot(plan_ptr plan, std::shared_ptr<const measurement_view
   const alias_answers* with = aliases.get();
   // Kept rankings hold from their build time on: a clock that went back
   // could make a stale cell fresh again, so then everything is ranked anew.
-  const bool same_plan = previous && previous->plan == plan && previous->prepared && previous->view &&
+  const bool same_plan = previous && same_routing(*previous->plan, *plan) && previous->prepared && previous->view &&
                          now_ms >= previous->prepared->built_at_ms;
   if (same_plan && previous->hold && previous->hold->prepared) {
     // After (or during) a monitor-protection hold, the held records' picks

@@ -1,5 +1,7 @@
 #include "core/routing/routing_plan.hpp"
 
+#include "core/dns/transfer/packed_records.hpp"
+
 #include "core/rum/rum_table.hpp"
 
 #include "core/dns/wire/name.hpp"
@@ -16,6 +18,7 @@
 #include <optional>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace gtmesh {
 
@@ -91,6 +94,8 @@ private:
   void index_dc_rankings_by_dc();
   void index_profile_dependencies();
   void mark_views_following_health();
+  std::shared_ptr<const dns::packed_records>
+  committed_records_still_dynamic(uint32_t zone, std::shared_ptr<const dns::packed_records> view) const;
   routing_plan& plan_;
   const config& cfg_;
   const std::vector<bool>* keys_absent_; ///< compile_plan_without_keys: zones compiled without their keys
@@ -885,9 +890,58 @@ void plan_builder::mark_views_following_health() {
     if (view == transfer_view::current || (view == transfer_view::fail_safe && r.mode == record_mode::alias))
       z.view_follows_health = true;
   }
-  for (zone_plan& z : plan_.zones)
+  for (uint32_t zi = 0; zi < plan_.zones.size(); ++zi) {
+    zone_plan& z = plan_.zones[zi];
     if (!z.view_follows_health)
       z.committed_view.reset();
+    else if (z.committed_view)
+      z.committed_view = committed_records_still_dynamic(zi, z.committed_view);
+  }
+}
+
+std::shared_ptr<const dns::packed_records>
+plan_builder::committed_records_still_dynamic(uint32_t zone, std::shared_ptr<const dns::packed_records> view) const {
+  // A view committed from an older config can name records this one made
+  // plain or removed: those are left out (a plain one is transferred as the
+  // config has it, never twice), until the leader commits this config's.
+  auto key = [](std::string_view name) {
+    std::string out;
+    if (auto wire = dns::text_to_wire(name))
+      for (uint8_t c : *wire)
+        out.push_back(static_cast<char>(dns::lower(c)));
+    return out;
+  };
+  std::unordered_set<std::string> dynamic_owners, plain;
+  for (const record_plan& r : plan_.records) {
+    if (r.zone != zone)
+      continue;
+    if (r.mode == record_mode::plain) {
+      std::string k = key(r.name);
+      k.push_back(static_cast<char>(static_cast<uint16_t>(r.type) >> 8));
+      k.push_back(static_cast<char>(static_cast<uint16_t>(r.type)));
+      plain.insert(std::move(k));
+    } else {
+      dynamic_owners.insert(key(r.name));
+    }
+  }
+  std::vector<dns::transfer_record> kept;
+  bool all = true;
+  for (size_t i = 0; i < view->size(); ++i) {
+    const dns::packed_records::view r = view->at(i);
+    std::string k(reinterpret_cast<const char*>(r.owner.data()), r.owner.size());
+    const bool owner_dynamic = dynamic_owners.count(k) > 0;
+    k.push_back(static_cast<char>(r.type >> 8));
+    k.push_back(static_cast<char>(r.type));
+    if (owner_dynamic && !plain.count(k))
+      kept.push_back(r.record());
+    else
+      all = false;
+  }
+  if (all)
+    return view;
+  auto filtered = std::make_shared<dns::packed_records>();
+  filtered->assign(kept);
+  return filtered;
 }
 
 void plan_builder::index_profile_dependencies() {

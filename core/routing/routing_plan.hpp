@@ -334,11 +334,27 @@ public:
   uint32_t find_alias(std::string_view name, std::string_view monitor) const noexcept;
   /// RDATA `id` of this plan's pool (id < rdata.size()).
   rdata_ref rdata_at(uint32_t id) const noexcept { return {rdata[id], rdata_bytes.data()}; }
+  /// The serial in zone `zone`'s SOA (its RDATA's last 20 bytes start with it).
+  uint32_t soa_serial(uint32_t zone) const noexcept {
+    const rdata_ref soa = rdata_at(zones[zone].soa_rdata);
+    const uint8_t* s = soa.data() + soa.entry.length - 20;
+    return static_cast<uint32_t>(s[0]) << 24 | static_cast<uint32_t>(s[1]) << 16 | static_cast<uint32_t>(s[2]) << 8 | s[3];
+  }
   /// Text of one answer, for traces.
   std::string answer_text(uint32_t rdata_id) const;
 };
 
 using plan_ptr = std::shared_ptr<const routing_plan>;
+
+/// Whether `a` and `b` route alike: the same plan, or compiled from the same
+/// model as the same version (a decider compiles its config again when a
+/// zone's committed view changes: only SOA serials and transferred views
+/// differ). Rankings, targets and cell layouts are the same then, so a
+/// snapshot carries the previous one's incumbents (switch damping) and
+/// ALIAS stamps over.
+inline bool same_routing(const routing_plan& a, const routing_plan& b) noexcept {
+  return &a == &b || (a.cfg && a.cfg == b.cfg && a.version == b.version);
+}
 
 /// Result of compiling: a plan, or the reason it could not be built (e.g.
 /// the geo database cannot be opened). Config rules were checked by the

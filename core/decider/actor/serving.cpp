@@ -348,6 +348,7 @@ void on_committed(decider_self self, const consensus::replicated_view_ptr& view)
   } else if (!st.core->config_error().empty()) {
     log(self, st.core->config_error());
   }
+  st.log_zone_views = view->zone_views;
   if (change.zone_views && !change.config)
     log(self, "zone views committed: " + zone_view_text(st) + "; transferred under the serials they raise");
   if (change.config || change.overrides || change.zone_views)

@@ -147,12 +147,17 @@ struct decider_state {
   bool signed_only = false;
   std::string signed_only_by;
   bool leader = false; ///< this decider leads the log (consensus actor's leader_atom)
+  /// The zones' views as the log holds them (the last committed view).
+  std::map<std::string, consensus::zone_view_record> log_zone_views;
   /// The leader's proposals of zone views (actor/transfer_views.hpp).
   struct transfer_view_state {
     std::chrono::steady_clock::time_point next_check{};
     std::chrono::milliseconds check_interval{1000};
     std::set<std::string> in_flight; ///< zones with a proposal not answered yet
+    std::map<std::string, std::chrono::steady_clock::time_point> retry_at; ///< after a refusal
+    uint32_t next_zone = 0;          ///< where the next look starts
     std::string last_said;           ///< the last warning logged (each once)
+    uint64_t proposed = 0, committed = 0, refused = 0; ///< proposals by this decider, by outcome
   } transfer_views;
   bool ready_told = false;
   bool peers_differ_logged = false;

@@ -98,6 +98,7 @@ std::shared_ptr<decider_status> take_status(decider_self self, int64_t now) {
     s->peers.push_back(std::move(ps));
   }
   s->links_up = static_cast<int>(st.links.size());
+  s->zone_view_counters = {st.transfer_views.proposed, st.transfer_views.committed, st.transfer_views.refused};
   s->frames_received = st.frames;
   s->frames_dropped = st.rejected;
   if (st.options.transport) {

@@ -13,6 +13,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include <algorithm>
+#include <span>
 
 namespace gtmesh::decider::actor {
 
@@ -23,6 +24,10 @@ namespace {
 /// What a committed view may weigh, packed (before compression): a zone
 /// with more is transferred as each decider computes it (docs/transfers.md).
 constexpr size_t max_view_bytes = 64u << 20;
+/// A look at the zones stops after this (the rest wait for the next look).
+constexpr std::chrono::milliseconds max_look_time{50};
+/// A zone whose proposal the log refused is proposed again after this.
+constexpr std::chrono::seconds retry_after_refusal{10};
 
 void say_once(decider_self self, const std::string& text) {
   auto& tv = self->state.transfer_views;
@@ -42,61 +47,89 @@ void maybe_propose_zone_views(decider_self self) {
     return;
   const active_config* c = st.core->config();
   const snapshot_ptr snapshot = st.core->last_snapshot();
-  if (!c || !snapshot || !snapshot->plan || snapshot->plan->version != c->version || c->version == 0)
+  // Only from the config the log has in force, loaded here: a view made
+  // from another version is ignored by every decider.
+  if (!c || c->version == 0 || static_cast<int64_t>(c->version) != st.cluster_version ||
+      !st.core->config_error().empty() || !snapshot || !snapshot->plan || snapshot->plan->version != c->version)
     return;
   const routing_plan& plan = *snapshot->plan;
   const auto started = std::chrono::steady_clock::now();
   const int64_t fixed = st.core->snapshot_fixed_now();
   const int64_t now_ms = fixed != 0 ? fixed : wall_clock_ms();
-  for (uint32_t zone = 0; zone < plan.zones.size(); ++zone) {
+  // Zones in turn from where the last look stopped; a look stops after
+  // max_look_time, so that one stall of this actor stays short.
+  const uint32_t zones = static_cast<uint32_t>(plan.zones.size());
+  uint32_t looked = 0;
+  for (; looked < zones && std::chrono::steady_clock::now() - started < max_look_time; ++looked) {
+    const uint32_t zone = (tv.next_zone + looked) % zones;
     if (!plan.zones[zone].view_follows_health)
       continue;
     const std::string& name = plan.zones[zone].source->name;
-    if (tv.in_flight.count(name))
+    if (tv.in_flight.count(name) || (tv.retry_at.count(name) && now < tv.retry_at[name]))
       continue;
     dns::packed_records computed;
-    {
-      const std::vector<dns::transfer_record> records = dns::dynamic_records(*snapshot, zone, now_ms);
-      computed.assign(records);
-    }
-    const auto& views = st.core->zone_views();
-    const auto committed = views.find(name);
-    const uint32_t generation = committed == views.end() ? 0 : committed->second.generation;
-    if (committed != views.end() && committed->second.records &&
-        std::ranges::equal(committed->second.records->bytes(), computed.bytes()))
+    computed.assign(dns::dynamic_records(*snapshot, zone, now_ms));
+    const auto bytes = computed.bytes();
+    // What the log holds, and what this decider serves: the same unless the
+    // log was started over (its store kept higher generations).
+    const auto logged = st.log_zone_views.find(name);
+    const auto& local = st.core->zone_views();
+    const auto here = local.find(name);
+    const uint32_t local_generation = here == local.end() ? 0 : here->second.generation;
+    if (logged != st.log_zone_views.end() && logged->second.records && logged->second.generation >= local_generation &&
+        std::ranges::equal(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(logged->second.records->data()),
+                                                    logged->second.records->size()),
+                           bytes))
       continue; // the log holds this view already (made from this config or an older one: the same records)
-    if (computed.bytes().size() > max_view_bytes) {
-      say_once(self, "zone " + name + ": its transferred view is " + std::to_string(computed.bytes().size() >> 20) +
+    if (bytes.size() > max_view_bytes) {
+      say_once(self, "zone " + name + ": its transferred view is " + std::to_string(bytes.size() >> 20) +
                        " MiB, above the " + std::to_string(max_view_bytes >> 20) +
-                       " MiB a committed view may hold: each decider transfers the view it computes itself");
+                       " MiB a committed view may hold: every decider keeps transferring the last view committed");
+      continue;
+    }
+    const std::string view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    if (!dns::read_committed_view(view)) { // every decider would refuse it: never propose it
+      say_once(self, "zone " + name + ": its transferred view does not read back; not committed");
       continue;
     }
     if (std::string lacking = members_lacking(self, mesh::capability_transfer_views, true); !lacking.empty()) {
-      say_once(self, "zone views are not committed (each decider transfers the view it computes itself): " + lacking);
+      say_once(self, "zone views are not committed (every decider keeps transferring the last view committed, or "
+                     "the view it computes itself where none was): " + lacking);
       break;
     }
+    const uint32_t logged_generation = logged == st.log_zone_views.end() ? 0 : logged->second.generation;
     consensus::log_entry e;
     e.kind = consensus::entry_kind::zone_view;
     e.zone = name;
     e.base_version = c->version;
-    e.view_generation = generation + 1;
-    const auto bytes = computed.bytes();
-    e.view.assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    e.view_generation = std::max(local_generation, logged_generation) + 1;
+    e.view = view;
     e.by = node_name(self).substr(0, consensus::max_entry_name_bytes);
     e.at_ms = wall_clock_ms();
     const auto entry = consensus::encode(e);
     tv.in_flight.insert(name);
+    ++tv.proposed;
     self
       ->request(st.options.consensus, st.options.operator_timeout + consensus::proposal_extra_wait(entry.size()),
                 propose_as_leader_atom_v, std::vector<char>(entry.begin(), entry.end()))
       .then(
         [self, name](const mesh::proposal_reply_body& r) {
-          self->state.transfer_views.in_flight.erase(name);
-          if (!r.ok)
+          auto& tv = self->state.transfer_views;
+          tv.in_flight.erase(name);
+          ++(r.ok ? tv.committed : tv.refused);
+          if (!r.ok) { // not again for a while: a refusal that holds would cost a log entry a second
+            tv.retry_at[name] = std::chrono::steady_clock::now() + retry_after_refusal;
             say_once(self, "zone " + name + ": its view was not committed: " + r.error);
+          }
         },
-        [self, name](caf::error&) { self->state.transfer_views.in_flight.erase(name); });
+        [self, name](caf::error&) {
+          auto& tv = self->state.transfer_views;
+          tv.in_flight.erase(name);
+          tv.retry_at[name] = std::chrono::steady_clock::now() + retry_after_refusal;
+          ++tv.refused;
+        });
   }
+  tv.next_zone = zones ? (tv.next_zone + looked) % zones : 0;
   // At most 5 % of this actor's time, at most once per interval.
   const auto cost = std::chrono::steady_clock::now() - started;
   tv.next_check = std::chrono::steady_clock::now() +

@@ -11,11 +11,15 @@
 // (decider_core::apply_view), and its responder sends NOTIFY.
 //
 // - maybe_propose_zone_views: from on_flush; at most once per
-//   view_check_interval, and never more than 5 % of the actor's time (the
-//   next check waits 20 times what the last one cost: a zone of 50,000
-//   dynamic names costs 32 decisions each). Only the leader, serving the
-//   committed config with measurements, once every member decider states
-//   `transfer-views`; one proposal per zone in flight.
+//   check_interval, and never more than 5 % of the actor's time (the next
+//   check waits 20 times what the last one cost: a zone of 50,000 dynamic
+//   names costs 32 decisions each); a look stops after 50 ms and the next
+//   one goes on from the zone it stopped at. Only the leader, serving the
+//   config the log has in force (loaded here) with measurements, once every
+//   linked member decider states `transfer-views`; one proposal per zone in
+//   flight, none for 10 s after the log refused one. A view is numbered
+//   above both the log's generation and this decider's (its store may hold
+//   more after the log was started over).
 
 #include "core/decider/actor/state.hpp"
 

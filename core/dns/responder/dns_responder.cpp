@@ -171,13 +171,11 @@ void dns_responder::notify_secondaries(const routing_snapshot& snapshot) {
   if (!tcp_) // no TCP listener: no transfers, so nothing to announce
     return;
   const routing_plan& plan = *snapshot.plan;
-  for (const zone_plan& z : plan.zones) {
+  for (uint32_t zi = 0; zi < plan.zones.size(); ++zi) {
+    const zone_plan& z = plan.zones[zi];
     if (!z.source || !z.source->transfer.enabled || z.source->transfer.notify.empty())
       continue;
-    const rdata_ref soa = plan.rdata_at(z.soa_rdata);
-    const uint8_t* s = soa.data() + soa.entry.length - 20;
-    const uint32_t serial = static_cast<uint32_t>(s[0]) << 24 | static_cast<uint32_t>(s[1]) << 16 |
-                            static_cast<uint32_t>(s[2]) << 8 | s[3];
+    const uint32_t serial = plan.soa_serial(zi);
     auto [it, fresh] = notified_serials_.try_emplace(z.source->name, serial);
     if (!fresh && it->second == serial)
       continue;

@@ -9,6 +9,7 @@
 // it survives a restart. From a serial older than the journal, IXFR is
 // answered with the whole zone. Pure: no sockets, no clock, no files.
 
+#include "core/dns/transfer/packed_records.hpp"
 #include "core/dns/transfer/transfer_record.hpp"
 
 #include <cstdint>
@@ -28,34 +29,6 @@ struct zone_delta {
   transfer_record new_soa;
   std::vector<transfer_record> deleted;
   std::vector<transfer_record> added;
-};
-
-/// Records in one byte string, in transfer_record's order: about 30 bytes
-/// a record for a zone's last version (a vector of transfer_record costs
-/// about 120 with its two allocations, 120 MB at 1,000,000 records).
-class packed_records {
-public:
-  struct view {
-    std::span<const uint8_t> owner;
-    uint16_t type = 0;
-    uint32_t ttl = 0;
-    std::span<const uint8_t> rdata;
-    transfer_record record() const;
-  };
-  /// `sorted` must be in transfer_record's order.
-  void assign(std::span<const transfer_record> sorted);
-  size_t size() const noexcept { return offsets_.size(); }
-  view at(size_t i) const noexcept;
-  void clear() noexcept;
-  /// Every record, packed (what assign_packed takes back).
-  std::span<const uint8_t> bytes() const noexcept { return bytes_; }
-  /// Takes records packed by bytes(); false (and empty) when they do not
-  /// parse to the end.
-  bool assign_packed(std::span<const uint8_t> packed);
-
-private:
-  std::vector<uint8_t> bytes_; ///< per record: owner length, owner, type, TTL, RDATA length, RDATA
-  std::vector<size_t> offsets_;
 };
 
 class ixfr_journal {

@@ -315,6 +315,7 @@ std::vector<transfer_record> dynamic_records(const routing_snapshot& s, uint32_t
     if (r.zone == zone && r.mode != record_mode::plain)
       append_record(s, r, view, now_ms, out);
   std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end()); // e.g. x A and x AAAA answering the same CNAME
   return out;
 }
 

@@ -402,7 +402,7 @@ TEST(log_entry, a_zone_view_round_trips_as_format_4_large_views_compressed) {
   EXPECT_FALSE(decode(refused.data(), refused.size(), e)) << "a zone name above 255 bytes";
 }
 
-TEST(replicated_state, a_zone_view_applies_at_the_version_in_force_and_the_next_generation_only) {
+TEST(replicated_state, a_zone_view_applies_at_the_version_in_force_and_above_the_last_generation_only) {
   replicated_state s;
   s.apply(config("v1", 1), 2);
   s.apply(config("v2", 2), 3);
@@ -411,20 +411,21 @@ TEST(replicated_state, a_zone_view_applies_at_the_version_in_force_and_the_next_
   EXPECT_TRUE(s.zone_views().empty());
   EXPECT_FALSE(s.apply(zone_view("demo.example.", 2, 1, "first"), 5).ignored);
   EXPECT_TRUE(s.apply(zone_view("demo.example.", 2, 1, "again"), 6).ignored) << "generation 1 is taken";
-  EXPECT_TRUE(s.apply(zone_view("demo.example.", 2, 3, "skips"), 7).ignored) << "generation 2 comes first";
-  EXPECT_FALSE(s.apply(zone_view("demo.example.", 2, 2, "second"), 8).ignored);
+  EXPECT_FALSE(s.apply(zone_view("demo.example.", 2, 3, "leaps"), 7).ignored)
+    << "above the last: a leader whose store kept more (a log started over) numbers above it";
+  EXPECT_TRUE(s.apply(zone_view("demo.example.", 2, 2, "late"), 8).ignored) << "below the last: never back";
   s.apply(config("v3", 3), 9);
-  EXPECT_FALSE(s.apply(zone_view("demo.example.", 3, 3, "third"), 10).ignored)
+  EXPECT_FALSE(s.apply(zone_view("demo.example.", 3, 4, "third"), 10).ignored)
     << "a new config keeps the generation: the serial never goes back";
   EXPECT_FALSE(s.apply(zone_view("other.example.", 3, 1, "o"), 11).ignored) << "each zone counts its own";
   const auto& views = s.zone_views();
   ASSERT_EQ(views.size(), 2u);
   const zone_view_record& demo = views.at("demo.example.");
-  EXPECT_EQ(demo.generation, 3u);
+  EXPECT_EQ(demo.generation, 4u);
   EXPECT_EQ(demo.config_version, 3u);
   EXPECT_EQ(*demo.records, "third");
   EXPECT_EQ(demo.index, 10u);
-  EXPECT_EQ(s.view()->zone_views.at("demo.example.").generation, 3u) << "handed to the decider with the view";
+  EXPECT_EQ(s.view()->zone_views.at("demo.example.").generation, 4u) << "handed to the decider with the view";
 
   // Through a snapshot.
   replicated_state copy;
@@ -434,7 +435,7 @@ TEST(replicated_state, a_zone_view_applies_at_the_version_in_force_and_the_next_
   EXPECT_EQ(*copy.zone_views().at("demo.example.").records, "third");
   EXPECT_EQ(copy.zone_views().at("other.example.").generation, 1u);
   EXPECT_EQ(copy.snapshot(), snap);
-  EXPECT_FALSE(copy.apply(zone_view("demo.example.", 3, 4, "fourth"), 12).ignored);
+  EXPECT_FALSE(copy.apply(zone_view("demo.example.", 3, 5, "fifth"), 12).ignored);
 }
 
 } // namespace

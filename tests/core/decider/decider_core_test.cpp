@@ -296,6 +296,12 @@ TEST_F(decider_core_test, a_committed_zone_view_raises_the_serial_is_kept_across
   ASSERT_TRUE(again->config()->plan->zones.at(0).committed_view);
   EXPECT_EQ(again->config()->plan->zones.at(0).committed_view->at(0).rdata[3], 2);
   EXPECT_FALSE(again->apply_view(with_view(1, 5, 2, {192, 0, 2, 2}), t0).zone_views) << "its replay changes nothing";
+  // The consensus actor's first reports after a start: the empty state,
+  // then an older position of the log. Neither takes the serial back.
+  consensus::replicated_view empty;
+  EXPECT_FALSE(again->apply_view(empty, t0).zone_views);
+  EXPECT_FALSE(again->apply_view(with_view(1, 3, 1, {192, 0, 2, 1}), t0).zone_views);
+  EXPECT_EQ(soa_serial(*again->config()->plan), 3u) << "generation 2 stands";
 
   // A push validated before a view is committed, committed after it: not
   // the validated plan (its serial misses the generation).

@@ -351,6 +351,47 @@ TEST(zone_transfer, a_committed_view_is_transferred_under_the_serial_its_generat
                                    "one.example.test. 192.0.2.251"}));
 }
 
+TEST(zone_transfer, a_view_committed_from_an_older_config_transfers_only_what_is_still_dynamic) {
+  // Committed before a push made ns1 plain (it was dynamic then) and
+  // removed `gone`: those are left out of the committed records until the
+  // leader commits this config's view; ns1 goes out once, as configured.
+  auto own = snapshot_for("current");
+  ASSERT_TRUE(own);
+  committed_views views;
+  views[own->plan->zones[0].source->name] = committed_view{
+    2, 6,
+    read_committed_view(packed({a_record("www.example.test.", {198, 51, 100, 10}),
+                                a_record("ns1.example.test.", {192, 0, 2, 99}),
+                                a_record("gone.example.test.", {10, 0, 0, 1})}))};
+  auto s = snapshot_for("current", "", 7, &views);
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->plan->zones[0].committed_view);
+  EXPECT_EQ(s->plan->zones[0].committed_view->size(), 1u);
+  EXPECT_EQ(a_records(transfer_records(*s, 0, now_ms)),
+            (std::set<std::string>{"ns1.example.test. 192.0.2.53", "www.example.test. 198.51.100.10"}));
+  const auto rrs = transfer_records(*s, 0, now_ms);
+  EXPECT_EQ(std::count_if(rrs.begin(), rrs.end(), [](const auto& r) { return wire_to_text(r.owner) == "ns1.example.test."; }),
+            1);
+}
+
+TEST(zone_transfer, a_plan_compiled_again_for_a_view_keeps_the_previous_snapshots_rankings) {
+  // Only serials and transferred views differ: the next snapshot carries
+  // the rankings (and their switch damping) over instead of starting anew.
+  auto before = snapshot_for("current");
+  ASSERT_TRUE(before);
+  committed_views views;
+  views[before->plan->zones[0].source->name] = committed_view{1, 7, read_committed_view("")};
+  auto again = compile_plan(before->plan->cfg, 7, &views);
+  ASSERT_TRUE(again.plan);
+  EXPECT_TRUE(same_routing(*before->plan, *again.plan));
+  auto next = make_snapshot(again.plan, before->view, now_ms, 2, before.get());
+  EXPECT_EQ(next->prepared->ranked, 0u) << "nothing ranked again";
+  auto other_version = compile_plan(before->plan->cfg, 8);
+  EXPECT_FALSE(same_routing(*before->plan, *other_version.plan));
+  EXPECT_GT(make_snapshot(other_version.plan, before->view, now_ms, 2, before.get())->prepared->ranked, 0u)
+    << "another version is ranked anew";
+}
+
 TEST(zone_transfer, a_committed_view_that_does_not_read_back_is_refused) {
   const std::string good = packed({a_record("a.example.test.", {192, 0, 2, 1}), a_record("b.example.test.", {192, 0, 2, 2})});
   EXPECT_TRUE(read_committed_view(good));
