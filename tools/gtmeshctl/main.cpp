@@ -486,6 +486,7 @@ int main(int argc, char** argv) {
   r.option("--cluster", cluster);
   bool dry_run = r.flag("--dry-run");
   bool force = r.flag("--force");
+  const bool no_local_check = r.flag("--no-local-check");
   std::string base_text, if_match, message;
   r.option("--base", base_text);
   r.option("--if-match", if_match);
@@ -568,13 +569,19 @@ int main(int argc, char** argv) {
   if (cmd == "push") {
     if (pos.size() != 2)
       return usage();
-    load_result local = load_config_file(pos[1], routing_methods());
-    if (!local.ok()) {
-      std::fputs(local.report().c_str(), stderr);
-      std::fprintf(stderr, "gtmeshctl: %s is invalid; nothing was pushed\n", pos[1].c_str());
-      return 1;
+    if (!no_local_check) {
+      load_result local = load_config_file(pos[1], routing_methods());
+      if (!local.ok()) {
+        std::fputs(local.report().c_str(), stderr);
+        std::fprintf(stderr, "gtmeshctl: %s is invalid; nothing was pushed\n", pos[1].c_str());
+        return 1;
+      }
     }
     std::ifstream in(pos[1]);
+    if (!in) {
+      std::fprintf(stderr, "gtmeshctl: cannot read %s; nothing was pushed\n", pos[1].c_str());
+      return 1;
+    }
     std::stringstream text;
     text << in.rdbuf();
     req.kind = mesh::message_kind::config_push;

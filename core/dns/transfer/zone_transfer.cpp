@@ -463,8 +463,9 @@ std::shared_ptr<const packed_records> read_committed_view(std::string_view bytes
     return nullptr;
   for (size_t i = 0; i < view->size(); ++i) {
     const packed_records::view r = view->at(i);
-    if (!lowercase_wire_name(r.owner) || (i > 0 && compare_records(view->at(i - 1), r) >= 0))
-      return nullptr;
+    if (!lowercase_wire_name(r.owner) || r.type == static_cast<uint16_t>(rr_type::soa) || r.type == type_axfr ||
+        r.type == type_ixfr || (i > 0 && compare_records(view->at(i - 1), r) >= 0))
+      return nullptr; // an SOA in the middle would end a secondary's AXFR there
   }
   return view;
 }

@@ -189,7 +189,8 @@ std::vector<transfer_record> dynamic_records(const routing_snapshot& snapshot, u
 
 /// A committed view's records back from the log (packed_records bytes, as
 /// the leader packed dynamic_records()): null unless every record parses,
-/// every owner is a lowercase wire name, and they are sorted and unique.
+/// every owner is a lowercase wire name, none is an SOA, and they are
+/// sorted and unique.
 std::shared_ptr<const packed_records> read_committed_view(std::string_view bytes);
 
 } // namespace gtmesh::dns

@@ -411,6 +411,8 @@ TEST(zone_transfer, a_committed_view_that_does_not_read_back_is_refused) {
   ASSERT_EQ(upper[2], 'a'); // owner length, first label's length, its byte
   upper[2] = 'A';
   EXPECT_FALSE(read_committed_view(upper)) << "an owner not lowercase";
+  EXPECT_FALSE(read_committed_view(packed({transfer_record{*text_to_wire("a.example.test."), 6, 30, {0}}})))
+    << "an SOA, which would end a secondary's AXFR in the middle";
   std::string not_a_name = a;
   not_a_name[1] = 60; // the first label's length runs past the name
   EXPECT_FALSE(read_committed_view(not_a_name));
