@@ -13,6 +13,8 @@ a Knot on [::1]:
 3. A reload that changes one record: gtmesh's NOTIFY to [::1] gets Knot to
    serial 2 within 2 s, by an incremental IXFR over IPv6 (counted), and
    `kdig @::1 IXFR=1` is the change alone.
+4. DoT and XoT on [::1] (`--dot [::1]:PORT`): `kdig +tls` (the certificate
+   checked) gets the UDP answer and the TCP AXFR's records.
 """
 
 import os
@@ -29,6 +31,7 @@ sys.path.insert(0, HERE)
 from gtmesh_dns import Checks, GtmeshServer, dig, kdig, status_of, wait_until  # noqa: E402
 from transfers_test import (CONFIG, EXPECTED, STATE, answers, free_port, start_knot, stop,  # noqa: E402
                             xfr_records)
+from dot_test import make_certificate  # noqa: E402
 
 
 def serial6(port):
@@ -50,8 +53,11 @@ def main():
         config = os.path.join(workdir, "v6.yaml")
         with open(config, "w") as f:
             f.write(text)
+        ca, cert, key = make_certificate(workdir)
+        dot_port = free_port()
         server = GtmeshServer(workdir, config, state=STATE, listens=("[::1]:0", "127.0.0.1:0"),
-                              extra=["--udp-threads", "1"]).start()
+                              extra=["--udp-threads", "1", "--dot", "[::1]:%d" % dot_port, "--dot-cert", cert,
+                                     "--dot-key", key]).start()
         (host6, port6), (host4, port4) = server.addresses
         t.equal(host6, "::1", "the first listener is on ::1")
 
@@ -110,6 +116,15 @@ def main():
         t.equal([(r[2], r[3]) for r in ixfr if r[2] != "SOA"],
                 [("A", "192.0.2.25"), ("A", "192.0.2.26")], "kdig @::1 IXFR=1: the change alone")
         t.equal(status_of(dig("::1", port6, "mail.example.com", "A")), "NOERROR", "UDP over IPv6 still answers")
+
+        # 4. DoT and XoT over IPv6.
+        tls = ["+tls-ca=%s" % ca, "+tls-hostname=dns.test"]
+        udp = kdig("::1", port6, "mail.example.com", "A", "+notcp", "+short").split()
+        dot = kdig("::1", dot_port, "mail.example.com", "A", *tls, "+short").split()
+        t.check(dot == udp == ["192.0.2.26"], "DoT on [::1]: the UDP answer", f"DoT {dot}, UDP {udp}")
+        tcp = xfr_records(kdig("::1", port6, "AXFR", "example.com"))
+        xot = xfr_records(kdig("::1", dot_port, "AXFR", "example.com", *tls))
+        t.check(len(xot) > 2 and sorted(xot) == sorted(tcp), "XoT on [::1]: the TCP AXFR's records", str(xot[:3]))
         code, _ = server.stop()
         t.equal(code, 0, "gtmesh exits cleanly")
     except Exception as e:  # report, then fail
