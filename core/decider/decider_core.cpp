@@ -180,15 +180,11 @@ decider_core::view_change decider_core::apply_view(const consensus::replicated_v
   if (active_ && v.yaml && active_->yaml != v.yaml && active_->version == v.config_version &&
       *active_->yaml == *v.yaml)
     active_->yaml = v.yaml; // the text restored from the store is the log's: keep one copy
-  // Views first: a replay after a restart may bring views a build that
-  // did not keep them never stored.
-  const bool views_changed = take_zone_views(v);
-  if (v.applied_index <= applied_index_) { // a replay after a restart: already applied and persisted
-    change.zone_views = views_changed && recompile_for_views();
-    return change;
-  }
+  if (v.applied_index <= applied_index_)
+    return change; // a replay after a restart: already applied and persisted (the zone views too)
   applied_index_ = v.applied_index;
   pending_.applied_index = applied_index_;
+  const bool views_changed = take_zone_views(v);
   if (v.yaml && v.config_version > 0 &&
       (!active_ || active_->version != v.config_version ||
        (active_->yaml != v.yaml && *active_->yaml != *v.yaml))) { // the same text is mostly the same string
@@ -266,10 +262,16 @@ bool decider_core::recompile_for_views() {
   if (!active_)
     return false;
   // The same config, with another serial and transferred view for a zone.
+  // It reads the config's files again (TSIG and DNSSEC keys, the geo
+  // database): when one fails now, the old plan stays and this is retried.
   compile_result compiled = compile_plan(active_->cfg, active_->version, &views_);
   ++counters_.plans_compiled;
-  if (!compiled.plan)
+  if (!compiled.plan) {
+    views_error_ = "serving the zone views committed before: compiling the config again for the newest failed (" +
+                   compiled.error + "); retried every 10 s";
     return false;
+  }
+  views_error_.clear();
   active_->plan = std::move(compiled.plan);
   dirty_ = true;
   return true;
@@ -278,37 +280,48 @@ bool decider_core::recompile_for_views() {
 void decider_core::restore_zone_views(const std::string& bytes) {
   wire_zone_views w;
   if (bytes.empty() || !mesh::unpack_into(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), w) || w.fv != 1)
-    return; // none kept, or unreadable: the log's replay brings them
+    return; // none kept, or unreadable: the log's next position brings them
+  committed_views kept;
   for (auto& z : w.v) {
     std::string records;
     if (!mesh::take_config_text(z.r, z.rz, records))
-      return;
-    views_[z.z] = committed_view{z.g, z.cv, z.u ? nullptr : dns::read_committed_view(records)};
+      return; // all or nothing
+    kept[z.z] = committed_view{z.g, z.cv, z.u ? nullptr : dns::read_committed_view(records)};
   }
+  views_ = std::move(kept);
   ++views_stamp_;
 }
 
 bool decider_core::take_zone_views(const consensus::replicated_view& v) {
-  // Generations only move forward here: a view replayed from an older log
-  // position (the empty state at start, a snapshot, a log started over)
-  // never takes a zone's serial back; a zone the log does not name keeps
-  // what this decider has (the leader numbers its next view above it).
-  bool changed = false;
+  // Exactly the log's, at a log position past the one applied here (the
+  // store keeps them with that position, so the replays after a restart,
+  // from the empty state or a snapshot, never take a serial back): every
+  // decider at one position serves the same serials and records.
+  bool changed = v.zone_views.size() != views_.size();
+  committed_views next;
   for (const auto& [zone, z] : v.zone_views) {
     auto old = views_.find(zone);
-    if (old != views_.end() && old->second.generation >= z.generation)
+    if (old != views_.end() && old->second.generation == z.generation &&
+        old->second.config_version == z.config_version) {
+      next.emplace(zone, old->second);
       continue;
+    }
     changed = true;
     committed_view c{z.generation, z.config_version, z.records ? dns::read_committed_view(*z.records) : nullptr};
     if (!c.records) // never written so by a leader: its serial still moves, its records are this node's own
       ++counters_.zone_views_unreadable;
-    views_[zone] = std::move(c);
+    next.emplace(zone, std::move(c));
   }
   if (!changed)
     return false;
+  views_ = std::move(next);
   ++views_stamp_;
   pending_.zone_views = encode_zone_views(views_);
   return true;
+}
+
+bool decider_core::retry_zone_views() {
+  return !views_error_.empty() && recompile_for_views();
 }
 
 bool decider_core::retry_committed_config(int64_t now_ms) {
@@ -692,6 +705,8 @@ std::string decider_core::status_text(int64_t now_ms) const {
       << generation_ << "\n";
   if (!config_error_.empty())
     out << "  CONFIG NOT APPLIED: " << config_error_ << "\n";
+  if (!views_error_.empty())
+    out << "  ZONE VIEWS NOT APPLIED: " << views_error_ << "\n";
   if (active_ && !active_->warnings.empty()) {
     std::istringstream lines(active_->warnings);
     for (std::string line; std::getline(lines, line);)

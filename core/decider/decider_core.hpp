@@ -118,6 +118,11 @@ public:
   const std::string& config_error() const noexcept { return config_error_; }
   /// Tries the committed config that did not load again; true if it does now.
   bool retry_committed_config(int64_t now_ms);
+  /// Compiles again for the committed zone views when that failed (a key
+  /// file being replaced?); true if it did now.
+  bool retry_zone_views();
+  /// Why the newest committed zone views are not served here ("" if they are).
+  const std::string& zone_views_error() const noexcept { return views_error_; }
   const active_config* config() const noexcept { return active_ ? &*active_ : nullptr; }
   uint32_t config_version() const noexcept { return active_ ? active_->version : 0; }
   /// The zones' committed views (log_entry zone_view) as the plans are compiled with.
@@ -306,6 +311,7 @@ private:
   /// compiled with, and a count of their changes.
   committed_views views_;
   uint64_t views_stamp_ = 0;
+  std::string views_error_; ///< the last recompile for views_ failed: why
   mesh::gossip_state table_;
   std::vector<mesh::dc_override> overrides_;
   uint64_t applied_index_ = 0;

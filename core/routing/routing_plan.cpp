@@ -100,6 +100,7 @@ private:
   const config& cfg_;
   const std::vector<bool>* keys_absent_; ///< compile_plan_without_keys: zones compiled without their keys
   const committed_views* views_;         ///< the zones' committed views, or null
+  std::vector<uint32_t> views_from_older_config_; ///< zones whose committed view another config made
   /// rdata id by type + wire bytes (an A record's key fits std::string's
   /// inline buffer; 100,000 records repeat a few thousand rdatas).
   std::unordered_map<std::string, uint32_t> rdata_ids_;
@@ -811,6 +812,8 @@ std::string plan_builder::run() {
         zp.view_generation = v->second.generation;
         serial += v->second.generation; // RFC 1982: moves forward by at most 2^31 - 1 at a time
         zp.committed_view = v->second.records; // kept below only where the view follows health
+        if (v->second.config_version != plan_.version)
+          views_from_older_config_.push_back(zi); // checked below against this config's records
       }
     zp.soa_rdata = encode_soa(z, serial);
     zp.soa_ttl = z.soa.ttl;
@@ -894,7 +897,8 @@ void plan_builder::mark_views_following_health() {
     zone_plan& z = plan_.zones[zi];
     if (!z.view_follows_health)
       z.committed_view.reset();
-    else if (z.committed_view)
+    else if (z.committed_view && std::find(views_from_older_config_.begin(), views_from_older_config_.end(), zi) !=
+                                   views_from_older_config_.end())
       z.committed_view = committed_records_still_dynamic(zi, z.committed_view);
   }
 }
@@ -902,26 +906,28 @@ void plan_builder::mark_views_following_health() {
 std::shared_ptr<const dns::packed_records>
 plan_builder::committed_records_still_dynamic(uint32_t zone, std::shared_ptr<const dns::packed_records> view) const {
   // A view committed from an older config can name records this one made
-  // plain or removed: those are left out (a plain one is transferred as the
-  // config has it, never twice), until the leader commits this config's.
-  auto key = [](std::string_view name) {
+  // plain, changed the type of, or removed: only the (owner, type) pairs a
+  // dynamic record of this config transfers as are kept (its type, or a
+  // CNAME; an ALIAS's A and AAAA), until the leader commits this config's.
+  auto key = [](std::string_view name, uint16_t type) {
     std::string out;
     if (auto wire = dns::text_to_wire(name))
       for (uint8_t c : *wire)
         out.push_back(static_cast<char>(dns::lower(c)));
+    out.push_back(static_cast<char>(type >> 8));
+    out.push_back(static_cast<char>(type));
     return out;
   };
-  std::unordered_set<std::string> dynamic_owners, plain;
+  std::unordered_set<std::string> dynamic;
   for (const record_plan& r : plan_.records) {
-    if (r.zone != zone)
+    if (r.zone != zone || r.mode == record_mode::plain)
       continue;
-    if (r.mode == record_mode::plain) {
-      std::string k = key(r.name);
-      k.push_back(static_cast<char>(static_cast<uint16_t>(r.type) >> 8));
-      k.push_back(static_cast<char>(static_cast<uint16_t>(r.type)));
-      plain.insert(std::move(k));
+    if (r.mode == record_mode::alias) {
+      dynamic.insert(key(r.name, static_cast<uint16_t>(dns::rr_type::a)));
+      dynamic.insert(key(r.name, static_cast<uint16_t>(dns::rr_type::aaaa)));
     } else {
-      dynamic_owners.insert(key(r.name));
+      dynamic.insert(key(r.name, static_cast<uint16_t>(r.type)));
+      dynamic.insert(key(r.name, static_cast<uint16_t>(dns::rr_type::cname)));
     }
   }
   std::vector<dns::transfer_record> kept;
@@ -929,10 +935,9 @@ plan_builder::committed_records_still_dynamic(uint32_t zone, std::shared_ptr<con
   for (size_t i = 0; i < view->size(); ++i) {
     const dns::packed_records::view r = view->at(i);
     std::string k(reinterpret_cast<const char*>(r.owner.data()), r.owner.size());
-    const bool owner_dynamic = dynamic_owners.count(k) > 0;
     k.push_back(static_cast<char>(r.type >> 8));
     k.push_back(static_cast<char>(r.type));
-    if (owner_dynamic && !plain.count(k))
+    if (dynamic.count(k))
       kept.push_back(r.record());
     else
       all = false;

@@ -577,13 +577,22 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(pos[1], ec);
+    if (ec || !std::filesystem::is_regular_file(pos[1], ec) || size > gtmesh::max_config_bytes) {
+      std::fprintf(stderr, "gtmeshctl: %s: %s; nothing was pushed\n", pos[1].c_str(),
+                   ec || !std::filesystem::is_regular_file(pos[1], ec)
+                     ? "not a file that can be read"
+                     : ("above the " + std::to_string(gtmesh::max_config_bytes >> 20) + " MiB a config may hold").c_str());
+      return 1;
+    }
     std::ifstream in(pos[1]);
-    if (!in) {
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in || in.bad()) {
       std::fprintf(stderr, "gtmeshctl: cannot read %s; nothing was pushed\n", pos[1].c_str());
       return 1;
     }
-    std::stringstream text;
-    text << in.rdbuf();
     req.kind = mesh::message_kind::config_push;
     // The version the file was based on: --base, else its export header
     // (gtmeshctl export), else 0 (the newest pushed file).

@@ -351,6 +351,8 @@ void on_committed(decider_self self, const consensus::replicated_view_ptr& view)
   st.log_zone_views = view->zone_views;
   if (change.zone_views && !change.config)
     log(self, "zone views committed: " + zone_view_text(st) + "; transferred under the serials they raise");
+  if (!st.core->zone_views_error().empty())
+    log(self, st.core->zone_views_error());
   if (change.config || change.overrides || change.zone_views)
     schedule_rebuild(self);
   release_waiting(self, false);
@@ -376,6 +378,10 @@ void on_flush(decider_self self) {
     malloc_trim(0);
   st.core->drop_validated_older_than(wall_clock_ms(), 30'000);
   st.core->sample_metrics(wall_clock_ms());
+  if (st.flushes % 100 == 0 && st.core->retry_zone_views()) {
+    log(self, "zone views committed: " + zone_view_text(st) + "; transferred under the serials they raise (on a retry)");
+    schedule_rebuild(self);
+  }
   if (st.flushes % 100 == 0 && st.core->retry_committed_config(wall_clock_ms())) {
     // A committed config that did not load here before (a file it names
     // was missing?) loads now.

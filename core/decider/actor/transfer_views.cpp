@@ -65,13 +65,18 @@ void maybe_propose_zone_views(decider_self self) {
     if (!plan.zones[zone].view_follows_health)
       continue;
     const std::string& name = plan.zones[zone].source->name;
-    if (tv.in_flight.count(name) || (tv.retry_at.count(name) && now < tv.retry_at[name]))
+    if (tv.in_flight.count(name))
       continue;
+    if (auto r = tv.retry_at.find(name); r != tv.retry_at.end()) {
+      if (now < r->second)
+        continue;
+      tv.retry_at.erase(r);
+    }
     dns::packed_records computed;
     computed.assign(dns::dynamic_records(*snapshot, zone, now_ms));
     const auto bytes = computed.bytes();
-    // What the log holds, and what this decider serves: the same unless the
-    // log was started over (its store kept higher generations).
+    // What the log holds, and what this decider serves (the same once it
+    // has applied the log's position: decider_core::take_zone_views).
     const auto logged = st.log_zone_views.find(name);
     const auto& local = st.core->zone_views();
     const auto here = local.find(name);

@@ -18,8 +18,7 @@
 //   config the log has in force (loaded here) with measurements, once every
 //   linked member decider states `transfer-views`; one proposal per zone in
 //   flight, none for 10 s after the log refused one. A view is numbered
-//   above both the log's generation and this decider's (its store may hold
-//   more after the log was started over).
+//   the zone's next generation in the log.
 
 #include "core/decider/actor/state.hpp"
 

@@ -13,6 +13,14 @@ constexpr const char* outcome_names[] = {"fail_safe", "fail_open", "nodata"};
 } // namespace
 
 void answer_counters::switch_to(const plan_ptr& plan) {
+  if (current_ && same_routing(*current_->plan, *plan)) {
+    // Compiled again for a zone's committed view: the same records and
+    // slots. Keep counting in this table (no rebuild on the query path).
+    std::lock_guard lock(mutex_);
+    current_->plan = plan; // the old plan may go
+    current_plan_ = plan.get();
+    return;
+  }
   auto t = std::make_unique<table>();
   t->plan = plan;
   t->dc_count = plan->dc_count();

@@ -352,15 +352,18 @@ TEST(zone_transfer, a_committed_view_is_transferred_under_the_serial_its_generat
 }
 
 TEST(zone_transfer, a_view_committed_from_an_older_config_transfers_only_what_is_still_dynamic) {
-  // Committed before a push made ns1 plain (it was dynamic then) and
-  // removed `gone`: those are left out of the committed records until the
-  // leader commits this config's view; ns1 goes out once, as configured.
+  // Committed before a push made ns1 plain (it was dynamic then), made www
+  // A alone (it had AAAA) and removed `gone`: those are left out of the
+  // committed records until the leader commits this config's view; ns1
+  // goes out once, as configured.
   auto own = snapshot_for("current");
   ASSERT_TRUE(own);
   committed_views views;
   views[own->plan->zones[0].source->name] = committed_view{
     2, 6,
     read_committed_view(packed({a_record("www.example.test.", {198, 51, 100, 10}),
+                                transfer_record{*text_to_wire("www.example.test."), 28, 30,
+                                                std::vector<uint8_t>(16, 1)}, // www is A alone now
                                 a_record("ns1.example.test.", {192, 0, 2, 99}),
                                 a_record("gone.example.test.", {10, 0, 0, 1})}))};
   auto s = snapshot_for("current", "", 7, &views);

@@ -295,8 +295,9 @@ def plain_decider(work):
               "gtmeshctl push of the typo exits 1 naming the line: %s" % r.stderr.strip().splitlines()[:1])
         r = subprocess.run([GTMESHCTL, "--decider", mesh, "push", "--no-local-check", typo], capture_output=True,
                            text=True, timeout=30)
-        check(r.returncode == 1 and "typo.yaml:16:" in r.stderr and "equal" in r.stderr,
-              "push --no-local-check of the typo: the decider refuses it, naming the line and the key: %s"
+        check(r.returncode == 1 and "typo.yaml:16:" in r.stderr and "equal" in r.stderr and
+              "nothing was pushed" not in r.stderr and "rejected" in r.stderr,
+              "push --no-local-check of the typo: the decider (not gtmeshctl) refuses it, naming the line and the key: %s"
               % r.stderr.strip().splitlines()[:2])
         r = subprocess.run([GTMESH, "check-config", typo], capture_output=True, text=True, timeout=30)
         check(r.returncode == 1 and "typo.yaml:16:" in r.stderr, "check-config names the line too (exit %d)"
