@@ -95,6 +95,21 @@ TEST_F(answer_counters_test, counts_survive_a_new_plan_and_old_tables_are_folded
   EXPECT_EQ(at(collect(), "www.example.test.", "", "answer"), 6u) << "the first plan may be gone by now";
 }
 
+TEST_F(answer_counters_test, a_plan_compiled_again_for_a_zone_view_keeps_the_table_and_lets_the_old_plan_go) {
+  for (int i = 0; i < 3; ++i)
+    ask("www.example.test", snapshot);
+  auto again = compile_plan(snapshot->plan->cfg, snapshot->plan->version);
+  ASSERT_TRUE(again.plan);
+  ASSERT_TRUE(same_routing(*snapshot->plan, *again.plan));
+  snapshot_ptr next = make_snapshot(again.plan, snapshot->view, test::test_now_ms, 2, snapshot.get());
+  std::weak_ptr<const routing_plan> old = snapshot->plan;
+  snapshot.reset();
+  for (int i = 0; i < 2; ++i)
+    ask("www.example.test", next);
+  EXPECT_EQ(at(collect(), "www.example.test.", "", "answer"), 5u);
+  EXPECT_TRUE(old.expired()) << "the table counts on for the new plan and holds the old one no more";
+}
+
 TEST_F(answer_counters_test, a_reader_on_another_thread_sees_counts_grow_monotonically) {
   std::atomic<bool> done{false};
   uint64_t last = 0;
