@@ -766,7 +766,7 @@ std::string decider_core::status_text(int64_t now_ms) const {
             << " ago: " << r.last_failure;
       out << "\n";
     }
-  for (const zone_view_status& z : status(now_ms).zone_views)
+  for (const zone_view_status& z : zone_view_statuses())
     out << "  zone " << z.zone << ": serial " << z.serial << ", view generation " << z.generation
         << (z.served ? ", " + std::to_string(z.records) + " records of the committed view transferred"
                      : " (its view does not follow health now: transferred as the config says)")
@@ -778,6 +778,18 @@ std::string decider_core::status_text(int64_t now_ms) const {
     out << " for " << format_age(p.until_ms > now_ms ? p.until_ms - now_ms : 0) << " more, or until they are back\n";
   }
   return out.str();
+}
+
+std::vector<zone_view_status> decider_core::zone_view_statuses() const {
+  std::vector<zone_view_status> out;
+  if (active_)
+    for (uint32_t zi = 0; zi < active_->plan->zones.size(); ++zi) {
+      const zone_plan& z = active_->plan->zones[zi];
+      if (z.source && z.view_generation != 0)
+        out.push_back(zone_view_status{z.source->name, z.view_generation, active_->plan->soa_serial(zi),
+                                       z.committed_view != nullptr, z.committed_view ? z.committed_view->size() : 0});
+    }
+  return out;
 }
 
 decider_status decider_core::status(int64_t now_ms) const {
@@ -793,14 +805,7 @@ decider_status decider_core::status(int64_t now_ms) const {
   s.isolated = isolated();
   s.protections = protection_.status();
   s.zone_views_unreadable = counters_.zone_views_unreadable;
-  if (active_)
-    for (uint32_t zi = 0; zi < active_->plan->zones.size(); ++zi) {
-      const zone_plan& z = active_->plan->zones[zi];
-      if (z.source && z.view_generation != 0)
-        s.zone_views.push_back(zone_view_status{z.source->name, z.view_generation, active_->plan->soa_serial(zi),
-                                                z.committed_view != nullptr,
-                                                z.committed_view ? z.committed_view->size() : 0});
-    }
+  s.zone_views = zone_view_statuses();
   s.protection_holds = protection_.triggered();
   if (active_ && !active_->warnings.empty()) {
     std::istringstream lines(active_->warnings);

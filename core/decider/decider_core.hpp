@@ -127,6 +127,8 @@ public:
   uint32_t config_version() const noexcept { return active_ ? active_->version : 0; }
   /// The zones' committed views (log_entry zone_view) as the plans are compiled with.
   const committed_views& zone_views() const noexcept { return views_; }
+  /// The active plan's zones with a committed view: serial, generation, records.
+  std::vector<zone_view_status> zone_view_statuses() const;
   bool has_dc(const std::string& dc) const { return active_ && active_->cfg->find_dc(dc); }
   /// The text the decider was started with (--config), for the bootstrap
   /// entry of an empty cluster; empty if it restored a config instead.

@@ -143,14 +143,8 @@ void maybe_propose_zone_views(decider_self self) {
 
 std::string zone_view_text(const decider_state& st) {
   std::string out;
-  const active_config* c = st.core->config();
-  if (!c)
-    return out;
-  for (const zone_plan& z : c->plan->zones) {
-    if (!z.source || z.view_generation == 0)
-      continue;
-    out += (out.empty() ? "" : "; ") + z.source->name + " generation " + std::to_string(z.view_generation);
-  }
+  for (const zone_view_status& z : st.core->zone_view_statuses())
+    out += (out.empty() ? "" : "; ") + z.zone + " generation " + std::to_string(z.generation);
   return out;
 }
 

@@ -44,22 +44,6 @@ uint64_t hash_of(const std::vector<transfer_record>& records) noexcept {
   return h;
 }
 
-/// transfer_record's order between a packed record and another record,
-/// packed or not.
-template <class Record>
-std::strong_ordering compare(const packed_records::view& a, const Record& b) noexcept {
-  auto bytes = [](std::span<const uint8_t> x, std::span<const uint8_t> y) {
-    return std::lexicographical_compare_three_way(x.begin(), x.end(), y.begin(), y.end());
-  };
-  if (auto c = bytes(a.owner, b.owner); c != 0)
-    return c;
-  if (auto c = a.type <=> b.type; c != 0)
-    return c;
-  if (auto c = bytes(a.rdata, b.rdata); c != 0)
-    return c;
-  return a.ttl <=> b.ttl;
-}
-
 /// RFC 1982: `a` comes after `b`.
 bool serial_after(uint32_t a, uint32_t b) noexcept { return a != b && static_cast<uint32_t>(a - b) < 0x80000000u; }
 

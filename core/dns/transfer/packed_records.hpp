@@ -6,6 +6,8 @@
 
 #include "core/dns/transfer/transfer_record.hpp"
 
+#include <algorithm>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -40,5 +42,21 @@ private:
   std::vector<uint8_t> bytes_; ///< per record: owner length, owner, type, TTL, RDATA length, RDATA
   std::vector<size_t> offsets_;
 };
+
+/// transfer_record's order between a packed record and another record,
+/// packed or not.
+template <class Record>
+std::strong_ordering compare(const packed_records::view& a, const Record& b) noexcept {
+  auto bytes = [](std::span<const uint8_t> x, std::span<const uint8_t> y) {
+    return std::lexicographical_compare_three_way(x.begin(), x.end(), y.begin(), y.end());
+  };
+  if (auto c = bytes(a.owner, b.owner); c != 0)
+    return c;
+  if (auto c = a.type <=> b.type; c != 0)
+    return c;
+  if (auto c = bytes(a.rdata, b.rdata); c != 0)
+    return c;
+  return a.ttl <=> b.ttl;
+}
 
 } // namespace gtmesh::dns

@@ -431,8 +431,8 @@ bool lowercase_wire_name(std::span<const uint8_t> name) noexcept {
   while (at < name.size()) {
     const uint8_t len = name[at];
     if (len == 0)
-      return at + 1 == name.size() && name.size() <= 255;
-    if (len > 63 || at + 1 + len >= name.size())
+      return at + 1 == name.size() && name.size() <= max_name_wire;
+    if (len > max_label || at + 1 + len >= name.size())
       return false;
     for (size_t i = at + 1; i <= at + len; ++i)
       if (lower(name[i]) != name[i])
@@ -440,19 +440,6 @@ bool lowercase_wire_name(std::span<const uint8_t> name) noexcept {
     at += 1 + len;
   }
   return false;
-}
-
-std::strong_ordering compare_records(const packed_records::view& a, const packed_records::view& b) noexcept {
-  auto bytes = [](std::span<const uint8_t> x, std::span<const uint8_t> y) {
-    return std::lexicographical_compare_three_way(x.begin(), x.end(), y.begin(), y.end());
-  };
-  if (auto c = bytes(a.owner, b.owner); c != 0)
-    return c;
-  if (auto c = a.type <=> b.type; c != 0)
-    return c;
-  if (auto c = bytes(a.rdata, b.rdata); c != 0)
-    return c;
-  return a.ttl <=> b.ttl;
 }
 
 } // namespace
@@ -464,7 +451,7 @@ std::shared_ptr<const packed_records> read_committed_view(std::string_view bytes
   for (size_t i = 0; i < view->size(); ++i) {
     const packed_records::view r = view->at(i);
     if (!lowercase_wire_name(r.owner) || r.type == static_cast<uint16_t>(rr_type::soa) || r.type == type_axfr ||
-        r.type == type_ixfr || (i > 0 && compare_records(view->at(i - 1), r) >= 0))
+        r.type == type_ixfr || (i > 0 && compare(view->at(i - 1), r) >= 0))
       return nullptr; // an SOA in the middle would end a secondary's AXFR there
   }
   return view;

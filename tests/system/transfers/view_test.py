@@ -33,20 +33,11 @@ sys.path.insert(0, os.path.join(HERE, "..", "dns_lib"))
 sys.path.insert(0, HERE)
 from cluster_helpers import cluster, ctl, read_env, wait_for  # noqa: E402
 from gtmesh_dns import Checks, dig, kdig  # noqa: E402
-from transfers_test import start_knot, stop  # noqa: E402
+from transfers_test import start_knot, stop, xfr_records as records  # noqa: E402
 
 ZONE = "demo.example"
 FRA = {"www": "192.0.2.10", "api": "192.0.2.30", "near": "192.0.2.250"}
 IAD = {"www": "198.51.100.10", "api": "198.51.100.30", "near": "192.0.2.250"}
-
-
-def records(out):
-    rows = []
-    for line in out.splitlines():
-        if line.strip() and not line.startswith(";"):
-            f = line.split()
-            rows.append((f[0].lower(), f[1], f[3], " ".join(f[4:])))
-    return rows
 
 
 def serial(host, port):
