@@ -85,6 +85,7 @@ constexpr placement placements[] = {
   {dns_counter::xfr_refused, "gtmesh_dns_transfers_total", "result", "refused"},
   {dns_counter::xfr_notauth, "gtmesh_dns_transfers_total", "result", "notauth"},
   {dns_counter::xfr_busy, "gtmesh_dns_transfers_total", "result", "busy"},
+  {dns_counter::xfr_unsigned, "gtmesh_dns_transfers_total", "result", "not_signed_yet"},
   {dns_counter::xfr_aborted, "gtmesh_dns_transfers_total", "result", "aborted"},
   {dns_counter::xfr_messages, "gtmesh_dns_transfer_messages_total", nullptr, nullptr},
   {dns_counter::notify_sent, "gtmesh_dns_notify_total", "event", "sent"},

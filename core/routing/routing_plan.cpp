@@ -895,10 +895,14 @@ void plan_builder::mark_views_following_health() {
   }
   for (uint32_t zi = 0; zi < plan_.zones.size(); ++zi) {
     zone_plan& z = plan_.zones[zi];
-    if (!z.view_follows_health)
+    const bool older = std::find(views_from_older_config_.begin(), views_from_older_config_.end(), zi) !=
+                       views_from_older_config_.end();
+    // A signed view's NSEC chain and signatures cover this config's
+    // records alone: one made from another version is never transferred.
+    z.signs_transfer = z.keys && z.source && z.source->transfer.enabled;
+    if (z.signs_transfer ? older : !z.view_follows_health)
       z.committed_view.reset();
-    else if (z.committed_view && std::find(views_from_older_config_.begin(), views_from_older_config_.end(), zi) !=
-                                   views_from_older_config_.end())
+    else if (z.committed_view && older && !z.signs_transfer)
       z.committed_view = committed_records_still_dynamic(zi, z.committed_view);
   }
 }

@@ -232,12 +232,18 @@ struct zone_plan {
   /// allows transfers, and its view is `current` with dynamic records, or
   /// `fail_safe` with ALIAS records (their current addresses).
   bool view_follows_health = false;
+  /// It allows transfers and has `dnssec:`: its transfer is the zone signed
+  /// whole (dns/transfer/signed_view.hpp), from a view committed for this
+  /// config version alone; none yet: not transferred (SERVFAIL).
+  bool signs_transfer = false;
   /// Views of its dynamic names the cluster committed (committed_view):
   /// added to the serial its SOA carries.
   uint32_t view_generation = 0;
   /// Its dynamic names as transferred, as the cluster last committed them
   /// (for this config version or, until the leader commits one for it, an
-  /// older one); null when none is, or its view does not follow health:
+  /// older one; a signed transfer's: for this version, with its DNSKEY set,
+  /// NSEC chain and RRSIGs); null when none is, or its view does not follow
+  /// health and it is not signed:
   /// each node then transfers what it computes (docs/transfers.md, "The
   /// serial").
   std::shared_ptr<const dns::packed_records> committed_view;

@@ -20,6 +20,7 @@
 #include "core/runtime/service_notify.hpp"
 #include "core/text/log.hpp"
 #include "tools/gtmesh/ops_listener.hpp"
+#include "tools/gtmesh/serve_signed_transfers.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/routing/state_file.hpp"
 #include "tools/gtmesh/command_table.hpp"
@@ -207,6 +208,22 @@ int serve(const args& a) {
     log_report("serve", first.errors);
     return 1;
   }
+  // Signed zones' transfers, signed before the first answer and after each
+  // load (serve_signed_transfers.hpp).
+  serve_signed_transfers signed_transfers;
+  auto sign_transfers = [&](snapshot_ptr& snapshot, int64_t fixed_now_ms, uint64_t generation) {
+    std::string said;
+    const int64_t wall = wall_clock_ms();
+    if (snapshot_ptr signed_snapshot = signed_transfers.update(snapshot, fixed_now_ms ? fixed_now_ms : wall,
+                                                               static_cast<uint32_t>(wall / 1000), generation, said))
+      snapshot = std::move(signed_snapshot);
+    if (!said.empty())
+      log_line(log_level::error, "serve", said);
+  };
+  sign_transfers(first.snapshot, first.fixed_now_ms, version);
+  const auto signs_transfers = [](const routing_plan& plan) {
+    return std::any_of(plan.zones.begin(), plan.zones.end(), [](const zone_plan& z) { return z.signs_transfer; });
+  };
   std::string error;
   auto responder = dns::dns_responder::create(options, error);
   if (!responder) {
@@ -308,26 +325,42 @@ int serve(const args& a) {
                [&](caf::error& e) { log_line(log_level::error, "serve", "ALIAS answers: " + system.render(e)); });
     answering = std::move(next);
   };
+  // A signed zone's view made again (its dynamic names changed, or its
+  // signatures passed `refresh`): served from the next snapshot.
+  auto resign_transfers = [&] {
+    if (!signs_transfers(*answering->plan))
+      return;
+    snapshot_ptr next = answering;
+    sign_transfers(next, serving_fixed_now, version + 1);
+    if (next == answering)
+      return;
+    self->request(actor, caf::infinite, dns::publish_atom::value, next, serving_fixed_now)
+      .receive([&](uint64_t generation) { version = static_cast<uint32_t>(generation); },
+               [&](caf::error& e) { log_line(log_level::error, "serve", "signed transfers: " + system.render(e)); });
+    answering = std::move(next);
+  };
   for (;;) {
     int sig = 0;
-    if (aliases) { // wake up often enough to answer new ALIAS addresses within ~0.2 s
+    if (aliases)
       republish_aliases();
-      constexpr timespec wait{0, 200'000'000};
-      sig = sigtimedwait(&signals, nullptr, &wait);
+    resign_transfers();
+    // Wake up often enough to answer new ALIAS addresses within ~0.2 s, to
+    // look at signed zones every second, and to trim after a reload.
+    std::optional<std::chrono::steady_clock::duration> wait;
+    if (aliases)
+      wait = std::chrono::milliseconds(200);
+    else if (signs_transfers(*answering->plan))
+      wait = std::chrono::seconds(1);
+    if (trim_at) {
+      auto left = std::max(*trim_at - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero());
+      wait = wait ? std::min(*wait, left) : left;
+    }
+    if (wait) {
+      auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(*wait).count();
+      timespec t{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+      sig = sigtimedwait(&signals, nullptr, &t);
       if (sig < 0) {
         if (errno == EAGAIN && trim_at && std::chrono::steady_clock::now() >= *trim_at) {
-          malloc_trim(0);
-          trim_at.reset();
-        }
-        continue;
-      }
-    } else if (trim_at) {
-      auto left = std::max(*trim_at - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero());
-      auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
-      timespec wait{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
-      sig = sigtimedwait(&signals, nullptr, &wait);
-      if (sig < 0) {
-        if (errno == EAGAIN) {
           malloc_trim(0);
           trim_at.reset();
         }
@@ -362,6 +395,7 @@ int serve(const args& a) {
                                       std::move(answers));
         alias_state = nullptr; // answers from the next change on
       }
+      sign_transfers(next.snapshot, next.fixed_now_ms, version + 1);
       answering = next.snapshot;
       serving_fixed_now = next.fixed_now_ms;
       self->request(actor, caf::infinite, dns::publish_atom::value, next.snapshot, next.fixed_now_ms)

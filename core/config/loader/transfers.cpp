@@ -76,9 +76,6 @@ void loader::parse_transfer(const node& n, const std::string& field, zone& z) {
   check_keys(n, field, config_fields::keys_of("transfer"));
   out.enabled = true;
   out.where = where(n);
-  if (z.dnssec.enabled)
-    error(n, field,
-          "a zone with dnssec: cannot be transferred yet: its secondaries would serve it unsigned (docs/transfers.md)");
   if (auto v = str(n, "view", field)) {
     if (*v == "current")
       out.view = transfer_view::current;

@@ -6,6 +6,7 @@
 #include "core/decider/actor/links.hpp"
 #include "core/decider/actor/serving.hpp"
 #include "core/decider/decider_actor.hpp"
+#include "core/dns/transfer/signed_view.hpp"
 #include "core/dns/transfer/zone_transfer.hpp"
 #include "core/mesh/protocol_version.hpp"
 
@@ -62,9 +63,10 @@ void maybe_propose_zone_views(decider_self self) {
   uint32_t looked = 0;
   for (; looked < zones && std::chrono::steady_clock::now() - started < max_look_time; ++looked) {
     const uint32_t zone = (tv.next_zone + looked) % zones;
-    if (!plan.zones[zone].view_follows_health)
+    const zone_plan& zp = plan.zones[zone];
+    if (!zp.view_follows_health && !zp.signs_transfer)
       continue;
-    const std::string& name = plan.zones[zone].source->name;
+    const std::string& name = zp.source->name;
     if (tv.in_flight.count(name))
       continue;
     if (auto r = tv.retry_at.find(name); r != tv.retry_at.end()) {
@@ -72,20 +74,42 @@ void maybe_propose_zone_views(decider_self self) {
         continue;
       tv.retry_at.erase(r);
     }
-    dns::packed_records computed;
-    computed.assign(dns::dynamic_records(*snapshot, zone, now_ms));
-    const auto bytes = computed.bytes();
+    std::vector<dns::transfer_record> dynamic = dns::dynamic_records(*snapshot, zone, now_ms);
     // What the log holds, and what this decider serves (the same once it
     // has applied the log's position: decider_core::take_zone_views).
     const auto logged = st.log_zone_views.find(name);
     const auto& local = st.core->zone_views();
     const auto here = local.find(name);
     const uint32_t local_generation = here == local.end() ? 0 : here->second.generation;
-    if (logged != st.log_zone_views.end() && logged->second.records && logged->second.generation >= local_generation &&
-        std::ranges::equal(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(logged->second.records->data()),
-                                                    logged->second.records->size()),
-                           bytes))
-      continue; // the log holds this view already (made from this config or an older one: the same records)
+    const bool logged_here = logged != st.log_zone_views.end() && logged->second.records &&
+                             logged->second.generation >= local_generation;
+    const uint32_t logged_generation = logged == st.log_zone_views.end() ? 0 : logged->second.generation;
+    const uint32_t generation = std::max(local_generation, logged_generation) + 1;
+    dns::packed_records computed;
+    if (zp.signs_transfer) {
+      // Signed whole (dns/transfer/signed_view.hpp): again when the config,
+      // the dynamic names or the key changed, or `refresh` after signing.
+      const auto now_s = static_cast<uint32_t>(wall_clock_ms() / 1000); // signatures carry real time
+      if (logged_here && logged->second.config_version == c->version)
+        if (auto view = dns::read_committed_view(*logged->second.records);
+            view && dns::signed_view_current(plan, zone, *view, dynamic, now_s))
+          continue;
+      const uint32_t serial = plan.soa_serial(zone) - zp.view_generation + generation;
+      dns::signed_view signed_records = dns::sign_transfer_view(*snapshot, zone, std::move(dynamic), serial, now_s);
+      if (!signed_records.error.empty()) {
+        say_once(self, "zone " + name + ": its transfer could not be signed: " + signed_records.error);
+        continue;
+      }
+      computed.assign(signed_records.records);
+    } else {
+      computed.assign(dynamic);
+      if (logged_here && std::ranges::equal(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(
+                                                                        logged->second.records->data()),
+                                                                      logged->second.records->size()),
+                                            computed.bytes()))
+        continue; // the log holds this view already (made from this config or an older one: the same records)
+    }
+    const auto bytes = computed.bytes();
     if (bytes.size() > max_view_bytes) {
       say_once(self, "zone " + name + ": its transferred view is " + std::to_string(bytes.size() >> 20) +
                        " MiB, above the " + std::to_string(max_view_bytes >> 20) +
@@ -102,12 +126,11 @@ void maybe_propose_zone_views(decider_self self) {
                      "the view it computes itself where none was): " + lacking);
       break;
     }
-    const uint32_t logged_generation = logged == st.log_zone_views.end() ? 0 : logged->second.generation;
     consensus::log_entry e;
     e.kind = consensus::entry_kind::zone_view;
     e.zone = name;
     e.base_version = c->version;
-    e.view_generation = std::max(local_generation, logged_generation) + 1;
+    e.view_generation = generation;
     e.view = view;
     e.by = node_name(self).substr(0, consensus::max_entry_name_bytes);
     e.at_ms = wall_clock_ms();

@@ -18,7 +18,7 @@ std::string_view to_string(dns_counter c) noexcept {
     "dnstap_captured", "dnstap_messages", "dnstap_dropped_ring_full", "dnstap_dropped_qps_limit",
     "dnstap_dropped_sink_down", "dnstap_sink_opened",
     "xfr_axfr",          "xfr_ixfr_full",   "xfr_ixfr_incremental", "xfr_ixfr_current", "xfr_refused",     "xfr_notauth",
-    "xfr_busy",          "xfr_aborted",     "xfr_messages",
+    "xfr_busy",          "xfr_unsigned",    "xfr_aborted",     "xfr_messages",
     "notify_sent",       "notify_acked",    "notify_failed",
     "tls_established",   "tls_failed",
     "tsig_valid",        "tsig_badkey",     "tsig_badsig",     "tsig_badtime",     "tsig_badtrunc",    "tsig_formerr",

@@ -83,6 +83,7 @@ enum class dns_counter : uint8_t {
   xfr_refused,        ///< REFUSED: the zone has no transfer: or the client is not in its allow
   xfr_notauth,        ///< NOTAUTH: not a zone served here
   xfr_busy,           ///< SERVFAIL: too many transfers in progress
+  xfr_unsigned,       ///< SERVFAIL: a signed zone whose view for this config is not signed yet
   xfr_aborted,        ///< the connection closed before the transfer was sent
   xfr_messages,       ///< transfer messages sent
   notify_sent,        ///< NOTIFY messages sent (retries included)

@@ -724,6 +724,10 @@ transfer_answer tcp_server::impl::transfer(transfer_request request, const ip_ad
     case transfer_outcome::notauth:
       counters.bump(dns_counter::xfr_notauth);
       break;
+    case transfer_outcome::not_signed_yet:
+      counters.bump(dns_counter::xfr_unsigned);
+      counters.bump(dns_counter::servfail);
+      break;
     case transfer_outcome::rejected: // counted by its TSIG verdict already
       break;
   }

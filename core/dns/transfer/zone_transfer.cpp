@@ -114,7 +114,11 @@ size_t labels_above(std::span<const uint8_t> owner, std::span<const uint8_t> ape
 transfer_answer refusal(const transfer_request& r, transfer_outcome why) {
   transfer_answer a;
   a.outcome = why;
-  a.messages.push_back(begin_message(r, why == transfer_outcome::notauth ? rcode::notauth : rcode::refused, true));
+  a.messages.push_back(begin_message(r,
+                                     why == transfer_outcome::notauth          ? rcode::notauth
+                                     : why == transfer_outcome::not_signed_yet ? rcode::servfail
+                                                                               : rcode::refused,
+                                     true));
   return a;
 }
 
@@ -225,12 +229,16 @@ namespace {
 
 transfer_view view_of(const zone_plan& z) noexcept { return z.source ? z.source->transfer.view : transfer_view::omit; }
 
-transfer_record zone_soa(const routing_plan& plan, uint32_t zone) {
+} // namespace
+
+transfer_record transfer_soa(const routing_plan& plan, uint32_t zone) {
   const zone_plan& z = plan.zones[zone];
   const rdata_ref soa = plan.rdata_at(z.soa_rdata);
   return transfer_record{z.wire, static_cast<uint16_t>(rr_type::soa), z.soa_ttl,
                          std::vector<uint8_t>(soa.data(), soa.data() + soa.entry.length)};
 }
+
+namespace {
 
 /// Appends what record `r` transfers as (in `view`), each RRset's RDATA
 /// sorted and without duplicates.
@@ -284,7 +292,9 @@ void append_record(const routing_snapshot& s, const record_plan& r, transfer_vie
 /// snapshot: every record but the SOA, except the dynamic ones of a zone
 /// whose view the cluster committed (those come from the committed view).
 bool made_from_snapshot(const routing_plan& plan, const record_plan& r, uint32_t zone) noexcept {
-  return r.zone == zone && r.type != rr_type::soa && (r.mode == record_mode::plain || !plan.zones[zone].committed_view);
+  const zone_plan& z = plan.zones[zone];
+  return r.zone == zone && r.type != rr_type::soa &&
+         (r.mode == record_mode::plain || (!z.committed_view && !z.signs_transfer));
 }
 
 void append_committed(const packed_records& view, std::vector<transfer_record>& out) {
@@ -298,12 +308,20 @@ void append_committed(const packed_records& view, std::vector<transfer_record>& 
 std::vector<transfer_record> transfer_records(const routing_snapshot& s, uint32_t zone, int64_t now_ms) {
   const routing_plan& plan = *s.plan;
   const transfer_view view = view_of(plan.zones[zone]);
-  std::vector<transfer_record> out{zone_soa(plan, zone)};
+  std::vector<transfer_record> out{transfer_soa(plan, zone)};
   for (const record_plan& r : plan.records)
     if (made_from_snapshot(plan, r, zone))
       append_record(s, r, view, now_ms, out);
   if (plan.zones[zone].committed_view)
     append_committed(*plan.zones[zone].committed_view, out);
+  return out;
+}
+
+std::vector<transfer_record> plain_records(const routing_snapshot& s, uint32_t zone) {
+  std::vector<transfer_record> out;
+  for (const record_plan& r : s.plan->records)
+    if (r.zone == zone && r.type != rr_type::soa && r.mode == record_mode::plain)
+      append_record(s, r, transfer_view::omit, 0, out);
   return out;
 }
 
@@ -322,7 +340,7 @@ std::vector<transfer_record> dynamic_records(const routing_snapshot& s, uint32_t
 transfer_stream::transfer_stream(snapshot_ptr snapshot, const transfer_request& request, uint32_t zone,
                                  int64_t now_ms, size_t max_message)
     : snapshot_(std::move(snapshot)), request_(request), zone_(zone), now_ms_(now_ms), max_message_(max_message),
-      soa_(zone_soa(*snapshot_->plan, zone)) {}
+      soa_(transfer_soa(*snapshot_->plan, zone)) {}
 
 transfer_stream::transfer_stream(const transfer_request& request, std::vector<transfer_record> records,
                                  size_t max_message)
@@ -467,7 +485,8 @@ uint32_t find_transfer_zone(const routing_plan& plan, std::span<const uint8_t> a
 }
 
 bool journal_exact(const routing_plan& plan, uint32_t zone) noexcept {
-  return plan.zones[zone].committed_view || !plan.zones[zone].view_follows_health;
+  const zone_plan& z = plan.zones[zone];
+  return z.committed_view || (!z.view_follows_health && !z.signs_transfer);
 }
 
 transfer_answer build_transfer(const snapshot_ptr& s, const transfer_request& request, const ip_address& peer,
@@ -481,9 +500,13 @@ transfer_answer build_transfer(const snapshot_ptr& s, const transfer_request& re
   const zone_plan& z = plan.zones[zone];
   if (!z.source || !z.source->transfer.enabled || !z.source->transfer.allows(peer, request.key, request.tls_names))
     return refusal(request, transfer_outcome::refused);
+  // A signed zone goes out signed whole or not at all: its secondaries
+  // retry (SOA refresh, or the NOTIFY sent once its view is signed).
+  if (z.signs_transfer && !z.committed_view)
+    return refusal(request, transfer_outcome::not_signed_yet);
 
   transfer_answer a;
-  const transfer_record soa = zone_soa(plan, zone);
+  const transfer_record soa = transfer_soa(plan, zone);
   const uint32_t serial = soa_serial(soa);
   // This version, as transferred: the next change is a delta from it. A
   // zone whose transfer does not follow its serial keeps no journal. Its

@@ -93,6 +93,7 @@ enum class transfer_outcome : uint8_t {
   refused,    ///< the zone has no transfer:, or the client is not allowed
   notauth,    ///< not a zone this server has (or no snapshot)
   rejected,   ///< a TSIG that does not check out (tcp_server; counted by its verdict)
+  not_signed_yet, ///< SERVFAIL: a signed zone (zone_plan::signs_transfer) with no view signed for its config yet
 };
 
 /// The messages of a transfer, packed one at a time as they are asked for:
@@ -181,6 +182,13 @@ std::vector<uint8_t> transfer_error(const transfer_request& request, rcode code)
 /// the closing SOA: the SOA first, then the rest in plan order, each RRset's
 /// RDATA sorted and without duplicates.
 std::vector<transfer_record> transfer_records(const routing_snapshot& snapshot, uint32_t zone, int64_t now_ms);
+
+/// Zone `zone`'s SOA as transferred (the serial its plan serves).
+transfer_record transfer_soa(const routing_plan& plan, uint32_t zone);
+
+/// Zone `zone`'s plain records (its SOA excluded) as transferred, in plan
+/// order.
+std::vector<transfer_record> plain_records(const routing_snapshot& snapshot, uint32_t zone);
 
 /// The zone's dynamic names (every record but the plain ones) as this
 /// snapshot transfers them in the zone's view, made now whether or not a

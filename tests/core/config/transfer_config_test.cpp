@@ -94,11 +94,6 @@ TEST(transfer_config, every_mistake_names_its_line_and_field) {
   expect_error(zone_with("[127.0.0.1]"), 7, "transfer", "");
 }
 
-TEST(transfer_config, a_signed_zone_cannot_be_transferred_yet) {
-  expect_error(zone_with("{allow: [127.0.0.1]}", "    dnssec: {key: k.pem}\n"), 8, "transfer",
-               "would serve it unsigned");
-}
-
 // catalog: (docs/transfers.md, "The catalog zone"): a zone generated from
 // the config, RFC 9432 version 2, listing every zone with transfer:.
 TEST(transfer_config, the_catalog_lists_every_transferable_zone) {
