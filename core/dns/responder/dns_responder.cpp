@@ -175,6 +175,8 @@ void dns_responder::notify_secondaries(const routing_snapshot& snapshot) {
     const zone_plan& z = plan.zones[zi];
     if (!z.source || !z.source->transfer.enabled || z.source->transfer.notify.empty())
       continue;
+    if (z.signs_transfer && !z.committed_view)
+      continue; // not transferable until its view is signed: announced then
     const uint32_t serial = plan.soa_serial(zi);
     auto [it, fresh] = notified_serials_.try_emplace(z.source->name, serial);
     if (!fresh && it->second == serial)

@@ -179,9 +179,9 @@ def serve_part(t, work):
         server.stop()
 
 
-def wait_for_serial(port, serial, seconds):
+def wait_for_serial(port, serial, seconds, zone=ZONE):
     def at():
-        out = dig("127.0.0.1", port, ZONE, "SOA", "+short", "+time=1", "+tries=1").split()
+        out = dig("127.0.0.1", port, zone, "SOA", "+short", "+time=1", "+tries=1").split()
         return len(out) >= 3 and out[2] == str(serial)
     try:
         wait_until(at, seconds, "serial %s" % serial)
@@ -206,6 +206,7 @@ def cluster_part(t, work):
     zone = "demo.example"
     key = dnssec_lib.keygen(work, zone, "ecdsap256sha256")
     started = False
+    processes = []
     try:
         cluster("start", work)
         started = True
@@ -215,9 +216,13 @@ def cluster_part(t, work):
         text = open(os.path.join(work, "cluster.yaml")).read()
         anchor = "    ns: [ns1.demo.example.]\n"
         t.check(anchor in text, "the cluster config has demo.example's ns line")
+        knot, knot_port, knot_log = start_knot(work, dns[1][1], zone=zone)
+        processes.append(knot)
         pushed = os.path.join(work, "signed.yaml")
-        open(pushed, "w").write(text.replace(anchor, anchor + "    dnssec: {key: %s}\n" % key +
-                                             "    transfer: {view: current, allow: [127.0.0.1]}\n", 1))
+        signed_text = text.replace(anchor, anchor + "    dnssec: {key: %s}\n" % key +
+                                   '    transfer: {view: current, allow: [127.0.0.1], notify: ["127.0.0.1:%d"]}\n'
+                                   % knot_port, 1)
+        open(pushed, "w").write(signed_text)
         r = ctl(mesh[1], "push", pushed)
         t.check(r.returncode == 0, "push of demo.example with dnssec: and transfer:", (r.stdout + r.stderr).strip())
 
@@ -238,6 +243,14 @@ def cluster_part(t, work):
         if not first:
             raise RuntimeError("no signed view to go on from")
         verify(t, work, first, zone, "the deciders' AXFR")
+        s1 = serial_of(first)
+        t.check(wait_for_serial(knot_port, s1, 10, zone), f"Knot pulls the signed serial {s1}",
+                open(knot_log).read()[-1500:])
+        ds, dnskey = dnssec_lib.trust_anchor(pushed, zone)
+        anchors = dnssec_lib.delv_anchors(work, zone, [dnskey])
+        out = dnssec_lib.delv(knot_port, anchors, zone, "www." + zone, "A")
+        t.check("fully validated" in out and "192.0.2.10" in out, "delv asking Knot: www (fra) fully validated",
+                out[-600:])
         r = ctl(mesh[2], "drain", "fra")
         t.check(r.returncode == 0, "fra drained", (r.stdout + r.stderr).strip())
         second = wait_for(lambda: one_signed_view("198.51.100.10"), 20, 0.2)
@@ -245,9 +258,41 @@ def cluster_part(t, work):
                 "after the drain every decider transfers one new signed view (www in iad), byte for byte alike, "
                 "under a higher serial", "" if second else str({n: serial_of(axfr_text(dns[n][0], dns[n][1], zone))
                                                                for n in dns}))
-        if second:
-            verify(t, work, second, zone, "the deciders' AXFR after the drain")
+        if not second:
+            raise RuntimeError("no second signed view to go on from")
+        verify(t, work, second, zone, "the deciders' AXFR after the drain")
+        s2 = serial_of(second)
+        t.check(wait_for_serial(knot_port, s2, 2, zone), f"Knot holds serial {s2} within 2 s (NOTIFY)")
+        out = dnssec_lib.delv(knot_port, anchors, zone, "www." + zone, "A")
+        t.check("fully validated" in out and "198.51.100.10" in out, "delv asking Knot: www (iad) fully validated",
+                out[-600:])
+
+        # A push that changes a static record: the zone is signed again for
+        # the new config (no decider transfers it unsigned meanwhile, and none
+        # announces a serial it cannot transfer), Knot follows.
+        old_ns1 = "{name: ns1, type: A, answers: [127.0.0.1]}"
+        t.check(old_ns1 in signed_text, "the cluster config has ns1's A record")
+        changed = signed_text.replace(old_ns1, old_ns1.replace("127.0.0.1", "192.0.2.199"), 1)
+        pushed3 = os.path.join(work, "signed3.yaml")
+        open(pushed3, "w").write(changed)
+        r = ctl(mesh[1], "push", pushed3)
+        t.check(r.returncode == 0, "push of a one-record change", (r.stdout + r.stderr).strip())
+        pushed_at = time.monotonic()
+        third = wait_for(lambda: (lambda g: g if g and "192.0.2.199" in g else None)(one_signed_view("198.51.100.10")),
+                         20, 0.2)
+        t.check(third is not None and serial_of(third) > s2,
+                "every decider transfers the new config signed, byte for byte alike, under a higher serial")
+        if third:
+            verify(t, work, third, zone, "the deciders' AXFR after the push")
+            s3 = serial_of(third)
+            t.check(wait_for_serial(knot_port, s3, 5, zone), f"Knot holds serial {s3} within 5 s of the push",
+                    "%.2f s" % (time.monotonic() - pushed_at))
+            out = dnssec_lib.delv(knot_port, anchors, zone, "ns1." + zone, "A")
+            t.check("fully validated" in out and "192.0.2.199" in out, "delv asking Knot: the changed ns1 fully "
+                    "validated", out[-600:])
     finally:
+        for p in processes:
+            stop(p)
         if started:
             cluster("stop", work, check=False)
 
