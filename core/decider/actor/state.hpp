@@ -69,6 +69,8 @@ struct decider_actor_options {
   std::shared_ptr<rum::rum_service> rum;
 };
 
+struct zone_view_look; // actor/transfer_views.cpp
+
 struct decider_state {
   decider_state() = default; // non-aggregate (deps-notes: C++20 pitfall)
 
@@ -155,7 +157,9 @@ struct decider_state {
     std::chrono::milliseconds check_interval{1000};
     std::set<std::string> in_flight; ///< zones with a proposal not answered yet
     std::map<std::string, std::chrono::steady_clock::time_point> retry_at; ///< after a refusal
-    uint32_t next_zone = 0;          ///< where the next look starts
+    /// The look running on its own thread (transfer_views.cpp): made
+    /// from one snapshot, taken back by the next on_flush once done.
+    std::shared_ptr<zone_view_look> pending;
     std::string last_said;           ///< the last warning logged (each once)
     uint64_t proposed = 0, committed = 0, refused = 0; ///< proposals by this decider, by outcome
   } transfer_views;

@@ -10,13 +10,20 @@
 // again with the committed records and the serial raised by the generation
 // (decider_core::apply_view), and its responder sends NOTIFY.
 //
+// A zone with `dnssec:` and `transfer:` is committed the same way, signed
+// whole (dns/transfer/signed_view.hpp): the leader's signatures, so that
+// every decider sends the same bytes; signed again when the config, its
+// dynamic names or `refresh` move on.
+//
 // - maybe_propose_zone_views: from on_flush; at most once per
-//   check_interval, and never more than 5 % of the actor's time (the next
-//   check waits 20 times what the last one cost: a zone of 50,000 dynamic
-//   names costs 32 decisions each); a look stops after 50 ms and the next
-//   one goes on from the zone it stopped at. Only the leader, serving the
-//   config the log has in force (loaded here) with measurements, once every
-//   linked member decider states `transfer-views`; one proposal per zone in
+//   check_interval. The look (32 decisions per dynamic name, and the
+//   signing of a signed zone) runs on a thread of its own from the latest
+//   snapshot, so the actor never waits for it; the next look waits at
+//   least 4 times what the last one cost (a quarter of a core at most).
+//   Its proposals go out when it is done, only if this decider still leads
+//   with the config it looked at. Only the leader, serving the config the
+//   log has in force (loaded here) with measurements, once every linked
+//   member decider states `transfer-views`; one proposal per zone in
 //   flight, none for 10 s after the log refused one. A view is numbered
 //   the zone's next generation in the log.
 

@@ -34,6 +34,8 @@ def main():
     ap.add_argument("--dcs", type=int, default=20)
     ap.add_argument("--profiles", type=int, default=50)
     ap.add_argument("--answer-dcs", type=int, default=8)
+    ap.add_argument("--dnssec-key", help="sign the zone with this key file and allow its transfer (a signed "
+                    "transfer: config_load_bench then times the leader's signing)")
     ap.add_argument("out")
     a = ap.parse_args()
     dcs = ["dc%03d" % i for i in range(a.dcs)]
@@ -59,6 +61,9 @@ def main():
     w("  - name: scale.test")
     w("    soa: {primary: ns1.scale.test., admin: hostmaster.scale.test., minimum: 60}")
     w("    ns: [ns1.scale.test.]")
+    if a.dnssec_key:
+        w("    dnssec: {key: %s}" % os.path.abspath(a.dnssec_key))
+        w("    transfer: {view: current, allow: [127.0.0.1]}")
     w("    records:")
     w("      - {name: ns1, type: A, answers: [192.0.2.53]}")
     for i in range(dc_half):
