@@ -58,7 +58,8 @@ struct loaded_snapshot {
   std::string errors; ///< one problem per line, "file:line:col: field: message"
 };
 
-loaded_snapshot load_snapshot(const std::string& config_path, const std::string& state_path, uint32_t version) {
+loaded_snapshot load_snapshot(const std::string& config_path, const std::string& state_path, uint32_t version,
+                              const committed_views* views = nullptr) {
   loaded_snapshot out;
   load_result loaded = load_config_file(config_path, routing_methods());
   if (!loaded.ok()) {
@@ -67,7 +68,7 @@ loaded_snapshot load_snapshot(const std::string& config_path, const std::string&
   }
   if (!loaded.warnings.empty())
     log_report("serve", loaded.report());
-  compile_result compiled = compile_plan(loaded.cfg, version);
+  compile_result compiled = compile_plan(loaded.cfg, version, views);
   if (!compiled.plan) {
     // An error that names the file and line already (a DNSSEC key) is not prefixed again.
     out.errors = (compiled.error.starts_with(loaded.cfg->file + ":") ? "" : config_path + ": ") + compiled.error + "\n";
@@ -214,8 +215,8 @@ int serve(const args& a) {
   auto sign_transfers = [&](snapshot_ptr& snapshot, int64_t fixed_now_ms, uint64_t generation) {
     std::string said;
     const int64_t wall = wall_clock_ms();
-    if (snapshot_ptr signed_snapshot = signed_transfers.update(snapshot, fixed_now_ms ? fixed_now_ms : wall,
-                                                               static_cast<uint32_t>(wall / 1000), generation, said))
+    if (snapshot_ptr signed_snapshot =
+          signed_transfers.update(snapshot, fixed_now_ms ? fixed_now_ms : wall, wall, generation, said))
       snapshot = std::move(signed_snapshot);
     if (!said.empty())
       log_line(log_level::error, "serve", said);
@@ -377,7 +378,7 @@ int serve(const args& a) {
         if (!dns::cookie_secrets::load(options.cookie_secret_file, cookie_error))
           log_line(log_level::warn, "serve", cookie_error + "; the cookie secrets in use stay");
       }
-      loaded_snapshot next = load_snapshot(config_path, state_path, version + 1);
+      loaded_snapshot next = load_snapshot(config_path, state_path, version + 1, &signed_transfers.views());
       if (!next.snapshot) {
         log_line(log_level::error, "serve",
                  "reload failed; still serving generation " + std::to_string(version) + ":\n" + next.errors);

@@ -10,13 +10,14 @@ namespace gtmesh::cli {
 
 namespace {
 
-constexpr uint32_t generation_epoch_s = 1767225600; ///< 2026-01-01T00:00:00Z
+constexpr int64_t generation_epoch_ms = 1767225600000; ///< 2026-01-01T00:00:00Z
 
 } // namespace
 
-snapshot_ptr serve_signed_transfers::update(const snapshot_ptr& current, int64_t eval_ms, uint32_t wall_s,
+snapshot_ptr serve_signed_transfers::update(const snapshot_ptr& current, int64_t eval_ms, int64_t wall_ms,
                                             uint64_t generation, std::string& log) {
   const routing_plan& plan = *current->plan;
+  const auto wall_s = static_cast<uint32_t>(wall_ms / 1000);
   committed_views next = views_;
   bool changed = false;
   std::string problems;
@@ -24,22 +25,38 @@ snapshot_ptr serve_signed_transfers::update(const snapshot_ptr& current, int64_t
     const zone_plan& z = plan.zones[zi];
     if (!z.signs_transfer)
       continue;
+    const std::string& name = z.source->name;
     std::vector<dns::transfer_record> dynamic = dns::dynamic_records(*current, zi, eval_ms);
-    committed_view& held = next[z.source->name];
+    committed_view& held = next[name];
     if (held.records && held.config_version == plan.version &&
         dns::signed_view_current(plan, zi, *held.records, dynamic, wall_s))
       continue;
-    const uint32_t view_generation =
-      std::max(held.generation + 1, wall_s > generation_epoch_s ? wall_s - generation_epoch_s : 0);
-    const uint32_t serial = plan.soa_serial(zi) - z.view_generation + view_generation;
+    if (auto f = failed_.find(name);
+        f != failed_.end() && f->second.first == plan.version && static_cast<int32_t>(wall_s - f->second.second) < 0)
+      continue; // failed for this config a moment ago: said once, tried again a minute later
+    // The serial: the explicit soa.serial (or 0) plus the signing time in
+    // tenths of a second since 2026-01-01 (modulo 2^32: RFC 1982 compares
+    // serials up to 6.8 years apart), at least one above the last: not the
+    // reload count, which starts again with the process.
+    uint32_t serial = z.source->soa.serial +
+                      static_cast<uint32_t>(wall_ms > generation_epoch_ms ? (wall_ms - generation_epoch_ms) / 100 : 0);
+    if (auto last = last_serial_.find(name);
+        last != last_serial_.end() && static_cast<int32_t>(serial - last->second) <= 0)
+      serial = last->second + 1;
     dns::signed_view made = dns::sign_transfer_view(*current, zi, std::move(dynamic), serial, wall_s);
     if (!made.error.empty()) {
-      problems += "zone " + z.source->name + ": its transfer could not be signed: " + made.error + "\n";
+      problems += "zone " + name + ": its transfer could not be signed (not transferred; tried again in a "
+                  "minute, or at the next reload): " + made.error + "\n";
+      failed_[name] = {plan.version, wall_s + 60};
       continue;
     }
+    failed_.erase(name);
     auto records = std::make_shared<dns::packed_records>();
     records->assign(made.records);
-    held = committed_view{view_generation, plan.version, std::move(records)};
+    // compile_plan serves base + generation (modulo 2^32): this serial.
+    const uint32_t base = plan.soa_serial(zi) - z.view_generation;
+    held = committed_view{serial - base, plan.version, std::move(records)};
+    last_serial_[name] = serial;
     changed = true;
   }
   snapshot_ptr out;
@@ -50,7 +67,11 @@ snapshot_ptr serve_signed_transfers::update(const snapshot_ptr& current, int64_t
       out = make_snapshot(std::move(compiled.plan), current->view, eval_ms, generation, current.get(), nullptr,
                           current->aliases, current->rum);
     } else {
-      problems += "signed zone transfers: compiling the config again failed (" + compiled.error + "); retried\n";
+      problems += "signed zone transfers: compiling the config again failed (" + compiled.error +
+                  "); tried again at the next change or reload\n";
+      for (const auto& [name, view] : next)
+        if (!views_.count(name) || views_.at(name).generation != view.generation)
+          failed_[name] = {plan.version, wall_s + 60};
     }
   }
   if (problems != last_said_) {

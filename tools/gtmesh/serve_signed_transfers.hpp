@@ -5,15 +5,20 @@
 // view itself (dns/transfer/signed_view.hpp) after every load and whenever
 // its dynamic names change or its signatures pass `refresh`, and serves it
 // from a plan compiled again with it, as a decider does with the views its
-// leader commits. Its generation is the signing time in seconds since
-// 2026-01-01 (at least one more than the last), so its serial moves forward
-// across restarts too.
+// leader commits. The serial of such a zone is its explicit soa.serial (or
+// 0) plus the signing time in tenths of a second since 2026-01-01, at least
+// one above the last: it moves forward across reloads and restarts alike
+// (unless more than ten signings a second ran it ahead of the clock just
+// before a restart). A zone that
+// cannot be signed is tried again a minute later, or at the next reload.
 
 #include "core/routing/routing_plan.hpp"
 #include "core/routing/routing_snapshot.hpp"
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 
 namespace gtmesh::cli {
 
@@ -23,12 +28,18 @@ public:
   /// answers, generation `generation`), when a signed zone's view was
   /// made again; null when none was or the plan did not compile (`log`
   /// says why, once per reason). Records are evaluated at `eval_ms` (a
-  /// state file's fixed time), signatures made at `wall_s`.
-  snapshot_ptr update(const snapshot_ptr& current, int64_t eval_ms, uint32_t wall_s, uint64_t generation,
+  /// state file's fixed time), signatures made at `wall_ms`.
+  snapshot_ptr update(const snapshot_ptr& current, int64_t eval_ms, int64_t wall_ms, uint64_t generation,
                       std::string& log);
+
+  /// The views served: a reload compiles with them, so that a signed
+  /// zone's serial does not fall back before its view is signed again.
+  const committed_views& views() const noexcept { return views_; }
 
 private:
   committed_views views_;
+  std::map<std::string, uint32_t> last_serial_;                 ///< by zone
+  std::map<std::string, std::pair<uint32_t, uint32_t>> failed_; ///< by zone: config version, retry after (s)
   std::string last_said_;
 };
 

@@ -3,6 +3,7 @@
 #include "core/dns/lookup/denial_types.hpp"
 #include "core/dns/transfer/zone_transfer.hpp"
 #include "core/dns/wire/name.hpp"
+#include "core/routing/routing_plan.hpp"
 #include "core/dnssec/covering_name.hpp"
 #include "core/dnssec/rrset_signer.hpp"
 
@@ -74,6 +75,22 @@ void append_type_bitmap(const std::set<uint16_t>& types, std::vector<uint8_t>& o
   }
 }
 
+/// The owner names of zone `zone`'s records in the config (lowercase wire
+/// form), whatever its view transfers of them.
+std::vector<std::vector<uint8_t>> configured_owners(const routing_plan& plan, uint32_t zone) {
+  std::vector<std::vector<uint8_t>> out;
+  for (const record_plan& r : plan.records) {
+    if (r.zone != zone || r.mode == record_mode::plain)
+      continue;
+    if (auto wire = text_to_wire(r.name)) {
+      for (auto& c : *wire)
+        c = lower(c);
+      out.push_back(std::move(*wire));
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 std::pair<size_t, size_t> rdata_names(uint16_t type, std::span<const uint8_t> rdata) noexcept {
@@ -141,6 +158,22 @@ signed_view sign_transfer_view(const routing_snapshot& s, uint32_t zone, std::ve
     out.error = "a record lies outside the zone";
     return out;
   }
+  // Every name the config holds records at has its NSEC, even when the
+  // view transfers nothing there (`omit`, a disabled profile, no answer
+  // for a client with no location): the chain then says "this name, no
+  // such type", never "no such name", so a resolver's aggressive NSEC
+  // cache (RFC 8198) never denies a name gtmesh answers.
+  auto canonical_less = [](const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+    return dnssec::canonical_compare(a, b) < 0;
+  };
+  std::vector<std::vector<uint8_t>> owners;
+  for (const transfer_record& r : all)
+    if (owners.empty() || owners.back() != r.owner)
+      owners.push_back(r.owner);
+  for (std::vector<uint8_t>& owner : configured_owners(plan, zone))
+    owners.push_back(std::move(owner));
+  std::sort(owners.begin(), owners.end(), canonical_less);
+  owners.erase(std::unique(owners.begin(), owners.end()), owners.end());
 
   dnssec::rrset_signer signer(4);
   auto add_rrsig = [&](std::span<const uint8_t> owner, uint16_t type) {
@@ -158,9 +191,10 @@ signed_view sign_transfer_view(const routing_snapshot& s, uint32_t zone, std::ve
                                    std::move(rdata)});
     return true;
   };
-  for (size_t name = 0; name < all.size();) {
-    const std::vector<uint8_t>& owner = all[name].owner;
-    size_t name_end = name;
+  size_t name_end = 0;
+  for (size_t o = 0; o < owners.size(); ++o) {
+    const std::vector<uint8_t>& owner = owners[o];
+    const size_t name = name_end;
     while (name_end < all.size() && all[name_end].owner == owner)
       ++name_end;
     std::set<uint16_t> types{type_rrsig, type_nsec};
@@ -182,7 +216,7 @@ signed_view sign_transfer_view(const routing_snapshot& s, uint32_t zone, std::ve
         return signed_view{{}, out.error};
     }
     // The NSEC: the next name in canonical order, the apex after the last.
-    const std::vector<uint8_t>& next = name_end < all.size() ? all[name_end].owner : keys.apex;
+    const std::vector<uint8_t>& next = o + 1 < owners.size() ? owners[o + 1] : keys.apex;
     std::vector<uint8_t> nsec(next.begin(), next.end());
     append_type_bitmap(types, nsec);
     signer.begin(keys, owner, type_nsec, z.negative_ttl);
@@ -190,12 +224,30 @@ signed_view sign_transfer_view(const routing_snapshot& s, uint32_t zone, std::ve
     if (!add_rrsig(owner, type_nsec))
       return signed_view{{}, out.error};
     made.push_back(transfer_record{owner, type_nsec, z.negative_ttl, std::move(nsec)});
-    name = name_end;
+  }
+  if (name_end != all.size()) {
+    out.error = "the zone's records are not in canonical order";
+    return signed_view{{}, out.error};
   }
   std::sort(made.begin(), made.end());
   made.erase(std::unique(made.begin(), made.end()), made.end());
   out.records = std::move(made);
   return out;
+}
+
+std::optional<uint32_t> view_expires_at(const routing_plan& plan, uint32_t zone, const packed_records& view) {
+  const std::optional<uint32_t> at = view_signed_at(plan, zone, view);
+  if (!at)
+    return std::nullopt;
+  return *at + static_cast<uint32_t>(plan.zones[zone].keys->validity_ms / 1000);
+}
+
+bool signed_view_expiring(const routing_plan& plan, uint32_t zone, uint32_t now_s) {
+  const zone_plan& z = plan.zones[zone];
+  if (!z.signs_transfer || !z.committed_view || !z.keys)
+    return false;
+  const std::optional<uint32_t> expires = view_expires_at(plan, zone, *z.committed_view);
+  return !expires || static_cast<int32_t>(*expires - now_s) < static_cast<int32_t>(z.keys->refresh_ms / 1000);
 }
 
 std::optional<uint32_t> view_signed_at(const routing_plan& plan, uint32_t zone, const packed_records& view) {
@@ -220,8 +272,12 @@ bool signed_view_current(const routing_plan& plan, uint32_t zone, const packed_r
   if (!signed_at)
     return false;
   const auto refresh_s = static_cast<uint32_t>(plan.zones[zone].keys->refresh_ms / 1000);
-  // RFC 1982-style: a signing time ahead of now (another clock) is fresh.
-  if (static_cast<int32_t>(now_s - *signed_at) >= static_cast<int32_t>(refresh_s))
+  const auto skew_s = static_cast<uint32_t>(plan.zones[zone].keys->inception_offset_ms / 1000);
+  // RFC 1982-style: a signing time a little ahead of now (another leader's
+  // clock) is fresh; one further ahead than the inception offset made
+  // signatures that do not validate yet: stale.
+  const auto age = static_cast<int32_t>(now_s - *signed_at);
+  if (age >= static_cast<int32_t>(refresh_s) || age < -static_cast<int32_t>(skew_s))
     return false;
   one_ttl_per_rrset(dynamic);
   size_t d = 0;

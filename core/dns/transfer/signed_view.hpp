@@ -8,7 +8,9 @@
 //  - every transferred name (plain records, the fallback view of the
 //    dynamic ones, the DNSKEY set) with an RRSIG over each RRset, the SOA
 //    included, all made at one signing time;
-//  - one NSEC chain over those names (RFC 4034 4), in canonical order, the
+//  - one NSEC chain over those names and every name the config holds
+//    dynamic records at (one the view leaves empty has an NSEC of RRSIG and
+//    NSEC alone: no data, never no such name), in canonical order, the
 //    last pointing back to the apex, TTL min(SOA TTL, SOA minimum);
 //  - RRsets of one TTL each (the smallest of its records).
 // ECDSA signatures differ each time they are made, so the deciders' leader
@@ -47,11 +49,22 @@ signed_view sign_transfer_view(const routing_snapshot& snapshot, uint32_t zone, 
 /// RRSIG by the zone's signing key.
 std::optional<uint32_t> view_signed_at(const routing_plan& plan, uint32_t zone, const packed_records& view);
 
+/// When `view`'s signatures expire (view_signed_at + the zone's validity).
+std::optional<uint32_t> view_expires_at(const routing_plan& plan, uint32_t zone, const packed_records& view);
+
+/// Zone `zone` is signed for transfer and its committed view's signatures
+/// have less than the zone's `refresh` left at `now_s` (the cluster could
+/// not sign it again: no quorum, a decider without `transfer-views`):
+/// transfers of it are refused rather than hand a secondary signatures
+/// about to expire.
+bool signed_view_expiring(const routing_plan& plan, uint32_t zone, uint32_t now_s);
+
 /// Whether `view`, made from this config, still serves: its records other
 /// than DNSKEY, NSEC and RRSIG are `dynamic` (with the TTLs
 /// sign_transfer_view gives them), and it was signed by the zone's key
 /// less than the zone's `refresh` before `now_s` (a signing time ahead of
-/// `now_s`, another leader's clock, counts as fresh). Else the leader
+/// `now_s` by at most the inception offset, another leader's clock, counts
+/// as fresh). Else the leader
 /// signs the zone again: a new generation, so a new serial, well before
 /// the signatures expire (they keep at least validity - refresh).
 bool signed_view_current(const routing_plan& plan, uint32_t zone, const packed_records& view,

@@ -1,5 +1,6 @@
 #include "core/dns/transfer/zone_transfer.hpp"
 
+#include "core/dns/transfer/signed_view.hpp"
 #include "core/dns/tsig/tsig.hpp"
 
 #include "core/dns/wire/dns_header.hpp"
@@ -501,8 +502,10 @@ transfer_answer build_transfer(const snapshot_ptr& s, const transfer_request& re
   if (!z.source || !z.source->transfer.enabled || !z.source->transfer.allows(peer, request.key, request.tls_names))
     return refusal(request, transfer_outcome::refused);
   // A signed zone goes out signed whole or not at all: its secondaries
-  // retry (SOA refresh, or the NOTIFY sent once its view is signed).
-  if (z.signs_transfer && !z.committed_view)
+  // retry (SOA refresh, or the NOTIFY sent once its view is signed). Nor
+  // with signatures about to expire (the cluster could not sign again).
+  if (z.signs_transfer &&
+      (!z.committed_view || signed_view_expiring(plan, zone, static_cast<uint32_t>(now_ms / 1000))))
     return refusal(request, transfer_outcome::not_signed_yet);
 
   transfer_answer a;

@@ -93,7 +93,8 @@ enum class transfer_outcome : uint8_t {
   refused,    ///< the zone has no transfer:, or the client is not allowed
   notauth,    ///< not a zone this server has (or no snapshot)
   rejected,   ///< a TSIG that does not check out (tcp_server; counted by its verdict)
-  not_signed_yet, ///< SERVFAIL: a signed zone (zone_plan::signs_transfer) with no view signed for its config yet
+  not_signed_yet, ///< SERVFAIL: a signed zone (zone_plan::signs_transfer) with no view signed for its config yet,
+                  ///< or one whose signatures expire within `refresh`
 };
 
 /// The messages of a transfer, packed one at a time as they are asked for:

@@ -10,6 +10,7 @@
 #include "core/dns/transfer/signed_view.hpp"
 #include "core/dns/transfer/zone_transfer.hpp"
 #include "core/dns/wire/name.hpp"
+#include "core/dnssec/covering_name.hpp"
 #include "core/dnssec/zone_keys.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/routing/state_file.hpp"
@@ -173,10 +174,29 @@ TEST(signed_view, every_transferred_name_is_in_one_nsec_chain_and_every_rrset_ca
   for (size_t i = 0; i <= nsec.size() && visited.insert(at).second; ++i) {
     const auto& rd = nsec[at];
     const size_t len = name_wire_length(rd);
-    at.assign(rd.begin(), rd.begin() + static_cast<std::ptrdiff_t>(len));
+    std::vector<uint8_t> next(rd.begin(), rd.begin() + static_cast<std::ptrdiff_t>(len));
+    if (next != keys.apex)
+      EXPECT_LT(dnssec::canonical_compare(at, next), 0)
+        << wire_to_text(at) << " -> " << wire_to_text(next) << ": the chain goes in canonical order";
+    at = std::move(next);
   }
   EXPECT_EQ(at, keys.apex) << "the last NSEC points back to the apex";
   EXPECT_EQ(visited.size(), types.size()) << "every name is in the one chain";
+
+  // A view that transfers nothing of a dynamic name (omit, no answer for a
+  // client with no location) still puts the name in the chain, with no
+  // type of its own: "no such type", never "no such name".
+  signed_view empty = sign_transfer_view(*s, 0, {}, 10, now_s);
+  ASSERT_TRUE(empty.error.empty()) << empty.error;
+  const auto www = *text_to_wire("www.example.test.");
+  auto www_nsec = std::find_if(empty.records.begin(), empty.records.end(),
+                               [&](const transfer_record& r) { return r.type == type_nsec && r.owner == www; });
+  ASSERT_NE(www_nsec, empty.records.end()) << "www has an NSEC though the view holds none of its records";
+  const std::vector<uint8_t> bitmap(www_nsec->rdata.begin() + static_cast<std::ptrdiff_t>(name_wire_length(www_nsec->rdata)),
+                                    www_nsec->rdata.end());
+  EXPECT_EQ(bitmap, (std::vector<uint8_t>{0, 6, 0, 0, 0, 0, 0, 0x03})) << "types RRSIG (46) and NSEC (47) alone";
+  EXPECT_FALSE(std::any_of(empty.records.begin(), empty.records.end(),
+                           [&](const transfer_record& r) { return r.owner == www && r.type == 1; }));
 
   // The MX's target is signed in canonical (lowercase) form and sent as written.
   auto mx = std::find_if(rrs.begin(), rrs.end(), [](const transfer_record& r) { return r.type == 15; });
@@ -195,7 +215,9 @@ TEST(signed_view, a_view_is_signed_again_when_its_records_its_config_or_refresh_
   EXPECT_EQ(view_signed_at(plan, 0, *view), now_s);
   EXPECT_TRUE(signed_view_current(plan, 0, *view, dynamic_records(*up, 0, now_ms), now_s + 3600));
   EXPECT_TRUE(signed_view_current(plan, 0, *view, dynamic_records(*up, 0, now_ms), now_s - 600))
-    << "signed ahead of this clock (another leader's): fresh";
+    << "signed a little ahead of this clock (another leader's): fresh";
+  EXPECT_FALSE(signed_view_current(plan, 0, *view, dynamic_records(*up, 0, now_ms), now_s - 3601))
+    << "signed further ahead than the inception offset (1h): its signatures do not validate yet: signed again";
   EXPECT_FALSE(signed_view_current(plan, 0, *view, dynamic_records(*up, 0, now_ms), now_s + 86400))
     << "refresh (1d) after signing: signed again, 6 days before the signatures expire";
 
@@ -214,6 +236,30 @@ TEST(signed_view, a_view_is_signed_again_when_its_records_its_config_or_refresh_
   EXPECT_EQ(newer->plan->soa_serial(0), 10u);
   EXPECT_EQ(build_transfer(newer, *parse_transfer_request(axfr_query()), allowed, now_ms).outcome,
             transfer_outcome::not_signed_yet);
+}
+
+TEST(signed_view, a_view_whose_signatures_expire_within_refresh_is_not_transferred) {
+  // The cluster could not sign again for 6.5 days (no quorum?): its view
+  // has half a day left, less than refresh (1d). Secondaries are refused
+  // rather than handed signatures about to expire.
+  auto s = snapshot_for("up");
+  ASSERT_TRUE(s);
+  const uint32_t signed_at = now_s - 6 * 86400 - 12 * 3600;
+  signed_view made = sign_transfer_view(*s, 0, dynamic_records(*s, 0, now_ms), 10, signed_at);
+  ASSERT_TRUE(made.error.empty()) << made.error;
+  committed_views views;
+  views["example.test."] = committed_view{3, 7, packed(made.records)};
+  auto served = snapshot_for("up", 7, &views);
+  ASSERT_TRUE(served && served->plan->zones[0].committed_view);
+  EXPECT_EQ(view_expires_at(*served->plan, 0, *served->plan->zones[0].committed_view), signed_at + 7 * 86400);
+  EXPECT_TRUE(signed_view_expiring(*served->plan, 0, now_s));
+  EXPECT_EQ(build_transfer(served, *parse_transfer_request(axfr_query()), allowed, now_ms).outcome,
+            transfer_outcome::not_signed_yet);
+  EXPECT_FALSE(signed_view_expiring(*served->plan, 0, signed_at + 86400));
+  EXPECT_EQ(build_transfer(served, *parse_transfer_request(axfr_query()), allowed, int64_t{signed_at + 86400} * 1000)
+              .outcome,
+            transfer_outcome::full)
+    << "a day after signing: six days left";
 }
 
 TEST(signed_view, an_rrset_of_more_than_the_signer_takes_is_refused_not_half_signed) {

@@ -155,6 +155,20 @@ def serve_part(t, work):
         out = dnssec_lib.delv(knot_port, anchors, ZONE, "nothing-here." + ZONE, "A")
         t.check("negative response, fully validated" in out, "delv asking Knot: a missing name is proven by NSEC",
                 out[-600:])
+
+        # Ten more reloads, then a restart: the serial never falls back (it
+        # follows the signing time, not the reload count).
+        for _ in range(10):
+            offset = len(server.log_text())
+            server.signal(signal.SIGHUP)
+            server.wait_log(r"reloaded", offset)
+        before = wait_until(lambda: serial_of(axfr_text(server.host, server.port, ZONE)), 10, "a serial")
+        server.stop()
+        time.sleep(1.5)  # ten signings ran the serial at most 1 s ahead of the clock (docs/dnssec.md)
+        server = GtmeshServer(work, config, state=state, name="gtmesh-restarted").start()
+        processes.append(server)
+        after = wait_until(lambda: serial_of(axfr_text(server.host, server.port, ZONE)), 10, "a serial")
+        t.check(after > before, f"after ten reloads and a restart the serial moves on: {before} -> {after}")
     finally:
         for p in processes:
             if isinstance(p, GtmeshServer):
