@@ -378,7 +378,8 @@ int serve(const args& a) {
         if (!dns::cookie_secrets::load(options.cookie_secret_file, cookie_error))
           log_line(log_level::warn, "serve", cookie_error + "; the cookie secrets in use stay");
       }
-      loaded_snapshot next = load_snapshot(config_path, state_path, version + 1, &signed_transfers.views());
+      const committed_views held = signed_transfers.views_for_reload();
+      loaded_snapshot next = load_snapshot(config_path, state_path, version + 1, &held);
       if (!next.snapshot) {
         log_line(log_level::error, "serve",
                  "reload failed; still serving generation " + std::to_string(version) + ":\n" + next.errors);

@@ -21,6 +21,16 @@ snapshot_ptr serve_signed_transfers::update(const snapshot_ptr& current, int64_t
   committed_views next = views_;
   bool changed = false;
   std::string problems;
+  // A zone that no longer signs keeps its generation (its serial does not
+  // fall back) and none of the records signed for it.
+  for (auto& [name, view] : next) {
+    const auto z = std::find_if(plan.zones.begin(), plan.zones.end(),
+                                [&](const zone_plan& zp) { return zp.source && zp.source->name == name; });
+    if (view.records && (z == plan.zones.end() || !z->signs_transfer)) {
+      view.records.reset();
+      changed = changed || (z != plan.zones.end() && z->committed_view);
+    }
+  }
   for (uint32_t zi = 0; zi < plan.zones.size(); ++zi) {
     const zone_plan& z = plan.zones[zi];
     if (!z.signs_transfer)
@@ -48,6 +58,11 @@ snapshot_ptr serve_signed_transfers::update(const snapshot_ptr& current, int64_t
       problems += "zone " + name + ": its transfer could not be signed (not transferred; tried again in a "
                   "minute, or at the next reload): " + made.error + "\n";
       failed_[name] = {plan.version, wall_s + 60};
+      // This plan is served without a signed view, under its own serial:
+      // the next signed one goes above it.
+      if (auto last = last_serial_.find(name);
+          last == last_serial_.end() || static_cast<int32_t>(plan.soa_serial(zi) - last->second) > 0)
+        last_serial_[name] = plan.soa_serial(zi);
       continue;
     }
     failed_.erase(name);
@@ -68,7 +83,7 @@ snapshot_ptr serve_signed_transfers::update(const snapshot_ptr& current, int64_t
                           current->aliases, current->rum);
     } else {
       problems += "signed zone transfers: compiling the config again failed (" + compiled.error +
-                  "); tried again at the next change or reload\n";
+                  "); tried again in a minute, or at the next reload\n";
       for (const auto& [name, view] : next)
         if (!views_.count(name) || views_.at(name).generation != view.generation)
           failed_[name] = {plan.version, wall_s + 60};
@@ -78,6 +93,13 @@ snapshot_ptr serve_signed_transfers::update(const snapshot_ptr& current, int64_t
     last_said_ = problems;
     log = problems;
   }
+  return out;
+}
+
+committed_views serve_signed_transfers::views_for_reload() const {
+  committed_views out = views_;
+  for (auto& [name, view] : out)
+    view.records.reset(); // the generation alone: signed again for the new config before it is served
   return out;
 }
 

@@ -32,9 +32,10 @@ public:
   snapshot_ptr update(const snapshot_ptr& current, int64_t eval_ms, int64_t wall_ms, uint64_t generation,
                       std::string& log);
 
-  /// The views served: a reload compiles with them, so that a signed
-  /// zone's serial does not fall back before its view is signed again.
-  const committed_views& views() const noexcept { return views_; }
+  /// The views' generations without their records: a reload compiles
+  /// with them, so that a signed zone's serial does not fall back before
+  /// its view is signed again (nor a zone's that stopped signing).
+  committed_views views_for_reload() const;
 
 private:
   committed_views views_;

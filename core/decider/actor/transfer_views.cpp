@@ -41,9 +41,9 @@ struct zone_view_look {
   struct result {
     std::vector<proposal> proposals;
     std::vector<std::string> said;
-    std::chrono::steady_clock::duration cost{};
   };
   uint32_t version = 0; ///< the config version it looked at
+  std::chrono::steady_clock::time_point started;
   std::future<result> done;
 };
 
@@ -80,7 +80,6 @@ bool same_bytes(const std::string& a, std::span<const uint8_t> b) {
 /// commit it, when it differs from the log's.
 zone_view_look::result look(const snapshot_ptr& snapshot, const std::vector<zone_view_look::zone_input>& zones,
                             int64_t now_ms, uint32_t now_s) {
-  const auto started = std::chrono::steady_clock::now();
   const routing_plan& plan = *snapshot->plan;
   zone_view_look::result out;
   for (const zone_view_look::zone_input& z : zones) {
@@ -119,7 +118,6 @@ zone_view_look::result look(const snapshot_ptr& snapshot, const std::vector<zone
     }
     out.proposals.push_back({z.name, z.generation, std::move(view)});
   }
-  out.cost = std::chrono::steady_clock::now() - started;
   return out;
 }
 
@@ -176,11 +174,18 @@ uint32_t next_generation(const decider_state& st, const std::string& name) {
 void take_look(decider_self self, zone_view_look& done) {
   auto& st = self->state;
   auto& tv = st.transfer_views;
-  zone_view_look::result r = done.done.get();
+  zone_view_look::result r;
+  try {
+    r = done.done.get();
+  } catch (const std::exception& e) { // out of memory on the look's thread: said, tried again at the next look
+    r.said.push_back(std::string("zone views: the look failed: ") + e.what());
+  }
   for (const std::string& text : r.said)
     say_once(self, text);
+  // Paced by what the look took, failed or not.
+  const auto cost = std::chrono::steady_clock::now() - done.started;
   tv.next_check = std::chrono::steady_clock::now() +
-                  std::max<std::chrono::steady_clock::duration>(tv.check_interval, look_pacing * r.cost);
+                  std::max<std::chrono::steady_clock::duration>(tv.check_interval, look_pacing * cost);
   const active_config* c = st.core->config();
   if (!st.leader || !c || c->version != done.version || static_cast<int64_t>(c->version) != st.cluster_version)
     return;
@@ -255,9 +260,16 @@ void maybe_propose_zone_views(decider_self self) {
   const auto now_s = static_cast<uint32_t>(wall_clock_ms() / 1000); // signatures carry real time
   auto pending = std::make_shared<zone_view_look>();
   pending->version = c->version;
-  pending->done = std::async(std::launch::async, [snapshot, zones = std::move(zones), now_ms, now_s] {
-    return look(snapshot, zones, now_ms, now_s);
-  });
+  pending->started = now;
+  try {
+    pending->done = std::async(std::launch::async, [snapshot, zones = std::move(zones), now_ms, now_s] {
+      return look(snapshot, zones, now_ms, now_s);
+    });
+  } catch (const std::exception& e) { // no thread to be had (a process limit): said, tried again later
+    say_once(self, std::string("zone views: the look could not start: ") + e.what());
+    tv.next_check = now + tv.check_interval;
+    return;
+  }
   tv.pending = std::move(pending);
 }
 

@@ -342,7 +342,7 @@ struct tcp_server::impl {
                                      const ip_address& peer, int64_t now, size_t max_message) {
     ixfr_journal* journal = journal_for(snapshot.get(), request.zone);
     const uint64_t before = journal ? journal->changes() : 0;
-    transfer_answer a = build_transfer(snapshot, request, peer, now, max_message, journal);
+    transfer_answer a = build_transfer(snapshot, request, peer, now, max_message, journal, wall_clock_ms());
     if (journal && options.journals && journal->changes() != before)
       options.journals->save(request.zone, journal->empty() ? std::string() : journal->serialize());
     return a;

@@ -247,7 +247,7 @@ bool signed_view_expiring(const routing_plan& plan, uint32_t zone, uint32_t now_
   if (!z.signs_transfer || !z.committed_view || !z.keys)
     return false;
   const std::optional<uint32_t> expires = view_expires_at(plan, zone, *z.committed_view);
-  return !expires || static_cast<int32_t>(*expires - now_s) < static_cast<int32_t>(z.keys->refresh_ms / 1000);
+  return !expires || static_cast<int32_t>(*expires - now_s) < static_cast<int32_t>(z.keys->refresh_ms / 2000);
 }
 
 std::optional<uint32_t> view_signed_at(const routing_plan& plan, uint32_t zone, const packed_records& view) {

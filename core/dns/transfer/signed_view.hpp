@@ -53,8 +53,8 @@ std::optional<uint32_t> view_signed_at(const routing_plan& plan, uint32_t zone, 
 std::optional<uint32_t> view_expires_at(const routing_plan& plan, uint32_t zone, const packed_records& view);
 
 /// Zone `zone` is signed for transfer and its committed view's signatures
-/// have less than the zone's `refresh` left at `now_s` (the cluster could
-/// not sign it again: no quorum, a decider without `transfer-views`):
+/// have less than half the zone's `refresh` left at `now_s` (the cluster
+/// could not sign it again: no quorum, a decider without `transfer-views`):
 /// transfers of it are refused rather than hand a secondary signatures
 /// about to expire.
 bool signed_view_expiring(const routing_plan& plan, uint32_t zone, uint32_t now_s);

@@ -491,7 +491,7 @@ bool journal_exact(const routing_plan& plan, uint32_t zone) noexcept {
 }
 
 transfer_answer build_transfer(const snapshot_ptr& s, const transfer_request& request, const ip_address& peer,
-                               int64_t now_ms, size_t max_message, ixfr_journal* journal) {
+                               int64_t now_ms, size_t max_message, ixfr_journal* journal, int64_t wall_ms) {
   if (!s || !s->plan || (request.qclass != 1 && request.qclass != 255))
     return refusal(request, transfer_outcome::notauth);
   const routing_plan& plan = *s->plan;
@@ -505,7 +505,7 @@ transfer_answer build_transfer(const snapshot_ptr& s, const transfer_request& re
   // retry (SOA refresh, or the NOTIFY sent once its view is signed). Nor
   // with signatures about to expire (the cluster could not sign again).
   if (z.signs_transfer &&
-      (!z.committed_view || signed_view_expiring(plan, zone, static_cast<uint32_t>(now_ms / 1000))))
+      (!z.committed_view || signed_view_expiring(plan, zone, static_cast<uint32_t>((wall_ms ? wall_ms : now_ms) / 1000))))
     return refusal(request, transfer_outcome::not_signed_yet);
 
   transfer_answer a;

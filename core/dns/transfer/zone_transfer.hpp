@@ -160,10 +160,12 @@ inline constexpr int current_rounds = 32;
 /// The answer to `request` from `peer`, measurement ages taken at `now_ms`:
 /// messages of at most `max_message` bytes each (the TCP limit by default;
 /// tests lower it to see several). A whole zone comes as a stream that
-/// holds the snapshot until it is done.
+/// holds the snapshot until it is done. A signed zone's signatures are
+/// judged at `wall_ms` (the real time they carry; 0: `now_ms`, which a
+/// state file can hold still).
 transfer_answer build_transfer(const snapshot_ptr& snapshot, const transfer_request& request,
                                const ip_address& peer, int64_t now_ms, size_t max_message = 65535,
-                               ixfr_journal* journal = nullptr);
+                               ixfr_journal* journal = nullptr, int64_t wall_ms = 0);
 
 /// The index of the plan's zone whose apex is `apex` (wire form, any case),
 /// or no_index.

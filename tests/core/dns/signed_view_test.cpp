@@ -239,12 +239,12 @@ TEST(signed_view, a_view_is_signed_again_when_its_records_its_config_or_refresh_
 }
 
 TEST(signed_view, a_view_whose_signatures_expire_within_refresh_is_not_transferred) {
-  // The cluster could not sign again for 6.5 days (no quorum?): its view
-  // has half a day left, less than refresh (1d). Secondaries are refused
-  // rather than handed signatures about to expire.
+  // The cluster could not sign again for 6.75 days (no quorum?): its view
+  // has 6 hours left, less than half of refresh (1d). Secondaries are
+  // refused rather than handed signatures about to expire.
   auto s = snapshot_for("up");
   ASSERT_TRUE(s);
-  const uint32_t signed_at = now_s - 6 * 86400 - 12 * 3600;
+  const uint32_t signed_at = now_s - 6 * 86400 - 18 * 3600;
   signed_view made = sign_transfer_view(*s, 0, dynamic_records(*s, 0, now_ms), 10, signed_at);
   ASSERT_TRUE(made.error.empty()) << made.error;
   committed_views views;
@@ -256,6 +256,13 @@ TEST(signed_view, a_view_whose_signatures_expire_within_refresh_is_not_transferr
   EXPECT_EQ(build_transfer(served, *parse_transfer_request(axfr_query()), allowed, now_ms).outcome,
             transfer_outcome::not_signed_yet);
   EXPECT_FALSE(signed_view_expiring(*served->plan, 0, signed_at + 86400));
+  EXPECT_FALSE(signed_view_expiring(*served->plan, 0, signed_at + 6 * 86400 + 11 * 3600)) << "13 hours left";
+  EXPECT_TRUE(signed_view_expiring(*served->plan, 0, signed_at + 6 * 86400 + 13 * 3600)) << "11 hours left";
+  EXPECT_EQ(build_transfer(served, *parse_transfer_request(axfr_query()), allowed, int64_t{signed_at} * 1000, 65535,
+                           nullptr, now_ms)
+              .outcome,
+            transfer_outcome::not_signed_yet)
+    << "judged at the wall clock, not at a state file's time held still";
   EXPECT_EQ(build_transfer(served, *parse_transfer_request(axfr_query()), allowed, int64_t{signed_at + 86400} * 1000)
               .outcome,
             transfer_outcome::full)

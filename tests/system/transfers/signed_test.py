@@ -90,6 +90,7 @@ def serve_part(t, work):
         "    soa: {", '    transfer: {view: current, allow: [127.0.0.1], notify: ["127.0.0.1:%d"]}\n    soa: {' % knot_port,
         1)
     open(config, "w").write(text)
+    signed_text = text
     server = GtmeshServer(work, config, state=state).start()
     processes = [server]
     try:
@@ -169,6 +170,23 @@ def serve_part(t, work):
         processes.append(server)
         after = wait_until(lambda: serial_of(axfr_text(server.host, server.port, ZONE)), 10, "a serial")
         t.check(after > before, f"after ten reloads and a restart the serial moves on: {before} -> {after}")
+
+        # dnssec: taken out by a reload: the zone goes out unsigned, its
+        # fallback view made from the snapshot again (iad up, then fra back),
+        # and its serial does not fall back.
+        unsigned_text = re.sub(r"\n    dnssec:\n(      .*\n)+", "\n", open(config).read(), count=1)
+        t.check("\n    dnssec:" not in unsigned_text, "the config without dnssec:")
+        open(config, "w").write(unsigned_text)
+        open(state, "w").write("hosts:\n  fra: {status: up, cpu: 10}\n  iad: {status: up, cpu: 50}\n")
+        offset = len(server.log_text())
+        server.signal(signal.SIGHUP)
+        server.wait_log(r"reloaded", offset)
+        plain = wait_until(lambda: axfr_text(server.host, server.port, ZONE), 10, "the unsigned AXFR")
+        t.check("\tRRSIG\t" not in plain and "\tNSEC\t" not in plain and
+                re.search(r"^www\.example\.com\.\s+30\s+IN\s+A\s+192\.0\.2\.10$", plain, re.M) is not None and
+                (serial_of(plain) or 0) >= after,
+                "without dnssec: the zone goes out unsigned, www in fra again (not the last signed view), serial "
+                f"{serial_of(plain)} not below {after}", plain[:600])
     finally:
         for p in processes:
             if isinstance(p, GtmeshServer):
@@ -176,7 +194,7 @@ def serve_part(t, work):
             else:
                 stop(p)
     # 4. Signed again when refresh has passed, without any change.
-    fast = open(config).read().replace("validity: 7d", "validity: 1h").replace("refresh: 1d", "refresh: 1m")
+    fast = signed_text.replace("validity: 7d", "validity: 1h").replace("refresh: 1d", "refresh: 1m")
     fast_config = os.path.join(work, "fast.yaml")
     open(fast_config, "w").write(fast)
     server = GtmeshServer(work, fast_config, state=state, name="fast")
