@@ -1,5 +1,6 @@
 #include "core/decider/decider_core.hpp"
 
+#include "core/dns/transfer/signed_view.hpp"
 #include "core/dns/transfer/zone_transfer.hpp"
 #include "core/dns/wire/name.hpp"
 #include "core/mesh/config_compression.hpp"
@@ -766,11 +767,19 @@ std::string decider_core::status_text(int64_t now_ms) const {
             << " ago: " << r.last_failure;
       out << "\n";
     }
-  for (const zone_view_status& z : zone_view_statuses())
-    out << "  zone " << z.zone << ": serial " << z.serial << ", view generation " << z.generation
-        << (z.served ? ", " + std::to_string(z.records) + " records of the committed view transferred"
-                     : " (its view does not follow health now: transferred as the config says)")
-        << "\n";
+  for (const zone_view_status& z : zone_view_statuses()) {
+    out << "  zone " << z.zone << ": serial " << z.serial << ", view generation " << z.generation;
+    if (z.signs && !z.served)
+      out << "; SIGNED TRANSFER NOT READY: no view signed for this config yet (transfers get SERVFAIL)";
+    else if (z.signs)
+      out << ", " << z.records << " records signed for transfer, signatures expire in "
+          << format_age(static_cast<int64_t>(z.signatures_expire_s) * 1000 - now_ms);
+    else if (z.served)
+      out << ", " << z.records << " records of the committed view transferred";
+    else
+      out << " (its view does not follow health now: transferred as the config says)";
+    out << "\n";
+  }
   for (const auto& p : protection_.status()) {
     out << "  PROTECTED " << p.record << ": " << p.why << "; holding the last-known-good health of";
     for (size_t i = 0; i < p.held.size(); ++i)
@@ -785,9 +794,14 @@ std::vector<zone_view_status> decider_core::zone_view_statuses() const {
   if (active_)
     for (uint32_t zi = 0; zi < active_->plan->zones.size(); ++zi) {
       const zone_plan& z = active_->plan->zones[zi];
-      if (z.source && z.view_generation != 0)
-        out.push_back(zone_view_status{z.source->name, z.view_generation, active_->plan->soa_serial(zi),
-                                       z.committed_view != nullptr, z.committed_view ? z.committed_view->size() : 0});
+      if (!z.source || (z.view_generation == 0 && !z.signs_transfer))
+        continue;
+      zone_view_status v{z.source->name, z.view_generation, active_->plan->soa_serial(zi),
+                         z.committed_view != nullptr, z.committed_view ? z.committed_view->size() : 0};
+      v.signs = z.signs_transfer;
+      if (z.signs_transfer && z.committed_view)
+        v.signatures_expire_s = dns::view_expires_at(*active_->plan, zi, *z.committed_view).value_or(0);
+      out.push_back(std::move(v));
     }
   return out;
 }

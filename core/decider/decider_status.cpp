@@ -147,6 +147,9 @@ std::string to_json(const decider_status& s, int64_t now_ms) {
     field(o, "serial", static_cast<double>(z.serial));
     field(o, "served", z.served);
     field(o, "records", static_cast<double>(z.records));
+    field(o, "signed", z.signs);
+    if (z.signatures_expire_s)
+      field(o, "signatures_expire_s", static_cast<double>(z.signatures_expire_s));
   });
   field(o, "zone_view_proposals_committed", static_cast<double>(s.zone_view_counters.committed));
   field(o, "zone_view_proposals_refused", static_cast<double>(s.zone_view_counters.refused));

@@ -95,8 +95,10 @@ struct zone_view_status {
   std::string zone;
   uint32_t generation = 0;  ///< views committed for it so far (added to its serial)
   uint32_t serial = 0;      ///< the serial its SOA carries here
-  bool served = false;      ///< its committed records are transferred (the view follows health)
+  bool served = false;      ///< its committed records are transferred (the view follows health, or signed)
   size_t records = 0;       ///< records of the committed view
+  bool signs = false;       ///< it has dnssec: and transfer: (transferred signed whole, or not at all)
+  uint32_t signatures_expire_s = 0; ///< signed and served: when its view's signatures expire (Unix time)
 };
 
 /// The leader's proposals of zone views (decider/actor/transfer_views.hpp).

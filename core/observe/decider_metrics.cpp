@@ -28,12 +28,18 @@ void append_decider_metrics(const decider::decider_status& s, int64_t now_ms, fa
                             "Views of a zone's dynamic names the cluster committed (added to the zone's serial; "
                             "docs/transfers.md, \"The serial\").");
     auto serial = gauge("gtmesh_transfer_view_serial", "The SOA serial a zone with a committed view carries here.");
+    auto expires = gauge("gtmesh_transfer_view_signatures_expire_timestamp_seconds",
+                         "When the signatures of a signed zone's transferred view expire (0: no view signed for "
+                         "its config yet); re-signed every refresh (docs/dnssec.md, \"Signed zone transfers\").");
     for (const auto& z : s.zone_views) {
       generation.add(static_cast<double>(z.generation), {{"zone", z.zone}});
       serial.add(static_cast<double>(z.serial), {{"zone", z.zone}});
+      if (z.signs)
+        expires.add(static_cast<double>(z.signatures_expire_s), {{"zone", z.zone}});
     }
     generation.append_to(out);
     serial.append_to(out);
+    expires.append_to(out);
   }
   counter("gtmesh_transfer_view_proposals_total",
           "Zone views this decider proposed as the leader, by result (refused: the log did not take it, "

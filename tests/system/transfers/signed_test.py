@@ -281,6 +281,10 @@ def cluster_part(t, work):
             raise RuntimeError("no signed view to go on from")
         verify(t, work, first, zone, "the deciders' AXFR")
         s1 = serial_of(first)
+        r = ctl(mesh[2], "status")
+        line = next((l for l in r.stdout.splitlines() if "zone demo.example" in l), "")
+        t.check(f"serial {s1}," in line and "records signed for transfer, signatures expire in" in line,
+                "gtmeshctl status on decider 2: the zone's serial and when its signatures expire", line or r.stdout[-800:])
         t.check(wait_for_serial(knot_port, s1, 10, zone), f"Knot pulls the signed serial {s1}",
                 open(knot_log).read()[-1500:])
         ds, dnskey = dnssec_lib.trust_anchor(pushed, zone)
