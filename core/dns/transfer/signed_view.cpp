@@ -8,6 +8,7 @@
 #include "core/dnssec/rrset_signer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 namespace gtmesh::dns {
