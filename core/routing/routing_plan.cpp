@@ -902,7 +902,7 @@ void plan_builder::mark_views_following_health() {
     z.signs_transfer = z.keys && z.source && z.source->transfer.enabled;
     if (z.signs_transfer ? older : !z.view_follows_health)
       z.committed_view.reset();
-    else if (z.committed_view && older && !z.signs_transfer)
+    else if (z.committed_view && older)
       z.committed_view = committed_records_still_dynamic(zi, z.committed_view);
   }
 }

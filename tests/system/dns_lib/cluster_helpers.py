@@ -70,6 +70,17 @@ def read_env(path):
     return env
 
 
+def decider_addresses(work):
+    """tools/cluster.sh's three deciders started in `work`: ({n: mesh
+    address}, {n: [DNS host, DNS port]})."""
+    env = read_env(os.path.join(work, "cluster.env"))
+    return ({n: env["MESH%d" % n] for n in (1, 2, 3)}, {n: env["DNS%d" % n].rsplit(":", 1) for n in (1, 2, 3)})
+
+
+# demo.example's ns line in configs/cluster.yaml.in: tests add zone settings after it.
+DEMO_NS_LINE = "    ns: [ns1.demo.example.]\n"
+
+
 def leader_of(mesh):
     out = ctl(mesh, "member", "list").stdout
     m = re.search(r"^(\S+) voter leader", out, re.M)

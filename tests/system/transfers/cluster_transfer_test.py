@@ -16,7 +16,7 @@ import tempfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dns_lib"))
-from cluster_helpers import cluster, ctl, read_env, wait_for  # noqa: E402
+from cluster_helpers import DEMO_NS_LINE, cluster, ctl, decider_addresses, wait_for  # noqa: E402
 from gtmesh_dns import Checks, kdig  # noqa: E402
 
 
@@ -36,11 +36,9 @@ def main():
     try:
         cluster("start", work)
         started = True
-        env = read_env(os.path.join(work, "cluster.env"))
-        mesh = {n: env["MESH%d" % n] for n in (1, 2, 3)}
-        dns = {n: env["DNS%d" % n].rsplit(":", 1) for n in (1, 2, 3)}
+        mesh, dns = decider_addresses(work)
         text = open(os.path.join(work, "cluster.yaml")).read()
-        anchor = "    ns: [ns1.demo.example.]\n"
+        anchor = DEMO_NS_LINE
         t.check(anchor in text, "the cluster config has demo.example's ns line")
         pushed = os.path.join(work, "v2.yaml")
         open(pushed, "w").write(text.replace(anchor, anchor + "    transfer: {view: fail_safe, allow: [127.0.0.1]}\n", 1))

@@ -239,7 +239,7 @@ def start_under_faketime(server):
 
 
 def cluster_part(t, work):
-    from cluster_helpers import cluster, ctl, read_env, wait_for  # noqa: E402
+    from cluster_helpers import DEMO_NS_LINE, cluster, ctl, decider_addresses, wait_for  # noqa: E402
     zone = "demo.example"
     key = dnssec_lib.keygen(work, zone, "ecdsap256sha256")
     started = False
@@ -247,11 +247,9 @@ def cluster_part(t, work):
     try:
         cluster("start", work)
         started = True
-        env = read_env(os.path.join(work, "cluster.env"))
-        mesh = {n: env["MESH%d" % n] for n in (1, 2, 3)}
-        dns = {n: env["DNS%d" % n].rsplit(":", 1) for n in (1, 2, 3)}
+        mesh, dns = decider_addresses(work)
         text = open(os.path.join(work, "cluster.yaml")).read()
-        anchor = "    ns: [ns1.demo.example.]\n"
+        anchor = DEMO_NS_LINE
         t.check(anchor in text, "the cluster config has demo.example's ns line")
         knot, knot_port, knot_log = start_knot(work, dns[1][1], zone=zone)
         processes.append(knot)

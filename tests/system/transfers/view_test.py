@@ -31,7 +31,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "dns_lib"))
 sys.path.insert(0, HERE)
-from cluster_helpers import cluster, ctl, read_env, wait_for  # noqa: E402
+from cluster_helpers import DEMO_NS_LINE, cluster, ctl, decider_addresses, wait_for  # noqa: E402
 from gtmesh_dns import Checks, dig, kdig  # noqa: E402
 from transfers_test import start_knot, stop, xfr_records as records  # noqa: E402
 
@@ -59,13 +59,11 @@ def main():
     try:
         cluster("start", work)
         started = True
-        env = read_env(os.path.join(work, "cluster.env"))
-        mesh = {n: env["MESH%d" % n] for n in (1, 2, 3)}
-        dns = {n: env["DNS%d" % n].rsplit(":", 1) for n in (1, 2, 3)}
+        mesh, dns = decider_addresses(work)
         knot, knot_port, knot_log = start_knot(work, dns[1][1], zone=ZONE)
 
         text = open(os.path.join(work, "cluster.yaml")).read()
-        anchor = "    ns: [ns1.demo.example.]\n"
+        anchor = DEMO_NS_LINE
         t.check(anchor in text, "the cluster config has demo.example's ns line")
         pushed = os.path.join(work, "v2.yaml")
         open(pushed, "w").write(text.replace(
