@@ -72,30 +72,6 @@ bool transfer_settings::allows(const ip_address& address, int key, std::span<con
   return false;
 }
 
-std::string answer_value::text() const {
-  switch (type) {
-    case dns::rr_type::a:
-    case dns::rr_type::aaaa:
-      return address.to_string();
-    case dns::rr_type::cname:
-    case dns::rr_type::ns:
-    case dns::rr_type::ptr:
-      return target;
-    case dns::rr_type::mx:
-      return std::to_string(preference) + " " + target;
-    case dns::rr_type::srv:
-      return std::to_string(priority) + " " + std::to_string(srv_weight) + " " + std::to_string(port) + " " + target;
-    case dns::rr_type::txt: {
-      std::string out;
-      for (const auto& t : txt)
-        out += (out.empty() ? "\"" : " \"") + t + "\"";
-      return out;
-    }
-    default:
-      return "?";
-  }
-}
-
 std::string criterion::text() const {
   switch (kind) {
     case criterion_kind::lowest:

@@ -5,6 +5,7 @@
 // listed in docs/config.md: code that receives a `config` may assume names
 // resolve, numbers are in range and no two entries conflict.
 
+#include "core/config/answer_values.hpp"
 #include "core/dns/wire/rr_type.hpp"
 #include "core/health/quorum_rule.hpp"
 #include "core/metrics/metric.hpp"
@@ -90,18 +91,6 @@ struct service {
 };
 
 /// One answer as the operator wrote it, typed by the record type.
-struct answer_value {
-  dns::rr_type type = dns::rr_type::a;
-  ip_address address;          ///< A, AAAA
-  std::string target;          ///< CNAME, MX exchange, SRV target: absolute, lowercase
-  std::vector<std::string> txt; ///< TXT character-strings
-  uint16_t preference = 0;     ///< MX
-  uint16_t priority = 0;       ///< SRV
-  uint16_t srv_weight = 0;     ///< SRV
-  uint16_t port = 0;           ///< SRV
-  std::string text() const;    ///< presentation form, for traces
-  friend bool operator==(const answer_value&, const answer_value&) = default;
-};
 
 inline constexpr uint32_t no_answer_location = UINT32_MAX;
 
@@ -546,14 +535,14 @@ struct config {
   // Every record's answers, in one arena: records hold runs of `answers`
   // (answer_span), each answer names its value in `answer_values`, where
   // equal values are stored once.
-  std::vector<answer_value> answer_values;
+  answer_value_pool answer_values;
   std::vector<answer_item> answers;
   std::vector<geo_point> answer_locations;
 
   std::span<const answer_item> answers_of(answer_span s) const noexcept {
     return {answers.data() + s.first, s.count};
   }
-  const answer_value& value_of(const answer_item& a) const noexcept { return answer_values[a.value]; }
+  answer_value value_of(const answer_item& a) const { return answer_values[a.value]; }
   std::optional<geo_point> location_of(const answer_item& a) const noexcept {
     if (a.location == no_answer_location)
       return std::nullopt;

@@ -253,11 +253,11 @@ void loader::parse_records_in_two(const node& list, const std::string& list_fiel
   std::vector<uint32_t> value_index(helper.cfg_.answer_values.size());
   reserve_values(cfg_.answer_values.size() + value_index.size());
   for (size_t i = 0; i < value_index.size(); ++i)
-    value_index[i] = intern_value(std::move(helper.cfg_.answer_values[i]));
+    value_index[i] = intern_value(helper.cfg_.answer_values[static_cast<uint32_t>(i)]);
   // The helper's copies go as soon as they are taken over: this is the
   // load's peak, with the whole node table and nearly all the model alive
   // (issue 42).
-  std::vector<answer_value>().swap(helper.cfg_.answer_values);
+  helper.cfg_.answer_values.clear();
   decltype(helper.value_slots_)().swap(helper.value_slots_);
   const auto answer_base = static_cast<uint32_t>(cfg_.answers.size());
   const auto location_base = static_cast<uint32_t>(cfg_.answer_locations.size());
@@ -397,7 +397,7 @@ uint32_t loader::intern_value(answer_value&& v) {
       values.push_back(std::move(v));
       return s.second - 1;
     }
-    if (s.first == h && values[s.second - 1] == v)
+    if (s.first == h && values.equals(s.second - 1, v))
       return s.second - 1;
   }
 }

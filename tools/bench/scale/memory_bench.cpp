@@ -242,7 +242,7 @@ int main(int argc, char** argv) {
   row("  record structs", record_structs);
   row("  DC-mode policies", policies);
   row("  names (heap)", names);
-  row("  answer values", vec_bytes(cfg.answer_values));
+  row("  answer values", cfg.answer_values.heap_bytes());
   row("  answers", vec_bytes(cfg.answers));
   row("plan (routing_plan)", plan_bytes);
   row("  record plans", record_plans);
