@@ -123,8 +123,8 @@ record_budget failover_budget(const config& cfg, const zone& z, const record& r)
   detection d;
   bool nodata = false;
   if (r.mode == record_mode::dc && r.dc) {
-    offer_metric(d, cfg, r.dc->select);
-    for (const auto& g : r.dc->gates)
+    offer_metric(d, cfg, r.dc->ranking->select);
+    for (const auto& g : r.dc->ranking->gates)
       offer_metric(d, cfg, g.ref);
     nodata = r.dc->on_all_down == all_down_action::nodata;
   } else if (r.mode == record_mode::profile) {

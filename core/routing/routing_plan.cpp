@@ -561,19 +561,20 @@ std::vector<uint32_t> services_read(const dc_ranking_plan& k) {
 } // namespace
 
 uint32_t plan_builder::ranking_id(const dc_policy& policy, const std::vector<dc_candidate>& candidates) {
+  const dc_ranking& how = *policy.ranking;
   dc_ranking_plan k;
-  k.select = column_of(policy.select);
-  k.rank = policy.rank;
-  k.damping = policy.damping;
-  k.slow_start_ms = policy.slow_start_ms;
-  for (const auto& g : policy.gates)
+  k.select = column_of(how.select);
+  k.rank = how.rank;
+  k.damping = how.damping;
+  k.slow_start_ms = how.slow_start_ms;
+  for (const auto& g : how.gates)
     k.gates.push_back(compiled_gate{column_of(g.ref), g.test});
-  k.pick = policy.pick_dc_count;
+  k.pick = how.pick_dc_count;
   k.dcs.reserve(candidates.size());
   for (const dc_candidate& c : candidates)
     k.dcs.push_back(c.dc);
-  if (policy.rum.enabled)
-    k.rum = policy.rum;
+  if (how.rum.enabled)
+    k.rum = how.rum;
   std::string key = ranking_key(k);
   if (auto it = ranking_ids_.find(key); it != ranking_ids_.end())
     return it->second;
@@ -596,7 +597,7 @@ uint32_t plan_builder::ranking_id(const dc_policy& policy, const std::vector<dc_
 }
 
 void plan_builder::compile_protection(const record& r, record_plan& rp) {
-  const monitor_protection* settings = r.mode == record_mode::dc ? &r.dc->protect
+  const monitor_protection* settings = r.mode == record_mode::dc ? &r.dc->ranking->protect
                                        : r.mode == record_mode::profile && plan_.profile_plans[rp.policy].source
                                          ? &plan_.profile_plans[rp.policy].source->protect
                                          : nullptr;

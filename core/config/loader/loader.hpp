@@ -416,6 +416,9 @@ private:
   static uint32_t value_hash(const answer_value& v) noexcept;
   /// The index of `v` in config::answer_values, stored there if new.
   uint32_t intern_value(answer_value&& v);
+  /// The one shared dc_ranking equal to `k`, made if this loader has none.
+  std::shared_ptr<const dc_ranking> intern_ranking(dc_ranking&& k);
+  std::unordered_multimap<uint64_t, std::shared_ptr<const dc_ranking>> rankings_;
   /// Room for `count` values in all, without growing on the way there.
   void reserve_values(size_t count);
   /// Per DC index: `svc` has backends or lb_stats there (asked for each DC

@@ -636,16 +636,17 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
   static const auto dc_policy_keys = config_fields::keys_of("dc_policy");
   check_keys(n, field, dc_policy_keys);
   dc_policy& p = *r.dc;
+  dc_ranking how; // interned at the end: records that rank alike share one
   if (auto ref = parse_metric_ref(n, field, true))
-    p.select = *ref;
+    how.select = *ref;
   if (node c = child(n, "criterion")) {
     if (auto crit = parse_criterion(c, join(field, "criterion")))
-      p.rank = *crit;
+      how.rank = *crit;
   } else {
     // The natural direction of the metric: highest healthyBackends, lowest cpu.
-    p.rank.kind = info(p.select.metric).direction == better::higher ? criterion_kind::highest : criterion_kind::lowest;
-    if (p.select.rum == 2)
-      p.rank.kind = criterion_kind::highest; // availability: more is better
+    how.rank.kind = info(how.select.metric).direction == better::higher ? criterion_kind::highest : criterion_kind::lowest;
+    if (how.select.rum == 2)
+      how.rank.kind = criterion_kind::highest; // availability: more is better
   }
   if (node g = child(n, "gate")) {
     std::string gf = join(field, "gate");
@@ -669,7 +670,7 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
         else if (crit->target_is_best)
           error(c, join(f, "criterion"), "a gate cannot use target: best");
         else
-          p.gates.push_back(gt);
+          how.gates.push_back(gt);
       }
     };
     if (g.is_sequence())
@@ -679,11 +680,11 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
       parse_gate(g, gf);
   }
   // Real users' measurements (docs/rum.md): the steps of the rum: block.
-  bool reads_rum = p.select.rum != 0;
-  for (const auto& gt : p.gates)
+  bool reads_rum = how.select.rum != 0;
+  for (const auto& gt : how.gates)
     reads_rum = reads_rum || gt.ref.rum != 0;
   if (reads_rum) {
-    parse_rum_steering(n, field, p.rum);
+    parse_rum_steering(n, field, how.rum);
     if (node k = child(n, "rum"); k && k.is_map() && child(k, "keep_within"))
       error(child(k, "keep_within"), join(field, "rum.keep_within"),
             "DC mode keeps DCs near the best with criterion: {within: {target: best, margin: ...}}");
@@ -691,18 +692,18 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
   else if (child(n, "rum"))
     error(child(n, "rum"), join(field, "rum"), "rum: steps need metric rum_latency or rum_availability");
   if (node m = child(n, "switch_margin"))
-    parse_margin(m, join(field, "switch_margin"), p.damping.margin, p.damping.margin_is_percent);
+    parse_margin(m, join(field, "switch_margin"), how.damping.margin, how.damping.margin_is_percent);
   if (auto v = duration(n, "hold_down", field, 0, 86'400'000))
-    p.damping.hold_ms = *v;
+    how.damping.hold_ms = *v;
   if (auto v = duration(n, "slow_start", field, 0, 86'400'000))
-    p.slow_start_ms = *v;
-  parse_protect(n, field, p.protect);
-  if (p.damping.any() && p.rank.kind == criterion_kind::equals)
-    error(child(n, p.damping.margin > 0 ? "switch_margin" : "hold_down"),
-          join(field, p.damping.margin > 0 ? "switch_margin" : "hold_down"),
+    how.slow_start_ms = *v;
+  parse_protect(n, field, how.protect);
+  if (how.damping.any() && how.rank.kind == criterion_kind::equals)
+    error(child(n, how.damping.margin > 0 ? "switch_margin" : "hold_down"),
+          join(field, how.damping.margin > 0 ? "switch_margin" : "hold_down"),
           "equals does not rank DCs: switch damping needs criterion lowest, highest or within");
   if (auto v = integer(n, "pick_dc_count", field, 1, max_answers))
-    p.pick_dc_count = static_cast<int>(*v);
+    how.pick_dc_count = static_cast<int>(*v);
   if (auto b = parse_balance(n, field))
     p.balance = *b;
   p.answers = parse_dc_answers(n, field, r.type, z);
@@ -711,7 +712,7 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
   p.on_all_down = act ? *act : (p.fail_safe.empty() ? all_down_action::fail_open : all_down_action::fail_safe);
   if (p.on_all_down == all_down_action::fail_safe && p.fail_safe.empty())
     error(n, join(field, "fail_safe"), "on_all_down: fail_safe needs fail_safe answers");
-  if (const service* svc = p.select.src == source::service ? find_service(p.select.service) : nullptr) {
+  if (const service* svc = how.select.src == source::service ? find_service(how.select.service) : nullptr) {
     const std::vector<bool>& has_data = dcs_with_data(*svc);
     for (const auto& d : p.answers)
       if (const std::string& dc = cfg_.datacenters[d.dc].name; !has_data[d.dc])
@@ -724,13 +725,28 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
     per.push_back(per_dc_max(p.balance, d.answers.size()));
   std::sort(per.rbegin(), per.rend());
   for (int v : per)
-    if (dcs++ < p.pick_dc_count)
+    if (dcs++ < how.pick_dc_count)
       worst += v;
   if (worst > max_answers)
     error(n, field, "this policy can return " + std::to_string(worst) + " answers; the limit is " +
                       std::to_string(max_answers));
   if (r.type == dns::rr_type::cname && worst > 1)
     error(n, field, "a CNAME record has exactly one answer: use pick_dc_count: 1 and a balance returning one answer");
+  p.ranking = intern_ranking(std::move(how));
+}
+
+std::shared_ptr<const dc_ranking> loader::intern_ranking(dc_ranking&& k) {
+  uint64_t h = std::hash<std::string>{}(k.select.service);
+  h = h * 31 + (static_cast<uint64_t>(k.select.metric) << 8 | static_cast<uint64_t>(k.rank.kind));
+  h = h * 31 + static_cast<uint64_t>(k.pick_dc_count) + (k.gates.size() << 16);
+  h = h * 31 + static_cast<uint64_t>(k.slow_start_ms + k.damping.hold_ms + k.protect.hold_ms);
+  auto [first, last] = rankings_.equal_range(h);
+  for (auto it = first; it != last; ++it)
+    if (*it->second == k)
+      return it->second;
+  auto made = std::make_shared<const dc_ranking>(std::move(k));
+  rankings_.emplace(h, made);
+  return made;
 }
 
 const std::vector<bool>& loader::dcs_with_data(const service& svc) {

@@ -297,15 +297,15 @@ TEST(config_loader, a_dc_records_switch_margin_and_hold_down) {
   };
   auto ok = load(record(", switch_margin: 10%, hold_down: 2m"));
   ASSERT_TRUE(ok.ok()) << ok.report();
-  const switch_damping& d = ok.cfg->zones[0].records[1].dc->damping;
+  const switch_damping& d = ok.cfg->zones[0].records[1].dc->ranking->damping;
   EXPECT_EQ(d.margin, 10);
   EXPECT_TRUE(d.margin_is_percent);
   EXPECT_EQ(d.hold_ms, 120'000);
   EXPECT_EQ(d.text(), "switch_margin 10%, hold_down 2m");
   auto absolute = load(record(", switch_margin: 5"));
   ASSERT_TRUE(absolute.ok()) << absolute.report();
-  EXPECT_FALSE(absolute.cfg->zones[0].records[1].dc->damping.margin_is_percent);
-  EXPECT_FALSE(load(record("")).cfg->zones[0].records[1].dc->damping.any()); // the default: none
+  EXPECT_FALSE(absolute.cfg->zones[0].records[1].dc->ranking->damping.margin_is_percent);
+  EXPECT_FALSE(load(record("")).cfg->zones[0].records[1].dc->ranking->damping.any()); // the default: none
   expect_error(record(", switch_margin: lots"), 14, "switch_margin", "expected a non-negative number or percentage, got 'lots'");
   expect_error(record(", switch_margin: -1"), 14, "switch_margin", "non-negative");
   expect_error(record(", hold_down: soon"), 14, "hold_down", "expected a duration");
@@ -323,7 +323,7 @@ TEST(config_loader, protect_is_true_or_a_map_of_fraction_window_and_hold) {
   };
   auto ok = load(record(", protect: {max_flip_fraction: 0.3, window: 45s, hold: 10m}"));
   ASSERT_TRUE(ok.ok()) << ok.report();
-  const monitor_protection& p = ok.cfg->zones[0].records[1].dc->protect;
+  const monitor_protection& p = ok.cfg->zones[0].records[1].dc->ranking->protect;
   EXPECT_TRUE(p.enabled);
   EXPECT_EQ(p.max_flip_fraction, 0.3);
   EXPECT_EQ(p.window_ms, 45'000);
@@ -331,12 +331,12 @@ TEST(config_loader, protect_is_true_or_a_map_of_fraction_window_and_hold) {
   EXPECT_EQ(p.text(), "protect: more than 30% turn unavailable within 45s, hold 10m");
   auto defaults = load(record(", protect: true"));
   ASSERT_TRUE(defaults.ok()) << defaults.report();
-  const monitor_protection& dp = defaults.cfg->zones[0].records[1].dc->protect;
+  const monitor_protection& dp = defaults.cfg->zones[0].records[1].dc->ranking->protect;
   EXPECT_TRUE(dp.enabled);
   EXPECT_EQ(dp.max_flip_fraction, 0.5);
   EXPECT_EQ(dp.hold_ms, 300'000);
-  EXPECT_FALSE(load(record("")).cfg->zones[0].records[1].dc->protect.enabled); // the default: off
-  EXPECT_FALSE(load(record(", protect: false")).cfg->zones[0].records[1].dc->protect.enabled);
+  EXPECT_FALSE(load(record("")).cfg->zones[0].records[1].dc->ranking->protect.enabled); // the default: off
+  EXPECT_FALSE(load(record(", protect: false")).cfg->zones[0].records[1].dc->ranking->protect.enabled);
   expect_error(record(", protect: maybe"), 14, "protect", "expected true, false or a map");
   expect_error(record(", protect: {max_flip_fraction: 1}"), 14, "protect.max_flip_fraction", "up to (not including) 1");
   expect_error(record(", protect: {max_flip_fraction: lots}"), 14, "protect.max_flip_fraction", "expected a number");
@@ -895,6 +895,68 @@ load_result load_reading_records_in_two_from(size_t threshold, const std::string
     }
   } r{config_loading::parallel_records_min.exchange(threshold), config_loading::release_nodes_every.exchange(1)};
   return load(yaml);
+}
+
+TEST(config_loader, records_that_rank_dcs_alike_share_one_ranking_and_the_others_keep_their_own) {
+  const std::string yaml =
+    base +
+    "      - {name: a, type: A, dc: {source: host, metric: cpu, answers: {fra: [192.0.2.1]}}}\n"
+    "      - {name: b, type: A, dc: {source: host, metric: cpu, answers: {iad: [192.0.2.2]}, balance: random}}\n"
+    "      - {name: c, type: A, dc: {source: host, metric: cpu, hold_down: 1m, answers: {fra: [192.0.2.1]}}}\n"
+    "      - {name: d, type: A, dc: {source: host, metric: cpu, answers: {fra: [192.0.2.1]},\n"
+    "                                gate: {source: host, metric: status, criterion: {equals: up}}}}\n"
+    "      - {name: e, type: A, dc: {source: host, metric: cpu, answers: {fra: [192.0.2.1]}, protect: true}}\n"
+    "      - {name: f, type: A, dc: {source: host, metric: cpu, pick_dc_count: 2, answers: {fra: [192.0.2.1]}}}\n"
+    "      - {name: g, type: A, dc: {source: host, metric: cpu, answers: {fra: [192.0.2.9]}}}\n";
+  auto r = load(yaml);
+  ASSERT_TRUE(r.ok()) << r.report();
+  const auto& recs = r.cfg->zones[0].records;
+  ASSERT_EQ(recs.size(), 8u);
+  auto ranking = [&](size_t i) { return recs[i].dc->ranking.get(); };
+  EXPECT_EQ(ranking(1), ranking(2)) << "other answers and balance: the same ranking";
+  EXPECT_EQ(ranking(1), ranking(7));
+  for (size_t i : {3, 4, 5, 6})
+    for (size_t j = 1; j < 8; ++j)
+      if (j != i)
+        EXPECT_NE(ranking(i), ranking(j)) << recs[i].name << " and " << recs[j].name;
+  EXPECT_EQ(ranking(3)->damping.hold_ms, 60'000);
+  EXPECT_EQ(ranking(4)->gates.size(), 1u);
+  EXPECT_TRUE(ranking(5)->protect.enabled);
+  EXPECT_EQ(ranking(6)->pick_dc_count, 2);
+  EXPECT_EQ(recs[2].dc->balance, balance_kind::random) << "the balance stays the record's own";
+  EXPECT_EQ(ranking(1)->rank.kind, criterion_kind::lowest) << "cpu: lower is better";
+}
+
+TEST(config_loader, every_kind_of_answer_value_reads_back_from_the_pool_as_written) {
+  const std::string yaml = base +
+                           "      - {name: v6, type: AAAA, answers: [\"2001:db8::1\", \"::ffff:192.0.2.7\"]}\n"
+                           "      - {name: v4, type: A, answers: [0.0.0.0, 255.255.255.255]}\n"
+                           "      - {name: mx, type: MX, answers: [{preference: 10, exchange: mail.example.net.}]}\n"
+                           "      - {name: srv, type: SRV, answers: [{priority: 1, srv_weight: 2, port: 443, target: t.example.net.}]}\n"
+                           "      - {name: txt, type: TXT, answers: [{text: [\"a b\", \"c\"]}, \"d\"]}\n"
+                           "      - {name: cn, type: CNAME, answers: [other.example.net.]}\n";
+  auto r = load(yaml);
+  ASSERT_TRUE(r.ok()) << r.report();
+  const config& c = *r.cfg;
+  std::vector<std::string> got;
+  for (const auto& rec : c.zones[0].records)
+    for (const auto& item : c.answers_of(rec.plain))
+      got.push_back(rec.name + " " + c.value_of(item).text());
+  EXPECT_EQ(got, (std::vector<std::string>{
+                   "ns1.example.com. 192.0.2.53", "v6.example.com. 2001:db8::1", "v6.example.com. ::ffff:192.0.2.7",
+                   "v4.example.com. 0.0.0.0", "v4.example.com. 255.255.255.255",
+                   "mx.example.com. 10 mail.example.net.", "srv.example.com. 1 2 443 t.example.net.",
+                   "txt.example.com. \"a b\" \"c\"", "txt.example.com. \"d\"", "cn.example.com. other.example.net."}));
+  // Equal and unequal values, as the loader interns them.
+  const answer_value v6 = c.value_of(c.answers_of(c.zones[0].records[1].plain)[0]);
+  const uint32_t at = c.answers_of(c.zones[0].records[1].plain)[0].value;
+  EXPECT_TRUE(c.answer_values.equals(at, v6));
+  answer_value other = v6;
+  other.address = *ip_address::parse("2001:db8::2");
+  EXPECT_FALSE(c.answer_values.equals(at, other));
+  EXPECT_EQ(c.answer_values.address(at), v6.address);
+  EXPECT_FALSE(v6.address.v4());
+  EXPECT_TRUE(c.value_of(c.answers_of(c.zones[0].records[2].plain)[0]).address.v4());
 }
 
 TEST(config_loader, records_read_by_two_threads_give_the_model_one_thread_gives) {

@@ -43,6 +43,7 @@
 #include <new>
 #include <sstream>
 #include <string>
+#include <unordered_set>
 
 namespace {
 
@@ -156,14 +157,18 @@ int main(int argc, char** argv) {
   const gtmesh::config& cfg = *loaded.cfg;
   records = 0;
   int64_t record_structs = 0, names = 0, policies = 0;
+  std::unordered_set<const gtmesh::dc_ranking*> rankings;
   for (const auto& z : cfg.zones) {
     records += z.records.size();
     record_structs += vec_bytes(z.records);
     for (const auto& r : z.records) {
       names += string_heap(r.name) + string_heap(r.profile);
-      if (r.dc)
-        policies += static_cast<int64_t>(sizeof(gtmesh::dc_policy)) + vec_bytes(r.dc->answers) +
-                    vec_bytes(r.dc->gates) + string_heap(r.dc->select.service);
+      if (r.dc) {
+        policies += static_cast<int64_t>(sizeof(gtmesh::dc_policy)) + vec_bytes(r.dc->answers);
+        if (rankings.insert(r.dc->ranking.get()).second) // shared: counted once
+          policies += static_cast<int64_t>(sizeof(gtmesh::dc_ranking)) + vec_bytes(r.dc->ranking->gates) +
+                      string_heap(r.dc->ranking->select.service);
+      }
     }
   }
   if (records == 0)
