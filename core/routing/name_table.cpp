@@ -18,7 +18,7 @@ void name_table::place(uint64_t h, uint32_t node) noexcept {
   uint64_t pos = h & mask_;
   while (slots_[pos].node != none)
     pos = (pos + 1) & mask_;
-  slots_[pos] = slot{h, node};
+  slots_[pos] = slot{tag_of(h), node};
 }
 
 name_table::node& name_table::insert(std::span<const uint8_t> name) {
@@ -70,7 +70,7 @@ const name_table::node* name_table::find(std::span<const uint8_t> name, uint64_t
     const slot& s = slots_[pos];
     if (s.node == none)
       return nullptr;
-    if (s.hash == h && name_len_[s.node] == name.size() &&
+    if (s.tag == tag_of(h) && name_len_[s.node] == name.size() &&
         std::memcmp(&names_[name_offset_[s.node]], name.data(), name.size()) == 0)
       return &nodes_[s.node];
     pos = (pos + 1) & mask_;

@@ -60,10 +60,13 @@ public:
   static uint64_t hash(std::span<const uint8_t> name) noexcept;
 
 private:
+  /// 8 bytes: the hash's low bits place it, its high 32 bits tell names
+  /// apart before their bytes are compared.
   struct slot {
-    uint64_t hash = 0;
+    uint32_t tag = 0;
     uint32_t node = none;
   };
+  static uint32_t tag_of(uint64_t h) noexcept { return static_cast<uint32_t>(h >> 32); }
   void place(uint64_t h, uint32_t node) noexcept;
   const node* find(std::span<const uint8_t> name, uint64_t h) const noexcept;
   std::vector<node> nodes_;

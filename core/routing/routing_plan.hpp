@@ -299,7 +299,8 @@ public:
   /// Where answers are, for `closest`: the DCs' locations first (DC d's at
   /// index d; NaN when it has none), then those answers give of their own.
   std::vector<geo_point> answer_locations;
-  std::vector<uint32_t> wrr_schedule;
+  /// Positions inside their group (a group holds at most 65,535 answers).
+  std::vector<uint16_t> wrr_schedule;
 
   // Names and policies.
   std::vector<zone_plan> zones;

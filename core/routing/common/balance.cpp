@@ -101,7 +101,7 @@ void build_wrr_schedule(routing_plan& plan, answer_group& group) {
         best = i;
     }
     current[best] -= total;
-    plan.wrr_schedule.push_back(static_cast<uint32_t>(best));
+    plan.wrr_schedule.push_back(static_cast<uint16_t>(best));
   }
   group.wrr_count = static_cast<uint32_t>(total);
 }
