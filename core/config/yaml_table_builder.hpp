@@ -44,8 +44,10 @@ public:
   /// Appends `part` (built by open_detached(), by offset as this table is)
   /// as it would have been built here: its nodes after this
   /// table's and its items as the next items of the innermost open
-  /// container. `part` must have no root and every other container closed.
-  void splice(const document& part, const std::vector<uint32_t>& items);
+  /// container. `part` must have no root and every other container closed;
+  /// its nodes and items are given back as they are copied (it is left
+  /// without them).
+  void splice(document& part, const std::vector<uint32_t>& items);
 
   /// `~`, `null`, `Null`, `NULL` or nothing: what a plain scalar reads as null.
   static bool is_null_text(std::string_view s) noexcept;

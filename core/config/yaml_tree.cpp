@@ -111,21 +111,49 @@ void table_builder::open_detached() {
   deepest_ = std::max(deepest_, open_.size());
 }
 
-void table_builder::splice(const document& part, const std::vector<uint32_t>& items) {
+namespace {
+
+/// Gives back the whole pages of [begin, end) of an array that is never
+/// read again (its free() later is as usual).
+void release_read_pages(const void* begin, const void* end) noexcept {
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t from = (reinterpret_cast<uintptr_t>(begin) + page - 1) & ~(page - 1);
+  const uintptr_t to = reinterpret_cast<uintptr_t>(end) & ~(page - 1);
+  if (to > from)
+    madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+}
+
+} // namespace
+
+void table_builder::splice(document& part, const std::vector<uint32_t>& items) {
   const size_t node_base = doc_.nodes_.size(), item_base = doc_.items_.size(), owned_base = doc_.owned_.size();
   if (node_base + part.nodes_.size() >= UINT32_MAX - 1 ||
       item_base + part.items_.size() + pending_.size() + items.size() >= UINT32_MAX / 2 ||
       owned_base + part.owned_.size() >= UINT32_MAX)
     throw std::bad_alloc();
-  for (document::node_data d : part.nodes_) {
+  // The part's pages go back as they are copied (a chunk at a time): it is
+  // half of a big text's table, and holding it whole beside its copy was the
+  // load's peak (issue 42).
+  constexpr size_t chunk = size_t{1} << 16;
+  doc_.nodes_.reserve(node_base + part.nodes_.size());
+  for (size_t i = 0; i < part.nodes_.size(); ++i) {
+    document::node_data d = part.nodes_[i];
     if (d.kind() == node_kind::sequence || d.kind() == node_kind::mapping)
       d.first += static_cast<uint32_t>(item_base);
     else if (!d.in_source())
       d.first += static_cast<uint32_t>(owned_base);
     doc_.nodes_.push_back(d);
+    if ((i + 1) % chunk == 0)
+      release_read_pages(part.nodes_.data(), part.nodes_.data() + i + 1);
   }
-  for (uint32_t i : part.items_)
-    doc_.items_.push_back(i + static_cast<uint32_t>(node_base));
+  std::vector<document::node_data>().swap(part.nodes_);
+  doc_.items_.reserve(item_base + part.items_.size());
+  for (size_t i = 0; i < part.items_.size(); ++i) {
+    doc_.items_.push_back(part.items_[i] + static_cast<uint32_t>(node_base));
+    if ((i + 1) % chunk == 0)
+      release_read_pages(part.items_.data(), part.items_.data() + i + 1);
+  }
+  std::vector<uint32_t>().swap(part.items_);
   doc_.owned_.append(part.owned_);
   for (uint32_t i : items)
     pending_.push_back(i + static_cast<uint32_t>(node_base));

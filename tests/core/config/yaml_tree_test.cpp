@@ -255,8 +255,10 @@ TEST(yaml_tree, a_second_thread_keeps_the_depth_limit_of_the_whole_text) {
 }
 
 TEST(yaml_tree, a_big_text_is_read_by_two_threads_into_the_one_thread_table) {
+  // 20,000 records: the second thread's part holds several of the chunks
+  // splice() gives back as it copies them (2^16 nodes each).
   std::string text = "zones:\n  - name: example.com\n    records:\n";
-  for (int i = 0; i < 400; ++i)
+  for (int i = 0; i < 20000; ++i)
     text += "      - {name: r" + std::to_string(i) + ", type: A, answers: [192.0.2." + std::to_string(i % 250) +
             ", {address: 198.51.100.1, weight: 2}]}\n" + (i % 7 ? "" : "        # a comment\n");
   text += "profiles: []\n";
