@@ -114,7 +114,7 @@ private:
   std::map<std::pair<std::string, dns::rr_type>, uint32_t> profile_ids_;
   /// dc_ranking_plan index by ranking_key() (records with the same ranking share one).
   std::unordered_map<std::string, uint32_t> ranking_ids_;
-  uint32_t ranking_id(const dc_policy& policy, const std::vector<dc_candidate>& candidates);
+  uint32_t ranking_id(const dc_policy& policy, std::span<const dc_candidate> candidates);
   /// alias target index by "name \0 monitor" (100,000 ALIAS records must not scan).
   std::unordered_map<std::string, uint32_t> alias_ids_;
   uint32_t alias_id(const std::string& name, const std::string& monitor) const {
@@ -407,10 +407,13 @@ void plan_builder::compile_record(const record& r, uint32_t zone_index, record_p
     case record_mode::dc: {
       dc_plan d;
       d.balance = r.dc->balance;
-      d.candidates = make_candidates(r.dc->answers);
+      d.first_candidate = static_cast<uint32_t>(plan_.dc_candidates.size());
+      d.candidate_count = static_cast<uint32_t>(r.dc->answers.size());
+      for (const auto& a : r.dc->answers)
+        plan_.dc_candidates.push_back(dc_candidate{a.dc, make_group(a.answers, dc_location(a.dc))});
       d.fail_safe = make_group(r.dc->fail_safe);
       d.on_all_down = r.dc->on_all_down;
-      d.ranking = ranking_id(*r.dc, d.candidates);
+      d.ranking = ranking_id(*r.dc, plan_.candidates_of(d));
       rp.policy = static_cast<uint32_t>(plan_.dc_plans.size());
       plan_.dc_plans.push_back(std::move(d));
       break;
@@ -560,7 +563,7 @@ std::vector<uint32_t> services_read(const dc_ranking_plan& k) {
 
 } // namespace
 
-uint32_t plan_builder::ranking_id(const dc_policy& policy, const std::vector<dc_candidate>& candidates) {
+uint32_t plan_builder::ranking_id(const dc_policy& policy, std::span<const dc_candidate> candidates) {
   const dc_ranking& how = *policy.ranking;
   dc_ranking_plan k;
   k.select = column_of(how.select);
@@ -610,7 +613,7 @@ void plan_builder::compile_protection(const record& r, record_plan& rp) {
   if (r.mode == record_mode::dc) {
     const dc_plan& d = plan_.dc_plans[rp.policy];
     const std::vector<uint32_t> services = services_read(plan_.dc_rankings[d.ranking]);
-    for (const auto& cand : d.candidates) {
+    for (const auto& cand : plan_.candidates_of(d)) {
       protection_unit u;
       u.name = plan_.dc_names[cand.dc];
       u.cells.push_back(plan_.layout.host(cand.dc, metric_id::host_status));
@@ -774,14 +777,18 @@ std::string plan_builder::run() {
   }
   plan_.latency_seed_rows.build();
 
-  size_t records = 0, dc_records = 0;
+  size_t records = 0, dc_records = 0, dc_candidates = 0;
   for (const zone& z : cfg_.zones) {
     records += 2 + z.records.size(); // with the apex SOA and NS
     for (const record& r : z.records)
-      dc_records += r.mode == record_mode::dc;
+      if (r.mode == record_mode::dc) {
+        ++dc_records;
+        dc_candidates += r.dc->answers.size();
+      }
   }
   plan_.records.reserve(records);
   plan_.dc_plans.reserve(dc_records);
+  plan_.dc_candidates.reserve(dc_candidates);
   // Records' answers, plus profiles' (per type they are compiled for: at
   // most A, AAAA, CNAME and one more), SOAs and NSs: one allocation, not a
   // doubling at the end that the trim below would copy once more.

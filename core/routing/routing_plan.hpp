@@ -18,6 +18,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -123,10 +124,15 @@ struct dc_ranking_plan {
 /// ranking's `dcs` order) the answers that DC gives.
 struct dc_plan {
   uint32_t ranking = no_index; ///< into routing_plan::dc_rankings
+  /// Its candidates: routing_plan::dc_candidates[first_candidate ..
+  /// first_candidate + candidate_count] (routing_plan::candidates_of), the
+  /// i-th's dc == the ranking's dcs[i]. One array for every record: 40
+  /// bytes a record less than a vector each.
+  uint32_t first_candidate = 0;
+  uint32_t candidate_count = 0;
   balance_kind balance = balance_kind::all;
-  std::vector<dc_candidate> candidates; ///< candidates[i].dc == the ranking's dcs[i]
-  answer_group fail_safe;
   all_down_action on_all_down = all_down_action::fail_open;
+  answer_group fail_safe;
 };
 
 struct static_rule_plan {
@@ -306,6 +312,7 @@ public:
   std::vector<zone_plan> zones;
   std::vector<record_plan> records;
   std::vector<dc_plan> dc_plans;
+  std::vector<dc_candidate> dc_candidates; ///< of every dc_plan, in record order
   std::vector<dc_ranking_plan> dc_rankings; ///< shared by the DC-mode plans (dc_plan::ranking)
   /// Which rankings read each DC (CSR: the rankings of DC d are
   /// dc_rankings_of[dc_rankings_first[d] .. dc_rankings_first[d + 1]]), so
@@ -335,6 +342,9 @@ public:
   std::vector<float> latency_seed_rtt; ///< [row * dc_count + dc], NaN = unknown
 
   uint32_t dc_count() const noexcept { return static_cast<uint32_t>(dc_names.size()); }
+  std::span<const dc_candidate> candidates_of(const dc_plan& d) const noexcept {
+    return {dc_candidates.data() + d.first_candidate, d.candidate_count};
+  }
   uint32_t find_dc(std::string_view name) const noexcept;
   uint32_t find_service(std::string_view name) const noexcept;
   uint32_t find_monitor(std::string_view key) const noexcept;

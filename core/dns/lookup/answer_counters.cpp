@@ -33,7 +33,7 @@ void answer_counters::switch_to(const plan_ptr& plan) {
     const record_plan& rec = plan->records[r];
     if (rec.mode == record_mode::dc && rec.policy < plan->dc_plans.size()) {
       t->key[r] = table::keyed::by_dc;
-      t->width[r] = static_cast<uint32_t>(plan->dc_plans[rec.policy].candidates.size()) + 1;
+      t->width[r] = plan->dc_plans[rec.policy].candidate_count + 1;
     } else if (rec.mode == record_mode::profile && rec.policy < plan->profile_plans.size()) {
       t->key[r] = table::keyed::by_endpoint;
       t->width[r] = static_cast<uint32_t>(plan->profile_plans[rec.policy].endpoints.size()) + 1;
@@ -70,7 +70,7 @@ void answer_counters::add_table(const table& t, answer_totals& into) {
       if (uint64_t v = t.load(t.first[r] + k)) {
         std::string dc, endpoint;
         if (t.key[r] == table::keyed::by_dc && k < last) {
-          dc = plan.dc_names[plan.dc_plans[rec.policy].candidates[k].dc];
+          dc = plan.dc_names[plan.candidates_of(plan.dc_plans[rec.policy])[k].dc];
         } else if (t.key[r] == table::keyed::by_endpoint && k < last) {
           const endpoint_plan& e = plan.profile_plans[rec.policy].endpoints[k];
           endpoint = e.source ? e.source->name : std::string();

@@ -80,7 +80,7 @@ private:
       const uint32_t last = width[record] - 1; // the "none" slot
       switch (key[record]) {
         case keyed::by_dc: {
-          const auto& candidates = plan->dc_plans[plan->records[record].policy].candidates;
+          const auto candidates = plan->candidates_of(plan->dc_plans[plan->records[record].policy]);
           uint32_t k = 0;
           while (k < last && candidates[k].dc != dc)
             ++k;

@@ -430,7 +430,7 @@ void select_dcs_impl(const dc_plan& d, route_context& rc) {
     if (rc.out.dc == answer_set::no_index)
       rc.out.dc = p.dcs[r.index[0]];
     for (int k = 0; k < r.count; ++k)
-      balance_answers(d.candidates[r.index[k]].answers, d.balance, rc,
+      balance_answers(rc.plan.dc_candidates[d.first_candidate + r.index[k]].answers, d.balance, rc,
                       Traced ? &rows[r.index[k]].answers : nullptr);
     if constexpr (Traced)
       for (auto& row : rows)
@@ -458,7 +458,7 @@ void select_dcs_impl(const dc_plan& d, route_context& rc) {
         if (rc.out.dc == answer_set::no_index)
           rc.out.dc = p.dcs[i];
         picked.clear();
-        balance_answers(d.candidates[i].answers, d.balance, rc, Traced ? &picked : nullptr);
+        balance_answers(rc.plan.dc_candidates[d.first_candidate + i].answers, d.balance, rc, Traced ? &picked : nullptr);
         ++taken;
         if constexpr (Traced)
           rc.trace->note(rc.depth, "no DC qualifies: fail_open answers DC " + rc.plan.dc_names[p.dcs[i]] +

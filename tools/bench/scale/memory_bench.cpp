@@ -182,9 +182,7 @@ int main(int argc, char** argv) {
   }
   const int64_t plan_bytes = live.load() - before_plan;
   const gtmesh::routing_plan& plan = *compiled.plan;
-  int64_t dc_plan_bytes = vec_bytes(plan.dc_plans) + vec_bytes(plan.dc_rankings);
-  for (const auto& d : plan.dc_plans)
-    dc_plan_bytes += vec_bytes(d.candidates);
+  int64_t dc_plan_bytes = vec_bytes(plan.dc_plans) + vec_bytes(plan.dc_candidates) + vec_bytes(plan.dc_rankings);
   for (const auto& k : plan.dc_rankings)
     dc_plan_bytes += vec_bytes(k.dcs) + vec_bytes(k.recovery_cells) + vec_bytes(k.gates) + vec_bytes(k.rum_targets);
   int64_t rdata_text = vec_bytes(plan.rdata_text) + vec_bytes(plan.rdata_text_index);
