@@ -134,7 +134,7 @@ void table_builder::splice(document& part, const std::vector<uint32_t>& items) {
   // The part's pages go back as they are copied (a chunk at a time): it is
   // half of a big text's table, and holding it whole beside its copy was the
   // load's peak (issue 42).
-  constexpr size_t chunk = size_t{1} << 16;
+  constexpr size_t chunk = size_t{1} << 19;
   doc_.nodes_.reserve(node_base + part.nodes_.size());
   for (size_t i = 0; i < part.nodes_.size(); ++i) {
     document::node_data d = part.nodes_[i];
