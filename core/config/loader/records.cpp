@@ -631,8 +631,10 @@ std::vector<dc_answers> loader::parse_dc_answers(const node& map, const std::str
 }
 
 void loader::parse_dc_policy(const node& n, const std::string& field, record& r, const zone& z) {
-  if (!is_map(n, field))
+  if (!is_map(n, field)) {
+    r.dc->ranking = intern_ranking(dc_ranking{}); // never null, even in a model refused for this
     return;
+  }
   static const auto dc_policy_keys = config_fields::keys_of("dc_policy");
   check_keys(n, field, dc_policy_keys);
   dc_policy& p = *r.dc;
