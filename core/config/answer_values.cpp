@@ -59,7 +59,7 @@ bool answer_value_pool::equals(uint32_t i, const answer_value& v) const noexcept
   return texts_[p.text].target == v.target && texts_[p.text].txt == v.txt;
 }
 
-void answer_value_pool::push_back(const answer_value& v) {
+void answer_value_pool::push_back(answer_value&& v) {
   packed p;
   ip_key k = v.address.key();
   for (int w = 3; w >= 0; --w, k >>= 32)
@@ -72,7 +72,7 @@ void answer_value_pool::push_back(const answer_value& v) {
   p.port = v.port;
   if (!v.target.empty() || !v.txt.empty()) {
     p.text = static_cast<uint32_t>(texts_.size());
-    texts_.push_back({v.target, v.txt});
+    texts_.push_back({std::move(v.target), std::move(v.txt)});
   }
   packed_.push_back(p);
 }

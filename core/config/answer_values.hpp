@@ -15,6 +15,7 @@
 
 namespace gtmesh {
 
+/// One answer as the operator wrote it, typed by the record type.
 struct answer_value {
   dns::rr_type type = dns::rr_type::a;
   ip_address address;          ///< A, AAAA
@@ -41,7 +42,7 @@ public:
   bool equals(uint32_t i, const answer_value& v) const noexcept;
   /// Stores `v` as entry size() (no check for an equal one: the loader
   /// interns).
-  void push_back(const answer_value& v);
+  void push_back(answer_value&& v);
   void reserve(size_t n) { packed_.reserve(n); }
   void shrink_to_fit();
   void clear() noexcept;

@@ -90,8 +90,6 @@ struct service {
   config_location where;
 };
 
-/// One answer as the operator wrote it, typed by the record type.
-
 inline constexpr uint32_t no_answer_location = UINT32_MAX;
 
 /// One answer of a record, as stored in config::answers: 12 bytes, so that
@@ -239,9 +237,9 @@ struct rum_steering {
 };
 
 /// How a DC-mode record ranks its candidate DCs: everything of its policy
-/// but the answers. Records that rank alike share one (the loader interns
-/// them: the scale bench's 50,000 DC-mode records hold 20 distinct ones,
-/// 10 MB less at that size than one in every record).
+/// but the answers. Records that rank alike share one (each of the
+/// loader's threads interns them: the scale bench's 50,000 DC-mode records
+/// hold at most 2 x 20, 10 MB less at that size than one in every record).
 struct dc_ranking {
   metric_ref select;
   criterion rank;

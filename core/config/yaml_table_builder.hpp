@@ -5,7 +5,13 @@
 
 #include "core/config/yaml_tree.hpp"
 
+#include <atomic>
+
 namespace gtmesh::yaml {
+
+/// splice() gives back the copied part's pages every this many nodes (and
+/// items). Tests lower it to cover that with small texts.
+inline std::atomic<size_t> splice_release_every{size_t{1} << 19};
 
 class table_builder {
 public:

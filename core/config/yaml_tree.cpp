@@ -131,10 +131,10 @@ void table_builder::splice(document& part, const std::vector<uint32_t>& items) {
       item_base + part.items_.size() + pending_.size() + items.size() >= UINT32_MAX / 2 ||
       owned_base + part.owned_.size() >= UINT32_MAX)
     throw std::bad_alloc();
-  // The part's pages go back as they are copied (a chunk at a time): it is
-  // half of a big text's table, and holding it whole beside its copy was the
-  // load's peak (issue 42).
-  constexpr size_t chunk = size_t{1} << 19;
+  // The part's pages go back as they are copied (a chunk at a time, 6 MB of
+  // nodes: fewer huge pages split): it is half of a big text's table, and
+  // holding it whole beside its copy was the load's peak (issue 42).
+  const size_t chunk = std::max<size_t>(1, splice_release_every.load());
   doc_.nodes_.reserve(node_base + part.nodes_.size());
   for (size_t i = 0; i < part.nodes_.size(); ++i) {
     document::node_data d = part.nodes_[i];

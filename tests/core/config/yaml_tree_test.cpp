@@ -6,6 +6,7 @@
 #include "core/config/measurement_scope.hpp"
 
 #include "core/config/yaml_fast_reader.hpp"
+#include "core/config/yaml_table_builder.hpp"
 
 #include "tests/test_support.hpp"
 
@@ -255,19 +256,22 @@ TEST(yaml_tree, a_second_thread_keeps_the_depth_limit_of_the_whole_text) {
 }
 
 TEST(yaml_tree, a_big_text_is_read_by_two_threads_into_the_one_thread_table) {
-  // 20,000 records: the second thread's part holds several of the chunks
-  // splice() gives back as it copies them (2^16 nodes each).
+  // The second thread's part (about 20,000 nodes) spans several of the
+  // chunks splice() gives back as it copies them: a page given back before
+  // it was copied would read as zeros in the table.
   std::string text = "zones:\n  - name: example.com\n    records:\n";
-  for (int i = 0; i < 20000; ++i)
+  for (int i = 0; i < 3000; ++i)
     text += "      - {name: r" + std::to_string(i) + ", type: A, answers: [192.0.2." + std::to_string(i % 250) +
             ", {address: 198.51.100.1, weight: 2}]}\n" + (i % 7 ? "" : "        # a comment\n");
   text += "profiles: []\n";
   const size_t split_min = yaml::split_min_bytes.load();
+  const size_t release_every = yaml::splice_release_every.exchange(1500);
   yaml::split_min_bytes = SIZE_MAX;
   auto one = yaml::read_fast(text);
   yaml::split_min_bytes = 1024;
   auto two = yaml::read_fast(text);
   yaml::split_min_bytes = split_min;
+  yaml::splice_release_every = release_every;
   ASSERT_TRUE(one && two);
   EXPECT_FALSE(one->read_in_two);
   EXPECT_TRUE(two->read_in_two);
