@@ -346,7 +346,8 @@ load_result load_config_text(std::string_view yaml, const std::string& file, con
 #ifndef GTMESH_FUZZING
   // The node table and the loader's scratch are freed: hand the pages back
   // rather than keep them in glibc's free lists (docs/benchmarks.md "Scale").
-  malloc_trim(0);
+  if (trim_heap_after_load.load(std::memory_order_relaxed))
+    malloc_trim(0);
 #endif
   return r;
 }

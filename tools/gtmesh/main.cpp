@@ -3,6 +3,7 @@
 // from which `gtmesh --help`, `gtmesh help COMMAND` and `gtmesh COMMAND
 // --help` are printed and every command's options are checked.
 
+#include "core/config/config_loader.hpp"
 #include "core/runtime/huge_pages.hpp"
 #include "core/runtime/load_heap.hpp"
 #include "core/text/log.hpp"
@@ -65,8 +66,10 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
   mallopt(M_TRIM_THRESHOLD, 8 << 20);
   const std::string_view command = line.command->path;
-  if (command != "serve" && command != "decider" && command != "agent" && command != "demo" && command != "backend")
+  if (command != "serve" && command != "decider" && command != "agent" && command != "demo" && command != "backend") {
     gtmesh::runtime::pad_heap_for_batch(); // loads and exits (core/runtime/load_heap.hpp)
+    gtmesh::trim_heap_after_load = false;  // nor gives the pages back in between (config_loader.hpp)
+  }
   gtmesh::cli::args rest = line.rest;
   // --log-format text|json and --log-level debug|info|warn|error, for every
   // command (core/text/log.hpp).
