@@ -4,7 +4,7 @@
 // that keeps a config's distinct values compactly: 32 bytes a value, its
 // host name or TXT strings out of line only when it has them. A config of
 // 100,000 records holds about 150,000 distinct values; 112-byte structs held
-// them at 16 MB, the pool at 4.8 MB (docs/benchmarks.md, "Scale").
+// them at 16 MB, the pool at 4.6 MB (docs/benchmarks.md, "Scale").
 
 #include "core/dns/wire/rr_type.hpp"
 #include "core/net/ip_address.hpp"
