@@ -87,20 +87,4 @@ void answer_value_pool::clear() noexcept {
   std::vector<host_and_strings>().swap(texts_);
 }
 
-namespace {
-/// Heap bytes of a string beyond its own struct (libstdc++ keeps up to 15
-/// characters inside it).
-size_t string_heap(const std::string& s) noexcept { return s.capacity() > 15 ? s.capacity() + 1 : 0; }
-} // namespace
-
-size_t answer_value_pool::heap_bytes() const noexcept {
-  size_t n = packed_.capacity() * sizeof(packed) + texts_.capacity() * sizeof(host_and_strings);
-  for (const auto& t : texts_) {
-    n += string_heap(t.target) + t.txt.capacity() * sizeof(std::string);
-    for (const auto& s : t.txt)
-      n += string_heap(s);
-  }
-  return n;
-}
-
 } // namespace gtmesh

@@ -46,8 +46,6 @@ public:
   void reserve(size_t n) { packed_.reserve(n); }
   void shrink_to_fit();
   void clear() noexcept;
-  /// Heap bytes held (memory_bench).
-  size_t heap_bytes() const noexcept;
 
 private:
   static constexpr uint32_t no_text = UINT32_MAX;

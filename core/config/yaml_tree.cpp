@@ -123,6 +123,19 @@ void release_read_pages(const void* begin, const void* end) noexcept {
     madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
 }
 
+/// Appends `shift(e)` of every element of `from` to `to`, giving `from`'s
+/// pages back every `chunk` elements as they are copied, then frees `from`.
+template <class T, class Shift>
+void move_giving_back(std::vector<T>& from, std::vector<T>& to, size_t chunk, Shift shift) {
+  to.reserve(to.size() + from.size());
+  for (size_t i = 0; i < from.size(); ++i) {
+    to.push_back(shift(from[i]));
+    if ((i + 1) % chunk == 0)
+      release_read_pages(from.data(), from.data() + i + 1);
+  }
+  std::vector<T>().swap(from);
+}
+
 } // namespace
 
 void table_builder::splice(document& part, const std::vector<uint32_t>& items) {
@@ -135,25 +148,14 @@ void table_builder::splice(document& part, const std::vector<uint32_t>& items) {
   // nodes: fewer huge pages split): it is half of a big text's table, and
   // holding it whole beside its copy was the load's peak (issue 42).
   const size_t chunk = std::max<size_t>(1, splice_release_every.load());
-  doc_.nodes_.reserve(node_base + part.nodes_.size());
-  for (size_t i = 0; i < part.nodes_.size(); ++i) {
-    document::node_data d = part.nodes_[i];
+  move_giving_back(part.nodes_, doc_.nodes_, chunk, [&](document::node_data d) {
     if (d.kind() == node_kind::sequence || d.kind() == node_kind::mapping)
       d.first += static_cast<uint32_t>(item_base);
     else if (!d.in_source())
       d.first += static_cast<uint32_t>(owned_base);
-    doc_.nodes_.push_back(d);
-    if ((i + 1) % chunk == 0)
-      release_read_pages(part.nodes_.data(), part.nodes_.data() + i + 1);
-  }
-  std::vector<document::node_data>().swap(part.nodes_);
-  doc_.items_.reserve(item_base + part.items_.size());
-  for (size_t i = 0; i < part.items_.size(); ++i) {
-    doc_.items_.push_back(part.items_[i] + static_cast<uint32_t>(node_base));
-    if ((i + 1) % chunk == 0)
-      release_read_pages(part.items_.data(), part.items_.data() + i + 1);
-  }
-  std::vector<uint32_t>().swap(part.items_);
+    return d;
+  });
+  move_giving_back(part.items_, doc_.items_, chunk, [&](uint32_t i) { return i + static_cast<uint32_t>(node_base); });
   doc_.owned_.append(part.owned_);
   for (uint32_t i : items)
     pending_.push_back(i + static_cast<uint32_t>(node_base));

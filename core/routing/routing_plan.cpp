@@ -315,12 +315,11 @@ private:
     return c;
   }
 
-  std::vector<dc_candidate> make_candidates(const std::vector<dc_answers>& list) {
-    std::vector<dc_candidate> out;
-    out.reserve(list.size());
+  /// Appends a candidate per DC of `list` to `out` (a static policy's own,
+  /// or the plan's dc_candidates).
+  void add_candidates(const std::vector<dc_answers>& list, std::vector<dc_candidate>& out) {
     for (const auto& d : list)
       out.push_back(dc_candidate{d.dc, make_group(d.answers, dc_location(d.dc))});
-    return out;
   }
 
   uint32_t compile_profile(const std::string& name, dns::rr_type type);
@@ -409,8 +408,7 @@ void plan_builder::compile_record(const record& r, uint32_t zone_index, record_p
       d.balance = r.dc->balance;
       d.first_candidate = static_cast<uint32_t>(plan_.dc_candidates.size());
       d.candidate_count = static_cast<uint32_t>(r.dc->answers.size());
-      for (const auto& a : r.dc->answers)
-        plan_.dc_candidates.push_back(dc_candidate{a.dc, make_group(a.answers, dc_location(a.dc))});
+      add_candidates(r.dc->answers, plan_.dc_candidates);
       d.fail_safe = make_group(r.dc->fail_safe);
       d.on_all_down = r.dc->on_all_down;
       d.ranking = ranking_id(*r.dc, plan_.candidates_of(d));
@@ -421,7 +419,7 @@ void plan_builder::compile_record(const record& r, uint32_t zone_index, record_p
     case record_mode::static_rules: {
       static_plan s;
       s.balance = r.static_rules->balance;
-      s.answers = make_candidates(r.static_rules->answers);
+      add_candidates(r.static_rules->answers, s.answers);
       for (const auto& rule : r.static_rules->rules) {
         static_rule_plan rp2;
         rp2.any_subnet = rule.subnets.empty();

@@ -16,3 +16,16 @@ dnsperf_summary() {
   codes=$(awk '/Response codes:/ { $1 = $2 = ""; print }' "$1")
   echo "sent ${sent:-?}, lost ${lost:-?}, in flight at the stop ${interrupted:-0}, response codes:${codes:- ?}"
 }
+# Waits until the decider at 127.0.0.1:PORT says "config version VERSION"
+# (gtmeshctl status), at most SECONDS; fails at once if process PID stops.
+# wait_config_version GTMESHCTL PORT VERSION PID SECONDS
+wait_config_version() {
+  local ctl=$1 port=$2 version=$3 pid=$4 seconds=$5
+  for _ in $(seq 1 "$seconds"); do
+    "$ctl" --decider "127.0.0.1:$port" status 2>/dev/null | grep -q "config version $version " && return 0
+    kill -0 "$pid" 2>/dev/null || { echo "the decider stopped" >&2; return 1; }
+    sleep 1
+  done
+  echo "no config version $version within $seconds s" >&2
+  return 1
+}

@@ -154,6 +154,12 @@ int main(int argc, char** argv) {
   }
   const int64_t load_peak = peak.load() - base;
   const int64_t model_bytes = live.load() - before_load;
+  int64_t value_bytes = 0;
+  { // a copy of the pool holds what it holds (shrunk to fit when loaded), as counted by operator new
+    const int64_t before = live.load();
+    const gtmesh::answer_value_pool copy = loaded.cfg->answer_values;
+    value_bytes = live.load() - before;
+  }
   const gtmesh::config& cfg = *loaded.cfg;
   records = 0;
   int64_t record_structs = 0, names = 0, policies = 0;
@@ -245,7 +251,7 @@ int main(int argc, char** argv) {
   row("  record structs", record_structs);
   row("  DC-mode policies", policies);
   row("  names (heap)", names);
-  row("  answer values", cfg.answer_values.heap_bytes());
+  row("  answer values", value_bytes);
   row("  answers", vec_bytes(cfg.answers));
   row("plan (routing_plan)", plan_bytes);
   row("  record plans", record_plans);

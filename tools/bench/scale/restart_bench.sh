@@ -39,11 +39,7 @@ start_decider() { # log file
   pid=$!
 }
 start_decider "$RUN_DIR/first.log"
-for _ in $(seq 1 900); do
-  "$GTMESHCTL" --decider "127.0.0.1:$mesh_port" status 2>/dev/null | grep -q "config version 1 " && break
-  kill -0 "$pid" 2>/dev/null || die "the decider stopped: $(tail -3 "$RUN_DIR/first.log")"
-  sleep 1
-done
+wait_config_version "$GTMESHCTL" "$mesh_port" 1 "$pid" 900 || die "$(tail -3 "$RUN_DIR/first.log")"
 # Until the store holds the committed config (its snapshot written).
 sleep 20
 kill -9 "$pid"

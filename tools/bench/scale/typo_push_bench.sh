@@ -38,12 +38,7 @@ dns_port=$(free_port)
   --name decider1 --dns "127.0.0.1:$dns_port" > "$RUN_DIR/decider.log" 2>&1 &
 pid=$!
 ctl() { "$GTMESHCTL" --decider "127.0.0.1:$mesh_port" --timeout 120s "$@"; }
-for _ in $(seq 1 600); do
-  ctl status 2>/dev/null | grep -q "config version 1 " && break
-  kill -0 "$pid" 2>/dev/null || die "the decider stopped: $(tail -3 "$RUN_DIR/decider.log")"
-  sleep 1
-done
-ctl status 2>/dev/null | grep -q "config version 1 " || die "no config version 1 within 600 s"
+wait_config_version "$GTMESHCTL" "$mesh_port" 1 "$pid" 600 || die "$(tail -3 "$RUN_DIR/decider.log")"
 answer() { # rcode and addresses of the last DC-mode record
   dig +noall +answer +comments +time=2 +tries=1 @127.0.0.1 -p "$dns_port" "$dc_name" A |
     awk '/status:/ { sub(",", "", $6); s = $6 } $4 == "A" { a = a " " $5 } END { print s a }'
