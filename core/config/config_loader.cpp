@@ -169,6 +169,7 @@ load_result loader::read(std::string_view text) {
   value_slots_ = {};
   cfg_.answers.shrink_to_fit();
   cfg_.answer_values.shrink_to_fit();
+  cfg_.load_warnings = static_cast<uint32_t>(result.warnings.size());
   result.cfg = std::make_shared<const config>(std::move(cfg_));
   return result;
 }
@@ -350,6 +351,21 @@ load_result load_config_text(std::string_view yaml, const std::string& file, con
     malloc_trim(0);
 #endif
   return r;
+}
+
+std::optional<load_result> load_config_change(const config& base, std::string_view base_text, std::string_view text,
+                                              const std::string& file, const method_catalog& methods,
+                                              config_origin origin) {
+  std::string base_dir = std::filesystem::path(file).parent_path().string();
+  try {
+    loader l(file, base_dir.empty() ? "." : base_dir, methods, config_scope::whole, origin);
+    return l.run_change(base, base_text, text);
+  } catch (const std::exception&) {
+#ifdef GTMESH_FUZZING
+    throw;
+#endif
+    return std::nullopt; // the whole load reads it, and says what is wrong
+  }
 }
 
 load_result load_config_file(const std::string& path, const method_catalog& methods, config_scope scope,

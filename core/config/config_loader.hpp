@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -77,5 +78,21 @@ load_result load_config_file(const std::string& path, const method_catalog& meth
 load_result load_config_text(std::string_view yaml, const std::string& file, const method_catalog& methods,
                              config_scope scope = config_scope::whole,
                              config_origin origin = config_origin::operator_file);
+
+/// A loaded config changed: `base` was loaded from `base_text` (with no
+/// warning), and `text` is that text edited. When everything that differs
+/// lies inside the records of one zone, only the records it touches are
+/// read, and the model is `base` with them replaced: a one-record change
+/// to 100,000 records costs what those records and the checks across a
+/// zone's records cost, not a whole load (docs/config.md, "Changes at
+/// size"). The result is the model load_config_text would make of `text`
+/// (line numbers included). nullopt when the change is not one it takes
+/// (a section other than records, lines moved under anything but the
+/// zone's own records, anchors, ALIAS records) or does not load cleanly:
+/// the caller then loads `text` whole, which gives every error and
+/// warning as usual. Never throws.
+std::optional<load_result> load_config_change(const config& base, std::string_view base_text, std::string_view text,
+                                              const std::string& file, const method_catalog& methods,
+                                              config_origin origin = config_origin::operator_file);
 
 } // namespace gtmesh

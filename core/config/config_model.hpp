@@ -22,7 +22,9 @@
 namespace gtmesh {
 
 /// Where an element was written: 1-based line/column in config::file (the
-/// one file a config is read from; not copied into every element).
+/// one file a config is read from; not copied into every element). A new
+/// one in the model is also moved by move_lines (config/loader/change.cpp)
+/// when a change adds lines above it.
 struct config_location {
   int line = 0;
   int column = 0;
@@ -290,6 +292,14 @@ struct alias_policy {
 enum class record_mode : uint8_t { plain, dc, static_rules, profile, alias };
 
 struct record {
+  record() = default;
+  record(record&&) noexcept = default;
+  record& operator=(record&&) noexcept = default;
+  /// A deep copy, its policy included: a config change starts from a copy
+  /// of the running model (load_config_change).
+  record(const record& other);
+  record& operator=(const record& other);
+
   std::string name; ///< absolute, lowercase, trailing dot
   dns::rr_type type = dns::rr_type::a;
   uint32_t ttl = 30;
@@ -522,6 +532,9 @@ struct dnstap_settings {
 
 struct config {
   std::string file; ///< the top-level file it was loaded from
+  /// Warnings its load gave (load_config_change starts only from a config
+  /// that gave none: a record left out with a warning has no record here).
+  uint32_t load_warnings = 0;
   /// A path in it (geo database, TLS files, latency table) was relative,
   /// so resolved against the folder of `file`: the same text read under
   /// another file name may name other files.

@@ -41,7 +41,7 @@ bool decider_core::activate(uint32_t version, std::shared_ptr<const std::string>
            active_->cfg->latency_table.empty())
     loaded.cfg = active_->cfg;
   else // committed by the cluster: a rule added since leaves its record out, warned about (config_origin)
-    loaded = load_config_text(yaml, file, routing_methods(), config_scope::whole, config_origin::committed);
+    loaded = load_text(yaml, file, config_origin::committed);
   validated_.reset();
   if (!loaded.ok()) {
     error = loaded.report();
@@ -67,6 +67,16 @@ bool decider_core::activate(uint32_t version, std::shared_ptr<const std::string>
     pending_.config = state::stored_config{version, *active_->yaml, file, now_ms};
   dirty_ = true;
   return true;
+}
+
+load_result decider_core::load_text(const std::string& yaml, const std::string& file, config_origin origin) {
+  if (active_ && active_->file == file)
+    if (auto changed = load_config_change(*active_->cfg, *active_->yaml, yaml, file, routing_methods(), origin)) {
+      ++counters_.config_loads_in_part;
+      return std::move(*changed);
+    }
+  ++counters_.config_loads_whole;
+  return load_config_text(yaml, file, routing_methods(), config_scope::whole, origin);
 }
 
 bool decider_core::restore(int64_t now_ms, std::string& error) {
@@ -144,7 +154,7 @@ std::vector<std::string> decider_core::validate_config(const std::string& yaml, 
                                                        int64_t now_ms, bool dry_run_wanted, std::string* report) {
   std::vector<std::string> errors;
   validated_.reset();
-  load_result loaded = load_config_text(yaml, file.empty() ? "pushed.yaml" : file, routing_methods());
+  load_result loaded = load_text(yaml, file.empty() ? "pushed.yaml" : file, config_origin::operator_file);
   if (!loaded.ok()) {
     for (const auto& e : loaded.errors)
       errors.push_back(e.to_string());
@@ -815,6 +825,8 @@ decider_status decider_core::status(int64_t now_ms) const {
   s.config_error = config_error_;
   s.configs_accepted = counters_.config_accepted;
   s.configs_rejected = counters_.config_rejected;
+  s.config_loads_whole = counters_.config_loads_whole;
+  s.config_loads_in_part = counters_.config_loads_in_part;
   s.commit_errors = counters_.persist_errors;
   s.isolated = isolated();
   s.protections = protection_.status();

@@ -267,7 +267,8 @@ public:
 
   struct counters {
     uint64_t batches = 0, measurements = 0, deltas = 0, snapshots = 0, config_accepted = 0, config_rejected = 0,
-             persist_errors = 0, plans_compiled = 0, zone_views_unreadable = 0;
+             persist_errors = 0, plans_compiled = 0, zone_views_unreadable = 0,
+             config_loads_whole = 0, config_loads_in_part = 0;
   };
   const counters& stats() const noexcept { return counters_; }
   /// Records answered from last-known-good health now (monitor-plane
@@ -277,6 +278,9 @@ public:
 private:
   bool activate(uint32_t version, std::shared_ptr<const std::string> yaml, const std::string& file, int64_t now_ms,
                 std::string& error, bool persist);
+  /// `yaml` loaded: only the records a change from the active config
+  /// touched when that can be done (load_config_change), else whole.
+  load_result load_text(const std::string& yaml, const std::string& file, config_origin origin);
   /// Answers from the ALIAS resolutions the store kept (restore()).
   void seed_aliases(int64_t now_ms);
   /// view_inputs for a plan at now_ms (ageing paused while isolated).

@@ -98,6 +98,8 @@ std::string to_json(const decider_status& s, int64_t now_ms) {
     field(o, "error", s.config_error);
     field(o, "accepted", static_cast<double>(s.configs_accepted));
     field(o, "rejected", static_cast<double>(s.configs_rejected));
+    field(o, "loaded_whole", static_cast<double>(s.config_loads_whole));
+    field(o, "loaded_in_part", static_cast<double>(s.config_loads_in_part));
   });
   field(o, "isolated", s.isolated);
   object(o, "snapshot", [&] {

@@ -114,6 +114,9 @@ struct decider_status {
   uint64_t applied_index = 0;
   std::string config_error; ///< why the newest committed config is not active ("" if it is)
   uint64_t configs_accepted = 0, configs_rejected = 0;
+  /// Config texts loaded whole, and changes of which only the records they
+  /// touched were read (load_config_change).
+  uint64_t config_loads_whole = 0, config_loads_in_part = 0;
   bool isolated = false;
   /// Why this decider answers no DNS query ("" when it answers): not a
   /// voting member, or not current yet (docs/mesh.md, "Readiness").

@@ -23,6 +23,12 @@ void append_decider_metrics(const decider::decider_status& s, int64_t now_ms, fa
     .add(static_cast<double>(s.configs_accepted), {{"result", "accepted"}})
     .add(static_cast<double>(s.configs_rejected), {{"result", "rejected"}})
     .append_to(out);
+  counter("gtmesh_config_loads_total",
+          "Config texts this decider loaded: whole, or only the records a change touched (docs/config.md, "
+          "\"Changes at size\").")
+    .add(static_cast<double>(s.config_loads_whole), {{"how", "whole"}})
+    .add(static_cast<double>(s.config_loads_in_part), {{"how", "records_changed"}})
+    .append_to(out);
   {
     auto generation = gauge("gtmesh_transfer_view_generation",
                             "Views of a zone's dynamic names the cluster committed (added to the zone's serial; "

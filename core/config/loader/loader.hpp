@@ -131,6 +131,10 @@ public:
       : file_(std::move(file)), base_dir_(std::move(base_dir)), methods_(methods), scope_(scope), origin_(origin) {}
 
   load_result run(std::string_view text);
+  /// `base` (loaded from `base_text`) changed into `text`, read in
+  /// proportion to the change (change.cpp); nullopt when the change is not
+  /// one it takes or is not clean: the caller then loads `text` whole.
+  std::optional<load_result> run_change(const config& base, std::string_view base_text, std::string_view text);
 
 private:
   std::string file_;
@@ -418,6 +422,10 @@ private:
   uint32_t intern_value(answer_value&& v);
   /// The one shared dc_ranking equal to `k`, made if this loader has none.
   std::shared_ptr<const dc_ranking> intern_ranking(dc_ranking&& k);
+  static uint64_t ranking_hash(const dc_ranking& k) noexcept;
+  /// Starts from `base`: its model copied, its names, values and rankings
+  /// indexed as its own load had them (change.cpp).
+  void start_from(const config& base);
   std::unordered_multimap<uint64_t, std::shared_ptr<const dc_ranking>> rankings_;
   /// Room for `count` values in all, without growing on the way there.
   void reserve_values(size_t count);

@@ -737,11 +737,15 @@ void loader::parse_dc_policy(const node& n, const std::string& field, record& r,
   p.ranking = intern_ranking(std::move(how));
 }
 
-std::shared_ptr<const dc_ranking> loader::intern_ranking(dc_ranking&& k) {
+uint64_t loader::ranking_hash(const dc_ranking& k) noexcept {
   uint64_t h = std::hash<std::string>{}(k.select.service);
   h = h * 31 + (static_cast<uint64_t>(k.select.metric) << 8 | static_cast<uint64_t>(k.rank.kind));
   h = h * 31 + static_cast<uint64_t>(k.pick_dc_count) + (k.gates.size() << 16);
-  h = h * 31 + static_cast<uint64_t>(k.slow_start_ms + k.damping.hold_ms + k.protect.hold_ms);
+  return h * 31 + static_cast<uint64_t>(k.slow_start_ms + k.damping.hold_ms + k.protect.hold_ms);
+}
+
+std::shared_ptr<const dc_ranking> loader::intern_ranking(dc_ranking&& k) {
+  const uint64_t h = ranking_hash(k);
   auto [first, last] = rankings_.equal_range(h);
   for (auto it = first; it != last; ++it)
     if (*it->second == k)

@@ -162,9 +162,15 @@ uint64_t dns_responder::publish(snapshot_ptr snapshot, int64_t fixed_now_ms) {
     }
     cookies = cookies_;
   }
-  if (snapshot && snapshot->plan)
-    notify_secondaries(*snapshot);
-  return publisher_.publish(std::move(snapshot), fixed_now_ms, std::move(cookies));
+  // NOTIFY only once the new serial is answered (RFC 1996 3.7: a zone
+  // changed, then announced): a secondary that asks for the SOA at once
+  // must not get the old one, or it thinks itself current until its next
+  // refresh (dns_transfers_ipv6 caught Knot doing so on a busy machine).
+  const snapshot_ptr announced = snapshot;
+  const uint64_t generation = publisher_.publish(std::move(snapshot), fixed_now_ms, std::move(cookies));
+  if (announced && announced->plan)
+    notify_secondaries(*announced);
+  return generation;
 }
 
 void dns_responder::notify_secondaries(const routing_snapshot& snapshot) {

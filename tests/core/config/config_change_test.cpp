@@ -1,0 +1,309 @@
+// load_config_change (core/config/loader/change.cpp): a change read in
+// proportion to what changed must give the model a whole load of the new
+// text gives, line numbers included, or leave the text to a whole load.
+
+#include "core/config/config_loader.hpp"
+#include "core/routing/all_methods.hpp"
+#include "core/routing/routing_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace gtmesh {
+namespace config_change_test {
+
+const std::string head = R"(# a comment line
+cluster: {name: change}
+datacenters:
+  - {name: fra}
+  - {name: iad}
+services:
+  - name: web
+    backends: {fra: ["10.0.0.1:80"], iad: ["10.0.0.2:80"]}
+zones:
+  - name: example.com
+    soa: {primary: ns1, admin: hostmaster}
+    ns: [ns1]
+    records:
+)";
+
+// Sections after the zones: their lines move when a change adds lines.
+const std::string tail = R"(  - name: example.net
+    soa: {primary: ns1, admin: hostmaster}
+    ns: [ns1]
+    records:
+      - {name: ns1, type: A, answers: [192.0.2.53]}
+profiles:
+  - name: p
+    method: weighted
+    endpoints:
+      - {name: e, kind: external, target: 192.0.2.4}
+      - {name: f, kind: dc, dc: iad, service: web, answers: [192.0.2.5]}
+)";
+
+/// Record `i` in block style, one of five shapes.
+std::string record_text(int i, int variant = 0) {
+  const std::string name = "r" + std::to_string(i);
+  const std::string own = "10." + std::to_string(i / 250) + "." + std::to_string(i % 250) + "." +
+                          std::to_string(1 + variant);
+  switch (i % 5) {
+    case 0:
+      return "      - name: " + name + "\n        type: A\n        answers: [192.0.2." + std::to_string(i % 7) +
+             ", " + own + "]\n";
+    case 1:
+      return "      - name: " + name + "\n        type: A\n        dc:\n          source: service\n"
+             "          service: web\n          metric: healthyBackends\n          answers:\n"
+             "            iad: [{address: " + own + ", weight: 3}]\n            fra: [192.0.2.1]\n"
+             "          fail_safe: [192.0.2.1]\n";
+    case 2:
+      return "      - name: " + name + "\n        type: A\n        static:\n"
+             "          rules: [{subnet: 10.0.0.0/8, dc: fra}, {dc: iad}]\n"
+             "          answers: {fra: [" + own + "], iad: [192.0.2.2]}\n";
+    case 3:
+      return "      - {name: " + name + ", type: A, ttl: " + std::to_string(30 + variant) + ", profile: p}\n";
+    default:
+      return "      - name: " + name + "\n        type: TXT\n        answers: [\"t" + std::to_string(i % 3 + variant) +
+             "\"]\n";
+  }
+}
+
+std::string config_text(const std::vector<std::string>& records) {
+  std::string y = head;
+  for (const auto& r : records)
+    y += r;
+  return y + tail;
+}
+
+/// Everything the model says of its records and the elements with lines,
+/// one line each: two models are alike when these are equal.
+std::vector<std::string> describe(const config& c) {
+  std::vector<std::string> out;
+  auto at = [](const config_location& w) { return "@" + std::to_string(w.line) + ":" + std::to_string(w.column); };
+  auto answers = [&](std::string& line, const std::string& tag, answer_span s) {
+    for (const auto& item : c.answers_of(s))
+      line += " " + tag + "=" + c.value_of(item).text() + "/w" + std::to_string(item.weight);
+  };
+  for (const auto& p : c.profiles) {
+    out.push_back("profile " + p.name + at(p.where));
+    for (const auto& e : p.endpoints)
+      out.push_back("endpoint " + e.name + at(e.where));
+  }
+  for (const auto& d : c.datacenters)
+    out.push_back("dc " + d.name + at(d.where));
+  for (const auto& s : c.services)
+    out.push_back("service " + s.name + at(s.where));
+  for (const auto& z : c.zones) {
+    out.push_back("zone " + z.name + at(z.where));
+    for (const auto& r : z.records) {
+      std::string line = r.name + " " + std::string(dns::to_string(r.type)) + " ttl" + std::to_string(r.ttl) +
+                         " mode" + std::to_string(static_cast<int>(r.mode)) + at(r.where) + " profile=" + r.profile;
+      answers(line, "plain", r.plain);
+      if (r.dc) {
+        for (const auto& d : r.dc->answers)
+          answers(line, c.datacenters[d.dc].name, d.answers);
+        answers(line, "fail_safe", r.dc->fail_safe);
+        line += " select=" + r.dc->ranking->select.service + "/" +
+                std::to_string(static_cast<int>(r.dc->ranking->select.metric));
+      }
+      if (r.static_rules) {
+        for (const auto& rule : r.static_rules->rules)
+          line += " rule:" + rule.dc + "/" + std::to_string(rule.subnets.size());
+        for (const auto& d : r.static_rules->answers)
+          answers(line, "static-" + c.datacenters[d.dc].name, d.answers);
+      }
+      out.push_back(line);
+    }
+  }
+  return out;
+}
+
+load_result whole(const std::string& text) {
+  return load_config_text(text, "change.yaml", routing_methods());
+}
+
+std::optional<load_result> change(const load_result& base, const std::string& base_text, const std::string& text) {
+  return load_config_change(*base.cfg, base_text, text, "change.yaml", routing_methods());
+}
+
+/// `edited` taken from `before` in proportion: the model equals the whole
+/// load's and compiles.
+void expect_taken_like_whole(const std::string& before, const std::string& edited, const std::string& what) {
+  const load_result base = whole(before);
+  ASSERT_TRUE(base.ok()) << base.report();
+  const load_result full = whole(edited);
+  ASSERT_TRUE(full.ok()) << what << ": " << full.report();
+  auto changed = change(base, before, edited);
+  ASSERT_TRUE(changed) << what << ": not taken";
+  ASSERT_TRUE(changed->ok());
+  EXPECT_EQ(describe(*changed->cfg), describe(*full.cfg)) << what;
+  EXPECT_TRUE(compile_plan(changed->cfg, 2).plan) << what;
+}
+
+std::vector<std::string> records_of(int n) {
+  std::vector<std::string> rs;
+  for (int i = 0; i < n; ++i)
+    rs.push_back(record_text(i));
+  return rs;
+}
+
+TEST(config_change, one_record_edited_inserted_appended_or_removed_is_read_alone_and_gives_the_whole_loads_model) {
+  const std::vector<std::string> rs = records_of(40);
+  const std::string before = config_text(rs);
+  for (int i : {0, 1, 2, 3, 4, 17, 39}) {
+    auto edited = rs;
+    edited[i] = record_text(i, 1); // one line changed, no line added
+    expect_taken_like_whole(before, config_text(edited), "record " + std::to_string(i) + " edited");
+    edited = rs;
+    edited[i] = record_text(i + 1, 1); // another shape, under its own name: lines added or removed
+    const std::string other = "name: r" + std::to_string(i + 1);
+    edited[i].replace(edited[i].find(other), other.size(), "name: r" + std::to_string(i));
+    expect_taken_like_whole(before, config_text(edited), "record " + std::to_string(i) + " reshaped");
+    edited = rs;
+    edited.erase(edited.begin() + i);
+    expect_taken_like_whole(before, config_text(edited), "record " + std::to_string(i) + " removed");
+    edited = rs;
+    edited.insert(edited.begin() + i, record_text(100 + i));
+    expect_taken_like_whole(before, config_text(edited), "a record inserted before " + std::to_string(i));
+  }
+  auto appended = rs;
+  appended.push_back(record_text(41));
+  appended.push_back(record_text(42));
+  expect_taken_like_whole(before, config_text(appended), "two records appended");
+  // Answers of the records replaced are not kept forever: chained changes
+  // go on giving the whole load's model.
+  std::string text = before;
+  load_result model = whole(text);
+  auto current = rs;
+  for (int round = 0; round < 30; ++round) {
+    current[round % 40] = record_text(round % 40, round % 4 + 1);
+    const std::string next = config_text(current);
+    auto changed = change(model, text, next);
+    const load_result full = whole(next);
+    ASSERT_TRUE(full.ok()) << full.report();
+    if (changed) // a whole load packs the arena now and then
+      EXPECT_EQ(describe(*changed->cfg), describe(*full.cfg)) << "round " << round;
+    model = changed ? std::move(*changed) : full;
+    text = next;
+  }
+}
+
+TEST(config_change, what_it_does_not_take_is_left_to_the_whole_load) {
+  const std::vector<std::string> rs = records_of(20);
+  const std::string before = config_text(rs);
+  const load_result base = whole(before);
+  ASSERT_TRUE(base.ok()) << base.report();
+  auto not_taken = [&](const std::string& edited, const std::string& what) {
+    EXPECT_FALSE(change(base, before, edited)) << what;
+  };
+  std::string t = before;
+  not_taken(t, "the same text");
+  t = before;
+  t.replace(t.find("name: change"), 12, "name: other");
+  not_taken(t, "the cluster section");
+  t = before;
+  t.replace(t.find("primary: ns1"), 12, "primary: ns2");
+  not_taken(t, "a zone's SOA");
+  t = before;
+  t.replace(t.find("target: 192.0.2.4"), 17, "target: 192.0.2.9");
+  not_taken(t, "a profile");
+  // Errors: a typo, an unknown profile, a duplicate name. The whole load
+  // names them.
+  auto edited = rs;
+  edited[6] = "      - name: r6\n        tpye: A\n        answers: [192.0.2.1]\n";
+  not_taken(config_text(edited), "a misspelt key");
+  EXPECT_FALSE(whole(config_text(edited)).ok());
+  edited = rs;
+  edited[3] = "      - {name: r3, type: A, profile: nowhere}\n";
+  not_taken(config_text(edited), "an unknown profile");
+  edited = rs;
+  edited[7] = record_text(5);
+  not_taken(config_text(edited), "a duplicate record");
+  EXPECT_FALSE(whole(config_text(edited)).ok());
+  // Structure: less indented, an anchor, an ALIAS record.
+  edited = rs;
+  edited[8] = "    - {name: r8, type: A, answers: [192.0.2.1]}\n";
+  not_taken(config_text(edited), "an item at another indentation");
+  edited = rs;
+  edited[8] = "      - {name: r8, type: A, answers: &x [192.0.2.1]}\n";
+  not_taken(config_text(edited), "an anchor");
+  edited = rs;
+  edited[8] = "      - {name: r8, type: ALIAS, target: www.example.org.}\n";
+  not_taken(config_text(edited), "an ALIAS record");
+  edited = rs;
+  edited[8] = "      - name: r8\n        type: TXT\n        answers: [\"unclosed\n";
+  not_taken(config_text(edited), "an unclosed quote");
+  // A base that warned: its model may lack records its text has.
+  const std::string warned = head + "      - {name: c, type: CNAME, answers: [x.example.org.]}\n"
+                                    "      - {name: c, type: TXT, answers: [\"t\"]}\n" + tail;
+  const load_result with_warning = whole(warned);
+  ASSERT_TRUE(with_warning.ok()) << with_warning.report();
+  ASSERT_FALSE(with_warning.warnings.empty());
+  std::string w2 = warned;
+  w2.replace(w2.find("\"t\""), 3, "\"u\"");
+  EXPECT_FALSE(load_config_change(*with_warning.cfg, warned, w2, "change.yaml", routing_methods()));
+}
+
+TEST(config_change, random_edits_give_the_whole_loads_model_or_are_left_to_it) {
+  // Items: a record (its number, its variant) or, as -1, a comment between
+  // records.
+  std::mt19937 rng(42);
+  std::vector<std::pair<int, int>> items;
+  for (int i = 0; i < 60; ++i)
+    items.emplace_back(i, 0);
+  auto text_of = [](const std::vector<std::pair<int, int>>& list) {
+    std::vector<std::string> rs;
+    for (auto [id, variant] : list)
+      rs.push_back(id < 0 ? "\n      # note\n\n" : record_text(id, variant));
+    return config_text(rs);
+  };
+  std::string text = text_of(items);
+  load_result model = whole(text);
+  ASSERT_TRUE(model.ok()) << model.report();
+  int taken = 0, next_id = 1000;
+  for (int round = 0; round < 120; ++round) {
+    auto edited = items;
+    const size_t i = rng() % edited.size();
+    switch (rng() % 6) {
+      case 0:
+        if (edited[i].first >= 0)
+          edited[i].second = static_cast<int>(rng() % 5);
+        break;
+      case 1:
+        edited.erase(edited.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      case 2:
+        edited.insert(edited.begin() + static_cast<std::ptrdiff_t>(i), {next_id++, 0});
+        break;
+      case 3:
+        edited.emplace_back(next_id++, 0);
+        break;
+      case 4: // two records at once, apart
+        edited[i] = {next_id++, 0};
+        edited[(i + 7) % edited.size()] = {next_id++, 1};
+        break;
+      default:
+        edited.insert(edited.begin() + static_cast<std::ptrdiff_t>(i), {-1, 0});
+    }
+    if (edited.size() < 4)
+      continue;
+    const std::string next = text_of(edited);
+    const load_result full = whole(next);
+    auto changed = change(model, text, next);
+    if (!full.ok()) {
+      EXPECT_FALSE(changed) << "round " << round << ": taken, but the whole load refuses it: " << full.report();
+      continue;
+    }
+    if (changed) {
+      ++taken;
+      ASSERT_EQ(describe(*changed->cfg), describe(*full.cfg)) << "round " << round;
+    }
+    model = changed ? std::move(*changed) : full;
+    text = next;
+    items = edited;
+  }
+  EXPECT_GT(taken, 80) << "most of these edits touch records alone";
+}
+
+} // namespace config_change_test
+} // namespace gtmesh
