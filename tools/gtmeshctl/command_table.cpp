@@ -60,12 +60,14 @@ program_spec make_program() {
                                        "the last pushed file)"},
                  {"--no-local-check", "", "send FILE without loading it here: the decider checks it and names "
                                           "file, line and field as here (a config too large for this machine)"},
+                 {"--local-check", "", "load FILE here first even above 8 MiB (by default a file that large is "
+                                       "checked by the deciders alone, in proportion to what it changed)"},
                  message},
      .examples = {"gtmeshctl push gtmesh.yaml --dry-run",
                   "gtmeshctl --decider 10.0.0.11:7400 push gtmesh.yaml --message \"more weight for fra\""},
      .details = "Prints \"accepted as version N\" once a majority of the deciders has it on disk. A config "
                 "with errors is refused here with file, line and field, before anything is sent (with "
-                "--no-local-check, by the decider, which loads every push anyway)."},
+                "--no-local-check or above 8 MiB, by the decider, which checks every push anyway)."},
     {.path = "get",
      .args = "KIND [NAME]",
      .summary = "one object of the running config, or a list of them, as JSON",

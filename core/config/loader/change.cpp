@@ -354,16 +354,18 @@ std::optional<load_result> loader::run_change(const config& base, std::string_vi
     r.where.line += static_cast<int>(at->line_a);
   }
 
+  // In place: the records replaced one for one are assigned, the rest
+  // erased or inserted (a fresh vector of 100,000 records cost 30 ms).
   zone& z = cfg_.zones[at->zi];
-  std::vector<record> records;
-  records.reserve(z.records.size() - (at->b - at->a) + made.records.size());
-  for (size_t i = 0; i < at->a; ++i)
-    records.push_back(std::move(z.records[i]));
-  for (record& r : made.records)
-    records.push_back(std::move(r));
-  for (size_t i = at->b; i < z.records.size(); ++i)
-    records.push_back(std::move(z.records[i]));
-  z.records = std::move(records);
+  const size_t common = std::min(at->b - at->a, made.records.size());
+  for (size_t i = 0; i < common; ++i)
+    z.records[at->a + i] = std::move(made.records[i]);
+  const auto tail = z.records.begin() + static_cast<std::ptrdiff_t>(at->a + common);
+  if (made.records.size() > common)
+    z.records.insert(tail, std::make_move_iterator(made.records.begin() + static_cast<std::ptrdiff_t>(common)),
+                     std::make_move_iterator(made.records.end()));
+  else
+    z.records.erase(tail, z.records.begin() + static_cast<std::ptrdiff_t>(at->b));
   if (z.records.empty())
     return std::nullopt; // a zone without records: the whole load says what it makes of that
 

@@ -76,14 +76,14 @@ make_config() { # round out
       done = 1
     }' "$CLUSTER/cluster.yaml" > "$2"
 }
-make_config 0 "$RUN_DIR/probe.yaml"
-"$GTMESH_BIN" check-config "$RUN_DIR/probe.yaml" >/dev/null || die "the generated config does not load"
-yaml_bytes=$(stat -c %s "$RUN_DIR/probe.yaml")
-wire_bytes=$(zstd -3 --check -c -q "$RUN_DIR/probe.yaml" | wc -c)
+make_config 0 "$RUN_DIR/push.yaml" # one file name throughout: a push is read against the last
+"$GTMESH_BIN" check-config "$RUN_DIR/push.yaml" >/dev/null || die "the generated config does not load"
+yaml_bytes=$(stat -c %s "$RUN_DIR/push.yaml")
+wire_bytes=$(zstd -3 --check -c -q "$RUN_DIR/push.yaml" | wc -c)
 
 # Round 0 (not timed) puts the big config in place, so every queried name
 # exists from here on: an NXDOMAIN or SERVFAIL below is a switch that was not atomic.
-"${ctl[@]}" --timeout 60s push "$RUN_DIR/probe.yaml" > "$RUN_DIR/push-0.txt" 2>&1 || die "push 0 failed: $(cat "$RUN_DIR/push-0.txt")"
+"${ctl[@]}" --timeout 60s push "$RUN_DIR/push.yaml" > "$RUN_DIR/push-0.txt" 2>&1 || die "push 0 failed: $(cat "$RUN_DIR/push-0.txt")"
 deadline=$((SECONDS + TIMEOUT))
 for dns in "$DNS1" "$DNS2" "$DNS3"; do
   until [ "$(answers "$dns" marker.demo.example)" = "10.255.0.0 " ]; do
@@ -126,7 +126,10 @@ DNSPERF_PID=
 echo "dnsperf on responder 1 at $RATE q/s during the pushes: $(dnsperf_summary "$RUN_DIR/dnsperf.txt")"
 for n in 1 2 3; do
   p=$(cat "$CLUSTER/decider$n.pid")
-  echo "decider$n: RSS $(( $(kb "$p" VmRSS) / 1024 )) MB, peak $(( $(kb "$p" VmHWM) / 1024 )) MB"
+  http_var="HTTP$n"
+  # How each config text was loaded: whole, or only the records a change touched.
+  loads=$(curl -s "http://${!http_var}/metrics" | awk '/^gtmesh_config_loads_total/ { sub(/.*how="/, ""); sub(/"}/, ""); printf "%s %s, ", $1, $2 }')
+  echo "decider$n: RSS $(( $(kb "$p" VmRSS) / 1024 )) MB, peak $(( $(kb "$p" VmHWM) / 1024 )) MB; loads: ${loads%, }"
 done
 for pidfile in "$CLUSTER"/agent-*.pid; do
   p=$(cat "$pidfile")
