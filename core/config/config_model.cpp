@@ -16,8 +16,7 @@ bool probe_sets_header(std::string_view lower_name) noexcept {
 
 record::record(const record& other)
     : name(other.name), type(other.type), ttl(other.ttl), min_ttl(other.min_ttl), mode(other.mode),
-      plain(other.plain), dc(other.dc ? std::make_unique<dc_policy>(*other.dc) : nullptr),
-      static_rules(other.static_rules ? std::make_unique<static_policy>(*other.static_rules) : nullptr),
+      plain(other.plain), dc(other.dc), static_rules(other.static_rules),
       profile(other.profile), alias(other.alias ? std::make_unique<alias_policy>(*other.alias) : nullptr),
       where(other.where) {}
 

@@ -127,7 +127,11 @@ private:
 
   /// `text()` gives the rdata's presentation form; called for new ones only.
   /// `unique`: the caller knows no equal rdata was added (config answer
-  /// values are stored once), so the lookup is skipped.
+  /// values are stored once; after a change read in proportion, a value of
+  /// the records read may also be stored for an unchanged record, and then
+  /// gets a second entry of the same bytes: a few bytes, never a record
+  /// answered twice, as a record's own values are stored once), so the
+  /// lookup is skipped.
   template <class Text>
   uint32_t add_rdata(dns::rr_type type, std::span<const uint8_t> bytes, uint16_t name_at, Text&& text,
                      bool unique = false) {

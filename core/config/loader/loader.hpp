@@ -417,15 +417,16 @@ private:
   /// The stored values by hash: open addressing, at most half full; a slot
   /// is (32-bit hash, index into config::answer_values + 1), 0 = empty.
   std::vector<std::pair<uint32_t, uint32_t>> value_slots_;
+  size_t values_interned_ = 0; ///< filled slots
   static uint32_t value_hash(const answer_value& v) noexcept;
   /// The index of `v` in config::answer_values, stored there if new.
   uint32_t intern_value(answer_value&& v);
   /// The one shared dc_ranking equal to `k`, made if this loader has none.
   std::shared_ptr<const dc_ranking> intern_ranking(dc_ranking&& k);
   static uint64_t ranking_hash(const dc_ranking& k) noexcept;
-  /// Starts from `base`: its model copied, its names, values and rankings
-  /// indexed as its own load had them (change.cpp).
-  void start_from(const config& base);
+  /// Starts from `base`: its model copied (with `room` for more answers),
+  /// its names and rankings indexed as its own load had them (change.cpp).
+  void start_from(const config& base, size_t room);
   std::unordered_multimap<uint64_t, std::shared_ptr<const dc_ranking>> rankings_;
   /// Room for `count` values in all, without growing on the way there.
   void reserve_values(size_t count);

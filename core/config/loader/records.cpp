@@ -386,14 +386,18 @@ void loader::reserve_values(size_t count) {
 
 uint32_t loader::intern_value(answer_value&& v) {
   auto& values = cfg_.answer_values;
-  if ((values.size() + 1) * 2 > value_slots_.size())
-    reserve_values(std::max<size_t>(32, values.size() * 2));
+  // By the values this table holds, not the pool's: a change read in
+  // proportion starts from a pool it has not indexed (change.cpp), and
+  // sizing by that would reserve twice 1,500,000 values for one record.
+  if ((values_interned_ + 1) * 2 > value_slots_.size())
+    reserve_values(std::max<size_t>(32, values_interned_ * 2));
   const size_t mask = value_slots_.size() - 1;
   const uint32_t h = value_hash(v);
   for (size_t pos = h & mask;; pos = (pos + 1) & mask) {
     auto& s = value_slots_[pos];
     if (s.second == 0) {
       s = {h, static_cast<uint32_t>(values.size()) + 1};
+      ++values_interned_;
       values.push_back(std::move(v));
       return s.second - 1;
     }
@@ -891,11 +895,11 @@ void loader::parse_record(const node& n, const std::string& field, zone& z) {
       error(n, join(field, "answers"), "a CNAME record has exactly one answer");
   } else if (dc_n) {
     r.mode = record_mode::dc;
-    r.dc = std::make_unique<dc_policy>();
+    r.dc = std::make_shared<dc_policy>();
     parse_dc_policy(dc_n, join(field, "dc"), r, z);
   } else if (static_n) {
     r.mode = record_mode::static_rules;
-    r.static_rules = std::make_unique<static_policy>();
+    r.static_rules = std::make_shared<static_policy>();
     parse_static_policy(static_n, join(field, "static"), r, z);
   } else {
     r.mode = record_mode::profile;

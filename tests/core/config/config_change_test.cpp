@@ -166,6 +166,11 @@ TEST(config_change, one_record_edited_inserted_appended_or_removed_is_read_alone
     edited.insert(edited.begin() + i, record_text(100 + i));
     expect_taken_like_whole(before, config_text(edited), "a record inserted before " + std::to_string(i));
   }
+  // A name the zone has already, with another type: the names are checked
+  // again as a whole load checks them.
+  auto beside = rs;
+  beside.insert(beside.begin() + 5, "      - {name: r0, type: MX, answers: [{preference: 10, exchange: mx.example.org.}]}\n");
+  expect_taken_like_whole(before, config_text(beside), "an MX beside r0's A");
   auto appended = rs;
   appended.push_back(record_text(41));
   appended.push_back(record_text(42));
@@ -220,6 +225,13 @@ TEST(config_change, what_it_does_not_take_is_left_to_the_whole_load) {
   edited[7] = record_text(5);
   not_taken(config_text(edited), "a duplicate record");
   EXPECT_FALSE(whole(config_text(edited)).ok());
+  edited = rs;
+  edited.push_back("      - {name: r15, type: A, answers: [192.0.2.1]}\n");
+  not_taken(config_text(edited), "a duplicate record appended, apart from its twin");
+  edited = rs;
+  edited.push_back("      - {name: r1, type: CNAME, answers: [x.example.org.]}\n");
+  not_taken(config_text(edited), "a CNAME beside other data (a warning)");
+  EXPECT_FALSE(whole(config_text(edited)).warnings.empty());
   // Structure: less indented, an anchor, an ALIAS record.
   edited = rs;
   edited[8] = "    - {name: r8, type: A, answers: [192.0.2.1]}\n";

@@ -110,14 +110,18 @@ for r in $(seq 1 "$ROUNDS"); do
   "${ctl[@]}" --timeout 60s push "$RUN_DIR/push.yaml" > "$RUN_DIR/push-$r.txt" 2>&1 || die "push $r failed: $(cat "$RUN_DIR/push-$r.txt")"
   t1=$(now)
   deadline=$((SECONDS + TIMEOUT))
+  # Each responder in turn, from the one that switches first (decider 1
+  # took the push): when each answers the new marker.
+  each=""
   for dns in "$DNS1" "$DNS2" "$DNS3"; do
     until [ "$(answers "$dns" marker.demo.example)" = "$want" ]; do
       [ $SECONDS -lt $deadline ] || die "round $r: $dns still answers '$(answers "$dns" marker.demo.example)'"
       sleep 0.01
     done
+    each="$each $(printf '%.2f' "$(echo "$(now) - $t0" | bc)")"
   done
   t2=$(now)
-  printf '%5d  %17.2f s  %.2f s\n' "$r" "$(echo "$t1 - $t0" | bc)" "$(echo "$t2 - $t0" | bc)"
+  printf '%5d  %17.2f s  %.2f s   (by responder:%s)\n' "$r" "$(echo "$t1 - $t0" | bc)" "$(echo "$t2 - $t0" | bc)" "$each"
 done
 
 kill -INT "$DNSPERF_PID" 2>/dev/null || true
