@@ -596,7 +596,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "gtmeshctl: %s: %s; nothing was pushed\n", pos[1].c_str(),
                    ec || !std::filesystem::is_regular_file(pos[1], ec)
                      ? "not a file that can be read"
-                     : ("above the " + std::to_string(gtmesh::max_config_bytes >> 20) + " MiB a config may hold").c_str());
+                     : ("the config is " + std::to_string(size) + " bytes; the limit is " +
+                        std::to_string(gtmesh::max_config_bytes))
+                         .c_str());
       return 1;
     }
     std::ifstream in(pos[1]);
