@@ -358,8 +358,17 @@ std::optional<load_result> load_config_change(const config& base, std::string_vi
                                               config_origin origin) {
   std::string base_dir = std::filesystem::path(file).parent_path().string();
   try {
-    loader l(file, base_dir.empty() ? "." : base_dir, methods, config_scope::whole, origin);
-    return l.run_change(base, base_text, text);
+    std::optional<load_result> changed;
+    {
+      loader l(file, base_dir.empty() ? "." : base_dir, methods, config_scope::whole, origin);
+      changed = l.run_change(base, base_text, text);
+    }
+#ifndef GTMESH_FUZZING
+    // As after a whole load: what the versions before left free goes back.
+    if (changed && trim_heap_after_load.load(std::memory_order_relaxed))
+      malloc_trim(0);
+#endif
+    return changed;
   } catch (const std::exception&) {
 #ifdef GTMESH_FUZZING
     throw;

@@ -55,7 +55,8 @@ std::string admit(decider_self self, const consensus::log_entry& e, bool here);
 /// Proposes a log entry; `done` gets the outcome once this decider has
 /// applied the change, or at once when it failed. `link` (0: none) is the
 /// mesh link the answer goes to: when it goes down the answer is dropped.
-void propose(decider_self self, const consensus::log_entry& entry, mesh::link_id link, proposal_done done);
+void propose(decider_self self, const consensus::log_entry& entry, mesh::link_id link, proposal_done done,
+             std::vector<uint8_t> encoded = {});
 /// Runs the answers whose change this decider has applied (or that waited
 /// too long: they were committed all the same, `expire`).
 void release_waiting(decider_self self, bool expire);
