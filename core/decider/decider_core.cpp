@@ -112,19 +112,22 @@ bool decider_core::restore(int64_t now_ms, std::string& error) {
       error = "no config: none stored and no initial config file given";
     return false;
   }
-  std::ifstream in(options_.initial_config_file);
-  if (!in) {
-    error = "cannot open " + options_.initial_config_file;
-    return false;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  error.clear();
   // Version 0: served at once, committed as version 1 by the cluster's
   // bootstrap entry (unless the cluster already has a config).
-  bootstrap_yaml_ = std::make_shared<const std::string>(ss.str());
-  if (initial_model) // activate() takes it if the text read now is the text it was loaded from
+  if (initial_model && options_.initial_config_text) {
+    bootstrap_yaml_ = std::move(options_.initial_config_text);
     validated_ = validated_config{*bootstrap_yaml_, options_.initial_config_file, std::move(initial_model), now_ms};
+  } else {
+    std::ifstream in(options_.initial_config_file);
+    if (!in) {
+      error = "cannot open " + options_.initial_config_file;
+      return false;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    bootstrap_yaml_ = std::make_shared<const std::string>(ss.str());
+  }
+  error.clear();
   if (!activate(0, bootstrap_yaml_, options_.initial_config_file, now_ms, error, false))
     return false;
   seed_aliases(now_ms);

@@ -39,9 +39,13 @@ struct decider_options {
   size_t keep_configs = 10;         ///< config versions kept in RocksDB
   int64_t dc_down_after_ms = 10'000; ///< all agents of a DC gone this long -> DC down
   std::string initial_config_file;  ///< used when the store holds no config yet
-  /// initial_config_file as the caller already loaded it (restore() takes
-  /// it instead of loading the file again when the text is the same), or null.
+  /// initial_config_file as the caller already loaded it, and the text it
+  /// loaded it from (restore() takes both rather than reading the file
+  /// again: a file changed in between must not pair one text's model with
+  /// another text, which a change read in proportion would start from), or
+  /// null.
   config_ptr initial_config_model;
+  std::shared_ptr<const std::string> initial_config_text;
   int64_t retention_ms = 3'600'000; ///< measurements older than this are forgotten
   /// An origin's measurements are written to disk at most this often (one
   /// record per origin); marks are written with them, so a restart never

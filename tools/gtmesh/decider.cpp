@@ -46,6 +46,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <pthread.h>
 
 namespace gtmesh::cli {
@@ -222,13 +223,30 @@ int decider(const args& a) {
     // A first start: the file is the config served. Loaded whole here so that
     // a broken one fails at once; the core takes this model rather than
     // loading the file again.
-    load_result whole =
-      load_config_file(config_path, routing_methods(), config_scope::whole, config_origin::committed);
+    // The text read once: the core pairs this model with this text. A file
+    // that is not a regular one within the size limit goes to
+    // load_config_file, which says why without reading it through.
+    std::error_code ec;
+    const bool readable = std::filesystem::is_regular_file(config_path, ec) &&
+                          std::filesystem::file_size(config_path, ec) <= max_config_bytes && !ec;
+    std::ifstream in;
+    std::stringstream text;
+    if (readable) {
+      in.open(config_path, std::ios::binary);
+      text << in.rdbuf();
+    }
+    const bool read = readable && in && !in.bad();
+    load_result whole = read ? load_config_text(text.str(), config_path, routing_methods(), config_scope::whole,
+                                                config_origin::committed)
+                             : load_config_file(config_path, routing_methods(), config_scope::whole,
+                                                config_origin::committed);
     if (!whole.ok() || !whole.warnings.empty())
       log_report("decider", whole.report());
     if (!whole.ok())
       return 1;
     core_options.initial_config_model = std::move(whole.cfg);
+    if (read)
+      core_options.initial_config_text = std::make_shared<const std::string>(text.str());
   } else {
     if (!boot.warnings.empty())
       log_report("decider", boot.report());

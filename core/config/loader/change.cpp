@@ -105,6 +105,32 @@ bool may_anchor(std::string_view t) {
   return false;
 }
 
+/// True when `t` may hold an alias (`*name` where a node starts): a node
+/// read there is a copy of an anchored one, which a change elsewhere may
+/// change (two zones' `records:` can be one list). Quoted text with " *"
+/// counts too (a wildcard name is quoted: `"*.x"` does not).
+bool may_alias(std::string_view t) {
+  for (size_t i = t.find('*'); i != std::string_view::npos; i = t.find('*', i + 1))
+    if (i == 0 || std::strchr(" \t\n-:[{,", t[i - 1]))
+      return true;
+  return false;
+}
+
+/// True when `t` has a line break other than "\n" (a CR, NEL, U+2028 or
+/// U+2029): libyaml, which then reads the text, counts lines by them too,
+/// and this file counts "\n" alone.
+bool other_line_breaks(std::string_view t) {
+  if (t.find('\r') != std::string_view::npos)
+    return true;
+  for (size_t i = t.find('\xc2'); i != std::string_view::npos; i = t.find('\xc2', i + 1))
+    if (i + 1 < t.size() && t[i + 1] == '\x85')
+      return true;
+  for (size_t i = t.find('\xe2'); i != std::string_view::npos; i = t.find('\xe2', i + 1))
+    if (i + 2 < t.size() && t[i + 1] == '\x80' && (t[i + 2] == '\xa8' || t[i + 2] == '\xa9'))
+      return true;
+  return false;
+}
+
 /// Every element of `c` written at line `from` (1-based) or below moves by
 /// `delta` lines: the text above them grew or shrank. Each config_location
 /// of the model is here (config_model.hpp says so beside it).
@@ -189,6 +215,10 @@ std::optional<load_result> loader::run_change(const config& base, std::string_vi
   const size_t prefix = common_prefix(base_text, text);
   if (prefix == base_text.size() && prefix == text.size())
     return std::nullopt; // the same text: nothing to read
+  // Lines counted as a whole load counts them, and no node that copies
+  // another (both scans: 40 ms for 347 MB).
+  if (other_line_breaks(base_text) || may_alias(base_text))
+    return std::nullopt;
   const size_t suffix = common_suffix(base_text, text, std::min(base_text.size(), text.size()) - prefix);
 
   // Where the change lies: base_text[p, q) became text[p, q + growth). A
@@ -298,9 +328,17 @@ std::optional<load_result> loader::run_change(const config& base, std::string_vi
     const size_t old_lines = count_newlines(old_part);
     at.line_b = at.line_a + old_lines;
     at.line_shift = static_cast<int64_t>(count_newlines(new_part)) - static_cast<int64_t>(old_lines);
-    // The new part is items of this sequence and nothing else.
-    if (may_anchor(old_part) || may_anchor(new_part))
+    // The new part is items of this sequence and nothing else, from its
+    // first line on: a blank or comment line before its first item could
+    // belong to a block scalar that ends the record before (`|+` keeps
+    // trailing blank lines), which is not read again.
+    if (may_anchor(old_part) || may_anchor(new_part) || may_alias(new_part) || other_line_breaks(new_part))
       return std::nullopt;
+    if (!new_part.empty()) {
+      const line_shape head = shape_of(new_part, 0);
+      if (!head.item || head.column != column)
+        return std::nullopt;
+    }
     if (!new_part.empty() && new_part.back() != '\n' && at.o_a + new_part.size() != text.size())
       return std::nullopt;
     bool seen_item = false;
@@ -405,6 +443,11 @@ std::optional<load_result> loader::run_change(const config& base, std::string_vi
     check_rum_join();
   if (cfg_.failover_budget_ms > 0)
     check_failover_budget();
+  // The files the whole load checks are still there.
+  std::error_code ec;
+  for (const std::string* f : {&cfg_.geo_database, &cfg_.asn_database})
+    if (!f->empty() && !std::filesystem::exists(*f, ec))
+      return std::nullopt;
   if (!errors_.empty() || !warnings_.empty())
     return std::nullopt;
   load_result result;

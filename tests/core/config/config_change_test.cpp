@@ -256,6 +256,67 @@ TEST(config_change, what_it_does_not_take_is_left_to_the_whole_load) {
   EXPECT_FALSE(load_config_change(*with_warning.cfg, warned, w2, "change.yaml", routing_methods()));
 }
 
+/// `edited` from `before`: not taken, or taken with the whole load's model.
+void expect_like_whole_or_not_taken(const std::string& before, const std::string& edited, const std::string& what,
+                                    bool must_leave = false) {
+  const load_result base = whole(before);
+  ASSERT_TRUE(base.ok()) << what << ": " << base.report();
+  auto changed = change(base, before, edited);
+  if (must_leave)
+    EXPECT_FALSE(changed) << what;
+  if (!changed)
+    return;
+  const load_result full = whole(edited);
+  ASSERT_TRUE(full.ok()) << what << ": taken, but the whole load refuses it: " << full.report();
+  EXPECT_EQ(describe(*changed->cfg), describe(*full.cfg)) << what;
+}
+
+// What a review found taken wrongly, and what is near it.
+TEST(config_change, aliases_other_line_breaks_and_block_scalars_are_read_as_a_whole_load_reads_them) {
+  // Two zones share one records list: the change is in both.
+  const std::string shared = R"(datacenters:
+  - {name: fra}
+zones:
+  - name: example.com
+    soa: {primary: ns1, admin: hostmaster}
+    ns: [ns1]
+    records: &shared
+      - {name: www, type: A, answers: [192.0.2.1]}
+      - {name: ns1, type: A, answers: [192.0.2.53]}
+  - name: example.net
+    soa: {primary: ns1, admin: hostmaster}
+    ns: [ns1]
+    records: *shared
+)";
+  std::string edited = shared;
+  edited.replace(edited.find("192.0.2.1]"), 9, "192.0.2.2");
+  expect_like_whole_or_not_taken(shared, edited, "records aliased by another zone", true);
+  // Line breaks libyaml counts and "\n" does not (U+2028, NEL, CR).
+  for (const std::string brk : {"\xe2\x80\xa8", "\xc2\x85", "\r"}) {
+    std::vector<std::string> rs = records_of(6);
+    std::string before = config_text(rs);
+    before.insert(0, "# note" + brk + "\n");
+    std::string after = before;
+    after.replace(after.find("name: r2"), 8, "name: q2");
+    expect_like_whole_or_not_taken(before, after, "a line break other than \\n above", true);
+  }
+  // A block scalar ends the record before the change: a blank or comment
+  // line inserted before the next item is its content.
+  for (const std::string style : {"|", "|+", ">+"}) {
+    const std::string before = head + "      - name: t\n        type: TXT\n        answers:\n          - " + style +
+                               "\n            v=spf1 -all\n      - {name: u, type: A, answers: [192.0.2.1]}\n" + tail;
+    for (const std::string inserted : {"            # note\n", "\n", "              \n"}) {
+      std::string after = before;
+      after.insert(after.find("      - {name: u"), inserted);
+      expect_like_whole_or_not_taken(before, after, "block scalar " + style + " before an inserted line");
+      std::string with_record = before;
+      with_record.insert(with_record.find("      - {name: u"),
+                         inserted + "      - {name: v, type: A, answers: [192.0.2.9]}\n");
+      expect_like_whole_or_not_taken(before, with_record, "block scalar " + style + " before a new record");
+    }
+  }
+}
+
 TEST(config_change, random_edits_give_the_whole_loads_model_or_are_left_to_it) {
   // Items: a record (its number, its variant) or, as -1, a comment between
   // records.
