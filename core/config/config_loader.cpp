@@ -170,6 +170,7 @@ load_result loader::read(std::string_view text) {
   cfg_.answers.shrink_to_fit();
   cfg_.answer_values.shrink_to_fit();
   cfg_.load_warnings = static_cast<uint32_t>(result.warnings.size());
+  cfg_.plain_text = scope_ == config_scope::whole && !other_line_breaks(text) && !may_alias(text);
   result.cfg = std::make_shared<const config>(std::move(cfg_));
   return result;
 }

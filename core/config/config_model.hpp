@@ -538,6 +538,9 @@ struct config {
   /// Warnings its load gave (load_config_change starts only from a config
   /// that gave none: a record left out with a warning has no record here).
   uint32_t load_warnings = 0;
+  /// Its text holds no alias and no line break but "\n" (the loader looks):
+  /// only then is a change to it read in proportion (load_config_change).
+  bool plain_text = false;
   /// A path in it (geo database, TLS files, latency table) was relative,
   /// so resolved against the folder of `file`: the same text read under
   /// another file name may name other files.

@@ -122,6 +122,11 @@ inline std::optional<bool> to_bool(std::string_view s) {
   return std::nullopt;
 }
 
+/// True when `t` may hold an alias (`*name` where a node starts; change.cpp).
+bool may_alias(std::string_view t);
+/// True when `t` has a line break other than "\n" (change.cpp).
+bool other_line_breaks(std::string_view t);
+
 // Reads one config document. Every check reports through error(), which
 // records file, line, column and field; nothing throws past run().
 class loader {
