@@ -69,7 +69,7 @@ std::vector<uint8_t> encode(const log_entry& e) {
                e.message, static_cast<uint8_t>(e.source), e.if_version, e.keep_api_changes, e.based_on,
                e.signed_only, e.signature.certificate, e.signature.signed_at_ms, e.signature.signature,
                e.vouched_client, e.vouched_via, e.vouched_by, {}, 0, {}, {}};
-  mesh::put_config_text(e.yaml, w.y, w.yz);
+  mesh::put_config_text(e.yaml, e.yaml_packed, w.y, w.yz);
   if (e.kind == entry_kind::zone_view) {
     w.fv = 4;
     w.zn = e.zone;
@@ -99,13 +99,15 @@ bool decode(const uint8_t* data, size_t size, log_entry& out) noexcept {
     return false;
   try {
     std::string text, view;
-    if (!mesh::take_config_text(w.y, w.yz, text) || !mesh::take_config_text(w.vw, w.vwz, view))
+    mesh::packed_text packed;
+    if (!mesh::take_config_text(w.y, w.yz, text, packed) || !mesh::take_config_text(w.vw, w.vwz, view))
       return false;
     out = log_entry{static_cast<entry_kind>(w.k), std::move(text), std::move(w.f), std::move(w.dc), w.d,
                     std::move(w.by), w.id, w.at, w.lu, w.bv, std::move(w.sn), std::move(w.sj),
                     std::move(w.m), static_cast<config_source>(w.src), w.iv, w.ka, w.bo, w.so,
                     mesh::action_signature{std::move(w.sc), w.sa, std::move(w.sg)}, std::move(w.vc),
-                    std::move(w.vv), std::move(w.vb), std::move(w.zn), w.vg, std::move(view)};
+                    std::move(w.vv), std::move(w.vb), std::move(w.zn), w.vg, std::move(view),
+                    std::move(packed)};
     return true;
   } catch (...) {
     return false;

@@ -31,6 +31,7 @@
 // allows only once every member decider understands it.
 
 #include "core/mesh/action_signature.hpp"
+#include "core/mesh/config_compression.hpp"
 
 #include <cstdint>
 #include <string>
@@ -95,6 +96,9 @@ struct log_entry {
   std::string zone;
   uint32_t view_generation = 0;
   std::string view;
+  /// The frame `yaml` came in or goes in (mesh/config_compression.hpp):
+  /// a pushed text's own, so the log does not compress it again.
+  mesh::packed_text yaml_packed;
   bool has_proof() const noexcept { return !signature.empty() || !vouched_client.empty(); }
 };
 

@@ -923,7 +923,7 @@ int raft_node::fsm_apply(raft_fsm* fsm, const raft_buffer* buf, void** result) n
   log_entry e;
   n->last_result_ = apply_result{};
   if (decode(static_cast<const uint8_t*>(buf->base), buf->len, e)) {
-    n->last_result_ = n->fsm_state_.apply(e, index);
+    n->last_result_ = n->fsm_state_.apply(std::move(e), index);
   } else {
     n->fsm_state_.skip(index); // skipped the same way everywhere
     n->last_result_.malformed = true;

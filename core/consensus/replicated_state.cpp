@@ -216,7 +216,7 @@ std::string replicated_state::unproven(const log_entry& e, std::string& author, 
   return ""; // otherwise written before signed actions: `by` as its decider wrote it
 }
 
-apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
+apply_result replicated_state::apply(log_entry e, uint64_t index) {
   applied_index_ = std::max(applied_index_, index);
   apply_result r;
   std::string author, serial;
@@ -258,9 +258,10 @@ apply_result replicated_state::apply(const log_entry& e, uint64_t index) {
       if (log_uid_ == 0) // the first config names the log
         log_uid_ = e.log_uid ? e.log_uid : (e.push_id ^ (index * 0x9e3779b97f4a7c15ull)) | 1;
       ++version_;
-      yaml_ = std::make_shared<const std::string>(e.yaml);
+      yaml_ = std::make_shared<const std::string>(std::move(e.yaml));
+      yaml_packed_ = std::move(e.yaml_packed);
       file_ = e.file;
-      history_.push_back(config_record{version_, index, sha256_hex(e.yaml), e.file, author, e.at_ms, e.push_id,
+      history_.push_back(config_record{version_, index, sha256_hex(*yaml_), e.file, author, e.at_ms, e.push_id,
                                        e.message, e.source});
       if (history_.size() > history_limit)
         history_.pop_front();
@@ -338,7 +339,7 @@ std::vector<uint8_t> replicated_state::snapshot() const {
   w.cv = version_;
   w.hy = static_cast<bool>(yaml_);
   if (yaml_)
-    mesh::put_config_text(*yaml_, w.y, w.yz);
+    mesh::put_config_text(*yaml_, yaml_packed_, w.y, w.yz);
   w.f = file_;
   for (const auto& h : history_)
     w.h.push_back(wire_record{h.version, h.index, h.sha256, h.file, h.by, h.at_ms, h.push_id, h.message,
@@ -382,10 +383,13 @@ bool replicated_state::restore(const uint8_t* data, size_t size) {
     next.log_uid_ = w.lu;
     next.version_ = w.cv;
     std::string text;
-    if (!mesh::take_config_text(w.y, w.yz, text))
+    mesh::packed_text packed;
+    if (!mesh::take_config_text(w.y, w.yz, text, packed))
       return false;
-    if (w.hy)
+    if (w.hy) {
       next.yaml_ = std::make_shared<const std::string>(std::move(text));
+      next.yaml_packed_ = std::move(packed);
+    }
     next.file_ = std::move(w.f);
     for (auto& h : w.h)
       next.history_.push_back(config_record{h.v, h.i, std::move(h.h), std::move(h.f), std::move(h.by), h.at, h.id,
@@ -432,6 +436,7 @@ replicated_view_ptr replicated_state::view() const {
   v->applied_index = applied_index_;
   v->config_version = version_;
   v->yaml = yaml_;
+  v->yaml_packed = yaml_packed_;
   v->file = file_;
   v->signed_only = signed_only_;
   v->signed_only_by = signed_only_by_;

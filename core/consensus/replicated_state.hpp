@@ -96,6 +96,7 @@ struct replicated_view {
   uint64_t applied_index = 0;
   uint32_t config_version = 0;
   std::shared_ptr<const std::string> yaml; ///< null while there is no config
+  mesh::packed_text yaml_packed;           ///< its frame, when at hand
   std::string file;
   std::vector<drain_record> drains;
   std::vector<revocation_record> revoked; ///< by serial
@@ -125,7 +126,7 @@ public:
   static constexpr size_t push_ids_kept = 1'000;
   static constexpr size_t signatures_kept = 100'000; ///< at most this many signed actions' digests
 
-  apply_result apply(const log_entry& e, uint64_t index);
+  apply_result apply(log_entry e, uint64_t index);
   /// Notes that `index` was applied without an FSM entry (a barrier or a
   /// membership change), so applied_index() keeps up.
   void skip(uint64_t index) { applied_index_ = std::max(applied_index_, index); }
@@ -167,6 +168,7 @@ private:
   uint64_t log_uid_ = 0;
   uint32_t version_ = 0;
   std::shared_ptr<const std::string> yaml_;
+  mesh::packed_text yaml_packed_;
   std::string file_;
   std::deque<config_record> history_;
   std::map<std::string, drain_record> drains_;

@@ -79,7 +79,7 @@ restore_outcome restore_from_backup(const std::string& data_dir, const std::stri
       texts.push_back(backup_config_text{v->config_version, *v->yaml, v->file, 0});
     for (const auto& t : texts) {
       state::write_set w;
-      w.config = state::stored_config{t.version, t.yaml, t.file, t.at_ms};
+      w.config = state::stored_config{t.version, t.yaml, t.file, t.at_ms, nullptr};
       if (!store->commit(w, keep_configs, error)) {
         message = "--restore: " + error;
         return restore_outcome::refused;

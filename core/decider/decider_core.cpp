@@ -22,7 +22,7 @@ decider_core::decider_core(decider_options options, std::unique_ptr<state::store
     : options_(std::move(options)), store_(std::move(store)) {}
 
 bool decider_core::activate(uint32_t version, std::shared_ptr<const std::string> text, const std::string& file,
-                            int64_t now_ms, std::string& error, bool persist) {
+                            int64_t now_ms, std::string& error, bool persist, mesh::packed_text packed) {
   const std::string& yaml = *text;
   // The same text as the push just validated, or as the active config (the
   // start-up config committed as version 1): its model, not a second load.
@@ -62,15 +62,15 @@ bool decider_core::activate(uint32_t version, std::shared_ptr<const std::string>
   if (loaded.warnings.empty() && active_ && active_->cfg == loaded.cfg)
     warnings = active_->warnings; // the same model as before: its warnings stand
   const uint64_t hash = std::hash<std::string>{}(yaml);
-  active_ = active_config{version, std::move(text), file, loaded.cfg, compiled.plan, hash, warnings};
+  active_ = active_config{version, std::move(text), file, loaded.cfg, compiled.plan, hash, warnings, std::move(packed)};
   if (persist)
-    pending_.config = state::stored_config{version, *active_->yaml, file, now_ms};
+    pending_.config = state::stored_config{version, *active_->yaml, file, now_ms, active_->yaml_packed};
   dirty_ = true;
   return true;
 }
 
 load_result decider_core::load_text(const std::string& yaml, const std::string& file, config_origin origin) {
-  if (active_ && active_->file == file)
+  if (active_ && (active_->file == file || !active_->cfg->relative_paths))
     if (auto changed = load_config_change(*active_->cfg, *active_->yaml, yaml, file, routing_methods(), origin)) {
       ++counters_.config_loads_in_part;
       return std::move(*changed);
@@ -100,7 +100,8 @@ bool decider_core::restore(int64_t now_ms, std::string& error) {
     // validation); never a broken one.
     for (auto c = store_->latest_config(); c; c = store_->config_before(c->version)) {
       std::string why;
-      if (activate(c->version, std::make_shared<const std::string>(std::move(c->yaml)), c->file, now_ms, why, false)) {
+      if (activate(c->version, std::make_shared<const std::string>(std::move(c->yaml)), c->file, now_ms, why, false,
+                   c->packed)) {
         seed_aliases(now_ms);
         return true;
       }
@@ -203,7 +204,7 @@ decider_core::view_change decider_core::apply_view(const consensus::replicated_v
       (!active_ || active_->version != v.config_version ||
        (active_->yaml != v.yaml && *active_->yaml != *v.yaml))) { // the same text is mostly the same string
     std::string error;
-    if (activate(v.config_version, v.yaml, v.file, now_ms, error, true)) {
+    if (activate(v.config_version, v.yaml, v.file, now_ms, error, true, v.yaml_packed)) {
       // The cluster has a config: the start-up file's text is not needed any
       // more (a bootstrap after a wiped log proposes the active config).
       bootstrap_yaml_.reset();
@@ -212,7 +213,7 @@ decider_core::view_change decider_core::apply_view(const consensus::replicated_v
       ++counters_.config_accepted;
       change.config = true;
     } else {
-      failed_config_ = state::stored_config{v.config_version, *v.yaml, v.file, now_ms};
+      failed_config_ = state::stored_config{v.config_version, *v.yaml, v.file, now_ms, v.yaml_packed};
       // Committed, but it does not load on this decider (a file it names is
       // missing here?): keep serving the last config that does.
       config_error_ = "committed config version " + std::to_string(v.config_version) +

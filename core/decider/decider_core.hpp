@@ -74,6 +74,9 @@ struct active_config {
   /// line; for a committed config also the records it left out
   /// (config_origin::committed). Shown by status.
   std::string warnings;
+  /// The frame the text came in (null: none at hand), stored and sent to
+  /// agents as it is (mesh/config_compression.hpp).
+  mesh::packed_text yaml_packed;
 };
 
 class decider_core {
@@ -281,7 +284,7 @@ public:
 
 private:
   bool activate(uint32_t version, std::shared_ptr<const std::string> yaml, const std::string& file, int64_t now_ms,
-                std::string& error, bool persist);
+                std::string& error, bool persist, mesh::packed_text packed = nullptr);
   /// `yaml` loaded: only the records a change from the active config
   /// touched when that can be done (load_config_change), else whole.
   load_result load_text(const std::string& yaml, const std::string& file, config_origin origin);

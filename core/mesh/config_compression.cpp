@@ -22,12 +22,15 @@ std::string compress(const std::string& text) {
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, compression_level);
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_contentSizeFlag, 1);
-  std::string out(ZSTD_compressBound(text.size()), '\0');
-  size_t n = ZSTD_compress2(cctx.get(), out.data(), out.size(), text.data(), text.size());
+  // Into a buffer nothing has touched: a string of the bound's size is
+  // zeroed first, the whole text's size in page faults and writes for an
+  // output of a twentieth of it.
+  const size_t bound = ZSTD_compressBound(text.size());
+  std::unique_ptr<char[]> out(new char[bound]);
+  size_t n = ZSTD_compress2(cctx.get(), out.get(), bound, text.data(), text.size());
   if (ZSTD_isError(n))
     throw std::runtime_error(std::string("zstd: ") + ZSTD_getErrorName(n));
-  out.resize(n);
-  return out;
+  return std::string(out.get(), n);
 }
 
 } // namespace
@@ -39,6 +42,29 @@ void put_config_text(const std::string& text, std::string& plain, std::string& c
     plain = text;
   else
     compressed = compress(text);
+}
+
+void put_config_text(const std::string& text, const packed_text& packed, std::string& plain, std::string& compressed) {
+  if (!packed || text.size() <= compress_above_bytes || packed_size(*packed) != text.size())
+    return put_config_text(text, plain, compressed);
+  plain.clear();
+  compressed = *packed;
+}
+
+size_t packed_size(const std::string& frame) noexcept {
+  unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  return size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR ? 0 : static_cast<size_t>(size);
+}
+
+bool take_config_text(std::string& plain, std::string& compressed, std::string& text, packed_text& packed) noexcept {
+  if (!take_config_text(plain, static_cast<const std::string&>(compressed), text))
+    return false;
+  try {
+    packed = compressed.empty() ? nullptr : std::make_shared<const std::string>(std::move(compressed));
+  } catch (...) {
+    packed = nullptr; // bad_alloc: compressed again when needed
+  }
+  return true;
 }
 
 bool take_config_text(std::string& plain, const std::string& compressed, std::string& text) noexcept {

@@ -158,15 +158,16 @@ bool signature_from_wire(std::vector<uint8_t>& certificate, int64_t signed_at, s
 wire_config config_to_wire(const config_body& b) {
   wire_config w{b.version, {}, {}, b.file, b.dry_run, b.push_id, b.based_on, b.keep_api_changes, b.message,
                 b.signature.certificate, b.signature.signed_at_ms, b.signature.signature};
-  put_config_text(b.yaml, w.y, w.yz);
+  put_config_text(b.yaml, b.yaml_packed, w.y, w.yz);
   return w;
 }
 
 bool config_from_wire(wire_config& w, config_body& out) {
   std::string text;
-  if (!take_config_text(w.y, w.yz, text))
+  packed_text packed;
+  if (!take_config_text(w.y, w.yz, text, packed))
     return false;
-  out = config_body{w.v, std::move(text), std::move(w.f), w.dry, w.id, w.bo, w.ka, std::move(w.m), {}};
+  out = config_body{w.v, std::move(text), std::move(w.f), w.dry, w.id, w.bo, w.ka, std::move(w.m), {}, std::move(packed)};
   return signature_from_wire(w.sc, w.sa, w.sg, out.signature);
 }
 

@@ -7,6 +7,7 @@
 // sending garbage, is counted and dropped before anything reaches state.
 
 #include "core/mesh/action_signature.hpp"
+#include "core/mesh/config_compression.hpp"
 #include "core/metrics/measurement.hpp"
 
 #include <cstdint>
@@ -125,6 +126,9 @@ struct config_body {
   /// The operator's signature over the push (gtmeshctl with a certificate;
   /// core/consensus/action_proof.hpp); empty from plain mode or 0.1.0.
   action_signature signature;
+  /// The frame `yaml` came in or is to be sent in (config_compression.hpp);
+  /// not a field of its own on the wire.
+  packed_text yaml_packed;
 };
 
 /// delta: entries of each origin above the peer's high-water mark, the new

@@ -141,7 +141,7 @@ uint64_t read_be(const rocksdb::Slice& s, size_t offset, size_t n) {
 
 std::string pack_config(const stored_config& c) {
   wire_config w;
-  mesh::put_config_text(c.yaml, w.y, w.yz);
+  mesh::put_config_text(c.yaml, c.packed, w.y, w.yz);
   w.f = c.file;
   w.t = c.at_ms;
   return pack(w);
@@ -150,7 +150,7 @@ std::string pack_config(const stored_config& c) {
 std::optional<stored_config> unpack_config(const rocksdb::Slice& key, const rocksdb::Slice& value) {
   wire_config w;
   stored_config c;
-  if (!unpack(value, w) || !mesh::take_config_text(w.y, w.yz, c.yaml))
+  if (!unpack(value, w) || !mesh::take_config_text(w.y, w.yz, c.yaml, c.packed))
     return std::nullopt; // a damaged record is skipped, never fatal
   c.version = static_cast<uint32_t>(read_be(key, 0, 4));
   c.file = std::move(w.f);

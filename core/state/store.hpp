@@ -41,6 +41,8 @@ struct stored_config {
   std::string yaml;
   std::string file;
   int64_t at_ms = 0;
+  /// The frame `yaml` came in, stored as it is (null: compressed here).
+  mesh::packed_text packed;
 };
 
 /// One change of health seen by the decider ("fra host status up -> down").

@@ -620,7 +620,7 @@ int main(int argc, char** argv) {
       }
     }
     mesh::config_body push{0, text.str(), std::filesystem::path(pos[1]).filename(), dry_run,
-                           dry_run ? 0 : random_push_id(), based_on, !force, message, {}};
+                           dry_run ? 0 : random_push_id(), based_on, !force, message, {}, nullptr};
     if (!dry_run) {
       // Signed as the decider builds its log entry (writes.cpp handle_push).
       consensus::log_entry e;

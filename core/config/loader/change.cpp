@@ -206,7 +206,10 @@ void loader::start_from(const config& base, size_t room) {
 }
 
 std::optional<load_result> loader::run_change(const config& base, std::string_view base_text, std::string_view text) {
-  if (scope_ != config_scope::whole || base.load_warnings != 0 || base.file != file_ ||
+  // Under another file name only when no path in it was relative (the
+  // folder it is resolved against may differ; the log keeps file names
+  // without their folder): the name is then only what messages say.
+  if (scope_ != config_scope::whole || base.load_warnings != 0 || (base.file != file_ && base.relative_paths) ||
       !base.latency_table.empty() || text.size() > max_config_bytes || base.zones.empty())
     return std::nullopt;
   for (const zone& z : base.zones)
@@ -453,6 +456,7 @@ std::optional<load_result> loader::run_change(const config& base, std::string_vi
   if (!errors_.empty() || !warnings_.empty())
     return std::nullopt;
   load_result result;
+  cfg_.file = file_;
   cfg_.load_warnings = 0;
   result.cfg = std::make_shared<const config>(std::move(cfg_));
   return result;

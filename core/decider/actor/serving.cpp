@@ -211,7 +211,7 @@ const std::vector<uint8_t>& config_frame(decider_self self) {
   const active_config* c = st.core->config();
   if (st.config_frame_bytes.empty() || st.config_frame_version != c->version || st.config_frame_hash != c->hash) {
     st.config_frame_bytes =
-      frame(message_kind::config_push, node_name(self), config_body{c->version, *c->yaml, c->file, false, 0, 0, false, {}, {}});
+      frame(message_kind::config_push, node_name(self), config_body{c->version, *c->yaml, c->file, false, 0, 0, false, {}, {}, c->yaml_packed});
     st.config_frame_version = c->version;
     st.config_frame_hash = c->hash;
   }

@@ -160,7 +160,7 @@ std::string with_config_texts(decider_self self, const std::vector<char>& bytes,
     if (consensus::sha256_hex(c->yaml) != it->second)
       continue;
     std::string plain, compressed;
-    mesh::put_config_text(c->yaml, plain, compressed);
+    mesh::put_config_text(c->yaml, c->packed, plain, compressed);
     const size_t cost = plain.size() + compressed.size() + c->file.size() + 256;
     if (used + cost > reply_limit) {
       full = true;

@@ -216,6 +216,7 @@ void handle_push(decider_self self, const command_caller& caller, const config_b
   if (errors.empty()) {
     e.kind = consensus::entry_kind::config;
     e.yaml = push.yaml;
+    e.yaml_packed = push.yaml_packed; // the frame it came in: logged as it is
     e.file = file;
     e.push_id = push.push_id;
     e.at_ms = now;

@@ -5,6 +5,7 @@
 #include "core/config/config_loader.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/routing/routing_plan.hpp"
+#include "tests/test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -254,6 +255,30 @@ TEST(config_change, what_it_does_not_take_is_left_to_the_whole_load) {
   std::string w2 = warned;
   w2.replace(w2.find("\"t\""), 3, "\"u\"");
   EXPECT_FALSE(load_config_change(*with_warning.cfg, warned, w2, "change.yaml", routing_methods()));
+}
+
+TEST(config_change, another_file_name_is_taken_unless_a_path_in_the_config_is_relative) {
+  const std::vector<std::string> rs = records_of(20);
+  const std::string before = config_text(rs);
+  auto edited = rs;
+  edited[4] = record_text(4, 1);
+  const std::string after = config_text(edited);
+  const load_result base = whole(before); // "change.yaml"
+  ASSERT_TRUE(base.ok()) << base.report();
+  auto renamed = load_config_change(*base.cfg, before, after, "v3.yaml", routing_methods());
+  ASSERT_TRUE(renamed);
+  EXPECT_EQ(renamed->cfg->file, "v3.yaml");
+  EXPECT_EQ(describe(*renamed->cfg), describe(*whole(after).cfg));
+
+  // A relative path is resolved against the file's folder: another name
+  // (here another folder) may name another file.
+  const std::string geo = "geo: {database: tests/data/test.mmdb}\n";
+  const std::string in_source = test::source_dir() + "/change.yaml";
+  const load_result relative = load_config_text(geo + before, in_source, routing_methods());
+  ASSERT_TRUE(relative.ok()) << relative.report();
+  ASSERT_TRUE(relative.cfg->relative_paths);
+  EXPECT_TRUE(load_config_change(*relative.cfg, geo + before, geo + after, in_source, routing_methods()));
+  EXPECT_FALSE(load_config_change(*relative.cfg, geo + before, geo + after, "/elsewhere/change.yaml", routing_methods()));
 }
 
 /// `edited` from `before`: not taken, or taken with the whole load's model.

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <msgpack.hpp>
+#include <zstd.h>
 
 #include <map>
 
@@ -206,6 +207,46 @@ TEST(replicated_state, a_snapshot_restores_the_same_state) {
   EXPECT_EQ(r.snapshot(), bytes);
   EXPECT_EQ(r.config_version(), 50u);
   EXPECT_TRUE(r.apply(config("v7", 107), 61).duplicate); // push ids survive the snapshot
+}
+
+TEST(replicated_state, a_config_keeps_the_frame_it_was_logged_in_through_apply_and_snapshots) {
+  std::string text;
+  for (int i = 0; i < 20000; ++i)
+    text += "      - {name: r" + std::to_string(i) + ", type: A, ttl: 30, answers: [10.0.0.1]}\n";
+  // A frame at level 1 (the pusher's), not what this build would make.
+  std::string frame(ZSTD_compressBound(text.size()), '\0');
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 1);
+  ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+  ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1);
+  frame.resize(ZSTD_compress2(c, frame.data(), frame.size(), text.data(), text.size()));
+  ZSTD_freeCCtx(c);
+  auto contains = [&](const std::vector<uint8_t>& bytes) {
+    return std::string(bytes.begin(), bytes.end()).find(frame) != std::string::npos;
+  };
+  log_entry e = config(text, 9);
+  e.yaml_packed = std::make_shared<const std::string>(frame);
+  auto bytes = encode(e);
+  EXPECT_TRUE(contains(bytes)); // logged as it came
+  log_entry back;
+  ASSERT_TRUE(decode(bytes.data(), bytes.size(), back));
+  EXPECT_EQ(back.yaml, text);
+  ASSERT_TRUE(back.yaml_packed);
+  EXPECT_EQ(*back.yaml_packed, frame);
+
+  replicated_state s;
+  s.apply(std::move(back), 2);
+  ASSERT_TRUE(s.view()->yaml_packed);
+  EXPECT_EQ(*s.view()->yaml_packed, frame);
+  EXPECT_EQ(*s.view()->yaml, text);
+  auto snap = s.snapshot();
+  EXPECT_TRUE(contains(snap));
+  replicated_state r;
+  ASSERT_TRUE(r.restore(snap.data(), snap.size()));
+  EXPECT_EQ(*r.view()->yaml, text);
+  ASSERT_TRUE(r.view()->yaml_packed);
+  EXPECT_EQ(*r.view()->yaml_packed, frame);
+  EXPECT_EQ(r.snapshot(), snap);
 }
 
 TEST(replicated_state, a_malformed_snapshot_changes_nothing) {

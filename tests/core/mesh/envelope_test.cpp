@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 #include <msgpack.hpp>
+#include <zstd.h>
 
 #include <functional>
 #include <random>
@@ -231,6 +232,56 @@ TEST(config_compression, a_large_config_travels_compressed_in_pushes_and_deltas_
   // A small config stays plain text on the wire.
   auto small = encode_body(config_body{0, "zones: []\n", "s.yaml", false, 1});
   EXPECT_NE(std::string(small.begin(), small.end()).find("zones: []"), std::string::npos);
+}
+
+TEST(config_compression, a_text_that_came_compressed_is_sent_on_in_the_frame_it_came_in) {
+  std::string text;
+  for (int i = 0; i < 20000; ++i)
+    text += "      - {name: r" + std::to_string(i) + ", type: A, ttl: 30, answers: [10.0.0.1]}\n";
+  // A frame made otherwise than put_config_text makes it (level 1, where
+  // the sender's zstd may choose): passed on, the bytes stay these.
+  std::string frame_bytes(ZSTD_compressBound(text.size()), '\0');
+  {
+    ZSTD_CCtx* c = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 1);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1);
+    frame_bytes.resize(ZSTD_compress2(c, frame_bytes.data(), frame_bytes.size(), text.data(), text.size()));
+    ZSTD_freeCCtx(c);
+  }
+  std::string plain, own;
+  put_config_text(text, plain, own);
+  ASSERT_NE(own, frame_bytes); // put_config_text alone would send other bytes
+
+  std::string y, yz = frame_bytes, out;
+  packed_text packed;
+  ASSERT_TRUE(take_config_text(y, yz, out, packed));
+  EXPECT_EQ(out, text);
+  ASSERT_TRUE(packed);
+  EXPECT_EQ(*packed, frame_bytes);
+  std::string p2, z2;
+  put_config_text(text, packed, p2, z2);
+  EXPECT_TRUE(p2.empty());
+  EXPECT_EQ(z2, frame_bytes);
+
+  // The frame of another text (of another size) is never sent for this one.
+  put_config_text(text + "x", packed, p2, z2);
+  EXPECT_NE(z2, frame_bytes);
+  ASSERT_TRUE(take_config_text(p2, z2, out));
+  EXPECT_EQ(out, text + "x");
+
+  // A push carries it into the body, and a body sent on carries it again.
+  config_body push{0, text, "big.yaml", false, 42, 0, false, {}, {}, std::make_shared<const std::string>(frame_bytes)};
+  config_body back;
+  ASSERT_TRUE(decode_body(encode_body(push), back));
+  EXPECT_EQ(back.yaml, text);
+  ASSERT_TRUE(back.yaml_packed);
+  EXPECT_EQ(*back.yaml_packed, frame_bytes);
+
+  // A plain (small) text has no frame.
+  config_body small_back;
+  ASSERT_TRUE(decode_body(encode_body(config_body{0, "zones: []\n", "s.yaml", false, 1}), small_back));
+  EXPECT_FALSE(small_back.yaml_packed);
 }
 
 TEST(config_compression, frames_that_claim_too_much_or_are_not_one_whole_frame_are_refused) {

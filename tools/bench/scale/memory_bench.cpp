@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
     auto db = gtmesh::state::store::open(argv[2], error);
     if (db) {
       gtmesh::state::write_set w;
-      w.config = gtmesh::state::stored_config{1, text, argv[1], 0};
+      w.config = gtmesh::state::stored_config{1, text, argv[1], 0, nullptr};
       if (db->commit(w, 10, error)) {
         w = {};
         db.reset();
