@@ -362,6 +362,13 @@ const std::string& yaml_text::pointer_at(int line) const {
   return line >= 1 && static_cast<size_t>(line) <= pointer_of_line.size() ? pointer_of_line[line - 1] : none;
 }
 
+std::string list_item_yaml(const json& item, size_t indent) {
+  yaml_text out;
+  emitter e(out, false);
+  e.value(item, "", "-", indent);
+  return std::move(out.text);
+}
+
 yaml_text to_yaml(const json& doc, std::string_view header, bool pointers) {
   yaml_text out;
   out.text.append(header);

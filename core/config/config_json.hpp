@@ -65,4 +65,8 @@ struct yaml_text {
 /// Without `pointers`, pointer_of_line stays empty (the same text, faster).
 yaml_text to_yaml(const json& doc, std::string_view header = {}, bool pointers = true);
 
+/// One item of a block sequence, "- ..." with its dash at column `indent`,
+/// written as to_yaml() writes the items of a list.
+std::string list_item_yaml(const json& item, size_t indent);
+
 } // namespace gtmesh::config_json

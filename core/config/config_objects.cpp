@@ -191,6 +191,16 @@ std::optional<json> get(const json& config, const object_ref& ref, std::string& 
   return (*list)[*at];
 }
 
+std::optional<record_place> find_record(const json& config, const object_ref& ref) {
+  if (ref.kind != "records" || ref.is_collection())
+    return std::nullopt;
+  size_t zone = 0;
+  json* list = list_of(const_cast<json&>(config), ref, false, &zone); // create=false changes nothing
+  if (!list)
+    return std::nullopt;
+  return record_place{zone, find(*list, ref)};
+}
+
 edit_result apply(json& config, const edit& e) {
   edit_result r;
   const object_ref& ref = e.ref;

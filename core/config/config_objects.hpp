@@ -56,6 +56,15 @@ struct edit_result {
 /// Applies one edit to `config` (unchanged on failure).
 edit_result apply(json& config, const edit& e);
 
+/// Where a record is in `config`: its zone's index in `zones` and its own
+/// in that zone's `records` (nullopt: not there, a PUT appends it), as
+/// apply() finds them. nullopt when the zone or its records list is not there.
+struct record_place {
+  size_t zone = 0;
+  std::optional<size_t> record;
+};
+std::optional<record_place> find_record(const json& config, const object_ref& ref);
+
 /// The edits a partial config stands for (`gtmeshctl apply FILE`): each
 /// object of datacenters, probes, services, profiles and zones is a PUT; a
 /// zone with nothing but `name` and `records` puts its records one by one.

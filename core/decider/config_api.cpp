@@ -1,8 +1,11 @@
 #include "core/decider/config_api.hpp"
 
 #include "core/decider/external_dns.hpp"
+#include "core/text/ascii_case.hpp"
 
+#include <cctype>
 #include <charconv>
+#include <cstring>
 
 namespace gtmesh::decider::config_api {
 
@@ -159,6 +162,140 @@ json explain_errors(const prepared& p, const std::vector<std::string>& errors) {
     list.push_back(std::move(item));
   }
   return json{{"error", "the change would make the config invalid; nothing was changed"}, {"errors", list}};
+}
+
+namespace {
+
+/// Offset of 1-based `line` in `text` (npos past its end).
+size_t line_offset(std::string_view text, int line) {
+  size_t at = 0;
+  for (int l = 1; l < line; ++l) {
+    const void* nl = std::memchr(text.data() + at, '\n', text.size() - at);
+    if (!nl)
+      return std::string_view::npos;
+    at = static_cast<size_t>(static_cast<const char*>(nl) - text.data()) + 1;
+  }
+  return at;
+}
+
+/// The lines of the list item whose "- " starts the line at `begin`: up to
+/// the next line indented no deeper than its dash (blank lines after it are
+/// left in place). [begin, end) and the dash's column; nullopt when the line
+/// does not start with "- " or a tab indents a line.
+struct item_lines {
+  size_t begin = 0, end = 0, dash = 0;
+};
+std::optional<item_lines> item_at(std::string_view text, size_t begin) {
+  item_lines it{begin, begin, 0};
+  while (begin + it.dash < text.size() && text[begin + it.dash] == ' ')
+    ++it.dash;
+  if (begin + it.dash + 1 >= text.size() || text[begin + it.dash] != '-' || text[begin + it.dash + 1] != ' ')
+    return std::nullopt;
+  size_t at = begin;
+  bool first = true;
+  while (at < text.size()) {
+    size_t nl = text.find('\n', at);
+    const size_t next = nl == std::string_view::npos ? text.size() : nl + 1;
+    size_t indent = 0;
+    while (at + indent < next && text[at + indent] == ' ')
+      ++indent;
+    if (at + indent < next && text[at + indent] == '\t')
+      return std::nullopt;
+    const bool blank = at + indent == next || text[at + indent] == '\n';
+    if (!first && !blank && indent <= it.dash)
+      break;
+    if (!blank)
+      it.end = next;
+    first = false;
+    at = next;
+  }
+  return it;
+}
+
+std::string lower_no_dot(std::string s) {
+  while (!s.empty() && s.back() == '.')
+    s.pop_back();
+  for (char& c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+/// Whether `yaml` reads as a list holding exactly `item`.
+bool reads_as(std::string_view yaml, const json& item) {
+  std::string error;
+  auto parsed = config_json::parse_yaml(yaml, error);
+  return parsed && parsed->is_array() && parsed->size() == 1 && (*parsed)[0] == item;
+}
+
+} // namespace
+
+std::optional<record_change> change_record(const json& doc, const config& cfg, const std::string& text,
+                                           const config_objects::edit& e) {
+  if (e.ref.kind != "records" || e.ref.is_collection() || !cfg.plain_text || cfg.load_warnings != 0)
+    return std::nullopt;
+  auto place = config_objects::find_record(doc, e.ref);
+  if (!place)
+    return std::nullopt;
+  const json& zone_json = doc["zones"][place->zone];
+  const json& records = zone_json["records"];
+  // The model's zone with the same records, in the same order: their lines.
+  if (cfg.zones.size() != doc["zones"].size() || records.empty())
+    return std::nullopt;
+  const zone& z = cfg.zones[place->zone];
+  if (z.catalog || z.records.size() != records.size() ||
+      lower_no_dot(z.name) != lower_no_dot(config_json::text_of(zone_json["name"])))
+    return std::nullopt;
+  // The edit as apply() makes it, on the zone with that record alone.
+  json mini = json::object();
+  mini["zones"] = json::array({json{{"name", zone_json["name"]}, {"records", json::array()}}});
+  if (place->record)
+    mini["zones"][0]["records"].push_back(records[*place->record]);
+  record_change c;
+  c.result = config_objects::apply(mini, e);
+  if (c.result.status >= 400)
+    return std::nullopt; // prepare() says why
+  c.zone = place->zone;
+  c.at = place->record;
+  if (e.body)
+    c.body = mini["zones"][0]["records"][0];
+  const size_t index = place->record ? *place->record : records.size() - 1;
+  c.result.pointer = "/zones/" + std::to_string(place->zone) + "/records/" +
+                     std::to_string(place->record ? *place->record : records.size());
+  const record& r = z.records[index];
+  if (config_objects::relative_record_name(r.name, z.name) !=
+        config_objects::relative_record_name(config_json::text_of(records[index]["name"]), e.ref.zone) ||
+      std::string(dns::to_string(r.type)) != ascii_upper(config_json::text_of(records[index]["type"])))
+    return std::nullopt;
+  const size_t begin = line_offset(text, r.where.line);
+  if (begin == std::string_view::npos)
+    return std::nullopt;
+  auto item = item_at(text, begin);
+  // The lines found hold that record and nothing else.
+  if (!item || !reads_as(std::string_view(text).substr(item->begin, item->end - item->begin), records[index]))
+    return std::nullopt;
+  std::string written;
+  if (c.body) {
+    written = config_json::list_item_yaml(*c.body, item->dash);
+    if (!reads_as(written, *c.body))
+      return std::nullopt;
+  }
+  const size_t from = place->record ? item->begin : item->end;
+  const size_t to = item->end;
+  c.yaml.reserve(text.size() - (to - from) + written.size());
+  c.yaml.append(text, 0, from);
+  c.yaml += written;
+  c.yaml.append(text, to, std::string::npos);
+  return c;
+}
+
+void apply_record_change(json& doc, const record_change& c) {
+  json& records = doc["zones"][c.zone]["records"];
+  if (!c.body)
+    records.erase(*c.at);
+  else if (c.at)
+    records[*c.at] = *c.body;
+  else
+    records.push_back(*c.body);
 }
 
 std::string export_yaml(const json& doc, uint32_t version) {

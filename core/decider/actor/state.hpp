@@ -124,7 +124,9 @@ struct decider_state {
   /// when the API is used, and dropped once it has not been for
   /// api_doc_idle (about 2 KB per record: 190 MB at 100,000 records).
   uint32_t api_doc_version = 0;
-  std::shared_ptr<const nlohmann::ordered_json> api_doc;
+  /// Made again from the text, or carried to the next version by the
+  /// record change this decider committed (config_api::record_change).
+  std::shared_ptr<nlohmann::ordered_json> api_doc;
   std::chrono::steady_clock::time_point api_doc_used;
   static constexpr std::chrono::seconds api_doc_idle{60};
   /// Why this decider, not a voter of the membership in force, answers no

@@ -286,7 +286,7 @@ void config_api_call_unguarded(decider_self self, const command_caller& caller, 
     auto doc = api::document(*cur->yaml, error);
     if (!doc)
       return answer(api::error_reply(500, version, error));
-    st.api_doc = std::make_shared<const api::json>(std::move(*doc));
+    st.api_doc = std::make_shared<api::json>(std::move(*doc));
     st.api_doc_version = version;
   }
   st.api_doc_used = std::chrono::steady_clock::now();
@@ -310,6 +310,11 @@ void config_api_call_unguarded(decider_self self, const command_caller& caller, 
   if (std::string lacking = members_lacking(self, capability_config_conditions, true); !lacking.empty())
     return answer(api::error_reply(503, version, "config changes through the API wait until " + lacking));
   api::prepared p;
+  // A record's PUT or DELETE changes that record's lines of the running
+  // text (config_api::change_record); anything else, or a change the
+  // loader refuses (its errors are told against the rewritten text), goes
+  // through the whole config's JSON.
+  std::shared_ptr<api::record_change> record_change;
   if (method == "WEBHOOK-APPLY") {
     p = api::prepare_webhook(doc, version, arg(1), arg(2));
   } else {
@@ -318,13 +323,29 @@ void config_api_call_unguarded(decider_self self, const command_caller& caller, 
     if (edits.empty())
       return answer(api::error_reply(method == "PUT" || method == "DELETE" || method == "APPLY" ? 400 : 405, version,
                                      error.empty() ? "nothing to apply" : error));
-    p = api::prepare(doc, version, std::move(edits));
+    if ((method == "PUT" || method == "DELETE") && edits.size() == 1)
+      if (auto c = api::change_record(doc, *cur->cfg, *cur->yaml, edits[0])) {
+        record_change = std::make_shared<api::record_change>(std::move(*c));
+        p.yaml = std::move(record_change->yaml);
+        p.status = record_change->result.status;
+        p.results = {record_change->result};
+        p.edits = std::move(edits);
+      }
+    if (!record_change)
+      p = api::prepare(doc, version, std::move(edits));
   }
   if (p.status >= 400)
     return answer(p.reply);
   const bool dry_run = arg(4) == "1";
   std::string report;
   auto errors = validate(self, p.yaml, api::api_file, dry_run, &report);
+  if (!errors.empty() && record_change) {
+    record_change.reset();
+    p = api::prepare(doc, version, std::move(p.edits));
+    if (p.status >= 400)
+      return answer(p.reply);
+    errors = validate(self, p.yaml, api::api_file, dry_run, &report);
+  }
   if (!errors.empty() || dry_run) {
     st.core->drop_validated();
     if (!errors.empty())
@@ -336,7 +357,7 @@ void config_api_call_unguarded(decider_self self, const command_caller& caller, 
   }
   consensus::log_entry e;
   e.kind = consensus::entry_kind::config;
-  e.yaml = p.yaml;
+  e.yaml = std::move(p.yaml);
   e.file = api::api_file;
   e.message = display_text(arg(6), consensus::max_entry_message_bytes);
   e.source = arg(7) == "webhook" ? consensus::config_source::webhook : consensus::config_source::api;
@@ -367,8 +388,17 @@ void config_api_call_unguarded(decider_self self, const command_caller& caller, 
   for (const auto& ed : p.edits)
     paths.push_back(ed.ref.path());
   const int success = p.status == 201 || p.status == 204 ? p.status : 200;
-  propose(self, e, 0, [self, answer, version, if_match, success, paths](const proposal_reply_body& r) {
+  propose(self, e, 0, [self, answer, version, if_match, success, paths, record_change](const proposal_reply_body& r) {
     auto& s = self->state;
+    // The JSON of the version this change made is the one it was made
+    // from with the record changed: carried, not read again from the text
+    // (0.6 s at 100,000 records). Only when it is that version (the entry
+    // applied only at `version`) and nothing else holds the document.
+    if (r.ok && record_change && r.version == version + 1 && s.api_doc && s.api_doc_version == version &&
+        s.api_doc.use_count() == 1) {
+      config_api::apply_record_change(*s.api_doc, *record_change);
+      s.api_doc_version = r.version;
+    }
     if (!r.ok) {
       s.core->drop_validated();
       if (r.error.rfind(config_conflict_prefix, 0) == 0)

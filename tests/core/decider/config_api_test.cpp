@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <random>
 #include <fstream>
 #include <sstream>
 
@@ -267,4 +268,126 @@ TEST(config_api, an_export_names_its_version_and_push_reads_it_back) {
   EXPECT_EQ(decider::config_api::exported_version(small), 0u);
   EXPECT_TRUE(load_config_text(text, "x.yaml", routing_methods()).ok());
   EXPECT_EQ(parse(text), parse(small));
+}
+
+namespace {
+
+const std::string commented = R"(# the operator's file: comments and layout stay
+datacenters:
+  - {name: fra}
+  - {name: iad}
+zones:
+  - name: Example.com.
+    soa: {primary: ns1.example.com., admin: hostmaster.example.com.}
+    ns: [ns1.example.com.]
+    records:
+      # name servers first
+      - {name: ns1, type: A, answers: [192.0.2.53]}
+
+      - name: www
+        type: A
+        ttl: 30
+        profile: web   # weighted
+      - name: "@"
+        type: TXT
+        answers:
+          - |
+            v=spf1 -all
+      # the mail record
+      - {name: mail, type: MX, answers: [{preference: 10, exchange: mx.example.org.}]}
+  - name: example.net
+    soa: {primary: ns1.example.net., admin: hostmaster.example.net.}
+    ns: [ns1.example.net.]
+    records:
+      - {name: ns1, type: A,
+         answers: [192.0.2.54]}
+profiles:
+  - name: web
+    method: weighted
+    endpoints:
+      - {name: a, kind: external, target: 192.0.2.1, weight: 3}
+      - {name: b, kind: external, target: 192.0.2.2}
+# the end
+)";
+
+} // namespace
+
+TEST(config_api, a_record_change_edits_only_its_lines_and_reads_as_the_whole_configs_edit) {
+  namespace api = decider::config_api;
+  std::mt19937 rng(7);
+  std::string text = commented;
+  int taken = 0, tried = 0;
+  const std::vector<std::string> names = {"ns1", "www", "@", "mail", "new1", "new2", "a.b"};
+  const std::vector<std::string> types = {"A", "TXT", "MX", "AAAA"};
+  for (int round = 0; round < 150; ++round) {
+    const auto loaded = load_config_text(text, "pushed.yaml", routing_methods());
+    ASSERT_TRUE(loaded.ok()) << loaded.report() << "\n" << text;
+    const json doc = parse(text);
+    const std::string zone = rng() % 4 ? "example.com" : "example.net";
+    const std::string name = names[rng() % names.size()];
+    const std::string type = types[rng() % types.size()];
+    std::string body;
+    switch (type[0]) {
+      case 'A': body = type == "A" ? R"({"ttl": )" + std::to_string(rng() % 500 + 1) + R"(, "answers": ["192.0.2.)" +
+                                       std::to_string(rng() % 200) + R"("]})"
+                                   : R"({"answers": ["2001:db8::)" + std::to_string(rng() % 200) + R"("]})";
+        break;
+      case 'T': body = R"({"answers": ["line one\nline two", "x: y # not a comment"]})"; break;
+      default: body = R"({"answers": [{"preference": )" + std::to_string(rng() % 50) + R"(, "exchange": "mx.example.org."}]})";
+    }
+    const bool del = rng() % 3 == 0;
+    std::string error;
+    auto edits = api::edits_of(del ? "DELETE" : "PUT", "zones/" + zone + "/records/" + name + "/" + type, body, error);
+    ASSERT_EQ(edits.size(), 1u) << error;
+    json expected = doc;
+    const auto want = config_objects::apply(expected, edits[0]);
+    auto c = api::change_record(doc, *loaded.cfg, text, edits[0]);
+    ++tried;
+    if (!c) {
+      // Only what the whole path refuses, or a zone it cannot take so.
+      continue;
+    }
+    ++taken;
+    EXPECT_EQ(c->result.status, want.status) << round;
+    EXPECT_EQ(c->result.pointer, want.pointer) << round;
+    EXPECT_EQ(parse(c->yaml), expected) << "round " << round << ":\n" << c->yaml;
+    json carried = doc;
+    api::apply_record_change(carried, *c);
+    EXPECT_EQ(carried, expected) << round;
+    // Lines outside the record stay as they were.
+    EXPECT_NE(c->yaml.find("# the operator's file: comments and layout stay"), std::string::npos);
+    EXPECT_NE(c->yaml.find("# the end"), std::string::npos);
+    auto next = load_config_text(c->yaml, "pushed.yaml", routing_methods());
+    if (next.ok()) // a duplicate name or a CNAME beside data: refused as a push would be
+      text = c->yaml;
+  }
+  EXPECT_GT(taken, tried / 2) << taken << " of " << tried;
+  EXPECT_NE(text.find("# the mail record"), std::string::npos);
+}
+
+TEST(config_api, a_record_change_leaves_to_the_whole_rewrite_what_it_cannot_read_alone) {
+  namespace api = decider::config_api;
+  std::string error;
+  auto put = [&](const std::string& path) {
+    auto e = api::edits_of("PUT", path, R"({"answers": ["192.0.2.9"]})", error);
+    return e.at(0);
+  };
+  auto take = [&](const std::string& text, const config_objects::edit& e) {
+    auto loaded = load_config_text(text, "pushed.yaml", routing_methods());
+    EXPECT_TRUE(loaded.ok()) << loaded.report();
+    return loaded.ok() ? api::change_record(parse(text), *loaded.cfg, text, e) : std::nullopt;
+  };
+  EXPECT_TRUE(take(commented, put("zones/example.com/records/www/A")));
+  // An alias (the records may be another zone's too), records in flow
+  // style, a zone that is not there, a record not there to delete.
+  std::string aliased = commented;
+  aliased.replace(aliased.find("answers: [192.0.2.53]"), 21, "answers: &ns [192.0.2.53]");
+  aliased.replace(aliased.find("profile: web"), 12, "answers: *ns");
+  EXPECT_FALSE(take(aliased, put("zones/example.com/records/www/A")));
+  std::string flow = commented;
+  flow.replace(flow.find("    records:\n      - {name: ns1, type: A,\n"), 41, "    records: [{name: ns1, type: A,\n");
+  flow.replace(flow.find("answers: [192.0.2.54]}"), 22, "answers: [192.0.2.54]}]");
+  EXPECT_FALSE(take(flow, put("zones/example.net/records/x/A")));
+  EXPECT_FALSE(take(commented, put("zones/nowhere.org/records/x/A")));
+  EXPECT_FALSE(take(commented, api::edits_of("DELETE", "zones/example.com/records/none/A", "", error).at(0)));
 }

@@ -148,11 +148,23 @@ def run_checks(env, work, tls, op, agent, anon):
     # 2. a PUT through decider 2, served everywhere, read back from decider 3
     status, h, _ = op[0].request("GET", "/api/v1/config")
     v0 = int(etag(h))
+
+    def loads(how):
+        return [metric(o.request("GET", "/metrics")[2], "gtmesh_config_loads_total", 'how="%s"' % how) for o in op]
+
+    whole_before = loads("whole")
     status, h, body = op[1].request("PUT", zone + "/lb/A?message=add+lb", {"ttl": 5, "answers": ["192.0.2.77"]})
     check(status == 201 and body.get("version") == v0 + 1, "PUT through decider 2 creates version %d (%s %s)" %
           (v0 + 1, status, body))
     check(wait_for(lambda: dns_answers(env, "lb.demo.example") == [["192.0.2.77"]] * 3, 15),
           "every responder serves the new record")
+    # A record's PUT changes that record's lines of the running text: every
+    # decider reads the new version in proportion, none loads it whole
+    # (docs/api.md, "A record's change"; a rewrite of the whole text was
+    # loaded whole everywhere).
+    check(loads("whole") == whole_before and all(n >= 1 for n in loads("records_changed")),
+          "every decider read the record's change in proportion (whole loads %s -> %s, in part %s)" %
+          (whole_before, loads("whole"), loads("records_changed")))
     status, h, body = op[2].request("GET", zone + "/lb/A")
     check(status == 200 and etag(h) == str(v0 + 1) and body == {"name": "lb", "type": "A", "ttl": 5,
                                                                   "answers": ["192.0.2.77"]},

@@ -5,9 +5,9 @@
 # serves the config (version 1, from --config); each round pushes the same
 # file with the TTL of one DC-mode record (at 30 % of the records) changed,
 # under the same file name, and asks the decider's DNS every 10 ms until
-# that TTL comes back. Round 0 gives the pushes their file name (a whole
-# load: the running config came from --config); rounds 1..ROUNDS are read
-# in proportion (docs/config.md, "Changes at size"). Prints per round the
+# that TTL comes back. Round 0 gives the pushes their file name (read in
+# proportion too: the config names no relative path); rounds 1..ROUNDS are
+# read in proportion (docs/config.md, "Changes at size"). Prints per round the
 # acknowledgement and the answer, then how the decider loaded them.
 #
 #   RECORDS=100000 ROUNDS=5 tools/bench/scale/edit_push_bench.sh
@@ -69,7 +69,7 @@ for r in $(seq 0 "$ROUNDS"); do
   done
   t2=$(now)
   printf '%5d  %10.2f s  %6.2f s%s\n' "$r" "$(echo "$t1 - $t0" | bc)" "$(echo "$t2 - $t0" | bc)" \
-    "$([ "$r" = 0 ] && echo "   (gives the pushes their file name: a whole load)")"
+    "$([ "$r" = 0 ] && echo "   (another file name than --config's: read in proportion only without relative paths)")"
 done
 ctl status --json 2>/dev/null | python3 -c '
 import json, sys

@@ -14,6 +14,11 @@
 #   tools/bench/scale/push_bench.sh                 # 100,000 records, 5 rounds
 #   RECORDS=10000 ROUNDS=2 tools/bench/scale/push_bench.sh
 #   AGENTS_PER_DC=3 tools/bench/scale/push_bench.sh # 12 mesh nodes: 3 deciders + 9 agents
+#   MODE=api tools/bench/scale/push_bench.sh        # each round a PUT of the marker through /api/v1
+#
+# MODE=api: rounds 1..ROUNDS change the marker with one PUT of
+# zones/demo.example/records/marker/A to decider 1's HTTP API (plain mode:
+# loopback), not a push of the file (docs/api.md, "A record's change").
 #
 # Knobs: RECORDS [100000]  ROUNDS [5]  RATE [2000 q/s]  TIMEOUT [60 s per round]
 #        AGENTS_PER_DC [1] (tools/cluster.sh: agent instances per DC)
@@ -102,12 +107,20 @@ sleep 1
 
 echo "mesh nodes: 3 deciders + $((3 * ${AGENTS_PER_DC:-1})) agents"
 echo "records: $RECORDS; config $((yaml_bytes / 1024)) KiB of YAML, $((wire_bytes / 1024)) KiB as the mesh sends it (zstd -3)"
-echo "round  push acknowledged  all 3 responders answer the new marker"
+MODE=${MODE:-push}
+echo "round  ${MODE} acknowledged  all 3 responders answer the new marker"
 for r in $(seq 1 "$ROUNDS"); do
-  make_config "$r" "$RUN_DIR/push.yaml"
   want="10.255.$((r / 256)).$((r % 256)) "
-  t0=$(now)
-  "${ctl[@]}" --timeout 60s push "$RUN_DIR/push.yaml" > "$RUN_DIR/push-$r.txt" 2>&1 || die "push $r failed: $(cat "$RUN_DIR/push-$r.txt")"
+  if [ "$MODE" = api ]; then
+    t0=$(now)
+    code=$(curl -s -o "$RUN_DIR/put-$r.txt" -w '%{http_code}' -X PUT -H 'Content-Type: application/json' \
+      --data "{\"ttl\": 5, \"answers\": [\"${want% }\"]}" "http://$HTTP1/api/v1/zones/demo.example/records/marker/A")
+    [ "$code" = 200 ] || die "PUT $r: $code $(cat "$RUN_DIR/put-$r.txt")"
+  else
+    make_config "$r" "$RUN_DIR/push.yaml"
+    t0=$(now)
+    "${ctl[@]}" --timeout 60s push "$RUN_DIR/push.yaml" > "$RUN_DIR/push-$r.txt" 2>&1 || die "push $r failed: $(cat "$RUN_DIR/push-$r.txt")"
+  fi
   t1=$(now)
   deadline=$((SECONDS + TIMEOUT))
   # Each responder in turn, from the one that switches first (decider 1
