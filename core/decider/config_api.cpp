@@ -220,11 +220,11 @@ std::string lower_no_dot(std::string s) {
   return s;
 }
 
-/// Whether `yaml` reads as a list holding exactly `item`.
-bool reads_as(std::string_view yaml, const json& item) {
+/// Whether `yaml` reads as exactly the list `items`.
+bool reads_as(std::string_view yaml, const json& items) {
   std::string error;
   auto parsed = config_json::parse_yaml(yaml, error);
-  return parsed && parsed->is_array() && parsed->size() == 1 && (*parsed)[0] == item;
+  return parsed && *parsed == items;
 }
 
 } // namespace
@@ -258,29 +258,60 @@ std::optional<record_change> change_record(const json& doc, const config& cfg, c
   c.at = place->record;
   if (e.body)
     c.body = mini["zones"][0]["records"][0];
-  const size_t index = place->record ? *place->record : records.size() - 1;
+  const size_t n = records.size();
+  if (!e.body && n == 1)
+    return std::nullopt; // `records:` left empty would read as null, not []
+  const size_t index = place->record ? *place->record : n - 1;
   c.result.pointer = "/zones/" + std::to_string(place->zone) + "/records/" +
-                     std::to_string(place->record ? *place->record : records.size());
-  const record& r = z.records[index];
-  if (config_objects::relative_record_name(r.name, z.name) !=
-        config_objects::relative_record_name(config_json::text_of(records[index]["name"]), e.ref.zone) ||
-      std::string(dns::to_string(r.type)) != ascii_upper(config_json::text_of(records[index]["type"])))
-    return std::nullopt;
-  const size_t begin = line_offset(text, r.where.line);
-  if (begin == std::string_view::npos)
-    return std::nullopt;
-  auto item = item_at(text, begin);
-  // The lines found hold that record and nothing else.
-  if (!item || !reads_as(std::string_view(text).substr(item->begin, item->end - item->begin), records[index]))
-    return std::nullopt;
-  std::string written;
-  if (c.body) {
-    written = config_json::list_item_yaml(*c.body, item->dash);
-    if (!reads_as(written, *c.body))
+                     std::to_string(place->record ? *place->record : n);
+  // The items around the change: the one before, the one changed and the
+  // one after (for an append, the last). Their lines are read back before
+  // and after the change, with the blank lines after them: a blank line
+  // left after a deleted item may join a `|+` scalar of the one before.
+  const size_t lo = place->record && index > 0 ? index - 1 : index;
+  const size_t hi = place->record && index + 1 < n ? index + 1 : index;
+  std::vector<item_lines> items;
+  for (size_t k = lo; k <= hi; ++k) {
+    const record& r = z.records[k];
+    if (config_objects::relative_record_name(r.name, z.name) !=
+          config_objects::relative_record_name(config_json::text_of(records[k]["name"]), e.ref.zone) ||
+        std::string(dns::to_string(r.type)) != ascii_upper(config_json::text_of(records[k]["type"])))
       return std::nullopt;
+    const size_t begin = line_offset(text, r.where.line);
+    auto item = begin == std::string_view::npos ? std::nullopt : item_at(text, begin);
+    if (!item || (!items.empty() && (item->begin < items.back().end || item->dash != items.back().dash)))
+      return std::nullopt;
+    items.push_back(*item);
   }
-  const size_t from = place->record ? item->begin : item->end;
-  const size_t to = item->end;
+  const size_t window_begin = items.front().begin;
+  size_t window_end = items.back().end;
+  while (window_end < text.size()) { // the blank lines after the last item
+    size_t nl = text.find('\n', window_end);
+    if (nl == std::string::npos || text.find_first_not_of(' ', window_end) < nl)
+      break;
+    window_end = nl + 1;
+  }
+  if (window_end == text.size() && text.back() != '\n')
+    return std::nullopt; // an item written after a last line with no newline would join it
+  json before = json::array(), after = json::array();
+  for (size_t k = lo; k <= hi; ++k) {
+    before.push_back(records[k]);
+    if (k != index || !place->record)
+      after.push_back(records[k]);
+    if (k == index && c.body)
+      after.push_back(*c.body);
+  }
+  const item_lines& changed = items[index - lo];
+  std::string written = c.body ? config_json::list_item_yaml(*c.body, changed.dash) : std::string();
+  const size_t from = place->record ? changed.begin : changed.end;
+  const size_t to = changed.end;
+  const std::string_view old_window = std::string_view(text).substr(window_begin, window_end - window_begin);
+  std::string new_window;
+  new_window.append(text, window_begin, from - window_begin);
+  new_window += written;
+  new_window.append(text, to, window_end - to);
+  if (!reads_as(old_window, before) || !reads_as(new_window, after))
+    return std::nullopt;
   c.yaml.reserve(text.size() - (to - from) + written.size());
   c.yaml.append(text, 0, from);
   c.yaml += written;

@@ -390,4 +390,37 @@ TEST(config_api, a_record_change_leaves_to_the_whole_rewrite_what_it_cannot_read
   EXPECT_FALSE(take(flow, put("zones/example.net/records/x/A")));
   EXPECT_FALSE(take(commented, put("zones/nowhere.org/records/x/A")));
   EXPECT_FALSE(take(commented, api::edits_of("DELETE", "zones/example.com/records/none/A", "", error).at(0)));
+  // The zone's only record deleted: `records:` with nothing would read as null.
+  EXPECT_FALSE(take(commented, api::edits_of("DELETE", "zones/example.net/records/ns1/A", "", error).at(0)));
+
+  // What a review found: each taken only when the text reads as the whole
+  // config's edit.
+  auto taken_right = [&](const std::string& text, const config_objects::edit& e, const std::string& what) {
+    auto c = take(text, e);
+    if (!c)
+      return false;
+    json expected = parse(text);
+    config_objects::apply(expected, e);
+    EXPECT_EQ(parse(c->yaml), expected) << what << ":\n" << c->yaml;
+    return true;
+  };
+  const std::string head = "datacenters:\n  - {name: fra}\nzones:\n  - name: example.com\n    soa: {primary: ns1.example.com., admin: h.example.com.}\n"
+                           "    ns: [ns1.example.com.]\n    records:\n      - {name: ns1, type: A, answers: [192.0.2.53]}\n";
+  // No newline after the last line (here a comment): a record appended must not join it.
+  EXPECT_FALSE(taken_right(head + "      - {name: b, type: A, answers: [192.0.2.2]} # the last line",
+                           put("zones/example.com/records/c/A"), "appended after a last line with no newline"));
+  EXPECT_TRUE(taken_right(head + "      - {name: b, type: A, answers: [192.0.2.2]} # the last line\n",
+                          put("zones/example.com/records/c/A"), "appended after a last line"));
+  // A keep-chomped scalar before a deleted item: the blank lines left would join it.
+  const std::string kept = head + "      - name: t\n        type: TXT\n        answers:\n          - |+\n"
+                                  "            text\n      - {name: b, type: A, answers: [192.0.2.2]}\n\n\n"
+                                  "      - {name: c, type: A, answers: [192.0.2.3]}\n";
+  taken_right(kept, api::edits_of("DELETE", "zones/example.com/records/b/A", "", error).at(0), "after a |+ scalar");
+  taken_right(kept, api::edits_of("DELETE", "zones/example.com/records/c/A", "", error).at(0), "the last, after blanks");
+  taken_right(kept, put("zones/example.com/records/b/A"), "replaced after a |+ scalar");
+  // The last item deleted, blank lines after it, a |+ scalar before it.
+  const std::string kept_last = head + "      - name: t\n        type: TXT\n        answers:\n          - |+\n"
+                                       "            text\n      - {name: b, type: A, answers: [192.0.2.2]}\n\n\n# end\n";
+  taken_right(kept_last, api::edits_of("DELETE", "zones/example.com/records/b/A", "", error).at(0),
+              "the last, after a |+ scalar, blank lines after it");
 }
