@@ -42,6 +42,42 @@ void write(const yaml::node& n, std::string& out, size_t depth) {
 
 } // namespace
 
+std::optional<measurement_scope> read_measurement_scope(std::string_view yaml_text) {
+  static const yaml::unread_value zones{"zones"};
+  yaml::parse_result parsed = yaml::parse(yaml_text, &zones);
+  if (!parsed.doc)
+    return std::nullopt;
+  measurement_scope out;
+  write(parsed.doc->root(), out.data, 0);
+  if (parsed.left_unread && parsed.unread_begin <= parsed.unread_end && parsed.unread_end <= yaml_text.size()) {
+    out.before = std::string(yaml_text.substr(0, parsed.unread_begin));
+    out.after = std::string(yaml_text.substr(parsed.unread_end));
+    // An alias outside the zones may name an anchor inside them.
+    out.comparable = out.before.find('*') == std::string::npos && out.after.find('*') == std::string::npos;
+  }
+  return out;
+}
+
+bool same_measurement_scope(const measurement_scope& scope, std::string_view text) noexcept {
+  if (!scope.comparable || text.size() < scope.before.size() + scope.after.size() ||
+      text.substr(0, scope.before.size()) != scope.before ||
+      text.substr(text.size() - scope.after.size()) != scope.after)
+    return false;
+  const std::string_view middle = text.substr(scope.before.size(), text.size() - scope.before.size() - scope.after.size());
+  // Each line that starts in the middle (the first starts in `before`).
+  for (size_t nl = middle.find('\n'); nl != std::string_view::npos; nl = middle.find('\n', nl + 1)) {
+    if (nl + 1 >= middle.size())
+      break;
+    const char c = middle[nl + 1];
+    if (c == ' ' || c == '\n' || c == '#')
+      continue;
+    const bool item = c == '-' && nl + 2 < middle.size() && (middle[nl + 2] == ' ' || middle[nl + 2] == '\n');
+    if (!item)
+      return false; // a root key, a document marker, a tab...
+  }
+  return true;
+}
+
 std::optional<std::string> measurement_scope_data(std::string_view yaml_text) {
   static const yaml::unread_value zones{"zones"};
   yaml::parse_result parsed = yaml::parse(yaml_text, &zones);

@@ -123,6 +123,8 @@ public:
   bool took_tail() const noexcept { return took_tail_; }
   /// The unread value was read and not kept.
   bool left_unread() const noexcept { return left_unread_; }
+  size_t unread_begin() const noexcept { return unread_begin_; }
+  size_t unread_end() const noexcept { return unread_end_; }
 
 private:
   std::string_view s_;
@@ -141,6 +143,7 @@ private:
   bool took_tail_ = false;
   const unread_value* unread_ = nullptr;
   bool left_unread_ = false;
+  size_t unread_begin_ = 0, unread_end_ = 0;
 
   /// At the tail's line, as the next item of a sequence at its column.
   bool at_tail(int col) const noexcept { return tail_ && col == tail_->col && p_ == tail_->line_start + col; }
@@ -557,8 +560,10 @@ private:
       mark empty_at = here();
       // The unread value is read as any other (the grammar decides where it
       // ends, or gives up), its nodes not kept; a null stands for it.
-      if (unread)
+      if (unread) {
         b_.keep_nodes(false);
+        unread_begin_ = p_;
+      }
       const bool value_ok = rest_is_empty() ? block_value(col, true, empty_at) : !at_dash_entry() && inline_value();
       if (unread)
         b_.keep_nodes(true);
@@ -567,6 +572,7 @@ private:
       if (unread) {
         b_.scalar_in_source(0, 0, true, empty_at);
         left_unread_ = true;
+        unread_end_ = p_;
       }
       if (indent_ == col && !at_dash_entry() && key_end() != std::string_view::npos)
         continue;
@@ -707,6 +713,8 @@ std::optional<parse_result> read(std::string_view text, size_t tail_line, const 
     return std::nullopt;
   out.read_in_two = r.took_tail();
   out.left_unread = r.left_unread();
+  out.unread_begin = r.unread_begin();
+  out.unread_end = r.unread_end();
   if (!b.has_root())
     out.doc = std::make_unique<document>();
   else

@@ -188,6 +188,9 @@ struct parse_result {
   bool used_libyaml = false; ///< the fast reader handed over (for tests and benchmarks)
   bool read_in_two = false;  ///< a second thread read the end of the text (the same)
   bool left_unread = false;  ///< the unread_value was read and not kept (it reads as null)
+  /// left_unread: the bytes of that value, from just after its key's `:`
+  /// to where the next key of the root (or the end) starts.
+  size_t unread_begin = 0, unread_end = 0;
 };
 
 /// Deepest nesting accepted (yaml-cpp's limit, kept).

@@ -209,12 +209,16 @@ int agent(const args& a) {
   // What the tasks run on: the config's data outside the zones
   // (core/config/measurement_scope.hpp), by its SHA-256. A push that leaves
   // it as it was (a record changed) keeps the running tasks.
+  // With what is around the zones of the text it came from, a text that
+  // differs only inside them is known to keep it without being read.
   std::string current_scope;
+  std::optional<measurement_scope> current_text;
   {
     std::ifstream in(config_path);
     std::stringstream ss;
     ss << in.rdbuf();
-    current_scope = consensus::sha256_hex(measurement_scope_data(ss.str()).value_or(""));
+    current_text = read_measurement_scope(ss.str());
+    current_scope = consensus::sha256_hex(current_text ? current_text->data : std::string());
   }
   {
     mesh::node_config ncfg;
@@ -245,16 +249,21 @@ int agent(const args& a) {
     lo.sink = mesh;
     lo.on_config = [&](uint32_t version, const std::string& yaml, const std::string& file) -> std::string {
       std::lock_guard lock(mutex);
-      std::optional<std::string> scope = measurement_scope_data(yaml);
-      std::string sha256 = scope ? consensus::sha256_hex(*scope) : std::string();
-      if (scope && sha256 == current_scope)
+      if (current_text && same_measurement_scope(*current_text, yaml))
+        return ""; // only the zones' bytes changed: nothing an agent measures
+      std::optional<measurement_scope> scope = read_measurement_scope(yaml);
+      std::string sha256 = scope ? consensus::sha256_hex(scope->data) : std::string();
+      if (scope && sha256 == current_scope) {
+        current_text = std::move(scope);
         return ""; // nothing an agent measures changed (the same text, or only records): keep the tasks
+      }
       load_result next = load_config_text(yaml, file, routing_methods(), config_scope::measurement);
       if (!next.ok())
         return next.report();
       if (!next.cfg->find_dc(dc))
         return "no datacenter '" + dc + "' in config version " + std::to_string(version);
       current_scope = std::move(sha256);
+      current_text = std::move(scope);
       pending = next.cfg;
       wake.notify_one();
       return "";

@@ -408,3 +408,45 @@ TEST(yaml_tree, released_nodes_read_as_undefined_and_their_neighbours_as_before)
     ASSERT_EQ(with[i].scalar(), "v" + std::to_string(i)) << i;
   EXPECT_EQ(with[4000].scalar(), "v0");
 }
+
+namespace gtmesh {
+
+// What an agent tells without reading a text: only the zones' bytes changed.
+TEST(measurement_scope, a_text_that_differs_only_inside_the_zones_keeps_it_and_anything_else_is_read) {
+  const std::string head = "# the cluster\nmeasurement: {host_interval: 2s}\ndatacenters: [{name: fra}]\nzones:\n";
+  const std::string zones = "  - name: example.com\n    records:\n      - {name: a, type: A, answers: [192.0.2.1]}\n";
+  const std::string tail = "profiles:\n  - {name: p, method: weighted}\n";
+  auto scope = read_measurement_scope(head + zones + tail);
+  ASSERT_TRUE(scope);
+  ASSERT_TRUE(scope->comparable);
+  EXPECT_EQ(scope->data, measurement_scope_data(head + zones + tail).value());
+  // Records added, changed, commented; zones at column 0: the same, and so
+  // says a reading.
+  for (const std::string& other :
+       {zones + "      - {name: b, type: A, answers: [192.0.2.2]}\n",
+        std::string("  - name: example.com\n    records: []\n# a comment\n\n"),
+        std::string("- name: example.org\n  records: [{name: c, type: A, answers: [192.0.2.3]}]\n")}) {
+    EXPECT_TRUE(same_measurement_scope(*scope, head + other + tail)) << other;
+    EXPECT_EQ(measurement_scope_data(head + other + tail), scope->data) << other;
+  }
+  // A block scalar in a record: libyaml reads that text, zones included,
+  // so its data differs from the fast reader's; only the zones changed.
+  EXPECT_TRUE(same_measurement_scope(*scope, head + zones + "  - name: example.net\n    records:\n      - name: d\n"
+                                                              "        type: TXT\n        answers:\n          - |\n"
+                                                              "            text\n" + tail));
+  // A root key among the zones, a document marker, another section, a
+  // changed line outside: read (and the data differs or cannot be told).
+  for (const std::string& other : {zones + "rum: {join: ecs}\n", zones + "---\n", zones + "\tx: 1\n"})
+    EXPECT_FALSE(same_measurement_scope(*scope, head + other + tail)) << other;
+  EXPECT_FALSE(same_measurement_scope(*scope, head + zones + "profiles:\n  - {name: q, method: weighted}\n"));
+  EXPECT_FALSE(same_measurement_scope(*scope, "measurement: {host_interval: 3s}\n" + head.substr(head.find("datacenters")) +
+                                                 zones + tail));
+  EXPECT_NE(measurement_scope_data(head + zones + "rum: {join: ecs}\n" + tail), scope->data);
+  // An alias outside the zones may name an anchor in them: never told so.
+  auto aliased = read_measurement_scope("zones:\n  - &z {name: a}\nextra: *z\n");
+  ASSERT_TRUE(aliased);
+  EXPECT_FALSE(aliased->comparable);
+  EXPECT_FALSE(same_measurement_scope(*aliased, "zones:\n  - &z {name: b}\nextra: *z\n"));
+}
+
+} // namespace gtmesh
