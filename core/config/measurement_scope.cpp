@@ -52,8 +52,14 @@ std::optional<measurement_scope> read_measurement_scope(std::string_view yaml_te
   if (parsed.left_unread && parsed.unread_begin <= parsed.unread_end && parsed.unread_end <= yaml_text.size()) {
     out.before = std::string(yaml_text.substr(0, parsed.unread_begin));
     out.after = std::string(yaml_text.substr(parsed.unread_end));
-    // An alias outside the zones may name an anchor inside them.
-    out.comparable = out.before.find('*') == std::string::npos && out.after.find('*') == std::string::npos;
+    // Only a root mapping at column 0 (an indented one's keys would hide
+    // among indented lines), its next key at the start of a line. (An
+    // alias sends the text to libyaml, which reads the zones too: not
+    // comparable then.)
+    const size_t key_line = out.before.rfind('\n', out.before.size() - 1);
+    const size_t key_at = key_line == std::string::npos ? 0 : key_line + 1;
+    out.comparable = key_at < out.before.size() && out.before[key_at] == 'z' &&
+                     (out.after.empty() || parsed.unread_end == 0 || yaml_text[parsed.unread_end - 1] == '\n');
   }
   return out;
 }
@@ -64,6 +70,11 @@ bool same_measurement_scope(const measurement_scope& scope, std::string_view tex
       text.substr(text.size() - scope.after.size()) != scope.after)
     return false;
   const std::string_view middle = text.substr(scope.before.size(), text.size() - scope.before.size() - scope.after.size());
+  // Line breaks libyaml counts besides "\n" (CR, NEL, LS, PS) could hide a
+  // root key at the start of a line this does not see.
+  if (middle.find('\r') != std::string_view::npos || middle.find("\xC2\x85") != std::string_view::npos ||
+      middle.find("\xE2\x80\xA8") != std::string_view::npos || middle.find("\xE2\x80\xA9") != std::string_view::npos)
+    return false;
   // Each line that starts in the middle (the first starts in `before`).
   for (size_t nl = middle.find('\n'); nl != std::string_view::npos; nl = middle.find('\n', nl + 1)) {
     if (nl + 1 >= middle.size())

@@ -99,7 +99,7 @@ TEST(yaml_tree, the_fast_reader_reads_every_shipped_config_as_libyaml_does) {
 
 TEST(yaml_tree, positions_counted_from_offsets_past_many_indexed_lines_are_libyamls) {
   // The fast reader keeps each node's byte offset and position() counts its
-  // line from an index of every 64th line start (issue 42): lines far past
+  // line from an index of every 8th line start (issue 42): lines far past
   // the first, blank lines and long flow lines, read by one thread and by
   // two, must give libyaml's line and column for every node (dump()).
   std::string text = "zones:\n";
@@ -442,7 +442,25 @@ TEST(measurement_scope, a_text_that_differs_only_inside_the_zones_keeps_it_and_a
   EXPECT_FALSE(same_measurement_scope(*scope, "measurement: {host_interval: 3s}\n" + head.substr(head.find("datacenters")) +
                                                  zones + tail));
   EXPECT_NE(measurement_scope_data(head + zones + "rum: {join: ecs}\n" + tail), scope->data);
-  // An alias outside the zones may name an anchor in them: never told so.
+  // A line break libyaml counts but "\n" is not (CR, NEL, LS, PS) may hide
+  // a root key: read.
+  for (const std::string& br : {std::string("\r"), std::string("\xC2\x85"), std::string("\xE2\x80\xA8")})
+    EXPECT_FALSE(same_measurement_scope(*scope, head + "  - name: example.com\n    records: []" + br +
+                                                    "rum: {join: ecs}\n" + tail)) << br.size();
+  // A root mapping indented: its keys would hide among indented lines.
+  auto indented = read_measurement_scope("  measurement: {host_interval: 2s}\n  zones:\n    - {name: a}\n"
+                                         "  profiles: []\n");
+  ASSERT_TRUE(indented);
+  EXPECT_FALSE(indented->comparable);
+  EXPECT_FALSE(same_measurement_scope(*indented, "  measurement: {host_interval: 2s}\n  zones:\n    - {name: a}\n"
+                                                 "  rum: {join: ecs}\n  profiles: []\n"));
+  // The zones last, and inline: still told.
+  auto last = read_measurement_scope("datacenters: [{name: fra}]\nzones: []\n");
+  ASSERT_TRUE(last);
+  EXPECT_TRUE(last->comparable);
+  EXPECT_TRUE(same_measurement_scope(*last, "datacenters: [{name: fra}]\nzones:\n  - {name: a}\n"));
+  EXPECT_FALSE(same_measurement_scope(*last, "datacenters: [{name: fra}]\nzones: []\nrum: {join: ecs}\n"));
+  // An alias: libyaml reads that text, zones included; never told so.
   auto aliased = read_measurement_scope("zones:\n  - &z {name: a}\nextra: *z\n");
   ASSERT_TRUE(aliased);
   EXPECT_FALSE(aliased->comparable);
