@@ -1,9 +1,9 @@
 #include "core/decider/config_api.hpp"
 
+#include "core/config/yaml_lines.hpp"
 #include "core/decider/external_dns.hpp"
 #include "core/text/ascii_case.hpp"
 
-#include <cctype>
 #include <charconv>
 #include <cstring>
 
@@ -186,38 +186,28 @@ struct item_lines {
   size_t begin = 0, end = 0, dash = 0;
 };
 std::optional<item_lines> item_at(std::string_view text, size_t begin) {
-  item_lines it{begin, begin, 0};
-  while (begin + it.dash < text.size() && text[begin + it.dash] == ' ')
-    ++it.dash;
-  if (begin + it.dash + 1 >= text.size() || text[begin + it.dash] != '-' || text[begin + it.dash + 1] != ' ')
+  const yaml::line_shape first = yaml::shape_of(text, begin);
+  const size_t after_dash = begin + first.column + 1;
+  if (!first.item || after_dash >= text.size() || text[after_dash] != ' ')
     return std::nullopt;
-  size_t at = begin;
-  bool first = true;
-  while (at < text.size()) {
-    size_t nl = text.find('\n', at);
-    const size_t next = nl == std::string_view::npos ? text.size() : nl + 1;
-    size_t indent = 0;
-    while (at + indent < next && text[at + indent] == ' ')
-      ++indent;
-    if (at + indent < next && text[at + indent] == '\t')
+  item_lines it{begin, yaml::next_line(text, begin), first.column};
+  for (size_t at = it.end; at < text.size(); at = yaml::next_line(text, at)) {
+    const yaml::line_shape s = yaml::shape_of(text, at);
+    if (s.bad)
       return std::nullopt;
-    const bool blank = at + indent == next || text[at + indent] == '\n';
-    if (!first && !blank && indent <= it.dash)
+    const bool blank = s.empty && !s.comment;
+    if (!blank && s.column <= it.dash)
       break;
     if (!blank)
-      it.end = next;
-    first = false;
-    at = next;
+      it.end = yaml::next_line(text, at);
   }
   return it;
 }
 
-std::string lower_no_dot(std::string s) {
+std::string lower_no_dot(std::string_view s) {
   while (!s.empty() && s.back() == '.')
-    s.pop_back();
-  for (char& c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+    s.remove_suffix(1);
+  return ascii_lower(s);
 }
 
 /// Whether `yaml` reads as exactly the list `items`.

@@ -17,6 +17,7 @@
 // warnings an operator sees, exactly as before.
 
 #include "core/config/loader/loader.hpp"
+#include "core/config/yaml_lines.hpp"
 
 #include <cstring>
 #include <unordered_set>
@@ -24,6 +25,10 @@
 namespace gtmesh::config_loading {
 
 namespace {
+
+using yaml::line_shape;
+using yaml::next_line;
+using yaml::shape_of;
 
 constexpr size_t block = 4096;
 
@@ -63,36 +68,6 @@ size_t line_start(std::string_view t, size_t pos) {
   while (pos > 0 && t[pos - 1] != '\n')
     --pos;
   return pos;
-}
-
-size_t next_line(std::string_view t, size_t pos) {
-  const void* nl = std::memchr(t.data() + pos, '\n', t.size() - pos);
-  return nl ? static_cast<size_t>(static_cast<const char*>(nl) - t.data()) + 1 : t.size();
-}
-
-/// How the line starting at `at` begins: its indentation, whether it is a
-/// block sequence item ("- " or "-" alone), and whether it holds nothing
-/// but blanks or a comment. Indentation with a tab is `bad`.
-struct line_shape {
-  size_t column = 0;
-  bool item = false;
-  bool empty = false;
-  bool bad = false;
-};
-
-line_shape shape_of(std::string_view t, size_t at) {
-  line_shape s;
-  size_t k = at;
-  while (k < t.size() && t[k] == ' ')
-    ++k;
-  s.column = k - at;
-  if (k == t.size() || t[k] == '\n' || t[k] == '\r' || t[k] == '#') {
-    s.empty = true;
-    return s;
-  }
-  s.bad = t[k] == '\t';
-  s.item = t[k] == '-' && (k + 1 == t.size() || t[k + 1] == ' ' || t[k + 1] == '\n' || t[k + 1] == '\r');
-  return s;
 }
 
 /// True when `t` may define an anchor (`&name` where a node starts): the

@@ -2,10 +2,10 @@
 // drains, and snapshots that restore exactly the same state.
 
 #include "core/consensus/replicated_state.hpp"
+#include "tests/other_zstd_frame.hpp"
 
 #include <gtest/gtest.h>
 #include <msgpack.hpp>
-#include <zstd.h>
 
 #include <map>
 
@@ -210,17 +210,9 @@ TEST(replicated_state, a_snapshot_restores_the_same_state) {
 }
 
 TEST(replicated_state, a_config_keeps_the_frame_it_was_logged_in_through_apply_and_snapshots) {
-  std::string text;
-  for (int i = 0; i < 20000; ++i)
-    text += "      - {name: r" + std::to_string(i) + ", type: A, ttl: 30, answers: [10.0.0.1]}\n";
+  const std::string text = test::large_config_text();
   // A frame at level 1 (the pusher's), not what this build would make.
-  std::string frame(ZSTD_compressBound(text.size()), '\0');
-  ZSTD_CCtx* c = ZSTD_createCCtx();
-  ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 1);
-  ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
-  ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1);
-  frame.resize(ZSTD_compress2(c, frame.data(), frame.size(), text.data(), text.size()));
-  ZSTD_freeCCtx(c);
+  const std::string frame = test::level_1_frame(text);
   auto contains = [&](const std::vector<uint8_t>& bytes) {
     return std::string(bytes.begin(), bytes.end()).find(frame) != std::string::npos;
   };

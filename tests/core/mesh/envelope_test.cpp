@@ -5,10 +5,10 @@
 #include "core/mesh/envelope.hpp"
 #include "core/mesh/node_identity.hpp"
 #include "core/mesh/protocol_version.hpp"
+#include "tests/other_zstd_frame.hpp"
 
 #include <gtest/gtest.h>
 #include <msgpack.hpp>
-#include <zstd.h>
 
 #include <functional>
 #include <random>
@@ -235,20 +235,10 @@ TEST(config_compression, a_large_config_travels_compressed_in_pushes_and_deltas_
 }
 
 TEST(config_compression, a_text_that_came_compressed_is_sent_on_in_the_frame_it_came_in) {
-  std::string text;
-  for (int i = 0; i < 20000; ++i)
-    text += "      - {name: r" + std::to_string(i) + ", type: A, ttl: 30, answers: [10.0.0.1]}\n";
-  // A frame made otherwise than put_config_text makes it (level 1, where
-  // the sender's zstd may choose): passed on, the bytes stay these.
-  std::string frame_bytes(ZSTD_compressBound(text.size()), '\0');
-  {
-    ZSTD_CCtx* c = ZSTD_createCCtx();
-    ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 1);
-    ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
-    ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1);
-    frame_bytes.resize(ZSTD_compress2(c, frame_bytes.data(), frame_bytes.size(), text.data(), text.size()));
-    ZSTD_freeCCtx(c);
-  }
+  const std::string text = test::large_config_text();
+  // A frame made otherwise than put_config_text makes it: passed on, the
+  // bytes stay these.
+  const std::string frame_bytes = test::level_1_frame(text);
   std::string plain, own;
   put_config_text(text, plain, own);
   ASSERT_NE(own, frame_bytes); // put_config_text alone would send other bytes

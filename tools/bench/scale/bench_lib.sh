@@ -29,3 +29,15 @@ wait_config_version() {
   echo "no config version $version within $seconds s" >&2
   return 1
 }
+# Starts one `gtmesh decider` ($GTMESH) as decider1 on the generated config
+# $RUN_DIR/cfg/gtmesh.yaml with its folder $RUN_DIR/data, mesh and DNS on
+# loopback at $mesh_port and $dns_port (picked free when unset, kept for a
+# restart); its pid in $pid, its output in LOG.
+# start_one_decider LOG
+start_one_decider() {
+  mesh_port=${mesh_port:-$(free_port)}
+  dns_port=${dns_port:-$(free_port)}
+  "$GTMESH" decider --config "$RUN_DIR/cfg/gtmesh.yaml" --data-dir "$RUN_DIR/data" --listen "127.0.0.1:$mesh_port" \
+    --name decider1 --dns "127.0.0.1:$dns_port" > "$1" 2>&1 &
+  pid=$!
+}

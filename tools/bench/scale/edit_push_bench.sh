@@ -38,11 +38,7 @@ qname=$record.${dc_name#*.}
 line=$(grep -n "name: $record, type: A, ttl: 30," "$RUN_DIR/cfg/gtmesh.yaml" | cut -d: -f1)
 [ -n "$line" ] || die "no record $record with ttl: 30 to edit"
 mkdir -p "$RUN_DIR/push"
-mesh_port=$(free_port)
-dns_port=$(free_port)
-"$GTMESH" decider --config "$RUN_DIR/cfg/gtmesh.yaml" --data-dir "$RUN_DIR/data" --listen "127.0.0.1:$mesh_port" \
-  --name decider1 --dns "127.0.0.1:$dns_port" > "$RUN_DIR/decider.log" 2>&1 &
-pid=$!
+start_one_decider "$RUN_DIR/decider.log"
 ctl() { "$GTMESHCTL" --decider "127.0.0.1:$mesh_port" --timeout 300s "$@"; }
 wait_config_version "$GTMESHCTL" "$mesh_port" 1 "$pid" 900 || die "$(tail -3 "$RUN_DIR/decider.log")"
 ttl_of() { # the TTL the decider answers $qname with

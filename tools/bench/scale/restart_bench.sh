@@ -31,14 +31,7 @@ cleanup() { [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/nu
 trap cleanup EXIT
 
 read -r dc_name _ < <(python3 "$HERE/gen_config.py" --records "$RECORDS" "$RUN_DIR/cfg")
-mesh_port=$(free_port)
-dns_port=$(free_port)
-start_decider() { # log file
-  "$GTMESH" decider --config "$RUN_DIR/cfg/gtmesh.yaml" --data-dir "$RUN_DIR/data" --listen "127.0.0.1:$mesh_port" \
-    --name decider1 --dns "127.0.0.1:$dns_port" > "$1" 2>&1 &
-  pid=$!
-}
-start_decider "$RUN_DIR/first.log"
+start_one_decider "$RUN_DIR/first.log"
 wait_config_version "$GTMESHCTL" "$mesh_port" 1 "$pid" 900 || die "$(tail -3 "$RUN_DIR/first.log")"
 # Until the store holds the committed config (its snapshot written).
 sleep 20
@@ -48,7 +41,7 @@ echo "records $RECORDS: a decider killed (-9) and started again on its folder"
 for round in $(seq 1 "$ROUNDS"); do
   log=$RUN_DIR/restart$round.log
   t0=$(now)
-  start_decider "$log"
+  start_one_decider "$log"
   restored= answering= answer=
   for _ in $(seq 1 20000); do
     [ -z "$restored" ] && grep -q "measurements restored" "$log" && restored=$(now)

@@ -32,11 +32,7 @@ read -r dc_name _ < <(python3 "$HERE/gen_config.py" --records "$RECORDS" "$RUN_D
 line=$(grep -n "name: dc$((RECORDS * 3 / 10 + 68))," "$RUN_DIR/cfg/gtmesh.yaml" | cut -d: -f1)
 [ -n "$line" ] || die "no record to misspell"
 sed "${line}s/answers:/answrs:/" "$RUN_DIR/cfg/gtmesh.yaml" > "$RUN_DIR/cfg/typo.yaml"
-mesh_port=$(free_port)
-dns_port=$(free_port)
-"$GTMESH" decider --config "$RUN_DIR/cfg/gtmesh.yaml" --data-dir "$RUN_DIR/data" --listen "127.0.0.1:$mesh_port" \
-  --name decider1 --dns "127.0.0.1:$dns_port" > "$RUN_DIR/decider.log" 2>&1 &
-pid=$!
+start_one_decider "$RUN_DIR/decider.log"
 ctl() { "$GTMESHCTL" --decider "127.0.0.1:$mesh_port" --timeout 120s "$@"; }
 wait_config_version "$GTMESHCTL" "$mesh_port" 1 "$pid" 600 || die "$(tail -3 "$RUN_DIR/decider.log")"
 answer() { # rcode and addresses of the last DC-mode record
