@@ -31,10 +31,6 @@ load_result oversized(const std::string& file, uintmax_t size) {
 
 namespace config_loading {
 
-namespace {
-
-/// One error per line and field, the first found: an empty value is
-/// reported by check_keys, and the reader of its key may say it again.
 void drop_repeated_places(config_errors& errors) {
   std::set<std::pair<int, std::string>> seen;
   config_errors kept;
@@ -44,8 +40,6 @@ void drop_repeated_places(config_errors& errors) {
       kept.push_back(std::move(e));
   errors = std::move(kept);
 }
-
-} // namespace
 
 load_result loader::run(std::string_view text) {
   if (text.size() > max_config_bytes)

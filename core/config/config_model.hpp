@@ -407,6 +407,9 @@ struct zone {
   /// Generated from `catalog:` (RFC 9432): lists the zones with transfer:.
   bool catalog = false;
   config_location where;
+  /// "zones[Example.com]": its name as the config writes it, the field its
+  /// errors name (a change read in proportion names them the same way).
+  std::string field;
 };
 
 /// alias: answers the addresses its `target` resolves to (an ALIAS inside a

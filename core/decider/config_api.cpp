@@ -219,55 +219,56 @@ bool reads_as(std::string_view yaml, const json& items) {
 
 } // namespace
 
-std::optional<record_change> change_record(const json& doc, const config& cfg, const std::string& text,
+std::optional<record_change> change_record(const json* doc, const config& cfg, const std::string& text,
                                            const config_objects::edit& e) {
   if (e.ref.kind != "records" || e.ref.is_collection() || !cfg.plain_text || cfg.load_warnings != 0)
     return std::nullopt;
-  auto place = config_objects::find_record(doc, e.ref);
-  if (!place)
+  // The zone and the record: in the JSON document when there is one, else
+  // in the model (the same records in the same order: a record's
+  // relative name and type, as config_objects matches them).
+  size_t zone_index = 0;
+  std::optional<size_t> record_index;
+  const json* records = nullptr; // the document's records of the zone
+  if (doc) {
+    auto place = config_objects::find_record(*doc, e.ref);
+    if (!place || cfg.zones.size() != (*doc)["zones"].size())
+      return std::nullopt;
+    zone_index = place->zone;
+    record_index = place->record;
+    const json& zone_json = (*doc)["zones"][zone_index];
+    records = &zone_json["records"];
+    if (records->empty() || lower_no_dot(cfg.zones[zone_index].name) != lower_no_dot(config_json::text_of(zone_json["name"])))
+      return std::nullopt;
+  } else {
+    const std::string wanted = lower_no_dot(e.ref.zone);
+    while (zone_index < cfg.zones.size() && lower_no_dot(cfg.zones[zone_index].name) != wanted)
+      ++zone_index;
+    if (zone_index == cfg.zones.size())
+      return std::nullopt;
+    const zone& z = cfg.zones[zone_index];
+    for (size_t k = 0; k < z.records.size() && !record_index; ++k)
+      if (std::string(dns::to_string(z.records[k].type)) == e.ref.type &&
+          config_objects::relative_record_name(z.records[k].name, z.name) == e.ref.name)
+        record_index = k;
+  }
+  const zone& z = cfg.zones[zone_index];
+  const size_t n = z.records.size();
+  if (z.catalog || n == 0 || (records && records->size() != n))
     return std::nullopt;
-  const json& zone_json = doc["zones"][place->zone];
-  const json& records = zone_json["records"];
-  // The model's zone with the same records, in the same order: their lines.
-  if (cfg.zones.size() != doc["zones"].size() || records.empty())
-    return std::nullopt;
-  const zone& z = cfg.zones[place->zone];
-  if (z.catalog || z.records.size() != records.size() ||
-      lower_no_dot(z.name) != lower_no_dot(config_json::text_of(zone_json["name"])))
-    return std::nullopt;
-  // The edit as apply() makes it, on the zone with that record alone.
-  json mini = json::object();
-  mini["zones"] = json::array({json{{"name", zone_json["name"]}, {"records", json::array()}}});
-  if (place->record)
-    mini["zones"][0]["records"].push_back(records[*place->record]);
-  record_change c;
-  c.result = config_objects::apply(mini, e);
-  if (c.result.status >= 400)
-    return std::nullopt; // prepare() says why
-  c.zone = place->zone;
-  c.at = place->record;
-  if (e.body)
-    c.body = mini["zones"][0]["records"][0];
-  const size_t n = records.size();
+  if (!e.body && !record_index)
+    return std::nullopt; // nothing there to delete: prepare() says so
   if (!e.body && n == 1)
     return std::nullopt; // `records:` left empty would read as null, not []
-  const size_t index = place->record ? *place->record : n - 1;
-  c.result.pointer = "/zones/" + std::to_string(place->zone) + "/records/" +
-                     std::to_string(place->record ? *place->record : n);
+  const size_t index = record_index ? *record_index : n - 1;
   // The items around the change: the one before, the one changed and the
   // one after (for an append, the last). Their lines are read back before
   // and after the change, with the blank lines after them: a blank line
   // left after a deleted item may join a `|+` scalar of the one before.
-  const size_t lo = place->record && index > 0 ? index - 1 : index;
-  const size_t hi = place->record && index + 1 < n ? index + 1 : index;
+  const size_t lo = record_index && index > 0 ? index - 1 : index;
+  const size_t hi = record_index && index + 1 < n ? index + 1 : index;
   std::vector<item_lines> items;
   for (size_t k = lo; k <= hi; ++k) {
-    const record& r = z.records[k];
-    if (config_objects::relative_record_name(r.name, z.name) !=
-          config_objects::relative_record_name(config_json::text_of(records[k]["name"]), e.ref.zone) ||
-        std::string(dns::to_string(r.type)) != ascii_upper(config_json::text_of(records[k]["type"])))
-      return std::nullopt;
-    const size_t begin = line_offset(text, r.where.line);
+    const size_t begin = line_offset(text, z.records[k].where.line);
     auto item = begin == std::string_view::npos ? std::nullopt : item_at(text, begin);
     if (!item || (!items.empty() && (item->begin < items.back().end || item->dash != items.back().dash)))
       return std::nullopt;
@@ -283,24 +284,61 @@ std::optional<record_change> change_record(const json& doc, const config& cfg, c
   }
   if (window_end == text.size() && text.back() != '\n')
     return std::nullopt; // an item written after a last line with no newline would join it
-  json before = json::array(), after = json::array();
+  const std::string_view old_window = std::string_view(text).substr(window_begin, window_end - window_begin);
+  // Those items as JSON: the document's, which the window must read as;
+  // without a document, the window read alone.
+  json before = json::array();
+  if (records) {
+    for (size_t k = lo; k <= hi; ++k)
+      before.push_back((*records)[k]);
+    if (!reads_as(old_window, before))
+      return std::nullopt;
+  } else {
+    std::string error;
+    auto read = config_json::parse_yaml(old_window, error);
+    if (!read || !read->is_array() || read->size() != hi - lo + 1)
+      return std::nullopt;
+    before = std::move(*read);
+  }
+  // Each is the model's record at its place.
   for (size_t k = lo; k <= hi; ++k) {
-    before.push_back(records[k]);
-    if (k != index || !place->record)
-      after.push_back(records[k]);
+    const json& item = before[k - lo];
+    if (!item.is_object() || !item.contains("name") || !item.contains("type") ||
+        config_objects::relative_record_name(z.records[k].name, z.name) !=
+          config_objects::relative_record_name(config_json::text_of(item["name"]), e.ref.zone) ||
+        std::string(dns::to_string(z.records[k].type)) != ascii_upper(config_json::text_of(item["type"])))
+      return std::nullopt;
+  }
+  // The edit as apply() makes it, on the zone with that record alone.
+  json mini = json::object();
+  mini["zones"] = json::array({json{{"name", e.ref.zone}, {"records", json::array()}}});
+  if (record_index)
+    mini["zones"][0]["records"].push_back(before[index - lo]);
+  record_change c;
+  c.result = config_objects::apply(mini, e);
+  if (c.result.status >= 400)
+    return std::nullopt; // prepare() says why
+  c.zone = zone_index;
+  c.at = record_index;
+  if (e.body)
+    c.body = mini["zones"][0]["records"][0];
+  c.result.pointer = "/zones/" + std::to_string(zone_index) + "/records/" + std::to_string(record_index ? *record_index : n);
+  json after = json::array();
+  for (size_t k = lo; k <= hi; ++k) {
+    if (k != index || !record_index)
+      after.push_back(before[k - lo]);
     if (k == index && c.body)
       after.push_back(*c.body);
   }
   const item_lines& changed = items[index - lo];
   std::string written = c.body ? config_json::list_item_yaml(*c.body, changed.dash) : std::string();
-  const size_t from = place->record ? changed.begin : changed.end;
+  const size_t from = record_index ? changed.begin : changed.end;
   const size_t to = changed.end;
-  const std::string_view old_window = std::string_view(text).substr(window_begin, window_end - window_begin);
   std::string new_window;
   new_window.append(text, window_begin, from - window_begin);
   new_window += written;
   new_window.append(text, to, window_end - to);
-  if (!reads_as(old_window, before) || !reads_as(new_window, after))
+  if (!reads_as(new_window, after))
     return std::nullopt;
   c.yaml.reserve(text.size() - (to - from) + written.size());
   c.yaml.append(text, 0, from);

@@ -73,11 +73,14 @@ struct record_change {
   std::optional<json> body;           ///< the record written (nullopt: deleted)
 };
 
-/// `e` on `text`, the running config (`doc` is its JSON, `cfg` its model).
+/// `e` on `text`, the running config (`cfg` its model, `doc` its JSON when
+/// made: the items around the record must read as the document's; null:
+/// they are read from their lines alone, so that the first change after a
+/// push does not wait for the whole document, 0.6 s at 100,000 records).
 /// nullopt when it is not a record's PUT or DELETE that can be made so
 /// (an alias in the text, records in flow style, a zone with no records,
 /// an edit the API refuses...): prepare() then writes the whole text.
-std::optional<record_change> change_record(const json& doc, const config& cfg, const std::string& text,
+std::optional<record_change> change_record(const json* doc, const config& cfg, const std::string& text,
                                            const config_objects::edit& e);
 
 /// `doc` made the JSON of the changed text.

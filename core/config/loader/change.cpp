@@ -11,10 +11,10 @@
 // their own, made into records with the loader's usual code, and put in the
 // place of records a..b-1 of a copy of the running model (whatever follows
 // moved by the lines the change added or removed); the checks that look
-// across records run again on the result. Anything else (a change outside
-// the records, an anchor, an ALIAS record, any error or warning) is not taken
-// here: the caller loads the whole text, which gives the errors and
-// warnings an operator sees, exactly as before.
+// across records run again on the result, and errors are reported as the
+// whole load reports them. Anything else (a change outside the records, an
+// anchor, an ALIAS record, YAML that does not parse on its own, a change
+// that only warns) is not taken here: the caller loads the whole text.
 
 #include "core/config/loader/loader.hpp"
 #include "core/config/yaml_lines.hpp"
@@ -83,6 +83,17 @@ bool may_anchor(std::string_view t) {
 /// Every element of `c` written at line `from` (1-based) or below moves by
 /// `delta` lines: the text above them grew or shrank. Each config_location
 /// of the model is here (config_model.hpp says so beside it).
+/// What a change's records said and are, moved from the lines of the part
+/// read alone (line 1 its first) to the config's.
+void shift_lines(config_errors& errors, config_errors& warnings, std::vector<record>& records, int by) {
+  for (config_errors* said : {&errors, &warnings})
+    for (config_error& e : *said)
+      if (e.line > 0)
+        e.line += by;
+  for (record& r : records)
+    r.where.line += by;
+}
+
 void move_lines(config& c, int from, int delta) {
   auto move = [&](config_location& w) {
     if (w.line >= from)
@@ -150,15 +161,7 @@ void loader::start_from(const config& base, size_t room) {
   cfg_.answer_locations.reserve(base.answer_locations.size() + room);
   cfg_.answer_values.reserve(base.answer_values.size() + room);
   cfg_ = base;
-  auto index = [](name_index& idx, const auto& list) {
-    idx.reserve(list.size());
-    for (size_t i = 0; i < list.size(); ++i)
-      idx.emplace(list[i].name, i);
-  };
-  index(dc_index_, cfg_.datacenters);
-  index(service_index_, cfg_.services);
-  index(profile_index_, cfg_.profiles);
-  index(probe_index_, cfg_.probes);
+  index_names();
   for (const zone& z : cfg_.zones)
     zone_names_.insert(z.name);
   // The base's values are not indexed (0.5 s at 1,000,000 records): the
@@ -178,6 +181,29 @@ void loader::start_from(const config& base, size_t room) {
         if (!known)
           rankings_.emplace(h, r.dc->ranking);
       }
+}
+
+void loader::know_names_of(const config& c) {
+  cfg_.datacenters = c.datacenters;
+  cfg_.services = c.services;
+  cfg_.profiles = c.profiles;
+  cfg_.probes = c.probes;
+  cfg_.resolver = c.resolver;
+  index_names();
+}
+
+void loader::index_names() {
+  // The first of duplicates wins, as in add() and config::find_*.
+  auto index = [](name_index& idx, const auto& list) {
+    idx.clear();
+    idx.reserve(list.size());
+    for (size_t i = 0; i < list.size(); ++i)
+      idx.emplace(list[i].name, i);
+  };
+  index(dc_index_, cfg_.datacenters);
+  index(service_index_, cfg_.services);
+  index(profile_index_, cfg_.profiles);
+  index(probe_index_, cfg_.probes);
 }
 
 std::optional<load_result> loader::run_change(const config& base, std::string_view base_text, std::string_view text) {
@@ -354,22 +380,67 @@ std::optional<load_result> loader::run_change(const config& base, std::string_vi
   if (items && !items.is_null() && !items.is_sequence())
     return std::nullopt;
 
+  const std::string field_of_zone = old_zone.field;
+  if (field_of_zone.empty())
+    return std::nullopt;
+  const std::string field = field_of_zone + ".records";
+  const auto read_from_line = static_cast<int>(at->line_a); // the lines of what is read count from there
+
+  // Errors are said as the whole load says them. When the records read
+  // alone give them and nothing else could add to them (no name among
+  // them is another record's, so the names check sees them alone; no
+  // rum.join, which reads every zone), that is done before the running
+  // model is copied: a typo in one record of 1,000,000 costs that record,
+  // not a copy of the model (400 MB at the peak).
+  if (items.is_sequence() && base.rum.join.empty()) {
+    loader trial(file_, base_dir_, methods_, scope_, origin_);
+    trial.know_names_of(base);
+    zone read;
+    read.name = old_zone.name;
+    read.field = old_zone.field;
+    read.where = old_zone.where;
+    trial.parse_records(items, field, 0, items.size(), read, at->a);
+    if (!trial.errors_.empty()) {
+      shift_lines(trial.errors_, trial.warnings_, read.records, read_from_line);
+      std::unordered_set<std::string_view> names;
+      bool alone = true;
+      for (const record& r : read.records) {
+        names.insert(r.name);
+        alone = alone && r.type != dns::rr_type::alias;
+      }
+      const auto& others = old_zone.records;
+      for (size_t i = 0; i < others.size() && alone; ++i)
+        alone = (i >= at->a && i < at->b) || names.count(others[i].name) == 0;
+      if (alone) {
+        trial.check_record_names(read, field_of_zone);
+        trial.cfg_.zones.push_back(std::move(read));
+        trial.check_apex_cnames();
+        load_result refused;
+        drop_repeated_places(trial.errors_);
+        refused.errors = std::move(trial.errors_);
+        refused.warnings = std::move(trial.warnings_);
+        return refused;
+      }
+    }
+  }
+
   start_from(base, new_part.size() / 4 + 64); // an answer takes 4 bytes of text at the least
   if (at->line_shift != 0)
     move_lines(cfg_, static_cast<int>(at->line_b) + 1, static_cast<int>(at->line_shift));
   zone made;
   made.name = old_zone.name;
-  const std::string field = "zones[" + old_zone.name + "].records";
   if (items.is_sequence())
-    parse_records(items, field, 0, items.size(), made);
+    parse_records(items, field, 0, items.size(), made, at->a);
   parsed.doc.reset();
-  if (!errors_.empty() || !warnings_.empty())
+  // Errors are said here as the whole load says them (a typo in one record
+  // of 1,000,000 is refused without reading the rest); a change that only
+  // warns is left to the whole load, whose model keeps its warnings.
+  if (errors_.empty() && !warnings_.empty())
     return std::nullopt;
-  for (record& r : made.records) {
+  shift_lines(errors_, warnings_, made.records, read_from_line);
+  for (const record& r : made.records)
     if (r.type == dns::rr_type::alias)
       return std::nullopt;
-    r.where.line += static_cast<int>(at->line_a);
-  }
 
   // In place: the records replaced one for one are assigned, the rest
   // erased or inserted (a fresh vector of 100,000 records cost 30 ms).
@@ -405,10 +476,11 @@ std::optional<load_result> loader::run_change(const config& base, std::string_vi
   if (cfg_.answers.size() > used + used / 2 + 1024)
     return std::nullopt;
 
-  // What reads across records, as the whole load checks it. The zone's
-  // names: the base's were clean, so only a name a record read shares
-  // can clash; the whole check (0.3 s at 1,000,000 records) runs only when
-  // one is shared.
+  // What reads across records, as the whole load checks it and in its
+  // order (references and the failover budget only when nothing else was
+  // wrong). The zone's names: the base's were clean, so only a name a
+  // record read shares can clash; the whole check (0.3 s at 1,000,000
+  // records) runs only when one is shared.
   std::unordered_set<std::string_view> fresh;
   bool shared_name = false;
   for (size_t i = 0; i < made_count; ++i)
@@ -416,21 +488,28 @@ std::optional<load_result> loader::run_change(const config& base, std::string_vi
   for (size_t i = 0; i < z.records.size() && !shared_name; ++i)
     shared_name = (i < at->a || i >= at->a + made_count) && fresh.count(z.records[i].name) != 0;
   if (shared_name)
-    check_record_names(z, "zones[" + z.name + "]");
+    check_record_names(z, z.field);
   check_apex_cnames();
-  check_references();
   if (!cfg_.rum.join.empty())
     check_rum_join();
-  if (cfg_.failover_budget_ms > 0)
+  if (errors_.empty())
+    check_references();
+  if (errors_.empty() && cfg_.failover_budget_ms > 0)
     check_failover_budget();
   // The files the whole load checks are still there.
   std::error_code ec;
   for (const std::string* f : {&cfg_.geo_database, &cfg_.asn_database})
     if (!f->empty() && !std::filesystem::exists(*f, ec))
       return std::nullopt;
-  if (!errors_.empty() || !warnings_.empty())
-    return std::nullopt;
   load_result result;
+  if (!errors_.empty()) {
+    drop_repeated_places(errors_);
+    result.errors = std::move(errors_);
+    result.warnings = std::move(warnings_);
+    return result;
+  }
+  if (!warnings_.empty())
+    return std::nullopt;
   cfg_.file = file_;
   cfg_.load_warnings = 0;
   result.cfg = std::make_shared<const config>(std::move(cfg_));

@@ -127,6 +127,10 @@ bool may_alias(std::string_view t);
 /// True when `t` has a line break other than "\n" (change.cpp).
 bool other_line_breaks(std::string_view t);
 
+/// One error per line and field, the first found: an empty value is
+/// reported by check_keys, and the reader of its key may say it again.
+void drop_repeated_places(config_errors& errors);
+
 // Reads one config document. Every check reports through error(), which
 // records file, line, column and field; nothing throws past run().
 class loader {
@@ -432,6 +436,12 @@ private:
   /// Starts from `base`: its model copied (with `room` for more answers),
   /// its names and rankings indexed as its own load had them (change.cpp).
   void start_from(const config& base, size_t room);
+  /// What records refer to by name, taken from `c` (its DCs, services,
+  /// profiles, probes and resolver) and indexed: all a loader that reads
+  /// records alone needs (the second records thread, a change's first read).
+  void know_names_of(const config& c);
+  /// The name indexes of this loader's own lists.
+  void index_names();
   std::unordered_multimap<uint64_t, std::shared_ptr<const dc_ranking>> rankings_;
   /// Room for `count` values in all, without growing on the way there.
   void reserve_values(size_t count);
@@ -458,7 +468,10 @@ private:
   void parse_dnssec(const node& d, const std::string& field, dnssec_settings& out);
   void parse_record(const node& n, const std::string& field, zone& z);
   /// Records [begin, end) of the zone's `records` list (`list`).
-  void parse_records(const node& list, const std::string& list_field, size_t begin, size_t end, zone& z);
+  /// Items begin..end-1 of `list`; a nameless item's field counts from
+  /// `first_index` (a change reads items of a zone's list on their own).
+  void parse_records(const node& list, const std::string& list_field, size_t begin, size_t end, zone& z,
+                     size_t first_index = 0);
   /// The first half here, the second by a helper loader on another thread,
   /// then its records, answers, errors and warnings appended to ours: the
   /// same result, value indices included, as reading them in order.

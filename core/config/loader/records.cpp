@@ -71,6 +71,7 @@ void loader::parse_zone(const node& n, const std::string& field) {
   check_keys(n, field, config_fields::keys_of("zone"));
   zone z;
   z.where = where(n);
+  z.field = field;
   if (auto v = str(n, "name", field, true)) {
     auto wire = dns::text_to_wire(*v);
     if (!wire)
@@ -193,7 +194,8 @@ void loader::parse_dnssec(const node& d, const std::string& field, dnssec_settin
   }
 }
 
-void loader::parse_records(const node& list, const std::string& list_field, size_t begin, size_t end, zone& z) {
+void loader::parse_records(const node& list, const std::string& list_field, size_t begin, size_t end, zone& z,
+                           size_t first_index) {
   // A record's nodes are read only while it is made: every 1,024 records
   // (release_nodes_every), those before the next one go back to the system
   // (yaml::release_nodes), so the node table shrinks as the model grows.
@@ -203,7 +205,7 @@ void loader::parse_records(const node& list, const std::string& list_field, size
   size_t made = 0;
   for (size_t i = begin; i < end; ++i) {
     const node item = list[i];
-    std::string f = element(list_field, item, i);
+    std::string f = element(list_field, item, first_index + i);
     enter(item, f);
     parse_record(item, f, z);
     if (++made % release_every == 0 && i + 1 < list.size())
@@ -226,15 +228,7 @@ void loader::parse_records_in_two(const node& list, const std::string& list_fiel
     ++half;
   // The helper reads records only: it needs the names they refer to.
   loader helper(file_, base_dir_, methods_, scope_);
-  helper.dc_index_ = dc_index_;
-  helper.service_index_ = service_index_;
-  helper.profile_index_ = profile_index_;
-  helper.probe_index_ = probe_index_;
-  helper.cfg_.datacenters = cfg_.datacenters;
-  helper.cfg_.services = cfg_.services;
-  helper.cfg_.profiles = cfg_.profiles;
-  helper.cfg_.probes = cfg_.probes;
-  helper.cfg_.resolver = cfg_.resolver;
+  helper.know_names_of(cfg_);
   zone second;
   second.name = z.name;
   second.records.reserve(list.size() - half);

@@ -141,6 +141,18 @@ void expect_taken_like_whole(const std::string& before, const std::string& edite
   EXPECT_TRUE(compile_plan(changed->cfg, 2).plan) << what;
 }
 
+/// `edited` refused in proportion with exactly the whole load's errors and
+/// warnings (file, line, column, field, message; in its order).
+void expect_refused_like_whole(const load_result& base, const std::string& before, const std::string& edited,
+                               const std::string& what) {
+  const load_result full = whole(edited);
+  ASSERT_FALSE(full.ok()) << what;
+  auto changed = change(base, before, edited);
+  ASSERT_TRUE(changed) << what << ": not taken";
+  EXPECT_FALSE(changed->ok()) << what;
+  EXPECT_EQ(changed->report(), full.report()) << what;
+}
+
 std::vector<std::string> records_of(int n) {
   std::vector<std::string> rs;
   for (int i = 0; i < n; ++i)
@@ -213,22 +225,31 @@ TEST(config_change, what_it_does_not_take_is_left_to_the_whole_load) {
   t = before;
   t.replace(t.find("target: 192.0.2.4"), 17, "target: 192.0.2.9");
   not_taken(t, "a profile");
-  // Errors: a typo, an unknown profile, a duplicate name. The whole load
-  // names them.
+  // Errors (a typo, an unknown profile, a duplicate name) are refused
+  // here, in the whole load's words.
   auto edited = rs;
   edited[6] = "      - name: r6\n        tpye: A\n        answers: [192.0.2.1]\n";
-  not_taken(config_text(edited), "a misspelt key");
-  EXPECT_FALSE(whole(config_text(edited)).ok());
+  expect_refused_like_whole(base, before, config_text(edited), "a misspelt key");
   edited = rs;
   edited[3] = "      - {name: r3, type: A, profile: nowhere}\n";
-  not_taken(config_text(edited), "an unknown profile");
+  expect_refused_like_whole(base, before, config_text(edited), "an unknown profile");
   edited = rs;
   edited[7] = record_text(5);
-  not_taken(config_text(edited), "a duplicate record");
-  EXPECT_FALSE(whole(config_text(edited)).ok());
+  expect_refused_like_whole(base, before, config_text(edited), "a duplicate record");
   edited = rs;
   edited.push_back("      - {name: r15, type: A, answers: [192.0.2.1]}\n");
-  not_taken(config_text(edited), "a duplicate record appended, apart from its twin");
+  expect_refused_like_whole(base, before, config_text(edited), "a duplicate record appended, apart from its twin");
+  edited = rs;
+  edited[9] = "      - {type: A, answers: [192.0.2.1]}\n";
+  expect_refused_like_whole(base, before, config_text(edited), "a record without a name (its field is its index)");
+  // What the records read say among themselves beside a typo: a name twice,
+  // a CNAME at the apex.
+  edited = rs;
+  edited[10] = "      - {name: n1, type: A, answers: [192.0.2.1]}\n      - {name: n1, type: A, ttl: x, answers: [192.0.2.2]}\n";
+  expect_refused_like_whole(base, before, config_text(edited), "a duplicate among the records read, and a typo");
+  edited = rs;
+  edited[10] = "      - {name: '@', type: CNAME, answers: [x.example.org.]}\n      - {name: n1, type: A, ttl: x, answers: [192.0.2.2]}\n";
+  expect_refused_like_whole(base, before, config_text(edited), "a CNAME at the apex, and a typo");
   edited = rs;
   edited.push_back("      - {name: r1, type: CNAME, answers: [x.example.org.]}\n");
   not_taken(config_text(edited), "a CNAME beside other data (a warning)");
@@ -389,7 +410,9 @@ TEST(config_change, random_edits_give_the_whole_loads_model_or_are_left_to_it) {
     const load_result full = whole(next);
     auto changed = change(model, text, next);
     if (!full.ok()) {
-      EXPECT_FALSE(changed) << "round " << round << ": taken, but the whole load refuses it: " << full.report();
+      if (changed) {
+        EXPECT_EQ(changed->report(), full.report()) << "round " << round;
+      }
       continue;
     }
     if (changed) {
@@ -401,6 +424,55 @@ TEST(config_change, random_edits_give_the_whole_loads_model_or_are_left_to_it) {
     items = edited;
   }
   EXPECT_GT(taken, 80) << "most of these edits touch records alone";
+}
+
+TEST(config_change, a_typo_in_a_record_is_refused_in_proportion_in_the_whole_loads_words) {
+  // One mistake at a time in one record of 80 (every shape), chained on a
+  // clean base: the change is refused with the errors a whole load of the
+  // same text gives, byte for byte; a correct edit still gives its model.
+  std::mt19937 rng(7);
+  const std::vector<std::string> rs = records_of(80);
+  const std::string before = config_text(rs);
+  const load_result base = whole(before);
+  ASSERT_TRUE(base.ok()) << base.report();
+  const std::vector<std::pair<std::string, std::string>> mistakes = {
+    {"type: A", "tpye: A"},          {"answers:", "answrs:"},       {"type: A", "type: AA"},
+    {"192.0.2.", "192.0.2.9"},       {"service: web", "service: wbe"}, {"weight: 3", "weight: -3"},
+    {"iad:", "ams:"},                {"profile: p", "profile: q"},  {"metric: healthyBackends", "metric: healthy"},
+    {"subnet: 10.0.0.0/8", "subnet: 10.0.0.0/88"}, {"type: TXT", "type: TXT\n        ttl: x"},
+    {"name: r", "name: r1"},         {"fail_safe:", "fail_safe: []\n          x:"},
+  };
+  int refused = 0, rounds = 0;
+  for (int round = 0; round < 200; ++round) {
+    const size_t i = rng() % rs.size();
+    std::vector<size_t> fits; // the mistakes this record's shape can have
+    for (size_t m = 0; m < mistakes.size(); ++m)
+      if (rs[i].find(mistakes[m].first) != std::string::npos)
+        fits.push_back(m);
+    if (fits.empty())
+      continue;
+    const auto& [from, to] = mistakes[fits[rng() % fits.size()]];
+    std::string bad = rs[i];
+    bad.replace(bad.find(from), from.size(), to);
+    auto edited = rs;
+    edited[i] = bad;
+    const std::string text = config_text(edited);
+    const load_result full = whole(text);
+    ++rounds;
+    auto changed = change(base, before, text);
+    if (full.ok()) { // "name: r1..." may still name a free record
+      if (changed) {
+        EXPECT_EQ(describe(*changed->cfg), describe(*full.cfg)) << "round " << round;
+      }
+      continue;
+    }
+    ASSERT_TRUE(changed) << "round " << round << ": " << to << " in r" << i << " left to the whole load";
+    ASSERT_FALSE(changed->ok()) << "round " << round;
+    ASSERT_EQ(changed->report(), full.report()) << "round " << round << ": " << to << " in r" << i;
+    ++refused;
+  }
+  EXPECT_GT(rounds, 150);
+  EXPECT_GT(refused, rounds / 2);
 }
 
 } // namespace config_change_test

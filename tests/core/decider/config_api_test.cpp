@@ -341,13 +341,23 @@ TEST(config_api, a_record_change_edits_only_its_lines_and_reads_as_the_whole_con
     ASSERT_EQ(edits.size(), 1u) << error;
     json expected = doc;
     const auto want = config_objects::apply(expected, edits[0]);
-    auto c = api::change_record(doc, *loaded.cfg, text, edits[0]);
+    auto c = api::change_record(&doc, *loaded.cfg, text, edits[0]);
+    // Without the document (the first change after a push): the same
+    // change, from the lines alone.
+    auto alone = api::change_record(nullptr, *loaded.cfg, text, edits[0]);
     ++tried;
+    ASSERT_EQ(alone.has_value(), c.has_value()) << "round " << round;
     if (!c) {
       // Only what the whole path refuses, or a zone it cannot take so.
       continue;
     }
     ++taken;
+    EXPECT_EQ(alone->yaml, c->yaml) << round;
+    EXPECT_EQ(alone->result.status, c->result.status) << round;
+    EXPECT_EQ(alone->result.pointer, c->result.pointer) << round;
+    EXPECT_EQ(alone->zone, c->zone) << round;
+    EXPECT_EQ(alone->at, c->at) << round;
+    EXPECT_EQ(alone->body, c->body) << round;
     EXPECT_EQ(c->result.status, want.status) << round;
     EXPECT_EQ(c->result.pointer, want.pointer) << round;
     EXPECT_EQ(parse(c->yaml), expected) << "round " << round << ":\n" << c->yaml;
@@ -375,7 +385,16 @@ TEST(config_api, a_record_change_leaves_to_the_whole_rewrite_what_it_cannot_read
   auto take = [&](const std::string& text, const config_objects::edit& e) {
     auto loaded = load_config_text(text, "pushed.yaml", routing_methods());
     EXPECT_TRUE(loaded.ok()) << loaded.report();
-    return loaded.ok() ? api::change_record(parse(text), *loaded.cfg, text, e) : std::nullopt;
+    if (!loaded.ok())
+      return std::optional<api::record_change>();
+    const json doc = parse(text);
+    auto c = api::change_record(&doc, *loaded.cfg, text, e);
+    // Taken alike without the document.
+    auto alone = api::change_record(nullptr, *loaded.cfg, text, e);
+    EXPECT_EQ(alone.has_value(), c.has_value());
+    if (alone && c)
+      EXPECT_EQ(alone->yaml, c->yaml);
+    return c;
   };
   EXPECT_TRUE(take(commented, put("zones/example.com/records/www/A")));
   // An alias (the records may be another zone's too), records in flow

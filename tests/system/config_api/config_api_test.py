@@ -178,6 +178,23 @@ def run_checks(env, work, tls, op, agent, anon):
           "gtmeshctl configs names the operator certificate, the listener that vouched for it, the API and the "
           "message: %s" % out[-300:])
 
+    # A record's PUT through decider 1, which has not made the JSON of this
+    # version (its last API read was at v0): the first change after a new
+    # version reads the record's lines alone. Every decider then holds the
+    # config the JSON path gives, and loaded it in proportion.
+    status, h, body = op[0].request("PUT", zone + "/lb2/A", {"answers": ["192.0.2.78"]})
+    check(status == 201 and body.get("version") == v0 + 2,
+          "a PUT without the version's JSON made creates version %d (%s %s)" % (v0 + 2, status, body))
+    check(wait_for(lambda: dns_answers(env, "lb2.demo.example") == [["192.0.2.78"]] * 3, 15),
+          "every responder serves that record")
+    configs = [o.request("GET", "/api/v1/config") for o in op]
+    check(all(c[0] == 200 and etag(c[1]) == str(v0 + 2) for c in configs) and
+          configs[0][2] == configs[1][2] == configs[2][2] and
+          {"name": "lb2", "type": "A", "answers": ["192.0.2.78"]} in
+          [r for z in configs[0][2]["zones"] for r in z.get("records", [])],
+          "every decider reads version %d alike, with the record" % (v0 + 2))
+    check(loads("whole") == whole_before, "and none loaded it whole (%s -> %s)" % (whole_before, loads("whole")))
+
     # 3. lost updates
     status, h, _ = op[0].request("GET", zone + "/lb/A")
     base = etag(h)
