@@ -391,9 +391,12 @@ std::optional<load_result> loader::run_change(const config& base, std::string_vi
   // them is another record's, so the names check sees them alone; no
   // rum.join, which reads every zone), that is done before the running
   // model is copied: a typo in one record of 1,000,000 costs that record,
-  // not a copy of the model (400 MB at the peak).
-  if (items.is_sequence() && base.rum.join.empty()) {
+  // not a copy of the model (400 MB at the peak). Only for a part under a
+  // quarter of the text: past that, reading it twice costs more than the
+  // copy it spares.
+  if (items.is_sequence() && base.rum.join.empty() && new_part.size() < text.size() / 4) {
     loader trial(file_, base_dir_, methods_, scope_, origin_);
+    trial.keep_nodes_ = true; // read again below when they are right
     trial.know_names_of(base);
     zone read;
     read.name = old_zone.name;

@@ -154,6 +154,9 @@ private:
   config_errors errors_;
   config_errors warnings_;
   config cfg_;
+  /// Records read leave their YAML nodes in place (a change's first read:
+  /// the same nodes are read again).
+  bool keep_nodes_ = false;
 
   // The innermost element being read, for the last-resort error of run()
   // should an exception (a bug) get past the checks after all.

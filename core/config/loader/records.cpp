@@ -208,7 +208,7 @@ void loader::parse_records(const node& list, const std::string& list_field, size
     std::string f = element(list_field, item, first_index + i);
     enter(item, f);
     parse_record(item, f, z);
-    if (++made % release_every == 0 && i + 1 < list.size())
+    if (++made % release_every == 0 && i + 1 < list.size() && !keep_nodes_)
       yaml::release_nodes(list[begin], list[i + 1]);
   }
 }

@@ -3,6 +3,7 @@
 // text gives, line numbers included, or leave the text to a whole load.
 
 #include "core/config/config_loader.hpp"
+#include "core/config/loader/loader.hpp"
 #include "core/routing/all_methods.hpp"
 #include "core/routing/routing_plan.hpp"
 #include "tests/test_support.hpp"
@@ -473,6 +474,25 @@ TEST(config_change, a_typo_in_a_record_is_refused_in_proportion_in_the_whole_loa
   }
   EXPECT_GT(rounds, 150);
   EXPECT_GT(refused, rounds / 2);
+}
+
+TEST(config_change, many_records_read_at_once_are_read_as_the_whole_load_reads_them) {
+  // A change of many records (a push that inserts 100,000) is read twice:
+  // first for errors, then into the model. The first read must leave the
+  // YAML nodes it read in place (a whole load gives each 1,024 records'
+  // nodes back as it goes, whole pages of them: here every 2 records, and
+  // 600 records fill pages enough).
+  const size_t was = config_loading::release_nodes_every.exchange(2);
+  const std::vector<std::string> rs = records_of(3000); // the part read under a quarter of the text
+  const std::string before = config_text(rs);
+  std::vector<std::string> more = rs;
+  for (int i = 5000; i < 5600; ++i)
+    more.insert(more.begin() + 1, record_text(i));
+  expect_taken_like_whole(before, config_text(more), "600 records inserted at once");
+  more[5] = "      - {name: r999, type: A, ttl: x, answers: [192.0.2.1]}\n";
+  const load_result base = whole(before);
+  expect_refused_like_whole(base, before, config_text(more), "600 records inserted at once, one with a typo");
+  config_loading::release_nodes_every = was;
 }
 
 } // namespace config_change_test
