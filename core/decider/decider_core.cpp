@@ -32,7 +32,8 @@ bool decider_core::activate(uint32_t version, std::shared_ptr<const std::string>
   // model, so a push of the same text re-reads it.
   load_result loaded;
   plan_ptr validated_plan;
-  if (validated_ && validated_->yaml == yaml && validated_->file == file) {
+  if (validated_ && validated_->yaml_size == yaml.size() && validated_->file == file &&
+      validated_->yaml_sha256 == consensus::sha256_hex(yaml)) {
     loaded.cfg = std::move(validated_->cfg);
     if (validated_->plan_version == version && validated_->views_stamp == views_stamp_)
       validated_plan = std::move(validated_->plan);
@@ -117,7 +118,8 @@ bool decider_core::restore(int64_t now_ms, std::string& error) {
   // bootstrap entry (unless the cluster already has a config).
   if (initial_model && options_.initial_config_text) {
     bootstrap_yaml_ = std::move(options_.initial_config_text);
-    validated_ = validated_config{*bootstrap_yaml_, options_.initial_config_file, std::move(initial_model), now_ms};
+    validated_ = validated_config{bootstrap_yaml_->size(), consensus::sha256_hex(*bootstrap_yaml_),
+                                  options_.initial_config_file, std::move(initial_model), now_ms};
   } else {
     std::ifstream in(options_.initial_config_file);
     if (!in) {
@@ -178,7 +180,8 @@ std::vector<std::string> decider_core::validate_config(const std::string& yaml, 
   if (dry_run_wanted && report)
     *report = dry_run(loaded.cfg, now_ms);
   else if (!dry_run_wanted)
-    validated_ = validated_config{yaml, file.empty() ? "pushed.yaml" : file, loaded.cfg, now_ms, compiled.plan,
+    validated_ = validated_config{yaml.size(), consensus::sha256_hex(yaml), file.empty() ? "pushed.yaml" : file,
+                                  loaded.cfg, now_ms, compiled.plan,
                                   next_version, views_stamp_};
   return errors;
 }

@@ -304,7 +304,10 @@ private:
   /// its plan too when it is committed as the version it was compiled for
   /// (the next one: a plan differs by version only in the SOA serial).
   struct validated_config {
-    std::string yaml;
+    /// The text it was read from, by size and SHA-256 (not a copy of it:
+    /// 35 MB of fresh pages at 100,000 records, more than the hash costs).
+    size_t yaml_size = 0;
+    std::string yaml_sha256;
     std::string file;
     config_ptr cfg;
     int64_t at_ms = 0;

@@ -143,7 +143,7 @@ void on_frame(decider_self self, link_id link, const std::vector<char>& bytes) {
         return reject();
       command_caller caller;
       caller.peer = from;
-      handle_push(self, caller, push);
+      handle_push(self, caller, std::move(push));
       return;
     }
     case message_kind::request: {

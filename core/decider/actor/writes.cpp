@@ -201,7 +201,7 @@ void forget_link(decider_self self, link_id link) {
           w.end());
 }
 
-void handle_push(decider_self self, const command_caller& caller, const config_body& push) {
+void handle_push(decider_self self, const command_caller& caller, config_body&& push) {
   auto& st = self->state;
   const link_id link = caller.peer.link;
   const std::string& author = caller.peer.identity.name;
@@ -215,7 +215,7 @@ void handle_push(decider_self self, const command_caller& caller, const config_b
   std::vector<uint8_t> encoded;
   if (errors.empty()) {
     e.kind = consensus::entry_kind::config;
-    e.yaml = push.yaml;
+    e.yaml = std::move(push.yaml); // not copied: 35 MB of fresh pages at 100,000 records
     e.yaml_packed = push.yaml_packed; // the frame it came in: logged as it is
     e.file = file;
     e.push_id = push.push_id;
@@ -233,7 +233,7 @@ void handle_push(decider_self self, const command_caller& caller, const config_b
     prove(self, e, caller, "", push.signature);
     encoded = consensus::encode(e);
     if (std::string why = entry_too_large(self, encoded.size()); !why.empty())
-      errors.push_back(file + ": " + std::to_string(push.yaml.size() >> 20) + " MB of text, " + why);
+      errors.push_back(file + ": " + std::to_string(e.yaml.size() >> 20) + " MB of text, " + why);
   }
   if (push.dry_run)
     st.last_dry_run = decider_state::dry_run_record{now, author, file, report, errors};

@@ -66,7 +66,7 @@ void forget_link(decider_self self, mesh::link_id link);
 /// A config pushed by an operator (gtmeshctl push): validated, checked for
 /// what every member decider must understand, proven, proposed; answered
 /// with a config_reply frame on the caller's link.
-void handle_push(decider_self self, const command_caller& caller, const mesh::config_body& push);
+void handle_push(decider_self self, const command_caller& caller, mesh::config_body&& push);
 
 /// One call of the per-object config API (docs/api.md), from the HTTP
 /// listener or gtmeshctl; `answer` gets the reply (config_api.hpp), once
