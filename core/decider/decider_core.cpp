@@ -65,7 +65,7 @@ bool decider_core::activate(uint32_t version, std::shared_ptr<const std::string>
   const uint64_t hash = std::hash<std::string>{}(yaml);
   active_ = active_config{version, std::move(text), file, loaded.cfg, compiled.plan, hash, warnings, std::move(packed)};
   if (persist)
-    pending_.config = state::stored_config{version, *active_->yaml, file, now_ms, active_->yaml_packed};
+    pending_.config = state::stored_config{version, {}, file, now_ms, active_->yaml_packed, active_->yaml};
   dirty_ = true;
   return true;
 }

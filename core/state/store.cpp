@@ -141,7 +141,7 @@ uint64_t read_be(const rocksdb::Slice& s, size_t offset, size_t n) {
 
 std::string pack_config(const stored_config& c) {
   wire_config w;
-  mesh::put_config_text(c.yaml, c.packed, w.y, w.yz);
+  mesh::put_config_text(c.text(), c.packed, w.y, w.yz);
   w.f = c.file;
   w.t = c.at_ms;
   return pack(w);
