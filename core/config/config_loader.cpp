@@ -41,6 +41,14 @@ void drop_repeated_places(config_errors& errors) {
   errors = std::move(kept);
 }
 
+load_result loader::refused() {
+  load_result r;
+  drop_repeated_places(errors_);
+  r.errors = std::move(errors_);
+  r.warnings = std::move(warnings_);
+  return r;
+}
+
 load_result loader::run(std::string_view text) {
   if (text.size() > max_config_bytes)
     return oversized(file_, text.size());
@@ -149,12 +157,9 @@ load_result loader::read(std::string_view text) {
     if (errors_.empty() && cfg_.failover_budget_ms > 0)
       check_failover_budget();
   }
+  if (!errors_.empty())
+    return refused();
   result.warnings = std::move(warnings_);
-  if (!errors_.empty()) {
-    drop_repeated_places(errors_);
-    result.errors = std::move(errors_);
-    return result;
-  }
   // The node table first (most of the load's memory at this point: 80 MB
   // at 100,000 records), then give back the arena's slack (it grew by
   // doubling): shrinking copies the answers, which with the table still

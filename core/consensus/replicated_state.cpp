@@ -437,6 +437,8 @@ replicated_view_ptr replicated_state::view() const {
   v->config_version = version_;
   v->yaml = yaml_;
   v->yaml_packed = yaml_packed_;
+  if (!history_.empty() && history_.back().version == version_)
+    v->yaml_sha256 = history_.back().sha256;
   v->file = file_;
   v->signed_only = signed_only_;
   v->signed_only_by = signed_only_by_;

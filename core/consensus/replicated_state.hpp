@@ -97,6 +97,7 @@ struct replicated_view {
   uint32_t config_version = 0;
   std::shared_ptr<const std::string> yaml; ///< null while there is no config
   mesh::packed_text yaml_packed;           ///< its frame, when at hand
+  std::string yaml_sha256; ///< of `yaml`, hex, as the history has it ("" when it has none)
   std::string file;
   std::vector<drain_record> drains;
   std::vector<revocation_record> revoked; ///< by serial

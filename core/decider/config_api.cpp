@@ -230,8 +230,12 @@ std::optional<record_change> change_record(const json* doc, const config& cfg, c
   std::optional<size_t> record_index;
   const json* records = nullptr; // the document's records of the zone
   if (doc) {
+    // The document's zones are the model's but the generated catalog zone,
+    // which the model holds last.
+    const size_t catalogs = static_cast<size_t>(
+      std::count_if(cfg.zones.begin(), cfg.zones.end(), [](const zone& z) { return z.catalog; }));
     auto place = config_objects::find_record(*doc, e.ref);
-    if (!place || cfg.zones.size() != (*doc)["zones"].size())
+    if (!place || cfg.zones.size() - catalogs != (*doc)["zones"].size())
       return std::nullopt;
     zone_index = place->zone;
     record_index = place->record;

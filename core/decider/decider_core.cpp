@@ -22,7 +22,8 @@ decider_core::decider_core(decider_options options, std::unique_ptr<state::store
     : options_(std::move(options)), store_(std::move(store)) {}
 
 bool decider_core::activate(uint32_t version, std::shared_ptr<const std::string> text, const std::string& file,
-                            int64_t now_ms, std::string& error, bool persist, mesh::packed_text packed) {
+                            int64_t now_ms, std::string& error, bool persist, mesh::packed_text packed,
+                            const std::string& yaml_sha256) {
   const std::string& yaml = *text;
   // The same text as the push just validated, or as the active config (the
   // start-up config committed as version 1): its model, not a second load.
@@ -33,7 +34,7 @@ bool decider_core::activate(uint32_t version, std::shared_ptr<const std::string>
   load_result loaded;
   plan_ptr validated_plan;
   if (validated_ && validated_->yaml_size == yaml.size() && validated_->file == file &&
-      validated_->yaml_sha256 == consensus::sha256_hex(yaml)) {
+      validated_->yaml_sha256 == (yaml_sha256.empty() ? consensus::sha256_hex(yaml) : yaml_sha256)) {
     loaded.cfg = std::move(validated_->cfg);
     if (validated_->plan_version == version && validated_->views_stamp == views_stamp_)
       validated_plan = std::move(validated_->plan);
@@ -207,7 +208,7 @@ decider_core::view_change decider_core::apply_view(const consensus::replicated_v
       (!active_ || active_->version != v.config_version ||
        (active_->yaml != v.yaml && *active_->yaml != *v.yaml))) { // the same text is mostly the same string
     std::string error;
-    if (activate(v.config_version, v.yaml, v.file, now_ms, error, true, v.yaml_packed)) {
+    if (activate(v.config_version, v.yaml, v.file, now_ms, error, true, v.yaml_packed, v.yaml_sha256)) {
       // The cluster has a config: the start-up file's text is not needed any
       // more (a bootstrap after a wiped log proposes the active config).
       bootstrap_yaml_.reset();
@@ -216,7 +217,7 @@ decider_core::view_change decider_core::apply_view(const consensus::replicated_v
       ++counters_.config_accepted;
       change.config = true;
     } else {
-      failed_config_ = state::stored_config{v.config_version, *v.yaml, v.file, now_ms, v.yaml_packed};
+      failed_config_ = state::stored_config{v.config_version, {}, v.file, now_ms, v.yaml_packed, v.yaml};
       // Committed, but it does not load on this decider (a file it names is
       // missing here?): keep serving the last config that does.
       config_error_ = "committed config version " + std::to_string(v.config_version) +
@@ -346,8 +347,8 @@ bool decider_core::retry_committed_config(int64_t now_ms) {
   if (!failed_config_)
     return false;
   std::string error;
-  if (!activate(failed_config_->version, std::make_shared<const std::string>(failed_config_->yaml),
-                failed_config_->file, now_ms, error, true))
+  if (!activate(failed_config_->version, failed_config_->shared_yaml, failed_config_->file, now_ms, error, true,
+                failed_config_->packed))
     return false;
   failed_config_.reset();
   config_error_.clear();

@@ -283,8 +283,11 @@ public:
   const monitor_protection_state& protection() const noexcept { return protection_; }
 
 private:
+  /// `yaml_sha256`: its SHA-256 (hex) when known, else computed should it
+  /// be needed (to tell the text the last push validated).
   bool activate(uint32_t version, std::shared_ptr<const std::string> yaml, const std::string& file, int64_t now_ms,
-                std::string& error, bool persist, mesh::packed_text packed = nullptr);
+                std::string& error, bool persist, mesh::packed_text packed = nullptr,
+                const std::string& yaml_sha256 = {});
   /// `yaml` loaded: only the records a change from the active config
   /// touched when that can be done (load_config_change), else whole.
   load_result load_text(const std::string& yaml, const std::string& file, config_origin origin);

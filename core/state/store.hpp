@@ -44,8 +44,8 @@ struct stored_config {
   /// The frame `yaml` came in, stored as it is (null: compressed here).
   mesh::packed_text packed;
   /// The text when it is shared with its holder rather than copied into
-  /// `yaml` (a decider's active config: 35 MB at 100,000 records); a write
-  /// takes it before `yaml`.
+  /// `yaml` (a decider's active config: 35 MB at 100,000 records; `yaml` is
+  /// then empty): read it through text(), as a write does.
   std::shared_ptr<const std::string> shared_yaml;
   const std::string& text() const noexcept { return shared_yaml ? *shared_yaml : yaml; }
 };

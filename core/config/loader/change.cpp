@@ -80,9 +80,6 @@ bool may_anchor(std::string_view t) {
   return false;
 }
 
-/// Every element of `c` written at line `from` (1-based) or below moves by
-/// `delta` lines: the text above them grew or shrank. Each config_location
-/// of the model is here (config_model.hpp says so beside it).
 /// What a change's records said and are, moved from the lines of the part
 /// read alone (line 1 its first) to the config's.
 void shift_lines(config_errors& errors, config_errors& warnings, std::vector<record>& records, int by) {
@@ -94,6 +91,19 @@ void shift_lines(config_errors& errors, config_errors& warnings, std::vector<rec
     r.where.line += by;
 }
 
+/// Whether a record among records[first, first + count) of `records` has
+/// the name of one outside that range (`names`: theirs).
+bool shares_a_name(const std::vector<record>& records, size_t first, size_t count,
+                   const std::unordered_set<std::string_view>& names) {
+  for (size_t i = 0; i < records.size(); ++i)
+    if ((i < first || i >= first + count) && names.count(records[i].name) != 0)
+      return true;
+  return false;
+}
+
+/// Every element of `c` written at line `from` (1-based) or below moves by
+/// `delta` lines: the text above them grew or shrank. Each config_location
+/// of the model is here (config_model.hpp says so beside it).
 void move_lines(config& c, int from, int delta) {
   auto move = [&](config_location& w) {
     if (w.line >= from)
@@ -392,9 +402,14 @@ std::optional<load_result> loader::run_change(const config& base, std::string_vi
   // rum.join, which reads every zone), that is done before the running
   // model is copied: a typo in one record of 1,000,000 costs that record,
   // not a copy of the model (400 MB at the peak). Only for a part under a
-  // quarter of the text: past that, reading it twice costs more than the
-  // copy it spares.
-  if (items.is_sequence() && base.rum.join.empty() && new_part.size() < text.size() / 4) {
+  // quarter of the text and first_read_max: past that, reading a valid
+  // change twice costs more than the copy it spares.
+  // The files the whole load checks are still there (it says so when not).
+  std::error_code ec;
+  for (const std::string* f : {&base.geo_database, &base.asn_database})
+    if (!f->empty() && !std::filesystem::exists(*f, ec))
+      return std::nullopt;
+  if (items.is_sequence() && base.rum.join.empty() && new_part.size() < std::min(text.size() / 4, first_read_max)) {
     loader trial(file_, base_dir_, methods_, scope_, origin_);
     trial.keep_nodes_ = true; // read again below when they are right
     trial.know_names_of(base);
@@ -411,18 +426,11 @@ std::optional<load_result> loader::run_change(const config& base, std::string_vi
         names.insert(r.name);
         alone = alone && r.type != dns::rr_type::alias;
       }
-      const auto& others = old_zone.records;
-      for (size_t i = 0; i < others.size() && alone; ++i)
-        alone = (i >= at->a && i < at->b) || names.count(others[i].name) == 0;
-      if (alone) {
+      if (alone && !shares_a_name(old_zone.records, at->a, at->b - at->a, names)) {
         trial.check_record_names(read, field_of_zone);
         trial.cfg_.zones.push_back(std::move(read));
         trial.check_apex_cnames();
-        load_result refused;
-        drop_repeated_places(trial.errors_);
-        refused.errors = std::move(trial.errors_);
-        refused.warnings = std::move(trial.warnings_);
-        return refused;
+        return trial.refused();
       }
     }
   }
@@ -488,9 +496,7 @@ std::optional<load_result> loader::run_change(const config& base, std::string_vi
   bool shared_name = false;
   for (size_t i = 0; i < made_count; ++i)
     shared_name |= !fresh.insert(z.records[at->a + i].name).second;
-  for (size_t i = 0; i < z.records.size() && !shared_name; ++i)
-    shared_name = (i < at->a || i >= at->a + made_count) && fresh.count(z.records[i].name) != 0;
-  if (shared_name)
+  if (shared_name || shares_a_name(z.records, at->a, made_count, fresh))
     check_record_names(z, z.field);
   check_apex_cnames();
   if (!cfg_.rum.join.empty())
@@ -499,20 +505,11 @@ std::optional<load_result> loader::run_change(const config& base, std::string_vi
     check_references();
   if (errors_.empty() && cfg_.failover_budget_ms > 0)
     check_failover_budget();
-  // The files the whole load checks are still there.
-  std::error_code ec;
-  for (const std::string* f : {&cfg_.geo_database, &cfg_.asn_database})
-    if (!f->empty() && !std::filesystem::exists(*f, ec))
-      return std::nullopt;
-  load_result result;
-  if (!errors_.empty()) {
-    drop_repeated_places(errors_);
-    result.errors = std::move(errors_);
-    result.warnings = std::move(warnings_);
-    return result;
-  }
+  if (!errors_.empty())
+    return refused();
   if (!warnings_.empty())
     return std::nullopt;
+  load_result result;
   cfg_.file = file_;
   cfg_.load_warnings = 0;
   result.cfg = std::make_shared<const config>(std::move(cfg_));

@@ -48,6 +48,9 @@ inline std::atomic<size_t> parallel_records_min{4096};
 /// to the system every this many records (yaml::release_nodes). Tests lower
 /// it so that small configs read around released nodes too.
 inline std::atomic<size_t> release_nodes_every{1024};
+/// A change's records are read once alone, for errors, before the running
+/// model is copied, when the part read is under this size (change.cpp).
+inline constexpr size_t first_read_max = 4u << 20;
 
 inline std::string join(const std::string& parent, std::string_view key) {
   if (parent.empty())
@@ -445,6 +448,8 @@ private:
   void know_names_of(const config& c);
   /// The name indexes of this loader's own lists.
   void index_names();
+  /// Its errors, one per place, and warnings: a config refused.
+  load_result refused();
   std::unordered_multimap<uint64_t, std::shared_ptr<const dc_ranking>> rankings_;
   /// Room for `count` values in all, without growing on the way there.
   void reserve_values(size_t count);

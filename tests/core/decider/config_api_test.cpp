@@ -397,6 +397,14 @@ TEST(config_api, a_record_change_leaves_to_the_whole_rewrite_what_it_cannot_read
     return c;
   };
   EXPECT_TRUE(take(commented, put("zones/example.com/records/www/A")));
+  // A config with a catalog zone (generated last in the model, not in the
+  // document): a record of another zone changes alike both ways.
+  std::string with_catalog = commented;
+  const std::string records_line = "    records:\n      # name servers first";
+  with_catalog.replace(with_catalog.find(records_line), records_line.size(),
+                       "    transfer: {allow: [127.0.0.1]}\n" + records_line);
+  with_catalog += "catalog: {name: catalog.invalid., transfer: {allow: [127.0.0.1]}}\n";
+  EXPECT_TRUE(take(with_catalog, put("zones/example.com/records/www/A"))) << "a config with a catalog zone";
   // An alias (the records may be another zone's too), records in flow
   // style, a zone that is not there, a record not there to delete.
   std::string aliased = commented;
