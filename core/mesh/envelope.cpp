@@ -158,7 +158,7 @@ bool signature_from_wire(std::vector<uint8_t>& certificate, int64_t signed_at, s
 wire_config config_to_wire(const config_body& b) {
   wire_config w{b.version, {}, {}, b.file, b.dry_run, b.push_id, b.based_on, b.keep_api_changes, b.message,
                 b.signature.certificate, b.signature.signed_at_ms, b.signature.signature};
-  put_config_text(b.yaml, b.yaml_packed, w.y, w.yz);
+  put_config_text(b.text(), b.yaml_packed, w.y, w.yz);
   return w;
 }
 

@@ -129,6 +129,11 @@ struct config_body {
   /// The frame `yaml` came in or is to be sent in (config_compression.hpp);
   /// not a field of its own on the wire.
   packed_text yaml_packed;
+  /// The text to send when it is shared with its holder rather than copied
+  /// into `yaml` (a decider's active config for its agents); not on the
+  /// wire: the text goes as `yaml` does.
+  std::shared_ptr<const std::string> shared_yaml;
+  const std::string& text() const noexcept { return shared_yaml ? *shared_yaml : yaml; }
 };
 
 /// delta: entries of each origin above the peer's high-water mark, the new

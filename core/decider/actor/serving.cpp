@@ -211,7 +211,8 @@ const std::vector<uint8_t>& config_frame(decider_self self) {
   const active_config* c = st.core->config();
   if (st.config_frame_bytes.empty() || st.config_frame_version != c->version || st.config_frame_hash != c->hash) {
     st.config_frame_bytes =
-      frame(message_kind::config_push, node_name(self), config_body{c->version, *c->yaml, c->file, false, 0, 0, false, {}, {}, c->yaml_packed});
+      frame(message_kind::config_push, node_name(self),
+            config_body{c->version, {}, c->file, false, 0, 0, false, {}, {}, c->yaml_packed, c->yaml});
     st.config_frame_version = c->version;
     st.config_frame_hash = c->hash;
   }

@@ -274,6 +274,35 @@ TEST(config_compression, a_text_that_came_compressed_is_sent_on_in_the_frame_it_
   EXPECT_FALSE(small_back.yaml_packed);
 }
 
+TEST(config_compression, a_big_text_compressed_on_two_threads_is_one_frame_that_records_its_size) {
+  // Above 8 MiB zstd compresses on two threads: still one frame with the
+  // text's size and checksum, read back as any other.
+  std::string text;
+  while (text.size() < (9u << 20))
+    text += test::large_config_text();
+  std::string plain, z, out;
+  put_config_text(text, plain, z);
+  ASSERT_TRUE(plain.empty());
+  EXPECT_EQ(packed_size(z), text.size());
+  ASSERT_TRUE(take_config_text(plain, z, out));
+  EXPECT_EQ(out, text);
+  std::string flipped = z;
+  flipped[flipped.size() / 2] ^= 0x10;
+  EXPECT_FALSE(take_config_text(plain, flipped, out)) << "its checksum is there";
+
+  // A body whose text is shared with its holder goes as a copied one does.
+  auto shared = std::make_shared<const std::string>(text);
+  config_body copied{3, text, "big.yaml", false, 9};
+  config_body by_share{3, {}, "big.yaml", false, 9, 0, false, {}, {}, nullptr, shared};
+  config_body back;
+  ASSERT_TRUE(decode_body(encode_body(by_share), back));
+  EXPECT_EQ(back.yaml, text);
+  EXPECT_EQ(back.version, 3u);
+  config_body back_copied;
+  ASSERT_TRUE(decode_body(encode_body(copied), back_copied));
+  EXPECT_EQ(back_copied.yaml, back.yaml);
+}
+
 TEST(config_compression, frames_that_claim_too_much_or_are_not_one_whole_frame_are_refused) {
   std::string plain, z, out = "untouched";
   // 64 MiB + 1 of one byte compresses to a few KB: it must not be expanded.
