@@ -27,14 +27,19 @@ std::string compress(const std::string& text) {
   // A big text on two threads (zstd's own; a build without them refuses
   // the parameter and compresses on this one): 347 MB at 1,000,000
   // records took a second here. The frame is an ordinary one, read alike.
-  if (text.size() >= parallel_compress_bytes)
-    ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_nbWorkers, 2);
+  const bool threads = text.size() >= parallel_compress_bytes &&
+                       !ZSTD_isError(ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_nbWorkers, 2));
   // Into a buffer nothing has touched: a string of the bound's size is
   // zeroed first, the whole text's size in page faults and writes for an
   // output of a twentieth of it.
   const size_t bound = ZSTD_compressBound(text.size());
   std::unique_ptr<char[]> out(new char[bound]);
   size_t n = ZSTD_compress2(cctx.get(), out.get(), bound, text.data(), text.size());
+  if (ZSTD_isError(n) && threads) { // its threads could not be had (a process limit): on this one
+    ZSTD_CCtx_reset(cctx.get(), ZSTD_reset_session_only);
+    ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_nbWorkers, 0);
+    n = ZSTD_compress2(cctx.get(), out.get(), bound, text.data(), text.size());
+  }
   if (ZSTD_isError(n))
     throw std::runtime_error(std::string("zstd: ") + ZSTD_getErrorName(n));
   return std::string(out.get(), n);

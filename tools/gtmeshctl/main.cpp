@@ -607,7 +607,8 @@ int main(int argc, char** argv) {
     std::string text;
     {
       std::ifstream in(pos[1], std::ios::binary);
-      text.resize(static_cast<size_t>(size));
+      if (in)
+        text.resize(static_cast<size_t>(size));
       if (!in || !in.read(text.data(), static_cast<std::streamsize>(text.size())) || in.peek() != EOF) {
         std::fprintf(stderr, "gtmeshctl: cannot read %s (or it changed while read); nothing was pushed\n",
                      pos[1].c_str());
