@@ -395,6 +395,11 @@ std::optional<load_result> loader::run_change(const config& base, std::string_vi
     return std::nullopt;
   const std::string field = field_of_zone + ".records";
   const auto read_from_line = static_cast<int>(at->line_a); // the lines of what is read count from there
+  // The files the whole load checks are still there (it says so when not).
+  std::error_code ec;
+  for (const std::string* f : {&base.geo_database, &base.asn_database})
+    if (!f->empty() && !std::filesystem::exists(*f, ec))
+      return std::nullopt;
 
   // Errors are said as the whole load says them. When the records read
   // alone give them and nothing else could add to them (no name among
@@ -404,11 +409,6 @@ std::optional<load_result> loader::run_change(const config& base, std::string_vi
   // not a copy of the model (400 MB at the peak). Only for a part under a
   // quarter of the text and first_read_max: past that, reading a valid
   // change twice costs more than the copy it spares.
-  // The files the whole load checks are still there (it says so when not).
-  std::error_code ec;
-  for (const std::string* f : {&base.geo_database, &base.asn_database})
-    if (!f->empty() && !std::filesystem::exists(*f, ec))
-      return std::nullopt;
   if (items.is_sequence() && base.rum.join.empty() && new_part.size() < std::min(text.size() / 4, first_read_max)) {
     loader trial(file_, base_dir_, methods_, scope_, origin_);
     trial.keep_nodes_ = true; // read again below when they are right
