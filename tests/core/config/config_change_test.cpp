@@ -227,30 +227,25 @@ TEST(config_change, what_it_does_not_take_is_left_to_the_whole_load) {
   t.replace(t.find("target: 192.0.2.4"), 17, "target: 192.0.2.9");
   not_taken(t, "a profile");
   // Errors (a typo, an unknown profile, a duplicate name) are refused
-  // here, in the whole load's words.
+  // here, in the whole load's words: record `i` replaced by `lines`.
+  auto refused_with = [&](size_t i, const std::string& lines, const std::string& what) {
+    auto bad = rs;
+    bad[i] = lines;
+    expect_refused_like_whole(base, before, config_text(bad), what);
+  };
+  refused_with(6, "      - name: r6\n        tpye: A\n        answers: [192.0.2.1]\n", "a misspelt key");
+  refused_with(3, "      - {name: r3, type: A, profile: nowhere}\n", "an unknown profile");
+  refused_with(7, record_text(5), "a duplicate record");
   auto edited = rs;
-  edited[6] = "      - name: r6\n        tpye: A\n        answers: [192.0.2.1]\n";
-  expect_refused_like_whole(base, before, config_text(edited), "a misspelt key");
-  edited = rs;
-  edited[3] = "      - {name: r3, type: A, profile: nowhere}\n";
-  expect_refused_like_whole(base, before, config_text(edited), "an unknown profile");
-  edited = rs;
-  edited[7] = record_text(5);
-  expect_refused_like_whole(base, before, config_text(edited), "a duplicate record");
-  edited = rs;
   edited.push_back("      - {name: r15, type: A, answers: [192.0.2.1]}\n");
   expect_refused_like_whole(base, before, config_text(edited), "a duplicate record appended, apart from its twin");
-  edited = rs;
-  edited[9] = "      - {type: A, answers: [192.0.2.1]}\n";
-  expect_refused_like_whole(base, before, config_text(edited), "a record without a name (its field is its index)");
+  refused_with(9, "      - {type: A, answers: [192.0.2.1]}\n", "a record without a name (its field is its index)");
   // What the records read say among themselves beside a typo: a name twice,
   // a CNAME at the apex.
-  edited = rs;
-  edited[10] = "      - {name: n1, type: A, answers: [192.0.2.1]}\n      - {name: n1, type: A, ttl: x, answers: [192.0.2.2]}\n";
-  expect_refused_like_whole(base, before, config_text(edited), "a duplicate among the records read, and a typo");
-  edited = rs;
-  edited[10] = "      - {name: '@', type: CNAME, answers: [x.example.org.]}\n      - {name: n1, type: A, ttl: x, answers: [192.0.2.2]}\n";
-  expect_refused_like_whole(base, before, config_text(edited), "a CNAME at the apex, and a typo");
+  refused_with(10, "      - {name: n1, type: A, answers: [192.0.2.1]}\n      - {name: n1, type: A, ttl: x, answers: [192.0.2.2]}\n",
+               "a duplicate among the records read, and a typo");
+  refused_with(10, "      - {name: '@', type: CNAME, answers: [x.example.org.]}\n      - {name: n1, type: A, ttl: x, answers: [192.0.2.2]}\n",
+               "a CNAME at the apex, and a typo");
   edited = rs;
   edited.push_back("      - {name: r1, type: CNAME, answers: [x.example.org.]}\n");
   not_taken(config_text(edited), "a CNAME beside other data (a warning)");
